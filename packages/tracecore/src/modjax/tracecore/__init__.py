@@ -1,0 +1,58 @@
+"""modjax.tracecore: pytrees, dtypes, abstract values, primitives, tracers and jaxprs.
+
+The layer every other modjax package stands on, usable alone by authors of their
+own DSLs: it needs only numpy and ml_dtypes. See the package README for a tour.
+"""
+
+from . import config as _config_module
+from . import dtypes, source_info, tree, tree_util
+from .abstract import ShapeDtypeStruct, ShapedArray, get_aval, register_aval_handler
+from .call import call, call_p
+from .config import config
+from .core import (
+    ConcretizationTypeError,
+    EvalTrace,
+    Primitive,
+    Trace,
+    Tracer,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    UnexpectedTracerError,
+    concrete_or_error,
+    current_trace,
+    eval_trace,
+    register_tracer_attribute,
+    register_tracer_operator,
+    set_current_trace,
+)
+from .evaluation import eval_jaxpr, jaxpr_as_fun
+from .jaxpr import (
+    ClosedJaxpr,
+    DropVar,
+    Jaxpr,
+    JaxprEqn,
+    Literal,
+    Var,
+    jaxpr_equal,
+    map_subjaxprs,
+    subjaxprs,
+)
+from .source_info import SourceInfo
+from .tracing import JaxprTrace, JaxprTracer, convert_constvars_jaxpr, make_jaxpr, trace_to_jaxpr
+from .tree_util import (
+    register_dataclass,
+    register_pytree_node,
+    register_pytree_node_class,
+    register_static,
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+)
+from .wrapped_fun import DebugInfo, Store, WrappedFun, cache, debug_info, flatten_fun, wrap_init
+
+enable_x64 = _config_module.enable_x64
+
+__version__ = "0.1.0"

@@ -1,0 +1,413 @@
+"""Primitives, traces, tracers and the current-trace context.
+
+``Primitive.bind`` hands the primitive to the *current trace*. A transformation
+installs its own trace as current while it runs the user's function; its
+``process_primitive`` unpacks the tracers it owns (recognised by identity),
+treats every other value as a constant, and binds again under the trace that
+was current when it started (its parent). Because a trace only ever unpacks
+its own tracers, a tracer of an outer transformation closed over by an inner
+one is handled by the outer trace: perturbation confusion cannot happen.
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import source_info as source_info_util
+from .abstract import ShapedArray, get_aval
+
+__all__ = [
+    "Primitive",
+    "Trace",
+    "Tracer",
+    "EvalTrace",
+    "eval_trace",
+    "current_trace",
+    "set_current_trace",
+    "primitives_by_name",
+    "register_tracer_operator",
+    "register_tracer_attribute",
+    "tracer_operators",
+    "tracer_attributes",
+    "ConcretizationTypeError",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+    "TracerArrayConversionError",
+    "UnexpectedTracerError",
+    "concrete_or_error",
+]
+
+
+# --- primitives -----------------------------------------------------------------------
+
+# Every primitive ever declared, by name; the jaxpr parser looks names up here.
+primitives_by_name: dict[str, list[Primitive]] = {}
+
+
+class Primitive:
+    """A named operation with rules (jax.extend.core.Primitive).
+
+    ``impl`` runs it on concrete values, ``abstract_eval`` maps input avals to
+    output avals. Transformations keep their own rule tables keyed by primitive.
+    """
+
+    multiple_results = False
+    # Equations of an effectful primitive are never removed by dead-code elimination.
+    effectful = False
+
+    def __init__(self, name: str):
+        self.name = name
+        self._impl: Callable | None = None
+        self._abstract_eval: Callable | None = None
+        primitives_by_name.setdefault(name, []).append(self)
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def bind(self, *args, **params):
+        """Apply the primitive to ``args`` under the current trace."""
+        return _state.trace.process_primitive(self, args, params)
+
+    def def_impl(self, impl: Callable) -> Callable:
+        """Set the function that evaluates the primitive on concrete values."""
+        self._impl = impl
+        return impl
+
+    def def_abstract_eval(self, abstract_eval: Callable) -> Callable:
+        """Set the function mapping input avals (and params) to output aval(s)."""
+        self._abstract_eval = abstract_eval
+        return abstract_eval
+
+    def impl(self, *args, **params):
+        """Evaluate the primitive on concrete values."""
+        if self._impl is None:
+            raise NotImplementedError(f"primitive '{self.name}' has no impl (use def_impl)")
+        return self._impl(*args, **params)
+
+    def abstract_eval(self, *avals: ShapedArray, **params):
+        """Return the output aval (a list of them when ``multiple_results``)."""
+        if self._abstract_eval is None:
+            raise NotImplementedError(
+                f"primitive '{self.name}' has no abstract evaluation rule "
+                "(use def_abstract_eval)"
+            )
+        return self._abstract_eval(*avals, **params)
+
+
+# --- the current trace ----------------------------------------------------------------
+
+
+class Trace:
+    """An interpreter for primitives (jax.core.Trace).
+
+    Subclasses implement ``process_primitive(primitive, args, params)``; ``args``
+    may mix this trace's tracers with any other values, which are constants to it.
+    """
+
+    __slots__ = ("parent", "alive", "__weakref__")
+
+    def __init__(self, parent: Trace | None = None):
+        self.parent = parent if parent is not None else _state.trace
+        self.alive = True
+
+    def process_primitive(self, primitive: Primitive, args, params):
+        raise NotImplementedError(f"{type(self).__name__} must implement process_primitive")
+
+    def invalidate(self) -> None:
+        """Mark the trace finished, so leaked tracers of it are reported."""
+        self.alive = False
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class EvalTrace(Trace):
+    """The bottom trace: runs each primitive's ``impl`` on concrete values."""
+
+    __slots__ = ()
+
+    def __init__(self):
+        self.parent = None
+        self.alive = True
+
+    def process_primitive(self, primitive, args, params):
+        for arg in args:
+            if isinstance(arg, Tracer):
+                raise UnexpectedTracerError(_leak_message(arg, primitive))
+        return primitive.impl(*args, **params)
+
+
+eval_trace = EvalTrace()
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.trace: Trace = eval_trace
+
+
+_state = _State()
+
+
+def current_trace() -> Trace:
+    """Return the trace that ``bind`` currently hands primitives to."""
+    return _state.trace
+
+
+class set_current_trace:
+    """Make ``trace`` current inside a ``with`` block (jax.core.set_current_trace)."""
+
+    __slots__ = ("trace", "saved")
+
+    def __init__(self, trace: Trace):
+        self.trace = trace
+
+    def __enter__(self):
+        state = _state
+        self.saved = state.trace
+        state.trace = self.trace
+        return self.trace
+
+    def __exit__(self, *exc):
+        _state.trace = self.saved
+
+
+# --- errors ---------------------------------------------------------------------------
+
+
+class ConcretizationTypeError(TypeError):
+    """A concrete Python value was needed from an abstract tracer."""
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """``bool()`` (an ``if``, ``while``, ``and``...) of an abstract tracer."""
+
+
+class TracerIntegerConversionError(TypeError):
+    """``int()``/``__index__`` of an abstract tracer."""
+
+
+class TracerArrayConversionError(TypeError):
+    """Conversion of an abstract tracer to a NumPy array."""
+
+
+class UnexpectedTracerError(Exception):
+    """A tracer was used after the transformation that made it had finished."""
+
+
+def _leak_message(tracer: Tracer, primitive: Primitive | None = None) -> str:
+    user = source_info_util.user_frame()
+    use = f" by '{primitive.name}'" if primitive is not None else ""
+    return (
+        f"Encountered an unexpected tracer {tracer.aval.str_short()}{use} at {user}. "
+        f"It was created by a {type(tracer._trace).__name__} that has already finished: "
+        "a traced value escaped its transformation, for example by being stored in a "
+        "global or a closure and used later. Return it from the transformed function "
+        f"instead.{tracer._origin()}"
+    )
+
+
+def _concretization_message(tracer: Tracer, what: str) -> str:
+    return (
+        f"{what} of an abstract tracer with shape {tracer.aval.str_short()} at "
+        f"{source_info_util.user_frame()}. Its value is not known while tracing with "
+        f"{type(tracer._trace).__name__}.{tracer._origin()} Use jnp.where or lax.cond "
+        "for value-dependent control flow, or mark the argument static "
+        "(static_argnums) if it is a Python value."
+    )
+
+
+def concrete_or_error(value, context: str = ""):
+    """Return the concrete value of ``value`` or raise ConcretizationTypeError.
+
+    Non-tracers are returned unchanged (jax.core.concrete_or_error).
+    """
+    if not isinstance(value, Tracer):
+        return value
+    concrete = value.to_concrete_value()
+    if concrete is None:
+        what = f"Concrete value required ({context})" if context else "Concrete value required"
+        raise ConcretizationTypeError(_concretization_message(value, what))
+    return concrete
+
+
+# --- tracers --------------------------------------------------------------------------
+
+# Operators and attributes of tracers live in replaceable tables so that a higher
+# layer (numpy_api, or a DSL) decides what ``x + y`` or ``x.T`` means.
+tracer_operators: dict[str, Callable] = {}
+tracer_attributes: dict[str, Callable] = {}
+
+
+def register_tracer_operator(name: str, fn: Callable) -> None:
+    """Make ``name`` (a dunder such as ``"__add__"``) on tracers call ``fn(tracer, *args)``."""
+    if name not in _OPERATOR_NAMES:
+        raise ValueError(f"'{name}' is not a tracer operator; expected one of {_OPERATOR_NAMES}")
+    tracer_operators[name] = fn
+
+
+def register_tracer_attribute(name: str, fn: Callable) -> None:
+    """Make attribute ``name`` of a tracer evaluate ``fn(tracer)`` (e.g. ``.T``, ``.sum``)."""
+    tracer_attributes[name] = fn
+
+
+class Tracer:
+    """A traced value: an abstract value owned by one trace (jax.core.Tracer)."""
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000
+    __hash__ = None  # tracers overload ``==`` elementwise, so they cannot be dict keys
+
+    @property
+    def aval(self) -> ShapedArray:
+        raise NotImplementedError
+
+    def to_concrete_value(self):
+        """Return the concrete value if this trace knows it, else None."""
+        return None
+
+    def _origin(self) -> str:
+        """A sentence telling where this value came from, for error messages."""
+        return ""
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object (a 0-d traced array)")
+        return self.aval.shape[0]
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d traced array")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def __bool__(self):
+        concrete = self.to_concrete_value()
+        if concrete is None:
+            raise TracerBoolConversionError(
+                _concretization_message(self, "Attempted boolean conversion")
+            )
+        return bool(concrete)
+
+    def __index__(self):
+        concrete = self.to_concrete_value()
+        if concrete is None:
+            raise TracerIntegerConversionError(
+                _concretization_message(self, "Attempted __index__ conversion")
+            )
+        return operator_index(concrete)
+
+    def __int__(self):
+        concrete = self.to_concrete_value()
+        if concrete is None:
+            raise TracerIntegerConversionError(
+                _concretization_message(self, "Attempted int() conversion")
+            )
+        return int(concrete)
+
+    def __float__(self):
+        concrete = self.to_concrete_value()
+        if concrete is None:
+            raise ConcretizationTypeError(
+                _concretization_message(self, "Attempted float() conversion")
+            )
+        return float(concrete)
+
+    def __complex__(self):
+        concrete = self.to_concrete_value()
+        if concrete is None:
+            raise ConcretizationTypeError(
+                _concretization_message(self, "Attempted complex() conversion")
+            )
+        return complex(concrete)
+
+    def __array__(self, dtype=None, copy=None):
+        concrete = self.to_concrete_value()
+        if concrete is None:
+            raise TracerArrayConversionError(
+                _concretization_message(self, "Attempted conversion to a NumPy array")
+            )
+        return np.asarray(concrete, dtype=dtype)
+
+    def __getattr__(self, name):
+        # Only reached when normal lookup fails; dunders are never table entries, which
+        # keeps copy/pickle probes from recursing.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        fn = tracer_attributes.get(name)
+        if fn is None:
+            raise AttributeError(
+                f"{type(self).__name__} with aval {self.aval.str_short()} has no attribute "
+                f"'{name}'"
+            )
+        return fn(self)
+
+    def __repr__(self) -> str:
+        return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+
+
+def operator_index(value) -> int:
+    return operator.index(value.item() if isinstance(value, np.ndarray) else value)
+
+
+_BINARY = (
+    "add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv mod rmod "
+    "divmod rdivmod pow rpow matmul rmatmul "
+    "and rand or ror xor rxor lshift rlshift rshift rrshift eq ne lt le gt ge"
+).split()
+_OTHER = "neg pos abs invert getitem setitem round trunc floor ceil copy deepcopy format".split()
+_OPERATOR_NAMES = tuple(f"__{name}__" for name in _BINARY + _OTHER)
+
+# What a tracer does for an operator nobody registered. Binary operators answer
+# NotImplemented so Python tries the other operand and then raises its usual TypeError
+# (``==`` falls back to identity); copying a tracer is the identity.
+_UNREGISTERED_FALLBACK = {
+    "__format__": object.__format__,
+    "__copy__": lambda self: self,
+    "__deepcopy__": lambda self, memo: self,
+}
+
+
+def _make_forwarder(name: str, binary: bool):
+    fallback = _UNREGISTERED_FALLBACK.get(name)
+
+    def forward(self, *args):
+        fn = tracer_operators.get(name)
+        if fn is not None:
+            return fn(self, *args)
+        if fallback is not None:
+            return fallback(self, *args)
+        if binary:
+            return NotImplemented
+        raise TypeError(
+            f"operator {name} is not defined for {type(self).__name__}: no implementation "
+            "is registered (modjax.numpy registers them; a DSL can use "
+            "register_tracer_operator)"
+        )
+
+    forward.__name__ = name
+    forward.__doc__ = f"Dispatch ``{name}`` through ``tracer_operators``."
+    return forward
+
+
+for _name in _BINARY:
+    setattr(Tracer, f"__{_name}__", _make_forwarder(f"__{_name}__", binary=True))
+for _name in _OTHER:
+    setattr(Tracer, f"__{_name}__", _make_forwarder(f"__{_name}__", binary=False))
+del _name
+
+
+def to_aval(value) -> ShapedArray:
+    """Return the abstract value of a tracer or a concrete value."""
+    if isinstance(value, Tracer):
+        return value.aval
+    return get_aval(value)

@@ -1,0 +1,136 @@
+"""Where an equation came from: the user's frame and the stack of transform names.
+
+Recording happens once per traced equation, so it must be cheap: we keep the
+thread's state in one ``threading.local`` and walk frames with ``sys._getframe``,
+remembering per code object whether it belongs to modjax.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from contextlib import contextmanager
+from typing import NamedTuple
+
+__all__ = [
+    "Frame",
+    "SourceInfo",
+    "current",
+    "user_frame",
+    "register_exclusion",
+    "transform_name",
+    "name_stack",
+    "user_context",
+]
+
+
+class Frame(NamedTuple):
+    """One user-code location: file, line and enclosing function."""
+
+    file_name: str
+    line: int
+    function_name: str
+
+    def __str__(self) -> str:
+        return f"{self.file_name}:{self.line} ({self.function_name})"
+
+
+class SourceInfo(NamedTuple):
+    """An equation's provenance: the innermost user frame and the transform name stack."""
+
+    frame: Frame | None
+    name_stack: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        where = str(self.frame) if self.frame is not None else "<unknown>"
+        return f"{where} [{'/'.join(self.name_stack)}]" if self.name_stack else where
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.name_stack: tuple[str, ...] = ()
+        self.override: SourceInfo | None = None
+
+
+_state = _State()
+_MODJAX_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_excluded_prefixes: list[str] = [_MODJAX_ROOT + os.sep]
+# Caches, per code object, whether its frames are modjax's own (skipped).
+_excluded_code: dict[object, bool] = {}
+
+
+def register_exclusion(path: str) -> None:
+    """Skip frames whose file lies under ``path`` (jax's source_info_util.register_exclusion).
+
+    Each modjax distribution installs its sources in its own ``modjax/`` folder; packages
+    above tracecore call this with theirs so their frames never count as user code.
+    """
+    prefix = os.path.abspath(path).rstrip(os.sep) + os.sep
+    if prefix not in _excluded_prefixes:
+        _excluded_prefixes.append(prefix)
+        _excluded_code.clear()
+
+
+def _is_excluded(code) -> bool:
+    excluded = _excluded_code.get(code)
+    if excluded is None:
+        name = code.co_filename
+        excluded = name.startswith(tuple(_excluded_prefixes)) or name.startswith("<frozen ")
+        _excluded_code[code] = excluded
+    return excluded
+
+
+def user_frame() -> Frame | None:
+    """Return the innermost frame on the stack that is not modjax's own code."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if not _is_excluded(code):
+            return Frame(code.co_filename, frame.f_lineno, code.co_name)
+        frame = frame.f_back
+    return None
+
+
+def current() -> SourceInfo:
+    """Return the SourceInfo to record for an equation traced now."""
+    state = _state
+    override = state.override
+    if override is not None:
+        stack = override.name_stack + state.name_stack if state.name_stack else override.name_stack
+        return SourceInfo(override.frame, stack)
+    return SourceInfo(user_frame(), state.name_stack)
+
+
+def name_stack() -> tuple[str, ...]:
+    """Return the current stack of transform names (outermost first)."""
+    return _state.name_stack
+
+
+@contextmanager
+def transform_name(name: str):
+    """Push ``name`` on the name stack while tracing under a transform (e.g. ``"jvp"``)."""
+    state = _state
+    saved = state.name_stack
+    state.name_stack = saved + (name,)
+    try:
+        yield
+    finally:
+        state.name_stack = saved
+
+
+@contextmanager
+def user_context(info: SourceInfo | None):
+    """Record ``info`` as the provenance of equations traced inside this block.
+
+    Interpreters that re-trace an existing jaxpr use this so that derived equations
+    keep pointing at the user's original line instead of at the interpreter. The name
+    stack in force when an equation is traced is appended to the recorded one.
+    """
+    state = _state
+    saved = state.override
+    state.override = info
+    try:
+        yield
+    finally:
+        state.override = saved

@@ -1,0 +1,203 @@
+"""Tracing Python functions into jaxprs: JaxprTrace, trace_to_jaxpr and make_jaxpr."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import source_info as source_info_util
+from .abstract import ShapeDtypeStruct, ShapedArray, get_aval
+from .core import (
+    Trace,
+    Tracer,
+    UnexpectedTracerError,
+    _leak_message,
+    set_current_trace,
+    to_aval,
+)
+from .jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from .tree_util import tree_flatten, tree_unflatten
+from .wrapped_fun import DebugInfo, WrappedFun, debug_info, flatten_fun, wrap_init
+
+__all__ = [
+    "JaxprTrace",
+    "JaxprTracer",
+    "trace_to_jaxpr",
+    "make_jaxpr",
+    "convert_constvars_jaxpr",
+    "arg_aval",
+]
+
+# Scalars of these types become Literals; everything else captured becomes a constvar.
+_LITERAL_TYPES = (bool, int, float, complex, np.generic)
+
+
+class JaxprTracer(Tracer):
+    """A value being recorded into a jaxpr: an aval and the Var that names it."""
+
+    __slots__ = ("aval", "var")
+
+    def __init__(self, trace: JaxprTrace, aval: ShapedArray, var: Var):
+        self._trace = trace
+        self.aval = aval
+        self.var = var
+
+    def _origin(self) -> str:
+        return self._trace.describe(self.var)
+
+
+class JaxprTrace(Trace):
+    """A trace that records every primitive it sees as an equation of a new jaxpr."""
+
+    __slots__ = ("eqns", "invars", "constvars", "consts", "_const_ids", "debug_info")
+
+    def __init__(self, debug_info: DebugInfo | None = None):
+        super().__init__()
+        self.eqns: list[JaxprEqn] = []
+        self.invars: list[Var] = []
+        self.constvars: list[Var] = []
+        self.consts: list[Any] = []
+        self._const_ids: dict[int, Var] = {}
+        self.debug_info = debug_info
+
+    def new_arg(self, aval: ShapedArray) -> JaxprTracer:
+        """Add an input of the jaxpr and return the tracer standing for it."""
+        var = Var(aval)
+        self.invars.append(var)
+        return JaxprTracer(self, aval, var)
+
+    def to_atom(self, value) -> Var | Literal:
+        """Return the Var or Literal that ``value`` is in the jaxpr being built."""
+        if type(value) is JaxprTracer and value._trace is self:
+            return value.var
+        if isinstance(value, Tracer):
+            if not value._trace.alive:
+                raise UnexpectedTracerError(_leak_message(value))
+            return self._constvar(value, value.aval)
+        if isinstance(value, _LITERAL_TYPES):
+            return Literal(value, get_aval(value))
+        if isinstance(value, np.ndarray) and value.shape == ():
+            return Literal(value[()], get_aval(value))
+        return self._constvar(value, to_aval(value))
+
+    def _constvar(self, value, aval: ShapedArray) -> Var:
+        var = self._const_ids.get(id(value))
+        if var is None:
+            var = Var(aval)
+            self._const_ids[id(value)] = var
+            self.constvars.append(var)
+            self.consts.append(value)  # also keeps ``id(value)`` from being reused
+        return var
+
+    def process_primitive(self, primitive, args, params):
+        invars = [self.to_atom(arg) for arg in args]
+        out = primitive.abstract_eval(*[atom.aval for atom in invars], **params)
+        info = source_info_util.current()
+        if primitive.multiple_results:
+            outvars = [Var(aval) for aval in out]
+            self.eqns.append(JaxprEqn(primitive, invars, outvars, params, info))
+            return [JaxprTracer(self, var.aval, var) for var in outvars]
+        outvar = Var(out)
+        self.eqns.append(JaxprEqn(primitive, invars, [outvar], params, info))
+        return JaxprTracer(self, out, outvar)
+
+    def to_jaxpr(self, outs: Sequence[Any]) -> tuple[Jaxpr, list[Any]]:
+        """Finish: return the jaxpr whose outputs are ``outs``, and its consts."""
+        outvars = [self.to_atom(out) for out in outs]
+        jaxpr = Jaxpr(self.constvars, self.invars, outvars, self.eqns, self.debug_info)
+        return jaxpr, list(self.consts)
+
+    def describe(self, var: Var) -> str:
+        """Say, for an error message, where ``var`` came from."""
+        if var in self.invars:
+            index = self.invars.index(var)
+            info = self.debug_info
+            name = info.describe_arg(index) if info else f"flat argument {index}"
+            func = f" of {info.func_name}" if info else ""
+            return f" It is {name}{func}."
+        for eqn in self.eqns:
+            if any(out is var for out in eqn.outvars):
+                return f" It was computed by '{eqn.primitive.name}' at {eqn.source_info}."
+        return ""
+
+
+def trace_to_jaxpr(
+    fun: WrappedFun, in_avals: Sequence[ShapedArray]
+) -> tuple[Jaxpr, list[Any]]:
+    """Trace flat ``fun`` on arguments of ``in_avals``; return its jaxpr and consts.
+
+    ``fun`` takes and returns flat lists of arrays. Consts are the values the
+    function closed over: concrete arrays, or tracers of enclosing transformations.
+    """
+    trace = JaxprTrace(fun.debug_info)
+    args = [trace.new_arg(aval) for aval in in_avals]
+    try:
+        with set_current_trace(trace):
+            outs = fun.call_wrapped(*args)
+            jaxpr, consts = trace.to_jaxpr(outs)
+    finally:
+        trace.invalidate()
+    return jaxpr, consts
+
+
+def convert_constvars_jaxpr(jaxpr: Jaxpr) -> Jaxpr:
+    """Turn the constvars of ``jaxpr`` into its leading invars (closure conversion)."""
+    return jaxpr.replace(constvars=[], invars=jaxpr.constvars + jaxpr.invars)
+
+
+def arg_aval(x) -> ShapedArray:
+    """Return the aval to trace an argument with (ShapeDtypeStruct, ShapedArray, tracer, value)."""
+    if isinstance(x, ShapeDtypeStruct):
+        return x.aval
+    if isinstance(x, ShapedArray):
+        return x
+    return to_aval(x)
+
+
+def make_jaxpr(
+    fun: Callable,
+    static_argnums: int | Sequence[int] = (),
+    return_shape: bool = False,
+) -> Callable:
+    """Return a function that traces ``fun`` and gives its ClosedJaxpr (jax.make_jaxpr).
+
+    Arguments may be arrays, Python scalars (traced as weakly-typed inputs),
+    ``ShapeDtypeStruct`` or any pytree of them; keyword arguments are traced too.
+    ``static_argnums`` positions are passed to ``fun`` as they are. With
+    ``return_shape=True`` the result is ``(closed_jaxpr, out_shapes)`` where
+    ``out_shapes`` is a pytree of ShapeDtypeStruct.
+    """
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    def make_jaxpr_f(*args, **kwargs):
+        nargs = len(args)
+        static_pos = {i if i >= 0 else i + nargs for i in static}
+        for i in static_pos:
+            if not 0 <= i < nargs:
+                raise ValueError(
+                    f"static_argnums {static_argnums} out of range for {nargs} positional "
+                    f"arguments of {getattr(fun, '__name__', fun)}"
+                )
+        dynamic = tuple(a for i, a in enumerate(args) if i not in static_pos)
+
+        def bound(*dyn_args, **kw):
+            it = iter(dyn_args)
+            full = [args[i] if i in static_pos else next(it) for i in range(nargs)]
+            return fun(*full, **kw)
+
+        info = debug_info(fun, args, kwargs, static_argnums=tuple(static_pos))
+        args_flat, in_tree = tree_flatten((dynamic, kwargs))
+        flat_fun, out_tree = flatten_fun(wrap_init(bound, info), in_tree)
+        jaxpr, consts = trace_to_jaxpr(flat_fun, [arg_aval(x) for x in args_flat])
+        closed = ClosedJaxpr(jaxpr, consts)
+        if not return_shape:
+            return closed
+        shapes = [
+            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in jaxpr.out_avals
+        ]
+        return closed, tree_unflatten(out_tree.val, shapes)
+
+    make_jaxpr_f.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
+    return make_jaxpr_f

@@ -1,0 +1,230 @@
+"""WrappedFun: a Python function plus a stack of transformations to apply to it.
+
+A transformation is a plain function ``t(call_next, *params, *args, **kwargs)``
+that calls ``call_next`` (the next inner layer) somewhere in its body. Layers
+that must report something besides their return value (the output treedef of a
+flattening layer, say) get a ``Store`` as their first parameter. A WrappedFun is
+hashable on its function and transformations (not on stores), which is what
+``cache`` keys traced programs on.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from . import source_info as source_info_util
+from .tree_util import tree_flatten, tree_unflatten
+
+__all__ = [
+    "Store",
+    "WrappedFun",
+    "DebugInfo",
+    "wrap_init",
+    "debug_info",
+    "flatten_fun",
+    "flatten_fun_nokwargs",
+    "cache",
+]
+
+
+class _Empty:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<empty>"
+
+
+_EMPTY = _Empty()
+
+
+class Store:
+    """A write-once box a transformation uses to report an auxiliary result."""
+
+    __slots__ = ("_val",)
+
+    def __init__(self):
+        self._val = _EMPTY
+
+    def store(self, val: Any) -> None:
+        """Record ``val``; a second store is a bug in the transformation."""
+        if self._val is not _EMPTY:
+            raise RuntimeError("Store already holds a value")
+        self._val = val
+
+    @property
+    def val(self) -> Any:
+        """Return the stored value (raise if the wrapped function has not run yet)."""
+        if self._val is _EMPTY:
+            raise RuntimeError("Store is empty: call the WrappedFun first")
+        return self._val
+
+    def __bool__(self) -> bool:
+        return self._val is not _EMPTY
+
+
+class DebugInfo(NamedTuple):
+    """What errors and printed jaxprs say about a traced function."""
+
+    func_name: str
+    func_src_info: str | None = None
+    arg_names: tuple[str, ...] | None = None
+
+    def describe_arg(self, index: int) -> str:
+        """Name flat argument ``index`` for a message (e.g. ``"argument x"``)."""
+        if self.arg_names is not None and 0 <= index < len(self.arg_names):
+            return f"argument {self.arg_names[index]}"
+        return f"flat argument {index}"
+
+
+def _func_name(fun: Callable) -> str:
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    return getattr(fun, "__name__", None) or type(fun).__name__
+
+
+def debug_info(
+    fun: Callable,
+    args: Sequence[Any] = (),
+    kwargs: dict[str, Any] | None = None,
+    static_argnums: Sequence[int] = (),
+    static_argnames: Sequence[str] = (),
+) -> DebugInfo:
+    """Describe ``fun`` called on ``args``: its name, definition site and flat argument names.
+
+    Each flat leaf of the dynamic arguments gets a name such as ``x`` or ``params['w']``.
+    """
+    from .tree_util import keystr, tree_flatten_with_path
+
+    code = getattr(inspect.unwrap(fun), "__code__", None)
+    src = f"{code.co_filename}:{code.co_firstlineno}" if code is not None else None
+    kwargs = kwargs or {}
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+        named = list(bound.arguments.items())
+    except (TypeError, ValueError):
+        named = [(f"args[{i}]", a) for i, a in enumerate(args)] + list(kwargs.items())
+    names = []
+    positional = {name: i for i, (name, _) in enumerate(named)}
+    for name, value in named:
+        if positional[name] in static_argnums or name in static_argnames:
+            continue
+        for path, _ in tree_flatten_with_path(value)[0]:
+            names.append(name + keystr(path))
+    return DebugInfo(_func_name(fun), src, tuple(names))
+
+
+class WrappedFun:
+    """A function with a stack of transformations, called by ``call_wrapped``."""
+
+    __slots__ = ("f", "transforms", "debug_info", "_key")
+
+    def __init__(self, f: Callable, transforms: tuple = (), debug_info: DebugInfo | None = None):
+        self.f = f
+        self.transforms = transforms  # innermost first: (transform, params, store|None)
+        self.debug_info = debug_info
+        self._key = (f, tuple((t, params) for t, params, _ in transforms))
+
+    def wrap(self, transform: Callable, *params) -> WrappedFun:
+        """Return a WrappedFun that runs ``transform(call_next, *params, *args)`` outermost."""
+        return WrappedFun(self.f, self.transforms + ((transform, params, None),), self.debug_info)
+
+    def wrap_with_store(self, transform: Callable, *params) -> tuple[WrappedFun, Store]:
+        """Like ``wrap``, giving the transform a fresh Store as its first parameter."""
+        store = Store()
+        wrapped = WrappedFun(self.f, self.transforms + ((transform, params, store),), self.debug_info)
+        return wrapped, store
+
+    def stores(self) -> list[Store]:
+        """Return the stores of the transformations, innermost first."""
+        return [store for _, _, store in self.transforms if store is not None]
+
+    def call_wrapped(self, *args, **kwargs):
+        """Call the function through every transformation."""
+        call = self.f
+        for transform, params, store in self.transforms:
+            if store is None:
+                call = functools.partial(transform, call, *params)
+            else:
+                call = functools.partial(transform, call, store, *params)
+        return call(*args, **kwargs)
+
+    @property
+    def __name__(self) -> str:
+        return self.debug_info.func_name if self.debug_info else _func_name(self.f)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, WrappedFun) and self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __repr__(self) -> str:
+        names = ", ".join(getattr(t, "__name__", repr(t)) for t, _, _ in self.transforms)
+        return f"WrappedFun({self.__name__}; transforms: [{names}])"
+
+
+def wrap_init(f: Callable, debug_info: DebugInfo | None = None) -> WrappedFun:
+    """Start a WrappedFun with no transformations (jax's lu.wrap_init)."""
+    return WrappedFun(f, (), debug_info)
+
+
+def _flatten_fun(call, store, in_tree, *args_flat):
+    args, kwargs = tree_unflatten(in_tree, args_flat)
+    out = call(*args, **kwargs)
+    out_flat, out_tree = tree_flatten(out)
+    store.store(out_tree)
+    return out_flat
+
+
+def _flatten_fun_nokwargs(call, store, in_tree, *args_flat):
+    out = call(*tree_unflatten(in_tree, args_flat))
+    out_flat, out_tree = tree_flatten(out)
+    store.store(out_tree)
+    return out_flat
+
+
+def flatten_fun(fun: WrappedFun, in_tree) -> tuple[WrappedFun, Store]:
+    """Make ``fun`` take flat leaves of ``(args, kwargs)`` and return flat leaves.
+
+    The Store receives the output treedef once the function has run.
+    """
+    return fun.wrap_with_store(_flatten_fun, in_tree)
+
+
+def flatten_fun_nokwargs(fun: WrappedFun, in_tree) -> tuple[WrappedFun, Store]:
+    """Make ``fun`` take flat leaves of an ``args`` tuple; the Store gets the output treedef."""
+    return fun.wrap_with_store(_flatten_fun_nokwargs, in_tree)
+
+
+def cache(compute: Callable) -> Callable:
+    """Memoize ``compute(fun: WrappedFun, *args)`` on ``fun`` and ``args`` (jax's lu.cache).
+
+    On a hit the stores of ``fun`` are filled with what the first call stored, so
+    callers read output trees exactly as after a real call. Entries of a function are
+    dropped when the function is garbage collected.
+    """
+    tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    strong: dict = {}  # for functions that cannot be weakly referenced
+
+    @functools.wraps(compute)
+    def cached(fun: WrappedFun, *args):
+        try:
+            table = tables.setdefault(fun.f, {})
+        except TypeError:
+            table = strong.setdefault(fun.f, {})
+        key = (fun._key[1], args, source_info_util.name_stack())
+        hit = table.get(key)
+        if hit is None:
+            result = compute(fun, *args)
+            table[key] = hit = (result, [store.val for store in fun.stores()])
+        else:
+            for store, val in zip(fun.stores(), hit[1], strict=True):
+                store.store(val)
+        return hit[0]
+
+    cached.cache_clear = lambda: (tables.clear(), strong.clear())
+    return cached
