@@ -1,0 +1,77 @@
+"""modjax.lowering: jaxprs to StableHLO MLIR modules, with jaxlib's MLIR bindings.
+
+The counterpart of JAX's ``jax.interpreters.mlir``. A primitive's package
+registers how it lowers (``register_lowering(p, rule)``); ``lower_jaxpr_to_module``
+turns a ClosedJaxpr into a module whose public ``main`` XLA compiles. Rule
+authors get the MLIR bindings from here (``ir``, ``hlo`` for StableHLO, ``chlo``,
+``func_dialect``), never from jaxlib directly, so a jaxlib upgrade touches one
+module (``_mlir.py``).
+"""
+
+from ._mlir import (
+    chlo,
+    dense_bool_array,
+    dense_elements,
+    dense_int_array,
+    dense_int_elements,
+    dtype_to_ir_type,
+    func_dialect,
+    hlo,
+    i32_attr,
+    i64_attr,
+    ir,
+    ir_constant,
+    ir_type,
+    ir_types,
+    make_context,
+)
+from .lowering import (
+    LoweredModule,
+    LoweringError,
+    LoweringRuleContext,
+    ModuleContext,
+    call_jaxpr,
+    call_lowering,
+    lower_fun,
+    lower_jaxpr_inline,
+    lower_jaxpr_to_module,
+    lowering_rules,
+    platform_lowering_rules,
+    register_lowering,
+)
+
+__all__ = [
+    # rule tables and errors
+    "lowering_rules",
+    "platform_lowering_rules",
+    "register_lowering",
+    "LoweringError",
+    # lowering
+    "ModuleContext",
+    "LoweringRuleContext",
+    "LoweredModule",
+    "lower_jaxpr_to_module",
+    "lower_jaxpr_inline",
+    "call_jaxpr",
+    "call_lowering",
+    "lower_fun",
+    # helpers for rule authors
+    "make_context",
+    "dtype_to_ir_type",
+    "ir_type",
+    "ir_types",
+    "ir_constant",
+    "dense_elements",
+    "dense_int_array",
+    "dense_bool_array",
+    "dense_int_elements",
+    "i32_attr",
+    "i64_attr",
+    # the MLIR bindings
+    "ir",
+    "hlo",
+    "chlo",
+    "func_dialect",
+]
+
+__version__ = "0.1.0"

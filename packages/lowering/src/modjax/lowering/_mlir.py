@@ -1,0 +1,429 @@
+"""Every use of jaxlib's MLIR bindings, behind small functions.
+
+This is the one module that imports ``jaxlib.mlir``: a jaxlib upgrade that moves
+or renames something touches only this file. The rest of modjax.lowering, and
+the rule authors of higher packages, use ``ir``, ``hlo`` (the StableHLO dialect),
+``chlo`` and ``func_dialect`` as re-exported here.
+
+Contexts are expensive to make (about 10 ms with the dialects loaded), so each
+thread keeps one (``make_context``) with its caches of element and tensor types.
+An MLIR context never frees the attributes it has uniqued, so large constants
+embedded in modules would accumulate there forever: once a thread's context has
+received more than ``CONTEXT_BYTES_LIMIT`` bytes of constants, the next
+top-level lowering starts a fresh context (the old one lives on while modules
+built in it are referenced).
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+from jaxlib.mlir.dialects import chlo, sdy
+from jaxlib.mlir.dialects import func as func_dialect
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from modjax.tracecore import dtypes
+
+__all__ = [
+    "ir",
+    "hlo",
+    "chlo",
+    "func_dialect",
+    "make_context",
+    "dtype_to_ir_type",
+    "ir_type",
+    "ir_types",
+    "dense_elements",
+    "ir_constant",
+    "dense_int_array",
+    "dense_bool_array",
+    "dense_int_elements",
+    "i32_attr",
+    "i64_attr",
+    "string_attr",
+    "bool_attr",
+]
+
+# Bytes of non-splat constants a thread's context may hold before it is replaced.
+CONTEXT_BYTES_LIMIT = 256 * 2**20
+# Entries of the tensor-type cache kept per thread before it is emptied.
+_TYPE_CACHE_LIMIT = 20_000
+
+
+# --- contexts ---------------------------------------------------------------------------
+
+
+def _new_context() -> ir.Context:
+    registry = ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(registry)
+    context = ir.Context()
+    context.append_dialect_registry(registry)
+    context.load_all_available_dialects()
+    for dialect in (hlo, chlo, sdy):
+        dialect.register_dialect(context)
+    return context
+
+
+class _ThreadState(threading.local):
+    def __init__(self):
+        self.context: ir.Context | None = None
+        self.element_types: dict[Any, ir.Type] = {}
+        self.tensor_types: dict[tuple, ir.RankedTensorType] = {}
+        self.embedded_bytes = 0
+        self.depth = 0  # nesting of lowerings in progress on this thread
+
+
+_state = _ThreadState()
+
+
+def make_context() -> ir.Context:
+    """Return this thread's MLIR context with the StableHLO dialects loaded.
+
+    The counterpart of JAX's ``mlir.make_ir_context``, except that the context is
+    made once per thread and reused, as are the types created in it.
+    """
+    context = _state.context
+    if context is None:
+        context = _state.context = _new_context()
+    return context
+
+
+class lowering_scope:  # noqa: N801 - used like a function in a ``with``
+    """Enter this thread's context for one lowering; replace it first if it grew too big."""
+
+    __slots__ = ("context",)
+
+    def __enter__(self) -> ir.Context:
+        state = _state
+        if state.depth == 0 and state.embedded_bytes > CONTEXT_BYTES_LIMIT:
+            state.context = None
+            state.element_types = {}
+            state.tensor_types = {}
+            state.embedded_bytes = 0
+        state.depth += 1
+        self.context = make_context()
+        self.context.__enter__()
+        return self.context
+
+    def __exit__(self, *exc):
+        _state.depth -= 1
+        return self.context.__exit__(*exc)
+
+
+# --- types --------------------------------------------------------------------------------
+
+_FLOAT_TYPES = {
+    "bfloat16": ir.BF16Type,
+    "float16": ir.F16Type,
+    "float32": ir.F32Type,
+    "float64": ir.F64Type,
+    "float4_e2m1fn": ir.Float4E2M1FNType,
+    "float6_e2m3fn": ir.Float6E2M3FNType,
+    "float6_e3m2fn": ir.Float6E3M2FNType,
+    "float8_e3m4": ir.Float8E3M4Type,
+    "float8_e4m3": ir.Float8E4M3Type,
+    "float8_e4m3b11fnuz": ir.Float8E4M3B11FNUZType,
+    "float8_e4m3fn": ir.Float8E4M3FNType,
+    "float8_e4m3fnuz": ir.Float8E4M3FNUZType,
+    "float8_e5m2": ir.Float8E5M2Type,
+    "float8_e5m2fnuz": ir.Float8E5M2FNUZType,
+    "float8_e8m0fnu": ir.Float8E8M0FNUType,
+}
+
+
+def _make_element_type(dtype: np.dtype, context: ir.Context) -> ir.Type:
+    if dtype == np.bool_ or dtype == dtypes.float0:
+        # float0 (the tangent type of integers) is lowered as booleans, as in JAX.
+        return ir.IntegerType.get_signless(1, context=context)
+    name = dtype.name
+    if name in _FLOAT_TYPES:
+        return _FLOAT_TYPES[name].get(context=context)
+    if name == "complex64":
+        return ir.ComplexType.get(ir.F32Type.get(context=context))
+    if name == "complex128":
+        return ir.ComplexType.get(ir.F64Type.get(context=context))
+    if name.startswith(("int", "uint")):
+        bits = dtypes.itemsize_bits(dtype)
+        if name.startswith("u"):
+            return ir.IntegerType.get_unsigned(bits, context=context)
+        return ir.IntegerType.get_signless(bits, context=context)
+    raise TypeError(f"modjax.lowering: no MLIR element type for dtype {dtype}")
+
+
+def dtype_to_ir_type(dtype: Any) -> ir.Type:
+    """Return the MLIR element type of ``dtype`` (jax.interpreters.mlir.dtype_to_ir_type).
+
+    Booleans (and float0) become ``i1``, signed integers signless ``iN``, unsigned
+    ones ``uiN``; every float8/float6/float4 type of ml_dtypes is supported.
+    The type lives in this thread's context (``make_context``).
+    """
+    cache = _state.element_types
+    ir_t = cache.get(dtype)
+    if ir_t is None:
+        try:
+            np_dtype = np.dtype(dtype)
+        except TypeError:
+            raise TypeError(f"modjax.lowering: no MLIR element type for dtype {dtype!r}") from None
+        ir_t = cache.get(np_dtype)
+        if ir_t is None:
+            ir_t = cache[np_dtype] = _make_element_type(np_dtype, make_context())
+        cache[dtype] = ir_t
+    return ir_t
+
+
+def _tensor_type(shape: tuple[int, ...], dtype: Any) -> ir.RankedTensorType:
+    cache = _state.tensor_types
+    key = (shape, dtype)
+    ir_t = cache.get(key)
+    if ir_t is None:
+        if len(cache) >= _TYPE_CACHE_LIMIT:
+            cache.clear()
+        element_type = dtype_to_ir_type(dtype)
+        ir_t = cache[key] = ir.RankedTensorType.get(
+            shape, element_type, loc=ir.Location.unknown(element_type.context)
+        )
+    return ir_t
+
+
+def ir_type(aval) -> ir.RankedTensorType:
+    """Return the tensor type of an abstract value (JAX's ``mlir.aval_to_ir_type``).
+
+    Only shape and dtype count: weak types do not exist in HLO.
+    """
+    return _tensor_type(aval.shape, aval.dtype)
+
+
+def ir_types(avals: Sequence[Any]) -> list[ir.RankedTensorType]:
+    """Return the tensor types of several abstract values."""
+    return [_tensor_type(a.shape, a.dtype) for a in avals]
+
+
+# --- constants ----------------------------------------------------------------------------
+
+# Dtypes whose constants make XLA abort the process when it compiles them.
+_NO_CONSTANTS = frozenset({"float6_e2m3fn", "float6_e3m2fn"})
+
+# Unsigned integer views used to compare elements bit for bit, by item size.
+_UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _is_uniform(flat: np.ndarray) -> bool:
+    """Tell whether every element of a contiguous 1-d array has the same bits."""
+    if flat.size <= 1:
+        return True
+    itemsize = flat.dtype.itemsize
+    view_type = _UINT_OF_SIZE.get(itemsize)
+    if view_type is None:  # complex128: compare 8-byte halves pairwise
+        bits = flat.view(np.uint64).reshape(flat.size, itemsize // 8)
+        return bool((bits == bits[0]).all())
+    bits = flat.view(view_type)
+    first = bits[0]
+    # Cheap rejections before the full pass.
+    if bits[-1] != first or bits[flat.size // 2] != first:
+        return False
+    return bool((bits == first).all())
+
+
+def dense_elements(array: np.ndarray) -> ir.DenseElementsAttr:
+    """Return a dense elements attribute holding ``array``'s values (JAX's array attribute).
+
+    The buffer is handed to MLIR as a whole, never element by element; an array
+    whose elements are all equal becomes a splat (``dense<1.0> : tensor<1000xf32>``).
+    Must be called inside a lowering (or ``with make_context():``).
+    """
+    if array.dtype == dtypes.float0:
+        array = np.zeros(array.shape, np.bool_)
+    elif array.dtype.name in _NO_CONSTANTS:
+        # XLA aborts the whole process on a constant of these types (jaxlib 0.10.2).
+        raise TypeError(f"XLA cannot compile constants of dtype {array.dtype.name}")
+    element_type = dtype_to_ir_type(array.dtype)
+    shape = array.shape
+    flat = np.ascontiguousarray(array).reshape(-1)
+    if flat.size > 1 and _is_uniform(flat):
+        flat = flat[:1]
+    else:
+        _state.embedded_bytes += flat.nbytes
+    return ir.DenseElementsAttr.get(flat, type=element_type, shape=shape)
+
+
+def ir_constant(value: Any, dtype: Any = None) -> ir.Value:
+    """Emit a ``stablehlo.constant`` of ``value``; return its result (JAX's ``mlir.ir_constant``).
+
+    ``value`` is a numpy array, a numpy scalar or a Python scalar; ``dtype``
+    converts it first (give it for Python scalars, whose numpy default is 64-bit).
+    A broadcast numpy view (a stride of 0, as ``np.broadcast_to`` makes) is
+    emitted as its small core plus ``stablehlo.broadcast_in_dim``.
+    Must be called at an insertion point inside a lowering.
+    """
+    array = np.asarray(value, dtype=dtype)
+    strides = array.strides
+    if array.ndim and array.size > 1 and 0 in strides:
+        kept = [axis for axis, stride in enumerate(strides) if stride != 0]
+        core = array[tuple(slice(None) if stride != 0 else 0 for stride in strides)]
+        return hlo.broadcast_in_dim(
+            _tensor_type(array.shape, array.dtype),
+            hlo.constant(dense_elements(core)),
+            dense_int_array(kept),
+        )
+    return hlo.constant(dense_elements(array))
+
+
+# --- attributes ---------------------------------------------------------------------------
+
+
+def dense_int_array(values: Sequence[int]) -> ir.DenseI64ArrayAttr:
+    """Return an ``array<i64: ...>`` attribute (JAX's ``mlir.dense_int_array``).
+
+    This is what StableHLO ops take for dimension lists (broadcast dims,
+    permutations, slice bounds, ...).
+    """
+    return ir.DenseI64ArrayAttr.get([int(v) for v in values])
+
+
+def dense_bool_array(values: Sequence[bool]) -> ir.DenseBoolArrayAttr:
+    """Return an ``array<i1: ...>`` attribute (JAX's ``mlir.dense_bool_array``)."""
+    return ir.DenseBoolArrayAttr.get([bool(v) for v in values])
+
+
+def dense_int_elements(values: Sequence[int]) -> ir.DenseIntElementsAttr:
+    """Return a ``dense<...> : tensor<Nxi64>`` attribute (JAX's ``mlir.dense_int_elements``)."""
+    array = np.asarray(values, np.int64)
+    return ir.DenseElementsAttr.get(array, type=ir.IntegerType.get_signless(64))
+
+
+def i32_attr(value: int) -> ir.IntegerAttr:
+    """Return an ``i32`` integer attribute (JAX's ``mlir.i32_attr``)."""
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(value))
+
+
+def i64_attr(value: int) -> ir.IntegerAttr:
+    """Return an ``i64`` integer attribute (JAX's ``mlir.i64_attr``)."""
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(value))
+
+
+def string_attr(value: str) -> ir.StringAttr:
+    """Return a string attribute."""
+    return ir.StringAttr.get(value)
+
+
+def bool_attr(value: bool) -> ir.BoolAttr:
+    """Return a boolean attribute."""
+    return ir.BoolAttr.get(bool(value))
+
+
+# --- modules, functions, locations ---------------------------------------------------------
+
+
+def new_module(name: str, attributes: dict[str, ir.Attribute]) -> tuple[ir.Module, ir.SymbolTable]:
+    """Create an empty module named ``name`` with module attributes; return it and its symbols."""
+    module = ir.Module.create()
+    op_attributes = module.operation.attributes
+    op_attributes["sym_name"] = ir.StringAttr.get(name)
+    for key, value in attributes.items():
+        op_attributes[key] = value
+    return module, ir.SymbolTable(module.operation)
+
+
+def new_function(
+    module: ir.Module,
+    symbol_table: ir.SymbolTable,
+    name: str,
+    in_types: Sequence[ir.Type],
+    out_types: Sequence[ir.Type],
+    *,
+    public: bool,
+    arg_attrs: Sequence[dict[str, ir.Attribute]] | None = None,
+    result_attrs: Sequence[dict[str, ir.Attribute]] | None = None,
+    arg_locs: Sequence[ir.Location] | None = None,
+) -> tuple[func_dialect.FuncOp, str, ir.Block]:
+    """Append a ``func.func`` to ``module``; return it, its unique symbol name and its entry block.
+
+    The name is made unique in the module (``f``, ``f_0``, ...).
+    """
+    with ir.InsertionPoint(module.body):
+        fn = func_dialect.FuncOp(name, ir.FunctionType.get(list(in_types), list(out_types)))
+    fn.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
+    symbol = ir.StringAttr(symbol_table.insert(fn)).value
+    if arg_attrs is not None and any(arg_attrs):
+        fn.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(dict(a)) for a in arg_attrs])
+    if result_attrs is not None and any(result_attrs):
+        fn.result_attrs = ir.ArrayAttr.get([ir.DictAttr.get(dict(a)) for a in result_attrs])
+    block = fn.add_entry_block(arg_locs=list(arg_locs)) if arg_locs else fn.add_entry_block()
+    return fn, symbol, block
+
+
+def insertion_point(block: ir.Block) -> ir.InsertionPoint:
+    """Return an insertion point at the end of ``block`` (use it in a ``with``)."""
+    return ir.InsertionPoint(block)
+
+
+def function_return(values: Sequence[ir.Value]) -> None:
+    """Emit ``func.return`` of ``values``."""
+    func_dialect.ReturnOp(list(values))
+
+
+def function_call(symbol: str, out_types: Sequence[ir.Type], operands: Sequence[ir.Value]):
+    """Emit ``func.call @symbol(operands)`` and return its results."""
+    call = func_dialect.CallOp(list(out_types), ir.FlatSymbolRefAttr.get(symbol), list(operands))
+    return list(call.results)
+
+
+def unknown_location() -> ir.Location:
+    """Return the unknown location of this thread's context."""
+    return ir.Location.unknown(make_context())
+
+
+def file_location(name: str, file_name: str, line: int, function_name: str) -> ir.Location:
+    """Return ``loc("name"("function"("file":line:0)))``.
+
+    XLA reads the outer name as the op name, the inner one as the user's
+    function, and the file location as its line (like JAX's locations).
+    """
+    loc = ir.Location.file(file_name, line, 0)
+    return ir.Location.name(name, childLoc=ir.Location.name(function_name, childLoc=loc))
+
+
+def name_location(name: str) -> ir.Location:
+    """Return ``loc("name")``."""
+    return ir.Location.name(name)
+
+
+def is_value(x: Any) -> bool:
+    """Tell whether ``x`` is an MLIR SSA value."""
+    return isinstance(x, ir.Value)
+
+
+def as_value(x: Any) -> ir.Value | None:
+    """Return ``x`` if it is a value, the result of a one-result op, else None."""
+    if isinstance(x, ir.Value):
+        return x
+    if isinstance(x, ir.OpView | ir.Operation) and len(x.results) == 1:
+        return x.results[0]
+    return None
+
+
+def verify(module: ir.Module) -> str | None:
+    """Verify ``module``; return the verifier's diagnostics, or None if it is valid."""
+    try:
+        module.operation.verify()
+    except ir.MLIRError as err:
+        return str(err)
+    return None
+
+
+def module_text(module: ir.Module, debug_info: bool = False) -> str:
+    """Return the textual StableHLO of ``module`` (with ``loc(...)`` when ``debug_info``)."""
+    return module.operation.get_asm(enable_debug_info=debug_info)
+
+
+def module_bytecode(module: ir.Module) -> bytes:
+    """Return ``module`` as MLIR bytecode (what XLA's compile accepts besides text)."""
+    buffer = io.BytesIO()
+    module.operation.write_bytecode(file=buffer)
+    return buffer.getvalue()

@@ -1,0 +1,580 @@
+"""Lowering jaxprs to StableHLO: the rule table, the contexts, functions and modules.
+
+A jaxpr lowers equation by equation: each primitive's rule, found in
+``lowering_rules``, receives a ``LoweringRuleContext`` and the MLIR values of the
+operands, emits StableHLO ops at the current insertion point and returns the
+values of the results. Every op an equation emits carries the equation's source
+location (``loc("name/stack/prim"("file.py":line:0))``). The entry function is
+the public ``main``; inner jaxprs of call-like primitives become private
+functions, one per jaxpr object (``call_jaxpr``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from modjax.tracecore import dtypes
+from modjax.tracecore import source_info as source_info_util
+from modjax.tracecore.call import call_p
+from modjax.tracecore.core import Primitive
+from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from modjax.tracecore.source_info import SourceInfo
+from modjax.tracecore.tracing import trace_to_jaxpr
+from modjax.tracecore.wrapped_fun import wrap_init
+
+from . import _mlir
+from ._mlir import ir
+
+__all__ = [
+    "lowering_rules",
+    "platform_lowering_rules",
+    "register_lowering",
+    "LoweringError",
+    "ModuleContext",
+    "LoweringRuleContext",
+    "LoweredModule",
+    "call_jaxpr",
+    "call_lowering",
+    "lower_jaxpr_inline",
+    "lower_fun",
+    "lower_jaxpr_to_module",
+]
+
+# Frames of this package are never the "user's line" of an equation.
+source_info_util.register_exclusion(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# --- rule tables ----------------------------------------------------------------------------
+
+#: The lowering rule of each primitive, for every platform.
+lowering_rules: dict[Primitive, Callable] = {}
+#: Rules that apply on one platform only (``"cpu"``, ``"cuda"``, ...); they win over
+#: ``lowering_rules`` when lowering for that platform.
+platform_lowering_rules: dict[str, dict[Primitive, Callable]] = {}
+
+
+def register_lowering(primitive: Primitive, rule: Callable, platform: str | None = None):
+    """Register ``rule`` as the lowering of ``primitive`` (jax.interpreters.mlir.register_lowering).
+
+    ``rule(ctx, *operands, **params)`` gets a ``LoweringRuleContext`` and one
+    ``ir.Value`` per operand, and returns an ``ir.Value`` (a sequence of them when
+    ``primitive.multiple_results``). With ``platform``, the rule is used only when
+    lowering for that platform, in preference to the generic one. Returns ``rule``.
+    """
+    table = lowering_rules if platform is None else platform_lowering_rules.setdefault(platform, {})
+    table[primitive] = rule
+    return rule
+
+
+class LoweringError(Exception):
+    """A jaxpr could not be lowered: a rule failed or a primitive has none.
+
+    ``primitive`` and ``source_info`` name the equation; the original exception,
+    if any, is the ``__cause__``.
+    """
+
+    def __init__(self, message: str, primitive: Primitive | None = None, source_info=None):
+        super().__init__(message)
+        self.primitive = primitive
+        self.source_info = source_info
+
+
+# --- contexts ---------------------------------------------------------------------------------
+
+
+class ModuleContext:
+    """What the lowering of one module shares (JAX's ``mlir.ModuleContext``).
+
+    ``context`` (the ``ir.Context``), ``module``, its ``symbol_table``, the
+    ``platform`` lowered for, and ``lowered_jaxprs``: the private functions
+    already made for inner jaxprs, by jaxpr object.
+    """
+
+    __slots__ = (
+        "context",
+        "module",
+        "symbol_table",
+        "module_name",
+        "platform",
+        "lowered_jaxprs",
+        "platform_rules",
+        "_locations",
+    )
+
+    def __init__(self, context, module, symbol_table, module_name: str, platform: str = "cpu"):
+        self.context = context
+        self.module = module
+        self.symbol_table = symbol_table
+        self.module_name = module_name
+        self.platform = platform
+        self.lowered_jaxprs: dict[int, tuple[Any, str, list]] = {}
+        self.platform_rules = platform_lowering_rules.get(platform)
+        self._locations: dict[tuple[str, Any], ir.Location] = {}
+
+    def location(self, primitive: Primitive, info: SourceInfo | None) -> ir.Location:
+        """Return the MLIR location of an equation of ``primitive`` from ``info``."""
+        key = (primitive.name, info)
+        loc = self._locations.get(key)
+        if loc is None:
+            if info is None:
+                loc = _mlir.name_location(primitive.name)
+            else:
+                name = "/".join((*info.name_stack, primitive.name))
+                frame = info.frame
+                if frame is None:
+                    loc = _mlir.name_location(name)
+                else:
+                    loc = _mlir.file_location(
+                        name, frame.file_name, frame.line, frame.function_name
+                    )
+            self._locations[key] = loc
+        return loc
+
+
+class LoweringRuleContext:
+    """What a lowering rule knows about its equation (JAX's ``mlir.LoweringRuleContext``).
+
+    ``primitive``, ``avals_in`` and ``avals_out`` (lists of ShapedArray),
+    ``source_info`` (the equation's SourceInfo, or None) and ``module_ctx``.
+    """
+
+    __slots__ = ("module_ctx", "primitive", "avals_in", "avals_out", "source_info")
+
+    def __init__(self, module_ctx, primitive, avals_in, avals_out, source_info=None):
+        self.module_ctx: ModuleContext = module_ctx
+        self.primitive: Primitive | None = primitive
+        self.avals_in: list = avals_in
+        self.avals_out: list = avals_out
+        self.source_info: SourceInfo | None = source_info
+
+    def replace(self, **changes) -> LoweringRuleContext:
+        """Return a copy with some fields replaced (e.g. ``avals_in`` for a sub-lowering)."""
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        fields.update(changes)
+        return LoweringRuleContext(**fields)
+
+    def __repr__(self) -> str:
+        return (
+            f"LoweringRuleContext({self.primitive}, avals_in={_avals_str(self.avals_in)}, "
+            f"avals_out={_avals_str(self.avals_out)})"
+        )
+
+
+# --- errors -------------------------------------------------------------------------------------
+
+
+def _avals_str(avals) -> str:
+    return ", ".join(a.str_short() if hasattr(a, "str_short") else str(a) for a in avals)
+
+
+def _where(info: SourceInfo | None) -> str:
+    if info is None or info.frame is None:
+        return "an unknown source line"
+    frame = info.frame
+    where = f"{frame.file_name}:{frame.line} ({frame.function_name})"
+    return f"{where} [{'/'.join(info.name_stack)}]" if info.name_stack else where
+
+
+def _eqn_error(eqn, what: str) -> LoweringError:
+    avals_in = [x.aval for x in eqn.invars]
+    avals_out = [v.aval for v in eqn.outvars]
+    message = (
+        f"{what}\n  equation: {eqn.primitive.name} on ({_avals_str(avals_in)}) -> "
+        f"({_avals_str(avals_out)})\n  at {_where(eqn.source_info)}"
+    )
+    return LoweringError(message, eqn.primitive, eqn.source_info)
+
+
+def _missing_rule_error(eqn) -> LoweringError:
+    return _eqn_error(
+        eqn,
+        f"No lowering rule for primitive '{eqn.primitive.name}': register one with "
+        "modjax.lowering.register_lowering(primitive, rule).",
+    )
+
+
+# --- lowering a jaxpr ---------------------------------------------------------------------------
+
+
+def _split(jaxpr: ClosedJaxpr | Jaxpr) -> tuple[Jaxpr, list]:
+    if isinstance(jaxpr, ClosedJaxpr):
+        return jaxpr.jaxpr, jaxpr.consts
+    if jaxpr.constvars:
+        raise TypeError(
+            f"an open Jaxpr with {len(jaxpr.constvars)} constvars cannot be lowered: "
+            "close it (ClosedJaxpr) with the values of its consts"
+        )
+    return jaxpr, []
+
+
+def _const_value(value: Any, aval) -> ir.Value:
+    if aval.dtype == dtypes.float0:
+        return _mlir.ir_constant(np.zeros(aval.shape, np.bool_))
+    array = np.asarray(value, dtype=aval.dtype)
+    if array.shape != aval.shape:
+        raise ValueError(f"its shape is {array.shape}")
+    return _mlir.ir_constant(array)
+
+
+def _literal_value(literal: Literal) -> ir.Value:
+    aval = literal.aval
+    if aval.dtype == dtypes.float0:
+        return _mlir.ir_constant(np.zeros(aval.shape, np.bool_))
+    return _mlir.ir_constant(np.asarray(literal.val, dtype=aval.dtype))
+
+
+def _check_results(eqn, out: Any, avals_out: list) -> list:
+    primitive = eqn.primitive
+    if primitive.multiple_results:
+        try:
+            if _mlir.is_value(out):
+                raise TypeError
+            outs = list(out)
+        except TypeError:
+            raise _eqn_error(
+                eqn,
+                f"The lowering rule of '{primitive.name}' (multiple_results) must return a "
+                f"sequence of ir.Value, got {type(out).__name__}.",
+            ) from None
+    else:
+        outs = [out]
+    if len(outs) != len(avals_out):
+        raise _eqn_error(
+            eqn,
+            f"The lowering rule of '{primitive.name}' returned {len(outs)} values for "
+            f"{len(avals_out)} results.",
+        )
+    for i, (value, aval) in enumerate(zip(outs, avals_out, strict=True)):
+        if not _mlir.is_value(value):
+            converted = _mlir.as_value(value)
+            if converted is None:
+                raise _eqn_error(
+                    eqn,
+                    f"The lowering rule of '{primitive.name}' returned a "
+                    f"{type(value).__name__} for result {i}, not an ir.Value.",
+                )
+            outs[i] = value = converted
+        expected = _mlir.ir_type(aval)
+        if value.type != expected:
+            raise _eqn_error(
+                eqn,
+                f"The lowering rule of '{primitive.name}' returned a value of type "
+                f"{value.type} for result {i}, whose aval {aval.str_short()} needs {expected}.",
+            )
+    return outs
+
+
+def _lower_jaxpr(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence, args: Sequence) -> list:
+    """Emit the ops of ``jaxpr`` at the current insertion point; return its outputs' values."""
+    if len(args) != len(jaxpr.invars):
+        raise ValueError(f"the jaxpr takes {len(jaxpr.invars)} operands, got {len(args)}")
+    env: dict[Any, ir.Value] = dict(zip(jaxpr.invars, args, strict=True))
+    for i, (var, const) in enumerate(zip(jaxpr.constvars, consts, strict=True)):
+        try:
+            env[var] = _const_value(const, var.aval)
+        except Exception as err:
+            raise LoweringError(
+                f"Cannot embed const {i} (a {type(const).__name__}) as a constant of type "
+                f"{var.aval.str_short()}: {type(err).__name__}: {err}"
+            ) from err
+    rules = lowering_rules
+    platform_rules = mctx.platform_rules
+    ir_type = _mlir.ir_type
+    Value = ir.Value  # noqa: N806
+    location = mctx.location
+    for eqn in jaxpr.eqns:
+        primitive = eqn.primitive
+        rule = platform_rules.get(primitive) if platform_rules else None
+        if rule is None:
+            rule = rules.get(primitive)
+            if rule is None:
+                raise _missing_rule_error(eqn)
+        info = eqn.source_info
+        invars = eqn.invars
+        avals_out = [v.aval for v in eqn.outvars]
+        with location(primitive, info):
+            try:
+                operands = [_literal_value(x) if type(x) is Literal else env[x] for x in invars]
+                ctx = LoweringRuleContext(
+                    mctx, primitive, [x.aval for x in invars], avals_out, info
+                )
+                out = rule(ctx, *operands, **eqn.params)
+            except LoweringError:
+                raise
+            except Exception as err:
+                raise _eqn_error(
+                    eqn, f"Lowering '{primitive.name}' failed: {type(err).__name__}: {err}"
+                ) from err
+        if (
+            not primitive.multiple_results
+            and isinstance(out, Value)
+            and out.type == ir_type(avals_out[0])
+        ):
+            env[eqn.outvars[0]] = out  # the common case, checked inline
+        else:
+            outs = _check_results(eqn, out, avals_out)
+            for var, value in zip(eqn.outvars, outs, strict=True):
+                env[var] = value
+    return [_literal_value(x) if type(x) is Literal else env[x] for x in jaxpr.outvars]
+
+
+def _context_of(ctx) -> ModuleContext:
+    return ctx if isinstance(ctx, ModuleContext) else ctx.module_ctx
+
+
+def lower_jaxpr_inline(ctx, closed_jaxpr: ClosedJaxpr | Jaxpr, operands: Sequence) -> list:
+    """Emit the ops of ``closed_jaxpr`` on ``operands`` in place (JAX's ``mlir.jaxpr_subcomp``).
+
+    For rules that lower an inner program into a region (cond branches, loop
+    bodies) or inline a call. ``ctx`` is a LoweringRuleContext or ModuleContext;
+    the consts are embedded as constants. Returns the output values.
+    """
+    jaxpr, consts = _split(closed_jaxpr)
+    return _lower_jaxpr(_context_of(ctx), jaxpr, consts, list(operands))
+
+
+def call_jaxpr(ctx, closed_jaxpr: ClosedJaxpr | Jaxpr, operands: Sequence, name: str = "call"):
+    """Lower ``closed_jaxpr`` as a private function and call it (JAX's ``mlir.call_lowering``).
+
+    The function is made once per jaxpr object and module (a second call of the
+    same ClosedJaxpr calls the same function); its name is ``name``, made unique.
+    ``ctx`` is a LoweringRuleContext or ModuleContext. Returns the call's results.
+    """
+    mctx = _context_of(ctx)
+    jaxpr, consts = _split(closed_jaxpr)
+    if len(operands) != len(jaxpr.invars):
+        raise ValueError(
+            f"call of '{name}': the jaxpr takes {len(jaxpr.invars)} operands, got {len(operands)}"
+        )
+    entry = mctx.lowered_jaxprs.get(id(closed_jaxpr))
+    if entry is None:
+        in_types = _mlir.ir_types(jaxpr.in_avals)
+        out_types = _mlir.ir_types([x.aval for x in jaxpr.outvars])
+        _, symbol, block = _mlir.new_function(
+            mctx.module, mctx.symbol_table, name or "call", in_types, out_types, public=False
+        )
+        with _mlir.insertion_point(block):
+            outs = _lower_jaxpr(mctx, jaxpr, consts, list(block.arguments))
+            _mlir.function_return(outs)
+        # The jaxpr is kept in the entry so that its id cannot be reused meanwhile.
+        entry = mctx.lowered_jaxprs[id(closed_jaxpr)] = (closed_jaxpr, symbol, out_types)
+    _, symbol, out_types = entry
+    return _mlir.function_call(symbol, out_types, operands)
+
+
+def call_lowering(ctx: LoweringRuleContext, *operands, jaxpr, name: str | None = None, **_):
+    """Lower a call-like equation, whose program is its ``jaxpr`` param (JAX's ``_call_lowering``).
+
+    Register it for any primitive applying ``jaxpr`` 1:1 to its operands:
+    ``register_lowering(my_call_p, call_lowering)``.
+    """
+    return call_jaxpr(ctx, jaxpr, operands, name or "call")
+
+
+register_lowering(call_p, call_lowering)
+
+
+def lower_fun(fun: Callable, multiple_results: bool = False) -> Callable:
+    """Return a lowering rule that lowers ``fun``'s program inline (JAX's ``mlir.lower_fun``).
+
+    ``fun(*operands, **params)`` is written with primitives (``bind``); the rule
+    traces it on the equation's input avals and lowers the resulting jaxpr in
+    place, so a composite primitive needs no StableHLO of its own. Its equations
+    carry the location of the equation being lowered.
+    """
+
+    def rule(ctx: LoweringRuleContext, *operands, **params):
+        def flat_fun(*args):
+            out = fun(*args, **params)
+            return list(out) if multiple_results else [out]
+
+        with source_info_util.user_context(ctx.source_info):
+            jaxpr, consts = trace_to_jaxpr(wrap_init(flat_fun), ctx.avals_in)
+        outs = _lower_jaxpr(ctx.module_ctx, jaxpr, consts, list(operands))
+        return outs if multiple_results else outs[0]
+
+    rule.__name__ = f"lower_fun({getattr(fun, '__name__', 'fun')})"
+    return rule
+
+
+# --- modules -------------------------------------------------------------------------------------
+
+
+class LoweredModule:
+    """A StableHLO module lowered from a jaxpr, ready for XLA (what JAX's ``Lowered`` wraps).
+
+    ``module`` (ir.Module) and its ``context``, ``module_name``, ``in_avals``,
+    ``out_avals``, ``donated_args`` (a bool per argument) and
+    ``input_output_aliases`` (per argument, the output index it is aliased to, or
+    None), ``num_partitions`` and ``num_replicas``. The module belongs to the
+    context of the thread that lowered it: print or serialize it from that thread
+    (or after that thread is done lowering).
+    """
+
+    __slots__ = (
+        "module",
+        "context",
+        "module_name",
+        "in_avals",
+        "out_avals",
+        "donated_args",
+        "input_output_aliases",
+        "num_partitions",
+        "num_replicas",
+    )
+
+    def __init__(self, module, context, module_name, in_avals, out_avals, donated_args,
+                 input_output_aliases, num_partitions=1, num_replicas=1):  # fmt: skip
+        self.module = module
+        self.context = context
+        self.module_name: str = module_name
+        self.in_avals: tuple = tuple(in_avals)
+        self.out_avals: tuple = tuple(out_avals)
+        self.donated_args: tuple[bool, ...] = tuple(donated_args)
+        self.input_output_aliases: tuple[int | None, ...] = tuple(input_output_aliases)
+        self.num_partitions = num_partitions
+        self.num_replicas = num_replicas
+
+    def as_text(self, debug_info: bool = False) -> str:
+        """Return the module as StableHLO text (``jax.stages.Lowered.as_text``).
+
+        With ``debug_info``, each op is followed by its ``loc(...)``: the user's
+        file and line and the name stack of the equation it came from.
+        """
+        return _mlir.module_text(self.module, debug_info)
+
+    def as_bytecode(self) -> bytes:
+        """Return the module as MLIR bytecode (compact; XLA's compile accepts it)."""
+        return _mlir.module_bytecode(self.module)
+
+    def __str__(self) -> str:
+        return self.as_text()
+
+    def __repr__(self) -> str:
+        return (
+            f"LoweredModule({self.module_name}: ({_avals_str(self.in_avals)}) -> "
+            f"({_avals_str(self.out_avals)}))"
+        )
+
+
+def _per_arg(what: str, values: Sequence | None, count: int, default):
+    if values is None:
+        return [default] * count
+    values = list(values)
+    if len(values) != count:
+        raise ValueError(f"{what} has {len(values)} entries for {count} values")
+    return values
+
+
+def _input_output_aliases(in_avals, out_avals, donated, result_shardings) -> list:
+    """Pair each donated argument with the first unclaimed output of the same shape and dtype.
+
+    As JAX does, an output whose sharding is left unspecified (while others are
+    given) is not aliased; the argument is then only marked as a buffer donor.
+    """
+    waiting: dict[tuple, deque[int]] = {}
+    for i, (aval, is_donated) in enumerate(zip(in_avals, donated, strict=True)):
+        if is_donated:
+            waiting.setdefault((aval.shape, aval.dtype), deque()).append(i)
+    aliases: list[int | None] = [None] * len(in_avals)
+    if not waiting:
+        return aliases
+    for j, aval in enumerate(out_avals):
+        if result_shardings is not None and result_shardings[j] is None:
+            continue
+        queue = waiting.get((aval.shape, aval.dtype))
+        if queue:
+            aliases[queue.popleft()] = j
+    return aliases
+
+
+def lower_jaxpr_to_module(
+    closed_jaxpr: ClosedJaxpr,
+    *,
+    module_name: str = "jit_fun",
+    donated_args: Sequence[bool] | None = None,
+    arg_shardings: Sequence[str | None] | None = None,
+    result_shardings: Sequence[str | None] | None = None,
+    num_partitions: int = 1,
+    num_replicas: int = 1,
+    platform: str = "cpu",
+) -> LoweredModule:
+    """Lower a ClosedJaxpr to a StableHLO module (JAX's ``mlir.lower_jaxpr_to_module``).
+
+    ``main`` takes the jaxpr's inputs and returns its outputs; the consts are
+    embedded as constants. ``donated_args`` (a bool per input) marks donated
+    inputs: one that matches an output's shape and dtype gets
+    ``tf.aliasing_output = <output>``, any other ``jax.buffer_donor = true``.
+    ``arg_shardings``/``result_shardings`` give per value an ``mhlo.sharding``
+    string (``"{replicated}"``, ...) or None; ``num_partitions``/``num_replicas``
+    become module attributes when above 1. ``platform`` selects platform rules.
+    Raises LoweringError naming the failing equation and its source line.
+    """
+    jaxpr, consts = _split(closed_jaxpr)
+    in_avals = [v.aval for v in jaxpr.invars]
+    out_avals = [x.aval for x in jaxpr.outvars]
+    donated = [bool(d) for d in _per_arg("donated_args", donated_args, len(in_avals), False)]
+    in_shardings = _per_arg("arg_shardings", arg_shardings, len(in_avals), None)
+    out_shardings = _per_arg("result_shardings", result_shardings, len(out_avals), None)
+    aliases = _input_output_aliases(
+        in_avals, out_avals, donated, None if result_shardings is None else out_shardings
+    )
+    with _mlir.lowering_scope() as context, _mlir.unknown_location():
+        module_attrs = {}
+        if num_partitions > 1:
+            module_attrs["mhlo.num_partitions"] = _mlir.i32_attr(num_partitions)
+        if num_replicas > 1:
+            module_attrs["mhlo.num_replicas"] = _mlir.i32_attr(num_replicas)
+        module, symbol_table = _mlir.new_module(module_name, module_attrs)
+        mctx = ModuleContext(context, module, symbol_table, module_name, platform)
+
+        arg_attrs: list[dict] = [{} for _ in in_avals]
+        for attrs, is_donated, alias, sharding in zip(
+            arg_attrs, donated, aliases, in_shardings, strict=True
+        ):
+            if alias is not None:
+                attrs["tf.aliasing_output"] = _mlir.i32_attr(alias)
+            elif is_donated:
+                attrs["jax.buffer_donor"] = _mlir.bool_attr(True)
+            if sharding is not None:
+                attrs["mhlo.sharding"] = _mlir.string_attr(sharding)
+        result_attrs = [
+            {} if s is None else {"mhlo.sharding": _mlir.string_attr(s)} for s in out_shardings
+        ]
+        arg_names = getattr(jaxpr.debug_info, "arg_names", None)
+        arg_locs = None
+        if arg_names is not None and len(arg_names) == len(in_avals) and in_avals:
+            arg_locs = [_mlir.name_location(name) for name in arg_names]
+
+        _, _, block = _mlir.new_function(
+            module,
+            symbol_table,
+            "main",
+            _mlir.ir_types(in_avals),
+            _mlir.ir_types(out_avals),
+            public=True,
+            arg_attrs=arg_attrs,
+            result_attrs=result_attrs,
+            arg_locs=arg_locs,
+        )
+        with _mlir.insertion_point(block):
+            outs = _lower_jaxpr(mctx, jaxpr, consts, list(block.arguments))
+            _mlir.function_return(outs)
+        problems = _mlir.verify(module)
+    if problems is not None:
+        raise LoweringError(f"The StableHLO module '{module_name}' does not verify:\n{problems}")
+    return LoweredModule(
+        module,
+        context,
+        module_name,
+        in_avals,
+        out_avals,
+        donated,
+        aliases,
+        num_partitions,
+        num_replicas,
+    )
