@@ -1,0 +1,262 @@
+"""Abstract values: what tracing knows about an array (shape, dtype, weak type).
+
+* :class:`ShapedArray` is the abstract value of every traced array (JAX's
+  ``jax.core.ShapedArray``). Its constructor does **not** x64-canonicalize the
+  dtype: ``ShapedArray((), np.float64)`` is float64 whatever the setting. The
+  caller decides; :func:`get_aval` and :attr:`ShapeDtypeStruct.aval` do
+  canonicalize, as values entering a trace must.
+* :func:`get_aval` maps a concrete value to its abstract value through the
+  open table :data:`aval_handlers` (``type -> function``), which higher
+  packages extend with :func:`register_aval_handler`.
+* :class:`ShapeDtypeStruct` is the user-facing "array-like spec" of
+  ``jax.ShapeDtypeStruct``.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from modjax.tracecore import dtypes
+
+__all__ = [
+    "ShapeDtypeStruct",
+    "ShapedArray",
+    "aval_handlers",
+    "canonicalize_shape",
+    "get_aval",
+    "register_aval_handler",
+]
+
+
+def canonicalize_shape(shape: Any) -> tuple[int, ...]:
+    """Return ``shape`` as a tuple of non-negative Python ints (JAX's ``core.canonicalize_shape``).
+
+    Accept any sequence of integer-likes (numpy ints included). Raise
+    TypeError for non-integers and ValueError for negative dimensions.
+    """
+    if type(shape) is tuple:
+        # The common case, already canonical, costs one pass and no copy (a
+        # plain loop: this runs for every traced equation, and all() with a
+        # generator is twice as slow).
+        for d in shape:
+            if type(d) is not int or d < 0:
+                break
+        else:
+            return shape
+    try:
+        dims = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"Shapes must be 1D sequences of integers, got {shape!r}") from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"Shapes must have non-negative dimensions, got {shape!r}")
+    return dims
+
+
+def _checked_dtype(dtype: Any) -> Any:
+    if isinstance(dtype, dtypes.ExtendedDType):
+        return dtype
+    if dtype is None:  # np.dtype(None) would silently mean float64
+        raise TypeError("a dtype must be given, got None")
+    dt = np.dtype(dtype)
+    if dt not in _SUPPORTED:
+        raise TypeError(
+            f"Dtype {dt} is not a valid modjax array type. "
+            "Only arrays of numeric types are supported."
+        )
+    return dt
+
+
+_SUPPORTED = frozenset(dtypes.supported_dtypes())
+_SUPPORTED_BY_KEY = {dt: dt for dt in _SUPPORTED}
+
+
+class ShapedArray:
+    """The abstract value of an array: shape, dtype and weak type (``jax.core.ShapedArray``).
+
+    One is made per traced equation, so construction takes a fast path when
+    the shape is already a tuple of ints and the dtype an ``np.dtype``.
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape: Any, dtype: Any, weak_type: bool = False):
+        self.shape = canonicalize_shape(shape)
+        try:
+            # A dict hit is right even for an equal non-dtype key (np.dtype
+            # compares equal to 'float32' and to float): it maps to the dtype.
+            self.dtype = _SUPPORTED_BY_KEY[dtype]
+        except (KeyError, TypeError):  # TypeError: an unhashable dtype spec
+            self.dtype = _checked_dtype(dtype)
+        self.weak_type = bool(weak_type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def update(
+        self, shape: Any = None, dtype: Any = None, weak_type: bool | None = None
+    ) -> ShapedArray:
+        """Return a copy with the given fields replaced (``ShapedArray.update``)."""
+        return ShapedArray(
+            self.shape if shape is None else shape,
+            self.dtype if dtype is None else dtype,
+            self.weak_type if weak_type is None else weak_type,
+        )
+
+    def strip_weak_type(self) -> ShapedArray:
+        """Return this aval with ``weak_type=False`` (``ShapedArray.strip_weak_type``)."""
+        return ShapedArray(self.shape, self.dtype) if self.weak_type else self
+
+    def str_short(self, short_dtypes: bool = False) -> str:
+        """Return ``'float32[3,4]'``, or with ``short_dtypes`` ``'f32[3,4]'`` (``str_short``)."""
+        name = (
+            dtypes.short_dtype_name(self.dtype) if short_dtypes else dtypes.dtype_name(self.dtype)
+        )
+        return f"{name}[{','.join(map(str, self.shape))}]"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is ShapedArray
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+            and self.weak_type == other.weak_type
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __str__(self) -> str:
+        # The jaxpr spelling; JAX's str() uses long names and marks weak types with "~".
+        return self.str_short(short_dtypes=True)
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short()}{weak})"
+
+
+class ShapeDtypeStruct:
+    """A shape, dtype, optional sharding and weak type: an array's spec (``jax.ShapeDtypeStruct``).
+
+    ``dtype`` is kept as given (float64 stays float64); :attr:`aval` gives the
+    canonicalized :class:`ShapedArray` a value of this spec traces as.
+    """
+
+    __slots__ = ("shape", "dtype", "sharding", "weak_type")
+
+    def __init__(self, shape: Any, dtype: Any, sharding: Any = None, weak_type: bool = False):
+        if dtype is None:
+            raise ValueError("ShapeDtypeStruct: dtype must be specified.")
+        self.shape = canonicalize_shape(shape)
+        self.dtype = dtypes.dtype(dtype)
+        self.sharding = sharding
+        self.weak_type = bool(weak_type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def aval(self) -> ShapedArray:
+        """Return the abstract value of this spec, with the dtype canonicalized."""
+        return ShapedArray(
+            self.shape,
+            dtypes.canonicalize_dtype(self.dtype, allow_extended_dtype=True),
+            self.weak_type,
+        )
+
+    def update(self, **changes: Any) -> ShapeDtypeStruct:
+        """Return a copy with some fields replaced (``jax.ShapeDtypeStruct.update``)."""
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        unknown = set(changes) - set(fields)
+        if unknown:
+            raise TypeError(f"ShapeDtypeStruct.update got unexpected fields {sorted(unknown)}")
+        return ShapeDtypeStruct(**{**fields, **changes})
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.shape, self.dtype, self.sharding, self.weak_type)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is ShapeDtypeStruct and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        sharding = "" if self.sharding is None else f", sharding={self.sharding!r}"
+        weak = ", weak_type=True" if self.weak_type else ""
+        dtype = dtypes.dtype_name(self.dtype)
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={dtype}{sharding}{weak})"
+
+    __str__ = __repr__
+
+
+# --------------------------------------------------------------------------
+# get_aval
+# --------------------------------------------------------------------------
+
+#: Functions from a value to its abstract value, keyed by the value's type.
+#: Looked up by exact type first, then along the type's MRO.
+aval_handlers: dict[type, Callable[[Any], Any]] = {}
+
+
+def register_aval_handler(typ: type, handler: Callable[[Any], Any]) -> None:
+    """Make ``get_aval`` use ``handler(x)`` for values of type ``typ`` and its subclasses.
+
+    Counterpart of JAX's ``core.pytype_aval_mappings[typ] = handler``.
+    """
+    aval_handlers[typ] = handler
+
+
+def get_aval(x: Any) -> Any:
+    """Return the abstract value of ``x`` (``jax.typeof`` / JAX's ``core.get_aval``).
+
+    numpy arrays and scalars give a ShapedArray of the canonicalized dtype;
+    Python int/float/complex give a weakly typed 0-d ShapedArray (an int out
+    of the canonical range raises OverflowError); objects with an ``aval``
+    attribute (tracers, device arrays) give that. Anything else raises
+    TypeError.
+    """
+    handler = aval_handlers.get(type(x))
+    if handler is not None:
+        return handler(x)
+    if not isinstance(x, type):  # a class's `aval` would be a descriptor
+        aval = getattr(x, "aval", None)
+        if aval is not None:
+            return aval
+    for base in type(x).__mro__[1:]:
+        handler = aval_handlers.get(base)
+        if handler is not None:
+            return handler(x)
+    raise TypeError(f"Value {x!r} of type {type(x)} is not a valid modjax type")
+
+
+def _numpy_aval(x: np.ndarray | np.generic) -> ShapedArray:
+    return ShapedArray(x.shape, dtypes.canonicalize_dtype(_checked_dtype(x.dtype)))
+
+
+def _python_scalar_aval(x: bool | int | float | complex) -> ShapedArray:
+    dt = dtypes.python_scalar_dtype(x)
+    if dt.kind in "iu":
+        dtypes.check_int_range(int(x), dt)
+    # Python bools are strongly typed in JAX; ints, floats and complexes are weak.
+    return ShapedArray((), dt, weak_type=not isinstance(x, bool))
+
+
+register_aval_handler(np.ndarray, _numpy_aval)
+register_aval_handler(np.generic, _numpy_aval)
+for _scalar_type in (bool, int, float, complex):
+    register_aval_handler(_scalar_type, _python_scalar_aval)
+register_aval_handler(ShapeDtypeStruct, lambda s: s.aval)
