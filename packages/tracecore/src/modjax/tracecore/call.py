@@ -70,3 +70,34 @@ def call(fun: Callable, *args, name: str | None = None, **kwargs):
     closed = ClosedJaxpr(convert_constvars_jaxpr(jaxpr), ())
     outs = call_p.bind(*consts, *args_flat, jaxpr=closed, name=name or info.func_name)
     return tree_unflatten(out_tree.val, outs)
+
+
+# --- generic rules of call-like primitives (dce.py, partial_eval.py, inline.py) ---------
+
+
+def register_call_rules(primitive: Primitive, update_params=None) -> None:
+    """Register the generic DCE, partial-evaluation and inlining rules for ``primitive``.
+
+    The counterpart of jax registering ``pe.dce_jaxpr_closed_call_rule`` and
+    ``pe.closed_call_partial_eval_custom_rule`` for ``closed_call_p`` and ``pjit_p``.
+
+    ``primitive`` must be call-like: its ``jaxpr`` param (a ClosedJaxpr) is applied 1:1
+    to its operands and gives its results (like jax's ``closed_call_p`` and ``pjit_p``).
+    Passes that drop or add operands and results of such an equation rebuild its
+    params with ``update_params(params, in_map, out_map, new_jaxpr)`` (default: only
+    the ``jaxpr`` param changes); ``in_map[i]`` is the original operand index of new
+    operand ``i`` or None for a new one (a residual), likewise ``out_map`` for results.
+    """
+    from functools import partial
+
+    from .dce import dce_call_rule, dce_rules
+    from .inline import call_primitives
+    from .partial_eval import partial_eval_call_rule, partial_eval_rules
+
+    dce_rules[primitive] = partial(dce_call_rule, update_params=update_params)
+    partial_eval_rules[primitive] = partial(partial_eval_call_rule, update_params=update_params)
+    call_primitives.add(primitive)
+
+
+__all__ += ["register_call_rules"]
+register_call_rules(call_p)
