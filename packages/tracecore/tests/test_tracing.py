@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from tracecore_test_prims import BINARY, NUMPY, UNARY, add_p, mul_p, operators, sin_p, sumdiff_p
 
 from modjax.tracecore import core
-from modjax.tracecore.abstract import ShapeDtypeStruct, ShapedArray
+from modjax.tracecore.abstract import ShapedArray, ShapeDtypeStruct
 from modjax.tracecore.call import call, call_p
 from modjax.tracecore.evaluation import eval_jaxpr, jaxpr_as_fun
 from modjax.tracecore.jaxpr import Literal
@@ -62,7 +62,9 @@ def test_pytree_inputs_outputs_and_kwargs():
     assert shape["out"][0] == ShapeDtypeStruct((2,), f32)
     assert shape["out"][1] == ShapeDtypeStruct((3,), f32)
     assert shape["none"] is None
-    out = eval_jaxpr(closed.jaxpr, closed.consts, np.ones(2, f32), np.zeros(3, f32), 2.0, np.ones(2))
+    out = eval_jaxpr(
+        closed.jaxpr, closed.consts, np.ones(2, f32), np.zeros(3, f32), 2.0, np.ones(2)
+    )
     np.testing.assert_allclose(out[0], [3.0, 3.0])
 
 
@@ -109,8 +111,9 @@ def programs(draw):
             steps.append((draw(st.sampled_from(sorted(UNARY))), draw(st.integers(0, n_values - 1))))
         else:
             other = draw(st.one_of(st.integers(0, n_values - 1), st.floats(-2, 2, width=32)))
-            steps.append((draw(st.sampled_from(sorted(BINARY))), draw(st.integers(0, n_values - 1)),
-                          other))
+            steps.append(
+                (draw(st.sampled_from(sorted(BINARY))), draw(st.integers(0, n_values - 1)), other)
+            )
     outputs = draw(st.lists(st.integers(0, n_inputs + len(steps) - 1), min_size=1, max_size=3))
     shape = tuple(draw(st.lists(st.integers(0, 3), max_size=2)))
     return n_inputs, steps, outputs, shape
@@ -209,7 +212,7 @@ def test_tracer_attributes_and_shape_properties():
     finally:
         core.tracer_attributes.clear()
         core.tracer_attributes.update(saved)
-    assert seen == dict(shape=(2, 3), dtype=f32, ndim=2, size=6, len=2)
+    assert seen == {"shape": (2, 3), "dtype": f32, "ndim": 2, "size": 6, "len": 2}
     assert closed.jaxpr.eqns[0].primitive is add_p
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         make_jaxpr(lambda x: x.nothing)(np.ones(2, f32))

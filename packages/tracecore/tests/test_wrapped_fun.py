@@ -30,7 +30,9 @@ def test_transforms_apply_innermost_first():
 
 def test_flatten_fun_reports_the_output_tree():
     args, in_tree = tree_flatten(((1, {"a": 2}), {"k": 3}))
-    fun, out_tree = flatten_fun(wrap_init(lambda x, d, k: {"s": x + d["a"] + k, "t": (k,)}), in_tree)
+    fun, out_tree = flatten_fun(
+        wrap_init(lambda x, d, k: {"s": x + d["a"] + k, "t": (k,)}), in_tree
+    )
     assert not out_tree
     assert fun.call_wrapped(*args) == [6, 3]
     assert out_tree.val == tree_flatten({"s": 0, "t": (0,)})[1]

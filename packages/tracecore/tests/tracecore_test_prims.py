@@ -50,8 +50,15 @@ sumdiff_p.def_abstract_eval(lambda x, y: [_result_aval(x, y), _result_aval(x, y)
 
 UNARY = {"sin": sin_p, "cos": cos_p, "exp": exp_p, "neg": neg_p}
 BINARY = {"add": add_p, "sub": sub_p, "mul": mul_p}
-NUMPY = {"sin": np.sin, "cos": np.cos, "exp": np.exp, "neg": np.negative, "add": np.add,
-         "sub": np.subtract, "mul": np.multiply}
+NUMPY = {
+    "sin": np.sin,
+    "cos": np.cos,
+    "exp": np.exp,
+    "neg": np.negative,
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+}
 
 _OPERATORS = {
     "__add__": lambda x, y: add_p.bind(x, y),

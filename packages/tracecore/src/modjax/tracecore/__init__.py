@@ -6,8 +6,9 @@ own DSLs: it needs only numpy and ml_dtypes. See the package README for a tour.
 
 from . import config as _config_module
 from . import dtypes, source_info, tree, tree_util
-from .abstract import ShapeDtypeStruct, ShapedArray, get_aval, register_aval_handler
-from .call import call, call_p
+from .abstract import ShapedArray, ShapeDtypeStruct, get_aval, register_aval_handler
+from .call import call, call_p, register_call_rules
+from .check import JaxprTypeError, check_jaxpr
 from .config import config
 from .core import (
     ConcretizationTypeError,
@@ -26,7 +27,9 @@ from .core import (
     register_tracer_operator,
     set_current_trace,
 )
+from .dce import dce_closed_jaxpr, dce_jaxpr, dce_rules
 from .evaluation import eval_jaxpr, jaxpr_as_fun
+from .inline import inline_calls
 from .jaxpr import (
     ClosedJaxpr,
     DropVar,
@@ -38,6 +41,9 @@ from .jaxpr import (
     map_subjaxprs,
     subjaxprs,
 )
+from .parse import JaxprParseError, parse_jaxpr, register_param_parser
+from .partial_eval import partial_eval_jaxpr, partial_eval_rules
+from .pretty import register_param_printer
 from .source_info import SourceInfo
 from .tracing import JaxprTrace, JaxprTracer, convert_constvars_jaxpr, make_jaxpr, trace_to_jaxpr
 from .tree_util import (

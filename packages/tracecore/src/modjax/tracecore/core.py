@@ -14,7 +14,6 @@ from __future__ import annotations
 import operator
 import threading
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -93,8 +92,7 @@ class Primitive:
         """Return the output aval (a list of them when ``multiple_results``)."""
         if self._abstract_eval is None:
             raise NotImplementedError(
-                f"primitive '{self.name}' has no abstract evaluation rule "
-                "(use def_abstract_eval)"
+                f"primitive '{self.name}' has no abstract evaluation rule (use def_abstract_eval)"
             )
         return self._abstract_eval(*avals, **params)
 
@@ -346,8 +344,7 @@ class Tracer:
         fn = tracer_attributes.get(name)
         if fn is None:
             raise AttributeError(
-                f"{type(self).__name__} with aval {self.aval.str_short()} has no attribute "
-                f"'{name}'"
+                f"{type(self).__name__} with aval {self.aval.str_short()} has no attribute '{name}'"
             )
         return fn(self)
 

@@ -221,9 +221,11 @@ def jaxpr_equal(a: Jaxpr | ClosedJaxpr, b: Jaxpr | ClosedJaxpr) -> bool:
     if isinstance(a, ClosedJaxpr) != isinstance(b, ClosedJaxpr):
         return False
     if isinstance(a, ClosedJaxpr):
-        return len(a.consts) == len(b.consts) and all(
-            _values_equal(x, y) for x, y in zip(a.consts, b.consts, strict=True)
-        ) and jaxpr_equal(a.jaxpr, b.jaxpr)
+        return (
+            len(a.consts) == len(b.consts)
+            and all(_values_equal(x, y) for x, y in zip(a.consts, b.consts, strict=True))
+            and jaxpr_equal(a.jaxpr, b.jaxpr)
+        )
     renaming: dict[int, Var] = {}
 
     def bind(xs, ys):
@@ -273,9 +275,7 @@ def _param_value_equal(x, y) -> bool:
     if isinstance(x, _JAXPR_TYPES) or isinstance(y, _JAXPR_TYPES):
         return isinstance(y, type(x)) and jaxpr_equal(x, y)
     if isinstance(x, tuple | list) and isinstance(y, tuple | list):
-        return len(x) == len(y) and all(
-            _param_value_equal(u, v) for u, v in zip(x, y, strict=True)
-        )
+        return len(x) == len(y) and all(_param_value_equal(u, v) for u, v in zip(x, y, strict=True))
     return _values_equal(x, y)
 
 

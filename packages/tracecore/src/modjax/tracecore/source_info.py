@@ -76,7 +76,7 @@ def _is_excluded(code) -> bool:
     excluded = _excluded_code.get(code)
     if excluded is None:
         name = code.co_filename
-        excluded = name.startswith(tuple(_excluded_prefixes)) or name.startswith("<frozen ")
+        excluded = name.startswith((*_excluded_prefixes, "<frozen "))
         _excluded_code[code] = excluded
     return excluded
 

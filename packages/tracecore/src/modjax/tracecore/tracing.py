@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from . import source_info as source_info_util
-from .abstract import ShapeDtypeStruct, ShapedArray, get_aval
+from .abstract import ShapedArray, ShapeDtypeStruct, get_aval
 from .core import (
     Trace,
     Tracer,
@@ -123,9 +123,7 @@ class JaxprTrace(Trace):
         return ""
 
 
-def trace_to_jaxpr(
-    fun: WrappedFun, in_avals: Sequence[ShapedArray]
-) -> tuple[Jaxpr, list[Any]]:
+def trace_to_jaxpr(fun: WrappedFun, in_avals: Sequence[ShapedArray]) -> tuple[Jaxpr, list[Any]]:
     """Trace flat ``fun`` on arguments of ``in_avals``; return its jaxpr and consts.
 
     ``fun`` takes and returns flat lists of arrays. Consts are the values the

@@ -135,7 +135,9 @@ class WrappedFun:
     def wrap_with_store(self, transform: Callable, *params) -> tuple[WrappedFun, Store]:
         """Like ``wrap``, giving the transform a fresh Store as its first parameter."""
         store = Store()
-        wrapped = WrappedFun(self.f, self.transforms + ((transform, params, store),), self.debug_info)
+        wrapped = WrappedFun(
+            self.f, self.transforms + ((transform, params, store),), self.debug_info
+        )
         return wrapped, store
 
     def stores(self) -> list[Store]:
