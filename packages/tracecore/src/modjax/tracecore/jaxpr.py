@@ -113,7 +113,8 @@ class Jaxpr:
     consts), ``invars`` to the arguments; ``outvars`` may be Vars or Literals.
     """
 
-    __slots__ = ("constvars", "invars", "outvars", "eqns", "debug_info")
+    # __weakref__: transformations cache derived programs keyed weakly on the original.
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "debug_info", "__weakref__")
 
     def __init__(self, constvars, invars, outvars, eqns, debug_info=None):
         self.constvars: list[Var] = list(constvars)
@@ -132,7 +133,7 @@ class Jaxpr:
 
     def replace(self, **changes) -> Jaxpr:
         """Return a copy with the given fields replaced."""
-        fields = {name: getattr(self, name) for name in self.__slots__}
+        fields = {name: getattr(self, name) for name in _JAXPR_FIELDS}
         fields.update(changes)
         return Jaxpr(**fields)
 
@@ -150,10 +151,13 @@ class Jaxpr:
         return pp_jaxpr(self, source_info=source_info, name_stack=name_stack)
 
 
+_JAXPR_FIELDS = ("constvars", "invars", "outvars", "eqns", "debug_info")
+
+
 class ClosedJaxpr:
     """A Jaxpr together with the values of its constvars (jax.core.ClosedJaxpr)."""
 
-    __slots__ = ("jaxpr", "consts")
+    __slots__ = ("jaxpr", "consts", "__weakref__")
 
     def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any] = ()):
         if len(jaxpr.constvars) != len(consts):

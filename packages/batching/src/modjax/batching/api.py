@@ -1,0 +1,310 @@
+"""``vmap``: the user-facing vectorizing map, with JAX's in_axes/out_axes conventions."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from modjax.tracecore import source_info
+from modjax.tracecore.core import Tracer, to_aval
+from modjax.tracecore.tree_util import (
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_leaves,
+    tree_unflatten,
+)
+from modjax.tracecore.wrapped_fun import debug_info, flatten_fun, wrap_init
+
+from .batch_trace import AxisData, batch_subtrace
+from .primitives import canonicalize_axis, matchaxis
+
+__all__ = ["vmap"]
+
+
+def _is_axis_leaf(x) -> bool:
+    return x is None or type(x) is int
+
+
+def _check_axis_spec(spec, name: str) -> None:
+    bad = [
+        leaf
+        for leaf in tree_leaves(spec, is_leaf=lambda x: x is None)
+        if not (leaf is None or type(leaf) is int)
+    ]
+    if bad:
+        raise TypeError(
+            f"vmap {name} must be an int, None, or (nested) container with those types as "
+            f"leaves, but got {spec}."
+        )
+
+
+def vmap(
+    fun: Callable,
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    axis_name: Any = None,
+    axis_size: int | None = None,
+    spmd_axis_name: Any = None,
+) -> Callable:
+    """Return a version of ``fun`` mapped over an axis of its arguments (jax.vmap).
+
+    ``in_axes`` gives, for each positional argument, the axis to map over: an
+    int (negative counts from the end), None (not mapped), or a pytree prefix of
+    the arguments with those as leaves; a top-level list is read as a tuple.
+    Keyword arguments are always mapped over axis 0. ``out_axes`` likewise says
+    where the mapped axis goes in each output (None only for unmapped outputs;
+    an unmapped output with an int is broadcast). ``axis_name`` names the axis
+    for ``axis_index`` and collectives; ``axis_size`` gives the size when no
+    argument is mapped (and must agree with mapped arguments otherwise).
+    ``spmd_axis_name`` is recorded in the axis data for sharding-aware rules.
+    """
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun!r}")
+    if spmd_axis_name is not None and not isinstance(spmd_axis_name, tuple):
+        spmd_axis_name = (spmd_axis_name,)
+    if isinstance(in_axes, list):
+        # A prefix of the argument tuple is never a list; read it as the tuple meant.
+        in_axes = tuple(in_axes)
+    if not (in_axes is None or type(in_axes) in (int, tuple)):
+        raise TypeError(
+            "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+            f"positional arguments passed to the function, but got {in_axes}."
+        )
+    _check_axis_spec(in_axes, "in_axes")
+    _check_axis_spec(out_axes, "out_axes")
+
+    @functools.wraps(fun)
+    def vmap_f(*args, **kwargs):
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+            raise ValueError(
+                "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+                "positional arguments passed to the function, but got "
+                f"len(in_axes)={len(in_axes)}, len(args)={len(args)}"
+            )
+        args_flat, in_tree = tree_flatten((args, kwargs))
+        n_pos = len(tree_leaves(args))
+        in_axes_flat = _flatten_axes("vmap in_axes", args, in_axes) + [0] * (len(args_flat) - n_pos)
+        size = _mapped_axis_size(fun, args, kwargs, args_flat, in_axes_flat, axis_size)
+        in_dims = [
+            None if d is None else _canonical_in_axis(x, d)
+            for x, d in zip(args_flat, in_axes_flat, strict=True)
+        ]
+        flat_fun, out_tree = flatten_fun(wrap_init(fun, debug_info(fun, args, kwargs)), in_tree)
+        axis_data = AxisData(axis_name, size, spmd_axis_name)
+        with source_info.transform_name("vmap"):
+            vals, dims = batch_subtrace(flat_fun.call_wrapped, axis_data, in_dims, args_flat)
+            treedef = out_tree.val
+            out_tree_value = tree_unflatten(treedef, [_LEAF] * treedef.num_leaves)
+            dests = _flatten_axes("vmap out_axes", out_tree_value, out_axes)
+            outs = [
+                _match_output(axis_data, i, val, dim, dst, treedef)
+                for i, (val, dim, dst) in enumerate(zip(vals, dims, dests, strict=True))
+            ]
+        return tree_unflatten(treedef, outs)
+
+    doc = (
+        f"Vectorized version of {getattr(fun, '__name__', 'fun')}. Takes similar arguments "
+        "as it but with additional array axes over which it is mapped."
+    )
+    vmap_f.__doc__ = doc + (f"\n\nOriginal documentation:\n\n{fun.__doc__}" if fun.__doc__ else "")
+    return vmap_f
+
+
+# --- axis specs as prefixes of pytrees ------------------------------------------------
+
+
+class _PytreeLeaf:
+    def __repr__(self):
+        return "pytree leaf"
+
+
+_LEAF = _PytreeLeaf()
+
+
+def _node(tree):
+    """Return ``(node_data, [(key, child), ...])`` of the root of ``tree`` (one level)."""
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf=lambda x: x is not tree)
+    return treedef.node_data(), [(path[0], child) for path, child in pairs]
+
+
+def _type_str(node_data) -> str:
+    return "pytree leaf" if node_data is None else str(node_data[0])
+
+
+def _broadcast_prefix(prefix, full, path: tuple, out: list, errors: list, name: str) -> None:
+    if _is_axis_leaf(prefix):
+        out.extend([prefix] * len(tree_leaves(full)))
+        return
+    pdata, pchildren = _node(prefix)
+    fdata, fchildren = _node(full)
+    where = f"{name}{keystr(path)}"
+    ptype = pdata[0]
+    if fdata is None or fdata[0] is not ptype:
+        errors.append(
+            f"pytree structure error: different types at key path\n    {where}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type\n    {ptype}\n"
+            f"but at the same key path the full pytree has a subtree of different type\n"
+            f"    {_type_str(fdata)}."
+        )
+        return
+    if len(pchildren) != len(fchildren) and ptype in (tuple, list):
+        errors.append(
+            f"pytree structure error: different lengths of {ptype.__name__} at key path\n"
+            f"    {where}\nAt that key path, the prefix pytree {name} has a subtree of type "
+            f"{ptype.__name__} of length {len(pchildren)}, but the full pytree has a subtree "
+            f"of the same type but of length {len(fchildren)}."
+        )
+        return
+    if pdata[1] != fdata[1] or len(pchildren) != len(fchildren):
+        what = "keys" if issubclass(ptype, dict) else "pytree node data"
+        errors.append(
+            f"pytree structure error: different {what} at key path\n    {where}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type {ptype} with "
+            f"{what} {pdata[1]!r}, but the full pytree has {what} {fdata[1]!r}."
+        )
+        return
+    for (key, pchild), (_, fchild) in zip(pchildren, fchildren, strict=True):
+        _broadcast_prefix(pchild, fchild, (*path, key), out, errors, name)
+
+
+def _flatten_axes(name: str, full, axes) -> list:
+    """Return one axis per leaf of ``full``, broadcasting the prefix tree ``axes`` (None a leaf)."""
+    out: list = []
+    errors: list = []
+    _broadcast_prefix(axes, full, (), out, errors, name)
+    if errors:
+        details = "\n  ".join(errors)
+        raise ValueError(
+            f"{name} specification must be a tree prefix of the corresponding value;\n"
+            f"  Mismatch details ({len(errors)} found):\n  {details}"
+        )
+    return out
+
+
+# --- the mapped size ------------------------------------------------------------------------
+
+
+def _shape(x) -> tuple:
+    if isinstance(x, Tracer | np.ndarray | np.generic):
+        return x.shape
+    return np.shape(x)
+
+
+def _canonical_in_axis(x, axis: int) -> int:
+    return axis + len(_shape(x)) if axis < 0 else axis
+
+
+def _axis_length(x, axis: int) -> int:
+    try:
+        to_aval(x)
+    except TypeError:
+        raise TypeError(
+            f"vmap was requested to map its argument along axis {axis}, but the argument "
+            f"{x!r} of type {type(x)} is not an array"
+        ) from None
+    shape = _shape(x)
+    if not -len(shape) <= axis < len(shape):
+        min_rank = axis + 1 if axis >= 0 else -axis
+        raise ValueError(
+            f"vmap was requested to map its argument along axis {axis}, which implies that "
+            f"its rank should be at least {min_rank}, but is only {len(shape)} (its shape is "
+            f"{shape})"
+        )
+    return shape[axis]
+
+
+def _mapped_axis_size(fun, args, kwargs, args_flat, in_axes_flat, axis_size) -> int:
+    if not args_flat:
+        if axis_size is not None:
+            return axis_size
+        raise ValueError(
+            "vmap wrapped function must be passed at least one argument containing an array "
+            f"or axis_size must be specified, got empty *args={args} and **kwargs={kwargs}"
+        )
+    sizes = [
+        None if d is None else _axis_length(x, d)
+        for x, d in zip(args_flat, in_axes_flat, strict=True)
+    ]
+    distinct = {s for s in sizes if s is not None}
+    if axis_size is not None:
+        distinct.add(axis_size)
+    if len(distinct) == 1:
+        return distinct.pop()
+    if not distinct:
+        raise ValueError(
+            "vmap must have at least one non-None value in in_axes or axis_size must be specified"
+        )
+    raise ValueError(
+        _inconsistent_sizes_message(fun, args, kwargs, args_flat, in_axes_flat, sizes, axis_size)
+    )
+
+
+def _inconsistent_sizes_message(fun, args, kwargs, args_flat, in_axes_flat, sizes, axis_size):
+    try:
+        params = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        params = None
+
+    def arg_name(path) -> str:
+        i = path[0].idx
+        if params is None or i >= len(params):
+            return f"args{keystr(path)}"
+        return f"argument {params[i]}{keystr(path[1:])}"
+
+    def type_str(x) -> str:
+        try:
+            return to_aval(x).str_short()
+        except TypeError:
+            return "unknown"
+
+    names = [f"{arg_name(p)} of type {type_str(x)}" for p, x in tree_flatten_with_path(args)[0]]
+    names += [
+        f"kwargs{keystr(p)} of type {type_str(x)}" for p, x in tree_flatten_with_path(kwargs)[0]
+    ]
+    counts = Counter(s for s in sizes if s is not None).most_common()
+    lines = ["vmap got inconsistent sizes for array axes to be mapped:"]
+    if axis_size is not None:
+        lines.append(f"  * the `axis_size` argument was {axis_size};")
+    for rank, (size, count) in enumerate(counts):
+        i = sizes.index(size)
+        example = f"axis {in_axes_flat[i]} of {names[i]}"
+        if count == 1:
+            lines.append(f"  * one axis had size {size}: {example};")
+        elif rank == 0:
+            lines.append(f"  * most axes ({count} of them) had size {size}, e.g. {example};")
+        else:
+            lines.append(f"  * some axes ({count} of them) had size {size}, e.g. {example};")
+    return "\n".join(lines)[:-1]
+
+
+# --- outputs ------------------------------------------------------------------------------
+
+
+def _match_output(axis_data: AxisData, i: int, val, dim, dst, treedef):
+    try:
+        aval = to_aval(val)
+    except TypeError:
+        raise TypeError(
+            f"Output from batched function {val!r} with type {type(val)} is not a valid JAX type"
+        ) from None
+    if dst is None:
+        if dim is None:
+            return val
+        if axis_data.name is not None:
+            raise ValueError(
+                f"vmap has mapped output (axis_name={axis_data.name}) but out_axes is {dst}"
+            )
+        tree = tree_unflatten(treedef, list(range(treedef.num_leaves)))
+        path = next(p for p, leaf in tree_flatten_with_path(tree)[0] if leaf == i)
+        raise ValueError(
+            f"at vmap out_axes{keystr(path)}, got axis spec {dst} but output was batched on "
+            f"axis {dim}"
+        )
+    ndim = len(aval.shape) + (dim is None)
+    return matchaxis(axis_data.size, dim, canonicalize_axis(dst, ndim), val)
