@@ -1,0 +1,618 @@
+"""custom_jvp and custom_vjp: functions whose derivatives the user writes.
+
+Calling a decorated function traces it to a jaxpr and binds a primitive that
+holds that jaxpr together with the user's rule, wrapped as a plain function on
+flat lists of values. Every trace handles the primitive with ordinary rules:
+evaluation runs the jaxpr, ``make_jaxpr`` records one equation, the JVP trace
+calls the rule. Params of the equations (the contract for other transforms,
+e.g. a batching rule that wraps the rule functions with ``vmap``):
+
+``custom_jvp_call[call_jaxpr, jvp, num_consts, symbolic_zeros]``
+    ``call_jaxpr`` (a ClosedJaxpr without consts) applies to all operands, of which
+    the first ``num_consts`` are values the function closed over.
+    ``jvp(primals, tangents) -> (primals_out, tangents_out)`` works on flat lists of
+    the other operands; tangents are ``Zero`` for unperturbed inputs when
+    ``symbolic_zeros``, arrays otherwise; tangents out may be ``Zero``.
+
+``custom_vjp_call[call_jaxpr, fwd, bwd, num_consts, symbolic_zeros]``
+    ``fwd(primals, perturbed) -> (primals_out, residuals, residual_tree)`` and
+    ``bwd(residual_tree, residuals, cotangents_out) -> cotangents_in`` on flat lists
+    (cotangents may be ``Zero``). Its JVP runs ``fwd`` and emits ``custom_lin``, a
+    primitive that is linear in the tangents and whose transpose calls ``bwd``:
+    reverse mode works, forward mode raises, as in JAX.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from modjax.tracecore import dtypes
+from modjax.tracecore.call import check_call_operands
+from modjax.tracecore.core import Primitive, Tracer, UnexpectedTracerError, to_aval
+from modjax.tracecore.evaluation import eval_jaxpr
+from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.tracing import arg_aval, convert_constvars_jaxpr, trace_to_jaxpr
+from modjax.tracecore.tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+from modjax.tracecore.wrapped_fun import wrap_init
+
+from .api import stop_gradient
+from .jvp import rules_with_user_code
+from .tangents import (
+    Zero,
+    add_tangents,
+    instantiate_zeros,
+    is_undefined_primal,
+    jvp_rules,
+    tangent_aval,
+    transpose_rules,
+)
+from .transpose import transpose_jaxpr
+
+__all__ = [
+    "custom_jvp",
+    "custom_vjp",
+    "custom_jvp_call_p",
+    "custom_vjp_call_p",
+    "custom_lin_p",
+    "CustomVJPPrimal",
+    "CustomVJPException",
+]
+
+
+def _resolve_kwargs(fun: Callable, args, kwargs, kind: str, name: str) -> tuple:
+    """Return the arguments as one positional tuple (defaults filled in)."""
+    if not kwargs:
+        return tuple(args)
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+        bound.apply_defaults()
+        if bound.kwargs:
+            raise TypeError("keyword arguments could not be resolved to positions")
+    except TypeError as e:
+        raise TypeError(
+            f"The input arguments to the {kind}-decorated function {name} could not be "
+            f"resolved to positional-only arguments. Binding failed with the error:\n{e}"
+        ) from e
+    return tuple(bound.args)
+
+
+def _fun_name(fun) -> str:
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
+def _same_type(a, b) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype
+
+
+def _types_text(tree, avals) -> str:
+    return str(tree_unflatten(tree, [a.str_short() for a in avals])).replace("'", "")
+
+
+def _trace_call(fun_flat: Callable, args_flat) -> tuple[ClosedJaxpr, list]:
+    """Trace ``fun_flat`` to a const-free jaxpr; closed-over values become leading operands."""
+    jaxpr, consts = trace_to_jaxpr(wrap_init(fun_flat), [arg_aval(x) for x in args_flat])
+    jaxpr = convert_constvars_jaxpr(jaxpr)
+    return ClosedJaxpr(jaxpr.replace(debug_info=None), ()), consts
+
+
+class _Named:
+    """Base of the rule wrappers: printed in jaxprs as the user's function name."""
+
+    name = "rule"
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+# --- custom_jvp -------------------------------------------------------------------------
+
+custom_jvp_call_p = Primitive("custom_jvp_call")
+custom_jvp_call_p.multiple_results = True
+
+
+def _custom_call_impl(*args, call_jaxpr: ClosedJaxpr, **_):
+    return eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args)
+
+
+def _custom_call_abstract_eval(primitive):
+    def abstract_eval(*in_avals, call_jaxpr: ClosedJaxpr, **_):
+        check_call_operands(primitive, in_avals, call_jaxpr)
+        return call_jaxpr.out_avals
+
+    return abstract_eval
+
+
+custom_jvp_call_p.def_impl(_custom_call_impl)
+custom_jvp_call_p.def_abstract_eval(_custom_call_abstract_eval(custom_jvp_call_p))
+
+
+def _closed_over_error(kind: str, name: str) -> UnexpectedTracerError:
+    return UnexpectedTracerError(
+        f"The {kind} function {name} closes over a value that is being differentiated by "
+        f"the transformation now applied to it; its derivative rule cannot account for it. "
+        "Pass such values as explicit arguments (closure_convert hoists them out)."
+    )
+
+
+def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
+    if any(type(t) is not Zero for t in tangents[:num_consts]):
+        raise _closed_over_error("custom_jvp", jvp.primal_name)
+    args, arg_tangents = primals[num_consts:], list(tangents[num_consts:])
+    if not symbolic_zeros:
+        arg_tangents = [instantiate_zeros(t) for t in arg_tangents]
+    return jvp(list(args), arg_tangents)
+
+
+def _custom_jvp_call_transpose(cts, *args, call_jaxpr, jvp, num_consts, symbolic_zeros):
+    # A custom_jvp function applied to linear values: transpose its program.
+    linear = [is_undefined_primal(a) for a in args]
+    t_closed, in_zeros = transpose_jaxpr(call_jaxpr, linear, [type(c) is Zero for c in cts])
+    nonlinear = [a for a, lin in zip(args, linear, strict=True) if not lin]
+    outs = iter(
+        eval_jaxpr(
+            t_closed.jaxpr, t_closed.consts, *nonlinear, *[c for c in cts if type(c) is not Zero]
+        )
+    )
+    zeros = iter(in_zeros)
+    return [None if not lin or next(zeros) else next(outs) for lin in linear]
+
+
+jvp_rules[custom_jvp_call_p] = _custom_jvp_call_jvp
+transpose_rules[custom_jvp_call_p] = _custom_jvp_call_transpose
+rules_with_user_code.add(custom_jvp_call_p)
+
+
+class _FlatJVP(_Named):
+    """The user's JVP rule as a function of flat lists, with JAX's output checks."""
+
+    def __init__(self, rule, static_args, in_tree, out_tree, out_avals, primal_name):
+        self.rule, self.static_args = rule, static_args
+        self.in_tree, self.out_tree, self.out_avals = in_tree, out_tree, out_avals
+        self.primal_name = primal_name
+        self.name = _fun_name(rule)
+
+    def __call__(self, primals, tangents):
+        py_primals = tree_unflatten(self.in_tree, primals)
+        py_tangents = tree_unflatten(self.in_tree, tangents)
+        pair = self.rule(*self.static_args, py_primals, py_tangents)
+        where = f"Custom JVP rule {self.name} for function {self.primal_name}"
+        if not isinstance(pair, tuple | list) or len(pair) != 2:
+            raise TypeError(
+                f"{where} must produce a pair (list or tuple of length two) representing "
+                f"primal and tangent outputs, but got {pair!r}."
+            )
+        primals_out, tree = tree_flatten(pair[0])
+        tangents_out, tree2 = tree_flatten(pair[1], is_leaf=lambda x: type(x) is Zero)
+        if tree != tree2:
+            raise TypeError(
+                f"{where} must produce primal and tangent outputs with equal container "
+                f"(pytree) structures, but got {tree} and {tree2} respectively."
+            )
+        avals = [to_aval(p) for p in primals_out]
+        if tree != self.out_tree:
+            raise TypeError(
+                f"{where} must produce a pair (list or tuple of length two) where the first "
+                "element represents the primal output (equal in value to the output of the "
+                f"custom_jvp-decorated function {self.primal_name}, and in particular of the "
+                "same container/pytree structure), but instead the JVP rule output's first "
+                f"element had container/pytree structure:\n    {_types_text(tree, avals)}\n"
+                f"while the custom_jvp-decorated function {self.primal_name} had output "
+                f"container/pytree structure:\n    {_types_text(self.out_tree, self.out_avals)}."
+            )
+        if not all(map(_same_type, avals, self.out_avals)):
+            raise TypeError(
+                f"{where} must produce a pair (list or tuple of length two) where the first "
+                "element represents the primal output (equal in value to the output of the "
+                f"custom_jvp-decorated function {self.primal_name}, and in particular with "
+                "leaves of the same shape/dtype), but instead the JVP rule output's first "
+                f"element had shapes/dtypes of:\n    {_types_text(tree, avals)}\n"
+                f"while the custom_jvp-decorated function {self.primal_name} had output "
+                f"shapes/dtypes of:\n    {_types_text(self.out_tree, self.out_avals)}"
+            )
+        result = []
+        for p_aval, t in zip(avals, tangents_out, strict=True):
+            want = tangent_aval(p_aval)
+            got = t.aval if type(t) is Zero else to_aval(t)
+            if not _same_type(want, got):
+                raise TypeError(
+                    "Custom JVP rule must produce primal and tangent outputs with "
+                    f"corresponding shapes and dtypes. Expected {want.str_short()} (tangent "
+                    f"type of {p_aval.str_short()}) but got {got.str_short()}."
+                )
+            result.append(Zero(want) if want.dtype == dtypes.float0 else t)
+        return primals_out, result
+
+
+def _stop_gradient_leaves(x):
+    def stop(leaf):
+        if isinstance(leaf, Tracer | np.ndarray | np.generic | float | complex):
+            return stop_gradient(leaf)
+        return leaf
+
+    return tree_map(stop, x)
+
+
+class custom_jvp:
+    """Make a function whose JVP is given by a rule of the user's (jax.custom_jvp).
+
+    Decorate the function, then define the rule with ``defjvp`` (one rule taking
+    ``(primals, tangents)`` tuples and returning ``(primal_out, tangent_out)``) or
+    ``defjvps`` (one function per argument). Arguments in ``nondiff_argnums`` are not
+    differentiated; they are passed first to the rule.
+    """
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(sorted(set(nondiff_argnums)))
+        self.jvp: Callable | None = None
+        self.symbolic_zeros = False
+
+    def __get__(self, instance, owner=None):
+        return self if instance is None else functools.partial(self, instance)
+
+    def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
+        """Set the JVP rule ``jvp(*nondiff_args, primals, tangents)`` (custom_jvp.defjvp).
+
+        With ``symbolic_zeros=True`` unperturbed inputs get ``SymbolicZero`` tangents
+        (which have ``shape``, ``dtype`` and ``aval``), and the rule may return them.
+        Return ``jvp`` so that this can be used as a decorator.
+        """
+        self.jvp = jvp
+        self.symbolic_zeros = symbolic_zeros
+        return jvp
+
+    def defjvps(self, *jvps: Callable | None) -> None:
+        """Set the JVP from one function per argument (custom_jvp.defjvps).
+
+        ``jvps[i](tangent_i, primal_out, *primals)`` gives the tangent of the output due
+        to argument ``i`` (None: that argument has no derivative); they are summed.
+        Zero tangents are skipped, so an unperturbed argument costs nothing.
+        """
+        if self.nondiff_argnums:
+            raise TypeError("Can't use ``defjvps`` with ``nondiff_argnums``.")
+
+        def jvp(primals, tangents):
+            primal_out = self(*primals)
+            total = tree_map(Zero.from_primal_value, primal_out)
+            for fn, t in zip(jvps, tangents, strict=False):
+                leaves = tree_flatten(t, is_leaf=lambda x: type(x) is Zero)[0]
+                if fn is None or all(type(leaf) is Zero for leaf in leaves):
+                    continue
+                t = tree_map(instantiate_zeros, t, is_leaf=lambda x: type(x) is Zero)
+                term = fn(t, primal_out, *primals)
+                total = tree_map(add_tangents, total, term, is_leaf=lambda x: type(x) is Zero)
+            return primal_out, total
+
+        self.defjvp(jvp, symbolic_zeros=True)
+
+    def __call__(self, *args, **kwargs):
+        name = _fun_name(self.fun)
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
+        args = _resolve_kwargs(self.fun, args, kwargs, "custom_jvp", name)
+        nondiff = self.nondiff_argnums
+        if nondiff:
+            args = tuple(
+                _stop_gradient_leaves(a) if i in nondiff else a for i, a in enumerate(args)
+            )
+        static_args = [args[i] for i in nondiff]
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
+        args_flat, in_tree = tree_flatten(dyn_args)
+        out_tree_cell = []
+
+        def fun_flat(*xs):
+            dyn = iter(tree_unflatten(in_tree, xs))
+            full = [args[i] if i in nondiff else next(dyn) for i in range(len(args))]
+            out_flat, out_tree = tree_flatten(self.fun(*full))
+            out_tree_cell.append(out_tree)
+            return out_flat
+
+        fun_flat.__name__ = name
+        call_jaxpr, consts = _trace_call(fun_flat, args_flat)
+        out_tree = out_tree_cell[0]
+        jvp = _FlatJVP(self.jvp, static_args, in_tree, out_tree, call_jaxpr.out_avals, name)
+        outs = custom_jvp_call_p.bind(
+            *consts,
+            *args_flat,
+            call_jaxpr=call_jaxpr,
+            jvp=jvp,
+            num_consts=len(consts),
+            symbolic_zeros=self.symbolic_zeros,
+        )
+        return tree_unflatten(out_tree, outs)
+
+
+# --- custom_vjp -------------------------------------------------------------------------
+
+custom_vjp_call_p = Primitive("custom_vjp_call")
+custom_vjp_call_p.multiple_results = True
+custom_vjp_call_p.def_impl(_custom_call_impl)
+custom_vjp_call_p.def_abstract_eval(_custom_call_abstract_eval(custom_vjp_call_p))
+
+custom_lin_p = Primitive("custom_lin")
+custom_lin_p.multiple_results = True
+
+
+class CustomVJPException(Exception):
+    """A custom_vjp function was differentiated with respect to a closed-over value."""
+
+
+def _custom_lin_impl(*args, **params):
+    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+custom_lin_p.def_impl(_custom_lin_impl)
+custom_lin_p.def_abstract_eval(lambda *args, out_avals, **params: list(out_avals))
+
+
+def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts, symbolic_zeros):
+    if any(type(t) is not Zero for t in tangents[:num_consts]):
+        raise CustomVJPException(
+            "Detected differentiation of a custom_vjp function with respect to a closed-over "
+            "value. That isn't supported because the custom VJP rule only specifies how to "
+            "differentiate the custom_vjp function with respect to explicit input "
+            "parameters. Pass the closed-over values as explicit arguments (see "
+            "closure_convert)."
+        )
+    args, arg_tangents = list(primals[num_consts:]), tangents[num_consts:]
+    perturbed = [type(t) is not Zero for t in arg_tangents]
+    primals_out, res, res_tree = fwd(args, perturbed)
+    out_avals = [tangent_aval(to_aval(p)) for p in primals_out]
+    lin_mask = [a.dtype != dtypes.float0 for a in out_avals]
+    bound = _BoundBwd(bwd, res_tree, out_avals, lin_mask)
+    nz_tangents = [t for t in arg_tangents if type(t) is not Zero]
+    lin_out = iter(
+        custom_lin_p.bind(
+            *res,
+            *nz_tangents,
+            num_res=len(res),
+            bwd=bound,
+            out_avals=tuple(a for a, m in zip(out_avals, lin_mask, strict=True) if m),
+            in_zeros=tuple(not p for p in perturbed),
+        )
+    )
+    tangents_out = [
+        next(lin_out) if m else Zero(a) for a, m in zip(out_avals, lin_mask, strict=True)
+    ]
+    return primals_out, tangents_out
+
+
+def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals, in_zeros):
+    cts_in = bwd(list(args[:num_res]), list(cts))
+    nz = [None if type(ct) is Zero else ct for ct, z in zip(cts_in, in_zeros, strict=True) if not z]
+    return [None] * num_res + nz
+
+
+jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
+transpose_rules[custom_lin_p] = _custom_lin_transpose
+rules_with_user_code.add(custom_vjp_call_p)
+
+
+class CustomVJPPrimal:
+    """What a ``symbolic_zeros`` fwd rule gets per input leaf: ``value`` and ``perturbed``."""
+
+    __slots__ = ("value", "perturbed")
+
+    def __init__(self, value, perturbed: bool):
+        self.value = value
+        self.perturbed = perturbed
+
+    def __repr__(self) -> str:
+        return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
+
+
+class _FlatFwd(_Named):
+    """The user's fwd rule on flat lists: returns primal outputs, residuals, residual tree."""
+
+    def __init__(self, fwd, static, nargs, in_tree, out_tree, out_avals, symbolic_zeros, primal):
+        self.fwd, self.static, self.nargs = fwd, static, nargs
+        self.in_tree, self.out_tree, self.out_avals = in_tree, out_tree, out_avals
+        self.symbolic_zeros, self.primal_name = symbolic_zeros, primal
+        self.name = _fun_name(fwd)
+
+    def __call__(self, args_flat, perturbed):
+        if self.symbolic_zeros:
+            args_flat = [CustomVJPPrimal(x, p) for x, p in zip(args_flat, perturbed, strict=True)]
+        dyn = iter(tree_unflatten(self.in_tree, args_flat))
+        full = [self.static[i] if i in self.static else next(dyn) for i in range(self.nargs)]
+        pair = self.fwd(*full)
+        where = f"Custom VJP fwd rule {self.name} for function {self.primal_name}"
+        what = (
+            "must produce a pair (list or tuple of length two) where the first element "
+            "represents the primal output (equal to the output of the custom_vjp-decorated "
+            f"function {self.primal_name}) and the second element represents residuals (i.e. "
+            "values stored from the forward pass for use on the backward pass), but"
+        )
+        if not isinstance(pair, tuple | list) or len(pair) != 2:
+            raise TypeError(
+                f"{where} {what} instead of a pair the fwd rule {self.name} produced {pair!r}."
+            )
+        primals_out, tree = tree_flatten(pair[0])
+        res, res_tree = tree_flatten(pair[1])
+        avals = [to_aval(p) for p in primals_out]
+        if tree != self.out_tree:
+            raise TypeError(
+                f"{where} {what} instead the fwd rule output's first element had "
+                f"container/pytree structure:\n    {_types_text(tree, avals)}\nwhile the "
+                f"custom_vjp-decorated function {self.primal_name} had output container/pytree "
+                f"structure:\n    {_types_text(self.out_tree, self.out_avals)}."
+            )
+        if not all(map(_same_type, avals, self.out_avals)):
+            raise TypeError(
+                f"{where} {what} instead the fwd rule output's first element had "
+                f"shapes/dtypes of:\n    {_types_text(tree, avals)}\nwhile the "
+                f"custom_vjp-decorated function {self.primal_name} had output shapes/dtypes "
+                f"of:\n    {_types_text(self.out_tree, self.out_avals)}"
+            )
+        return primals_out, res, res_tree
+
+
+class _FlatBwd(_Named):
+    """The user's bwd rule on flat lists, with JAX's checks; ``None`` means zero."""
+
+    def __init__(self, bwd, static_args, arg_trees, in_avals, out_tree, symbolic_zeros):
+        self.bwd, self.static_args, self.arg_trees = bwd, static_args, arg_trees
+        self.in_avals, self.out_tree, self.symbolic_zeros = in_avals, out_tree, symbolic_zeros
+        self.name = _fun_name(bwd)
+
+    def __call__(self, res_tree, res, cts_out):
+        if not self.symbolic_zeros:
+            cts_out = [instantiate_zeros(c) for c in cts_out]
+        py_cts_in = self.bwd(
+            *self.static_args,
+            tree_unflatten(res_tree, res),
+            tree_unflatten(self.out_tree, cts_out),
+        )
+        n_args = len(self.arg_trees)
+        if isinstance(py_cts_in, list) and len(py_cts_in) == n_args:
+            py_cts_in = tuple(py_cts_in)
+        leaves: list[Any] = []
+        ok = isinstance(py_cts_in, tuple) and len(py_cts_in) == n_args
+        if ok:
+            for ct, tree in zip(py_cts_in, self.arg_trees, strict=True):
+                if ct is None:
+                    leaves.extend([None] * tree.num_leaves)
+                    continue
+                ct_leaves, ct_tree = tree_flatten(
+                    ct, is_leaf=lambda x: x is None or type(x) is Zero
+                )
+                if ct_tree != tree:
+                    ok = False
+                    break
+                leaves.extend(ct_leaves)
+        if not ok:
+            in_tree = tree_structure(
+                tuple(tree.unflatten([0] * tree.num_leaves) for tree in self.arg_trees)
+            )
+            raise TypeError(
+                "Custom VJP bwd rule must produce an output with the same container (pytree) "
+                "structure as the args tuple of the primal function, and in particular must "
+                "produce a tuple of length equal to the number of arguments to the primal "
+                f"function, but got bwd output structure {tree_structure(py_cts_in)} for "
+                f"primal input structure {in_tree}."
+            )
+        results = []
+        for i, (ct, aval) in enumerate(zip(leaves, self.in_avals, strict=True)):
+            want = tangent_aval(aval)
+            if ct is None or want.dtype == dtypes.float0:
+                results.append(Zero(want))
+                continue
+            got = ct.aval if type(ct) is Zero else to_aval(ct)
+            if not _same_type(got, want) and not (
+                got.shape == want.shape and got.dtype == dtypes.float0
+            ):
+                raise ValueError(
+                    "Custom VJP bwd rule must produce an output with the same type as the args "
+                    f"tuple of the primal function, but at flat output {i} the bwd rule "
+                    f"produced an output of type {got.str_short()} corresponding to an input "
+                    f"of type {aval.str_short()}"
+                )
+            results.append(Zero(want) if type(ct) is Zero else ct)
+        return results
+
+
+class _BoundBwd(_Named):
+    """``bwd`` with the residual tree of one call; expands cotangents to every output."""
+
+    def __init__(self, bwd: _FlatBwd, res_tree, out_avals, lin_mask):
+        self.bwd, self.res_tree, self.out_avals, self.lin_mask = bwd, res_tree, out_avals, lin_mask
+        self.name = bwd.name
+
+    def __call__(self, res, lin_cts):
+        lin = iter(lin_cts)
+        cts = [
+            next(lin) if m else Zero(a) for a, m in zip(self.out_avals, self.lin_mask, strict=True)
+        ]
+        return self.bwd(self.res_tree, res, cts)
+
+
+class custom_vjp:
+    """Make a function whose VJP is given by rules of the user's (jax.custom_vjp).
+
+    Decorate the function, then call ``defvjp(fwd, bwd)``: ``fwd`` takes the
+    function's arguments and returns ``(output, residuals)`` (residuals: any pytree);
+    ``bwd(residuals, output_cotangent)`` returns a tuple with one cotangent per
+    argument (``None`` for zero). Arguments in ``nondiff_argnums`` are passed first to
+    ``bwd`` and must not be traced values. Forward mode (``jvp``) is not supported.
+    """
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(sorted(set(nondiff_argnums)))
+        self.fwd: Callable | None = None
+        self.bwd: Callable | None = None
+        self.symbolic_zeros = False
+
+    def __get__(self, instance, owner=None):
+        return self if instance is None else functools.partial(self, instance)
+
+    def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False) -> None:
+        """Set the forward and backward rules (custom_vjp.defvjp).
+
+        With ``symbolic_zeros=True``, ``fwd`` receives ``CustomVJPPrimal(value,
+        perturbed)`` leaves and ``bwd`` may receive ``SymbolicZero`` cotangents.
+        """
+        self.fwd, self.bwd, self.symbolic_zeros = fwd, bwd, symbolic_zeros
+
+    def __call__(self, *args, **kwargs):
+        name = _fun_name(self.fun)
+        if self.fwd is None or self.bwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
+        args = _resolve_kwargs(self.fun, args, kwargs, "custom_vjp", name)
+        nondiff = self.nondiff_argnums
+        for i in nondiff:
+            if any(isinstance(leaf, Tracer) for leaf in tree_flatten(args[i])[0]):
+                raise UnexpectedTracerError(
+                    "Found a JAX Tracer object passed as an argument to a custom_vjp function "
+                    "in a position indicated by nondiff_argnums as non-differentiable. Tracers "
+                    "cannot be passed as non-differentiable arguments to custom_vjp functions; "
+                    "instead, nondiff_argnums should only be used for arguments that can't be "
+                    "or contain JAX tracers, e.g. function-valued arguments. In particular, "
+                    "array-valued arguments should typically not be indicated as nondiff_argnums."
+                )
+        static_args = [args[i] for i in nondiff]
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
+        args_flat, in_tree = tree_flatten(dyn_args)
+        out_tree_cell = []
+
+        def fun_flat(*xs):
+            dyn = iter(tree_unflatten(in_tree, xs))
+            full = [args[i] if i in nondiff else next(dyn) for i in range(len(args))]
+            out_flat, out_tree = tree_flatten(self.fun(*full))
+            out_tree_cell.append(out_tree)
+            return out_flat
+
+        fun_flat.__name__ = name
+        call_jaxpr, consts = _trace_call(fun_flat, args_flat)
+        out_tree = out_tree_cell[0]
+        in_avals = [to_aval(x) for x in args_flat]
+        static = {i: args[i] for i in nondiff}
+        fwd = _FlatFwd(
+            self.fwd,
+            static,
+            len(args),
+            in_tree,
+            out_tree,
+            call_jaxpr.out_avals,
+            self.symbolic_zeros,
+            name,
+        )
+        arg_trees = [tree_structure(a) for a in dyn_args]
+        bwd = _FlatBwd(self.bwd, static_args, arg_trees, in_avals, out_tree, self.symbolic_zeros)
+        outs = custom_vjp_call_p.bind(
+            *consts,
+            *args_flat,
+            call_jaxpr=call_jaxpr,
+            fwd=fwd,
+            bwd=bwd,
+            num_consts=len(consts),
+            symbolic_zeros=self.symbolic_zeros,
+        )
+        return tree_unflatten(out_tree, outs)

@@ -1,0 +1,208 @@
+"""Reverse mode: transposition of linear jaxprs, and the rules of call-like primitives.
+
+``backward_pass`` walks a jaxpr whose linear inputs are ``UndefinedPrimal``s.
+Equations that read no linear value (recomputation under ``checkpoint``,
+functions of residuals) are evaluated first, in order; then the linear equations
+are visited in reverse, each transpose rule turning the cotangents of an
+equation's outputs into cotangents of its linear inputs. Cotangents are
+accumulated per variable with ``add_any``, and symbolic zeros are never
+materialized: an equation whose output cotangents are all zero is skipped.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+from modjax.tracecore import source_info as source_info_util
+from modjax.tracecore.call import call_p
+from modjax.tracecore.core import Primitive
+from modjax.tracecore.dce import default_params_updater
+from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
+from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
+from modjax.tracecore.wrapped_fun import wrap_init
+
+from .jvp import jvp_call_rule
+from .tangents import (
+    UndefinedPrimal,
+    Zero,
+    add_tangents,
+    is_undefined_primal,
+    jvp_rules,
+    tangent_aval,
+    transpose_rules,
+)
+
+__all__ = [
+    "backward_pass",
+    "transpose_jaxpr",
+    "transpose_call_rule",
+    "register_call_rules",
+]
+
+
+def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cotangents_out):
+    """Transpose ``jaxpr`` with respect to its linear inputs (jax's ``ad.backward_pass``).
+
+    ``args`` gives each invar a value, or ``UndefinedPrimal(aval)`` for a linear input;
+    ``cotangents_out`` gives each output a cotangent (``Zero`` or None for zero). Return
+    one entry per invar: the cotangent of a linear input (``Zero`` when nothing flowed
+    into it), None for the others.
+    """
+    primal_env: dict[Var, Any] = dict(zip(jaxpr.constvars, consts, strict=True))
+    linear: set[Var] = set()
+    for var, arg in zip(jaxpr.invars, args, strict=True):
+        if is_undefined_primal(arg):
+            linear.add(var)
+        else:
+            primal_env[var] = arg
+
+    def read_primal(atom):
+        return atom.val if type(atom) is Literal else primal_env[atom]
+
+    # Forward sweep: evaluate what does not depend on linear inputs.
+    linear_eqns = []
+    for eqn in jaxpr.eqns:
+        if any(type(a) is not Literal and a in linear for a in eqn.invars):
+            linear_eqns.append(eqn)
+            linear.update(eqn.outvars)
+            continue
+        with source_info_util.user_context(eqn.source_info):
+            outs = eqn.primitive.bind(*map(read_primal, eqn.invars), **eqn.params)
+        if not eqn.primitive.multiple_results:
+            outs = [outs]
+        primal_env.update(zip(eqn.outvars, outs, strict=True))
+
+    ct_env: dict[Var, Any] = {}
+
+    def write(var, ct):
+        if ct is None or type(ct) is Zero or type(var) is Literal or var not in linear:
+            return
+        ct_env[var] = add_tangents(ct_env[var], ct) if var in ct_env else ct
+
+    for var, ct in zip(jaxpr.outvars, cotangents_out, strict=True):
+        write(var, ct)
+
+    with source_info_util.transform_name("transpose"):
+        for eqn in reversed(linear_eqns):
+            cts_in = [ct_env.pop(v, None) for v in eqn.outvars]
+            if all(ct is None for ct in cts_in):
+                continue
+            rule = transpose_rules.get(eqn.primitive)
+            if rule is None:
+                raise NotImplementedError(
+                    f"Transpose rule (for reverse-mode differentiation) for "
+                    f"'{eqn.primitive.name}' not implemented (register one in "
+                    "modjax.autodiff.transpose_rules)"
+                )
+            args_in = [
+                UndefinedPrimal(a.aval)
+                if type(a) is not Literal and a in linear
+                else read_primal(a)
+                for a in eqn.invars
+            ]
+            if eqn.primitive.multiple_results:
+                ct = [
+                    Zero(v.aval) if c is None else c
+                    for v, c in zip(eqn.outvars, cts_in, strict=True)
+                ]
+            else:
+                ct = cts_in[0]
+            with source_info_util.user_context(eqn.source_info):
+                cts_out = rule(ct, *args_in, **eqn.params)
+            if len(cts_out) != len(eqn.invars):
+                raise ValueError(
+                    f"transpose rule of '{eqn.primitive.name}' returned {len(cts_out)} "
+                    f"cotangents for {len(eqn.invars)} operands"
+                )
+            for atom, ct_out in zip(eqn.invars, cts_out, strict=True):
+                write(atom, ct_out)
+
+    return [ct_env.get(v, Zero(v.aval)) if v in linear else None for v in jaxpr.invars]
+
+
+def transpose_jaxpr(
+    closed: ClosedJaxpr, linear: Sequence[bool], out_zeros: Sequence[bool]
+) -> tuple[ClosedJaxpr, list[bool]]:
+    """Return the transpose of ``closed`` and which linear inputs get zero cotangents.
+
+    Counterpart of jax's ``ad_checkpoint.transpose_jaxpr``.
+
+    The new jaxpr takes ``(*nonlinear_inputs, *nonzero_output_cotangents)`` (cotangents
+    of the outputs where ``out_zeros`` is False) and returns the cotangents of the
+    linear inputs, except those that are symbolically zero (the returned mask).
+    """
+    linear, out_zeros = list(linear), list(out_zeros)
+    in_avals = [a for a, lin in zip(closed.in_avals, linear, strict=True) if not lin] + [
+        tangent_aval(a) for a, z in zip(closed.out_avals, out_zeros, strict=True) if not z
+    ]
+    n_nonlinear = len(linear) - sum(linear)
+    in_zeros: list[bool] = []
+
+    def fun(*args):
+        nonlinear, nz_cts = iter(args[:n_nonlinear]), iter(args[n_nonlinear:])
+        primals = [
+            UndefinedPrimal(a) if lin else next(nonlinear)
+            for a, lin in zip(closed.in_avals, linear, strict=True)
+        ]
+        cts = [None if z else next(nz_cts) for z in out_zeros]
+        in_cts = backward_pass(closed.jaxpr, closed.consts, primals, cts)
+        lin_cts = [ct for ct, lin in zip(in_cts, linear, strict=True) if lin]
+        in_zeros[:] = [type(ct) is Zero for ct in lin_cts]
+        return [ct for ct in lin_cts if type(ct) is not Zero]
+
+    jaxpr, consts = trace_to_jaxpr(wrap_init(fun, None), in_avals)
+    return ClosedJaxpr(jaxpr, consts), in_zeros
+
+
+def transpose_call_rule(primitive: Primitive, cts, *args, update_params=None, **params):
+    """Transpose a call-like equation: bind a call of the transposed ``jaxpr`` param.
+
+    Counterpart of jax's ``ad.call_transpose``.
+
+    The new call takes the non-linear operands and the nonzero cotangents and returns
+    the nonzero cotangents of the linear operands. Non-linear equations of the inner
+    program (recomputation) run inside the new call. ``update_params`` is tracecore's
+    ``ParamsUpdater`` (all results and the cotangent operands are new: ``None``).
+    """
+    closed: ClosedJaxpr = params["jaxpr"]
+    linear = [is_undefined_primal(a) for a in args]
+    out_zeros = [type(ct) is Zero for ct in cts]
+    t_closed, in_zeros = transpose_jaxpr(closed, linear, out_zeros)
+    consts = t_closed.consts
+    if consts:
+        t_closed = ClosedJaxpr(convert_constvars_jaxpr(t_closed.jaxpr), ())
+    nonlinear = [(i, a) for i, (a, lin) in enumerate(zip(args, linear, strict=True)) if not lin]
+    nz_cts = [ct for ct in cts if type(ct) is not Zero]
+    results: list[Any] = [None] * len(args)
+    if not t_closed.out_avals:
+        return results
+    in_map = [None] * len(consts) + [i for i, _ in nonlinear] + [None] * len(nz_cts)
+    out_map = [None] * len(t_closed.out_avals)
+    new_params = (update_params or default_params_updater)(params, in_map, out_map, t_closed)
+    outs = iter(primitive.bind(*consts, *[a for _, a in nonlinear], *nz_cts, **new_params))
+    lin_index = [i for i, lin in enumerate(linear) if lin]
+    for i, zero in zip(lin_index, in_zeros, strict=True):
+        if not zero:
+            results[i] = next(outs)
+    return results
+
+
+def register_call_rules(primitive: Primitive, update_params=None) -> None:
+    """Register the generic JVP and transpose rules for a call-like ``primitive``.
+
+    Counterpart of jax's ``ad.primitive_jvps``/``primitive_transposes`` entries of
+    ``closed_call_p``.
+
+    The autodiff half of tracecore's ``register_call_rules`` (which gives DCE, partial
+    evaluation and inlining): ``primitive``'s ``jaxpr`` param is applied 1:1 to its
+    operands. The runtime registers jit's primitive this way.
+    """
+    jvp_rules[primitive] = functools.partial(jvp_call_rule, primitive, update_params=update_params)
+    transpose_rules[primitive] = functools.partial(
+        transpose_call_rule, primitive, update_params=update_params
+    )
+
+
+register_call_rules(call_p)

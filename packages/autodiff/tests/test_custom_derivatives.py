@@ -1,0 +1,371 @@
+"""custom_jvp and custom_vjp: user-written derivative rules."""
+
+import functools
+
+import numpy as np
+import pytest
+from autodiff_test_prims import add, cos, exp, log, mul, neg, sin, sum_all
+
+from modjax.autodiff import (
+    CustomVJPException,
+    CustomVJPPrimal,
+    SymbolicZero,
+    custom_jvp,
+    custom_jvp_call_p,
+    custom_vjp,
+    custom_vjp_call_p,
+    grad,
+    jvp,
+    linearize,
+    value_and_grad,
+    vjp,
+)
+from modjax.tracecore import call, make_jaxpr
+from modjax.tracecore.core import UnexpectedTracerError
+from modjax.tracecore.evaluation import eval_jaxpr
+
+
+def f32(x):
+    return np.asarray(x, np.float32)
+
+
+def make_f():
+    calls = []
+
+    @custom_jvp
+    def f(x, y):
+        return mul(sin(x), y)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        x, y = primals
+        tx, ty = tangents
+        calls.append(1)
+        # deliberately not the true derivative, so we can tell the rule ran
+        return f(x, y), add(mul(mul(cos(x), tx), y), mul(ty, 10.0))
+
+    return f, calls
+
+
+def test_custom_jvp_rule_is_used_in_forward_and_reverse_mode():
+    f, calls = make_f()
+    x, y = f32(1.0), f32(2.0)
+    np.testing.assert_allclose(f(x, y), np.sin(1.0) * 2.0, rtol=1e-6)
+    assert not calls
+    _, t = jvp(f, (x, y), (f32(0.0), f32(1.0)))
+    np.testing.assert_allclose(t, 10.0)
+    gx, gy = grad(f, argnums=(0, 1))(x, y)
+    np.testing.assert_allclose((gx, gy), (np.cos(1.0) * 2.0, 10.0), rtol=1e-6)
+    assert calls
+
+
+def test_custom_jvp_under_make_jaxpr_is_one_equation_and_evaluates():
+    f, _ = make_f()
+    closed = make_jaxpr(f)(f32(1.0), f32(2.0))
+    (eqn,) = closed.jaxpr.eqns
+    assert eqn.primitive is custom_jvp_call_p
+    assert "custom_jvp_call" in str(closed) and "f_jvp" in str(closed)
+    np.testing.assert_allclose(
+        eval_jaxpr(closed.jaxpr, closed.consts, f32(1.0), f32(2.0))[0], np.sin(1.0) * 2.0, rtol=1e-6
+    )
+    # differentiating the evaluation of the jaxpr still uses the rule
+    g = grad(lambda y: eval_jaxpr(closed.jaxpr, closed.consts, f32(1.0), y)[0])(f32(2.0))
+    np.testing.assert_allclose(g, 10.0)
+    # and make_jaxpr of grad traces the rule
+    closed_g = make_jaxpr(grad(f, argnums=1))(f32(1.0), f32(2.0))
+    np.testing.assert_allclose(
+        eval_jaxpr(closed_g.jaxpr, closed_g.consts, f32(1.0), f32(2.0))[0], 10.0
+    )
+
+
+def test_custom_jvp_numerically_stable_log1pexp():
+    @custom_jvp
+    def softplus(x):
+        return log(add(exp(x), 1.0))
+
+    softplus.defjvps(lambda t, ans, x: mul(t, sub_one_minus_sigmoid(x)))
+
+    def sub_one_minus_sigmoid(x):  # sigmoid(x) = 1 / (1 + exp(-x)) via exp/log
+        return exp(neg(log(add(exp(neg(x)), 1.0))))
+
+    np.testing.assert_allclose(grad(softplus)(f32(0.0)), 0.5, rtol=1e-6)
+    np.testing.assert_allclose(grad(softplus)(f32(50.0)), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(grad(grad(softplus))(f32(0.0)), 0.25, rtol=1e-5)
+
+
+def test_defjvps_skips_arguments_without_tangent():
+    seen = []
+
+    @custom_jvp
+    def f(x, y):
+        return mul(x, y)
+
+    f.defjvps(
+        lambda tx, ans, x, y: (seen.append("x"), mul(tx, y))[1],
+        lambda ty, ans, x, y: (seen.append("y"), mul(x, ty))[1],
+    )
+    np.testing.assert_allclose(grad(f)(f32(3.0), f32(4.0)), 4.0)
+    assert seen == ["x"]
+    with pytest.raises(TypeError, match="defjvps"):
+        custom_jvp(lambda a, b: a, nondiff_argnums=(0,)).defjvps(None)
+
+
+def test_custom_jvp_nondiff_argnums_and_kwargs():
+    @functools.partial(custom_jvp, nondiff_argnums=(0,))
+    def app(fn, x):
+        return fn(x)
+
+    @app.defjvp
+    def app_jvp(fn, primals, tangents):
+        (x,), (t,) = primals, tangents
+        return app(fn, x), mul(t, 7.0)
+
+    np.testing.assert_allclose(app(sin, f32(1.0)), np.sin(1.0), rtol=1e-6)
+    np.testing.assert_allclose(grad(lambda x: app(sin, x))(f32(1.0)), 7.0)
+    np.testing.assert_allclose(grad(lambda x: app(fn=sin, x=x))(f32(1.0)), 7.0)
+
+
+def test_custom_jvp_symbolic_zeros():
+    received = []
+
+    @custom_jvp
+    def f(x, y):
+        return mul(x, y)
+
+    def f_jvp(primals, tangents):
+        x, y = primals
+        tx, ty = tangents
+        received.append((type(tx) is SymbolicZero, type(ty) is SymbolicZero))
+        out = SymbolicZero(tx.aval) if type(tx) is SymbolicZero else mul(tx, y)
+        return f(x, y), out
+
+    f.defjvp(f_jvp, symbolic_zeros=True)
+    _, t = jvp(lambda y: f(f32(2.0), y), (f32(3.0),), (f32(1.0),))
+    assert received == [(True, False)]
+    np.testing.assert_allclose(t, 0.0)
+    grad(f)(f32(2.0), f32(3.0))
+    assert received[-1] == (False, True)
+
+
+def test_custom_jvp_nested_and_inside_a_call():
+    f, _ = make_f()
+
+    def g(x):
+        return call(lambda x: f(sin(x), f32(2.0)), x)
+
+    want = np.cos(np.sin(0.3)) * np.cos(0.3) * 2.0
+    np.testing.assert_allclose(grad(g)(f32(0.3)), want, rtol=1e-5)
+
+    # a custom_jvp function calling another custom_jvp function
+    @custom_jvp
+    def h(x):
+        return f(x, f32(1.0))
+
+    h.defjvp(lambda p, t: (h(p[0]), mul(t[0], f(p[0], f32(3.0)))))
+    np.testing.assert_allclose(grad(h)(f32(0.5)), 3 * np.sin(0.5), rtol=1e-6)
+    # the rule's own derivative is taken for second order
+    np.testing.assert_allclose(grad(grad(h))(f32(0.5)), 3 * np.cos(0.5) * 1.0 + 0.0, rtol=1e-5)
+
+
+def test_custom_jvp_errors():
+    @custom_jvp
+    def f(x):
+        return sin(x)
+
+    with pytest.raises(AttributeError, match="No JVP defined"):
+        f(f32(1.0))
+    f.defjvp(lambda p, t: (f(p[0]),))
+    with pytest.raises(TypeError, match="must produce a pair"):
+        jvp(f, (f32(1.0),), (f32(1.0),))
+    f.defjvp(lambda p, t: ((f(p[0]),), (t[0],)))
+    with pytest.raises(TypeError, match="container/pytree structure"):
+        jvp(f, (f32(1.0),), (f32(1.0),))
+    f.defjvp(lambda p, t: (f(p[0]), np.ones(3, np.float32)))
+    with pytest.raises(TypeError, match="equal container|corresponding shapes"):
+        jvp(f, (f32(1.0),), (f32(1.0),))
+
+
+def test_custom_jvp_closing_over_a_differentiated_value_is_an_error():
+    def outer(x):
+        @custom_jvp
+        def g(y):
+            return mul(x, y)
+
+        g.defjvp(lambda p, t: (g(p[0]), mul(x, t[0])))
+        return g(f32(2.0))
+
+    with pytest.raises(UnexpectedTracerError):
+        grad(outer)(f32(3.0))
+
+
+# --- custom_vjp -------------------------------------------------------------------------
+
+
+def make_clip_gradient():
+    @custom_vjp
+    def clip_grad(x, bound):
+        return x
+
+    def fwd(x, bound):
+        return x, {"bound": bound, "unused": (x,)}
+
+    def bwd(res, g):
+        b = float(res["bound"])
+        return (f32(np.clip(g, -b, b)), None)
+
+    clip_grad.defvjp(fwd, bwd)
+    return clip_grad
+
+
+def test_custom_vjp_rule_is_used_with_pytree_residuals():
+    clip = make_clip_gradient()
+    f = lambda x: mul(clip(mul(x, 10.0), f32(2.0)), 1.0)  # noqa: E731
+    np.testing.assert_allclose(f(f32(0.5)), 5.0)
+    np.testing.assert_allclose(grad(f)(f32(0.5)), 10.0)  # g = 1, within the bound; times 10
+    np.testing.assert_allclose(grad(lambda x: mul(clip(x, f32(0.5)), 3.0))(f32(1.0)), 0.5)
+    # bound received a None cotangent: zero
+    g_bound = grad(lambda b: sum_all(clip(f32([1.0, 2.0]), b)))(f32(2.0))
+    np.testing.assert_allclose(g_bound, 0.0)
+
+
+def test_custom_vjp_sin_with_cotangent_scaling_and_second_order():
+    @custom_vjp
+    def s(x):
+        return sin(x)
+
+    def s_fwd(x):
+        return s(x), cos(x)
+
+    def s_bwd(c, g):
+        return (mul(mul(c, g), 2.0),)
+
+    s.defvjp(s_fwd, s_bwd)
+    np.testing.assert_allclose(grad(s)(f32(0.3)), 2 * np.cos(0.3), rtol=1e-6)
+    # the derivative of the bwd rule (through cos) gives the second order
+    np.testing.assert_allclose(grad(grad(s))(f32(0.3)), -2 * np.sin(0.3), rtol=1e-6)
+    value, g = value_and_grad(lambda x: add(s(x), s(x)))(f32(0.3))
+    np.testing.assert_allclose(g, 4 * np.cos(0.3), rtol=1e-6)
+
+
+def test_custom_vjp_under_make_jaxpr_and_linearize():
+    @custom_vjp
+    def s(x):
+        return sin(x)
+
+    s.defvjp(lambda x: (s(x), cos(x)), lambda c, g: (mul(c, g),))
+    closed = make_jaxpr(s)(f32(1.0))
+    assert closed.jaxpr.eqns[0].primitive is custom_vjp_call_p
+    closed_g = make_jaxpr(grad(s))(f32(1.0))
+    np.testing.assert_allclose(
+        eval_jaxpr(closed_g.jaxpr, closed_g.consts, f32(1.0))[0], np.cos(1.0), rtol=1e-6
+    )
+    # the fwd rule calls s, so the forward pass holds a custom_vjp_call; the bwd rule's mul
+    # is the backward pass
+    assert [e.primitive.name for e in closed_g.jaxpr.eqns] == [
+        "custom_vjp_call",
+        "ad_cos",
+        "ad_mul",
+    ]
+    # linearize works (the linear map is the custom_lin equation); forward mode does not
+    _, f_lin = linearize(s, f32(1.0))
+    with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
+        f_lin(f32(1.0))
+    with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
+        jvp(s, (f32(1.0),), (f32(1.0),))
+
+
+def test_custom_vjp_nondiff_argnums():
+    @functools.partial(custom_vjp, nondiff_argnums=(0,))
+    def app(fn, x):
+        return fn(x)
+
+    def app_fwd(fn, x):
+        return app(fn, x), x
+
+    def app_bwd(fn, x, g):
+        return (mul(g, 5.0),)
+
+    app.defvjp(app_fwd, app_bwd)
+    np.testing.assert_allclose(grad(lambda x: app(sin, x))(f32(1.0)), 5.0)
+
+    @functools.partial(custom_vjp, nondiff_argnums=(1,))
+    def scale(x, k):
+        return mul(x, k)
+
+    scale.defvjp(lambda x, k: (scale(x, k), None), lambda k, res, g: (mul(g, k),))
+    np.testing.assert_allclose(grad(scale)(f32(1.0), 3.0), 3.0)
+    with pytest.raises(UnexpectedTracerError, match="nondiff_argnums"):
+        grad(lambda k: scale(f32(1.0), k))(f32(2.0))
+
+
+def test_custom_vjp_symbolic_zeros():
+    seen = {}
+
+    @custom_vjp
+    def f(x, y):
+        return mul(x, y), x
+
+    def fwd(x, y):
+        seen["perturbed"] = (x.perturbed, y.perturbed)
+        assert isinstance(x, CustomVJPPrimal)
+        return f(x.value, y.value), (x.value, y.value)
+
+    def bwd(res, g):
+        x, y = res
+        g_prod, g_x = g
+        seen["zero_ct"] = type(g_x) is SymbolicZero
+        return mul(g_prod, y), mul(g_prod, x)
+
+    f.defvjp(fwd, bwd, symbolic_zeros=True)
+    g = grad(lambda x: f(x, f32(3.0))[0])(f32(2.0))
+    np.testing.assert_allclose(g, 3.0)
+    assert seen == {"perturbed": (True, False), "zero_ct": True}
+
+
+def test_custom_vjp_errors():
+    @custom_vjp
+    def f(x):
+        return sin(x)
+
+    with pytest.raises(AttributeError, match="No VJP defined"):
+        f(f32(1.0))
+    f.defvjp(lambda x: sin(x), lambda r, g: (g,))
+    with pytest.raises(TypeError, match="fwd rule .* must produce a pair"):
+        grad(f)(f32(1.0))
+    f.defvjp(lambda x: (f(x), None), lambda r, g: g)
+    with pytest.raises(TypeError, match="bwd rule must produce an output with the same container"):
+        grad(f)(f32(1.0))
+    f.defvjp(lambda x: (f(x), None), lambda r, g: (np.ones(2, np.float32),))
+    with pytest.raises(ValueError, match="same type as the args"):
+        grad(f)(f32(1.0))
+
+    def outer(x):
+        @custom_vjp
+        def g(y):
+            return mul(x, y)
+
+        g.defvjp(lambda y: (g(y), None), lambda r, ct: (ct,))
+        return g(f32(2.0))
+
+    with pytest.raises(CustomVJPException):
+        grad(outer)(f32(1.0))
+
+
+def test_custom_vjp_inside_custom_jvp_and_nested_grad():
+    @custom_vjp
+    def s(x):
+        return sin(x)
+
+    s.defvjp(lambda x: (s(x), x), lambda x, g: (mul(g, cos(x)),))
+
+    @custom_jvp
+    def twice(x):
+        return s(s(x))
+
+    twice.defjvp(lambda p, t: (twice(p[0]), mul(t[0], 1.0)))
+    np.testing.assert_allclose(grad(twice)(f32(0.3)), 1.0)
+    np.testing.assert_allclose(
+        grad(lambda x: s(s(x)))(f32(0.3)), np.cos(np.sin(0.3)) * np.cos(0.3), rtol=1e-6
+    )
+    _, ct = vjp(lambda x: s(mul(x, 2.0)), f32(0.3))
+    np.testing.assert_allclose(ct(f32(1.0))[0], 2 * np.cos(0.6), rtol=1e-6)
