@@ -1,0 +1,265 @@
+"""Reductions over axes: ``reduce_sum/prod/max/min/and/or/xor`` and ``argmax/argmin``.
+
+Each monoid reduction is declared from one line (name, accepted dtypes, the
+combining op and its identity); ``argmax``/``argmin`` lower to a variadic
+``stablehlo.reduce`` over (value, index) pairs that returns the first index of
+the extreme value, with NaN counting as the extreme (as numpy does).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from functools import partial
+
+import numpy as np
+
+from modjax.lowering import hlo, ir, ir_type, register_lowering
+from modjax.runtime import apply_primitive
+from modjax.tracecore import dtypes
+from modjax.tracecore.abstract import ShapedArray
+from modjax.tracecore.core import Primitive
+
+from ._common import (
+    ANY,
+    NUMBER,
+    Category,
+    check_dtype,
+    compare,
+    constant,
+    kind,
+    real_dtype,
+    reducer_region,
+)
+
+__all__ = [
+    "argmax",
+    "argmin",
+    "reduce_and",
+    "reduce_max",
+    "reduce_min",
+    "reduce_or",
+    "reduce_prod",
+    "reduce_sum",
+    "reduce_xor",
+]
+
+
+def _check_axes(name: str, operand: ShapedArray, axes: tuple[int, ...]) -> None:
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"duplicate value in 'axes' of reduction: {axes}")
+    if any(not 0 <= a < operand.ndim for a in axes):
+        raise ValueError(
+            f"reduction axes {axes} contains out-of-bounds indices for {operand.str_short()}."
+        )
+
+
+def _reduce_abstract_eval(name, accepted, operand, *, axes):
+    if accepted is None:  # the logical reductions
+        if kind(operand.dtype) not in "biu":
+            raise TypeError(
+                "logical reduction requires operand dtype bool or int, got "
+                f"{dtypes.dtype_name(operand.dtype)}."
+            )
+    else:
+        check_dtype(name, operand, accepted)
+    _check_axes(name, operand, axes)
+    shape = tuple(d for i, d in enumerate(operand.shape) if i not in axes)
+    return ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+def _extreme(dtype: np.dtype, largest: bool):
+    """The identity of min (``largest``) or max: the extreme value of ``dtype``."""
+    k = kind(dtype)
+    if k == "b":
+        return largest
+    if k in "iu":
+        info = dtypes.iinfo(dtype)
+        return int(info.max if largest else info.min)
+    inf = np.inf if largest else -np.inf
+    return complex(inf, inf) if k == "c" else inf
+
+
+def _lexicographic(op: Callable, direction: str) -> Callable:
+    """max/min of complex scalars: compare real parts, then imaginary parts."""
+
+    def combine(x, y, dtype):
+        if kind(dtype) != "c":
+            return op(x, y)
+        part = real_dtype(dtype)
+        rx, ry, ix, iy = hlo.real(x), hlo.real(y), hlo.imag(x), hlo.imag(y)
+        pick_x = hlo.select(
+            compare(rx, ry, "EQ", part),
+            compare(ix, iy, direction, part),
+            compare(rx, ry, direction, part),
+        )
+        return hlo.select(pick_x, x, y)
+
+    return combine
+
+
+def _reduce_lowering(combine, identity, ctx, x, *, axes):
+    aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
+    dtype = aval_in.dtype
+    op = hlo.ReduceOp([ir_type(aval_out)], [x], [constant(identity(dtype), dtype)], list(axes))
+    block = reducer_region(op, dtype)
+    with ir.InsertionPoint(block):
+        hlo.return_([combine(*block.arguments, dtype)])
+    return op.result
+
+
+def _plain(op):
+    return lambda x, y, dtype: op(x, y)
+
+
+def reduce_primitive(
+    name: str, accepted: Sequence[Category] | None, combine: Callable, identity: Callable
+) -> Primitive:
+    """Declare a reduction by a monoid: ``combine(x, y, dtype)`` with ``identity(dtype)``.
+
+    ``accepted`` lists the operand's dtype categories (None: bool or integer,
+    with the logical reductions' error message).
+    """
+    prim = Primitive(name)
+    prim.def_abstract_eval(partial(_reduce_abstract_eval, name, accepted))
+    prim.def_impl(partial(apply_primitive, prim))
+    register_lowering(prim, partial(_reduce_lowering, combine, identity))
+    return prim
+
+
+reduce_sum_p = reduce_primitive("reduce_sum", [NUMBER], _plain(hlo.add), lambda d: 0)
+reduce_prod_p = reduce_primitive("reduce_prod", [NUMBER], _plain(hlo.multiply), lambda d: 1)
+reduce_max_p = reduce_primitive(
+    "reduce_max", ANY, _lexicographic(hlo.maximum, "GT"), lambda d: _extreme(d, largest=False)
+)
+reduce_min_p = reduce_primitive(
+    "reduce_min", ANY, _lexicographic(hlo.minimum, "LT"), lambda d: _extreme(d, largest=True)
+)
+reduce_and_p = reduce_primitive(
+    "reduce_and", None, _plain(hlo.and_), lambda d: True if kind(d) == "b" else -1
+)
+reduce_or_p = reduce_primitive("reduce_or", None, _plain(hlo.or_), lambda d: 0)
+reduce_xor_p = reduce_primitive("reduce_xor", None, _plain(hlo.xor), lambda d: 0)
+
+
+def _axes(axes) -> tuple[int, ...]:
+    try:
+        return tuple(operator.index(a) for a in axes)
+    except TypeError:
+        raise TypeError(f"reduction axes must be a sequence of integers, got {axes!r}") from None
+
+
+def reduce_sum(operand, axes: Sequence[int]):
+    """Sum ``operand`` over ``axes`` (jax.lax.reduce_sum)."""
+    return reduce_sum_p.bind(operand, axes=_axes(axes))
+
+
+def reduce_prod(operand, axes: Sequence[int]):
+    """Multiply ``operand``'s elements over ``axes`` (jax.lax.reduce_prod)."""
+    return reduce_prod_p.bind(operand, axes=_axes(axes))
+
+
+def reduce_max(operand, axes: Sequence[int]):
+    """Take the maximum of ``operand`` over ``axes``; NaN propagates (jax.lax.reduce_max)."""
+    return reduce_max_p.bind(operand, axes=_axes(axes))
+
+
+def reduce_min(operand, axes: Sequence[int]):
+    """Take the minimum of ``operand`` over ``axes``; NaN propagates (jax.lax.reduce_min)."""
+    return reduce_min_p.bind(operand, axes=_axes(axes))
+
+
+def reduce_and(operand, axes: Sequence[int]):
+    """Reduce ``operand`` over ``axes`` with bitwise/logical AND (jax.lax.reduce_and)."""
+    return reduce_and_p.bind(operand, axes=_axes(axes))
+
+
+def reduce_or(operand, axes: Sequence[int]):
+    """Reduce ``operand`` over ``axes`` with bitwise/logical OR (jax.lax.reduce_or)."""
+    return reduce_or_p.bind(operand, axes=_axes(axes))
+
+
+def reduce_xor(operand, axes: Sequence[int]):
+    """Reduce ``operand`` over ``axes`` with bitwise/logical XOR (jax.lax.reduce_xor)."""
+    return reduce_xor_p.bind(operand, axes=_axes(axes))
+
+
+# --- argmax and argmin ---------------------------------------------------------------------------
+
+
+def _arg_abstract_eval(name, operand, *, axes, index_dtype):
+    check_dtype(name, operand, [c for c in ANY if c.name != "complexfloating"])
+    (axis,) = axes
+    if not 0 <= axis < operand.ndim:
+        raise ValueError(f"Invalid axis {axis} for operand shape {operand.shape}")
+    if operand.shape[axis] == 0:
+        raise ValueError(
+            "argmin and argmax require non-empty reduced dimension. "
+            f"operand.shape={operand.shape} axis={axis}"
+        )
+    if kind(index_dtype) not in "iu":
+        raise TypeError(
+            f"index_dtype must be an integer type, but got {dtypes.dtype_name(index_dtype)}"
+        )
+    shape = tuple(d for i, d in enumerate(operand.shape) if i != axis)
+    return ShapedArray(shape, index_dtype)
+
+
+def _arg_lowering(direction, ctx, x, *, axes, index_dtype):
+    aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
+    dtype = aval_in.dtype
+    (axis,) = axes
+    index_aval = ShapedArray(aval_in.shape, index_dtype)
+    indices = hlo.iota(ir_type(index_aval), axis)
+    init_value = constant(_extreme(dtype, largest=direction == "LT"), dtype)
+    op = hlo.ReduceOp(
+        [ir_type(aval_out.update(dtype=dtype)), ir_type(aval_out)],
+        [x, indices],
+        [init_value, constant(0, index_dtype)],
+        [axis],
+    )
+    block = op.regions[0].blocks.append(
+        *[ir_type(ShapedArray((), d)) for d in (dtype, index_dtype, dtype, index_dtype)]
+    )
+    with ir.InsertionPoint(block):
+        x1, i1, x2, i2 = block.arguments
+        better = compare(x1, x2, direction, dtype)
+        tie = compare(x1, x2, "EQ", dtype)
+        if kind(dtype) == "f":  # NaN is the extreme; the first of several NaNs wins
+            nan1 = compare(x1, x1, "NE", dtype)
+            nan2 = compare(x2, x2, "NE", dtype)
+            better = hlo.or_(better, hlo.and_(nan1, hlo.not_(nan2)))
+            tie = hlo.or_(tie, hlo.and_(nan1, nan2))
+        first = compare(i1, i2, "LT", index_dtype)
+        pick1 = hlo.or_(better, hlo.and_(tie, first))
+        hlo.return_([hlo.select(pick1, x1, x2), hlo.select(pick1, i1, i2)])
+    return op.results[1]
+
+
+argmax_p = Primitive("argmax")
+argmax_p.def_abstract_eval(partial(_arg_abstract_eval, "argmax"))
+argmax_p.def_impl(partial(apply_primitive, argmax_p))
+register_lowering(argmax_p, partial(_arg_lowering, "GT"))
+
+argmin_p = Primitive("argmin")
+argmin_p.def_abstract_eval(partial(_arg_abstract_eval, "argmin"))
+argmin_p.def_impl(partial(apply_primitive, argmin_p))
+register_lowering(argmin_p, partial(_arg_lowering, "LT"))
+
+
+def _index_dtype(index_dtype) -> np.dtype:
+    return dtypes.canonicalize_dtype(dtypes.dtype(index_dtype))
+
+
+def argmax(operand, axis: int, index_dtype):
+    """Return the index of the first maximum on ``axis``; NaN is greatest (jax.lax.argmax)."""
+    return argmax_p.bind(
+        operand, axes=(operator.index(axis),), index_dtype=_index_dtype(index_dtype)
+    )
+
+
+def argmin(operand, axis: int, index_dtype):
+    """Return the index of the first minimum on ``axis``; NaN is the least (jax.lax.argmin)."""
+    return argmin_p.bind(
+        operand, axes=(operator.index(axis),), index_dtype=_index_dtype(index_dtype)
+    )

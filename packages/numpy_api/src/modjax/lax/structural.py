@@ -1,0 +1,565 @@
+"""Structural primitives: they move, repeat or drop elements without computing new ones.
+
+``broadcast_in_dim``, ``reshape``, ``squeeze``, ``transpose``, ``rev``,
+``slice``, ``concatenate``, ``pad``, ``iota`` and ``copy``, each declared with
+its abstract evaluation, eager ``impl`` and lowering rule; and the public
+functions built on them (``broadcast``, ``expand_dims``, ``full``,
+``broadcasted_iota``, ...).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from functools import partial
+
+import numpy as np
+
+from modjax.lowering import hlo, ir_type, register_lowering
+from modjax.runtime import apply_primitive
+from modjax.tracecore import dtypes
+from modjax.tracecore.abstract import ShapedArray, canonicalize_shape
+from modjax.tracecore.core import Primitive
+
+from ._common import (
+    NUM,
+    PYTHON_SCALARS,
+    aval_of,
+    check_dtype,
+    check_same_dtypes,
+    python_scalar_as,
+)
+
+__all__ = [
+    "broadcast",
+    "broadcast_in_dim",
+    "broadcasted_iota",
+    "concatenate",
+    "copy",
+    "expand_dims",
+    "full",
+    "full_like",
+    "iota",
+    "pad",
+    "reshape",
+    "rev",
+    "slice",
+    "squeeze",
+    "transpose",
+]
+
+
+def _ints(values, what: str) -> tuple[int, ...]:
+    try:
+        return tuple(operator.index(v) for v in values)
+    except TypeError:
+        raise TypeError(f"{what} must be a sequence of integers, got {values!r}") from None
+
+
+def _is_array(x) -> bool:
+    """Tell whether ``x`` is an Array or tracer (not a Python or numpy value)."""
+    return type(x) not in PYTHON_SCALARS and not isinstance(x, np.ndarray | np.generic)
+
+
+def _declare(name: str, abstract_eval, lowering) -> Primitive:
+    prim = Primitive(name)
+    prim.def_abstract_eval(abstract_eval)
+    prim.def_impl(partial(apply_primitive, prim))
+    register_lowering(prim, lowering)
+    return prim
+
+
+# --- broadcast_in_dim ---------------------------------------------------------------------------
+
+
+def _broadcast_in_dim_abstract_eval(operand, *, shape, broadcast_dimensions):
+    if len(broadcast_dimensions) != operand.ndim:
+        raise TypeError(
+            "broadcast_in_dim broadcast_dimensions must have length equal to operand ndim; got "
+            f"broadcast_dimensions {broadcast_dimensions} for operand ndim {operand.ndim}."
+        )
+    if len(shape) < operand.ndim:
+        raise TypeError(
+            "broadcast_in_dim target broadcast shape must have equal or higher rank to the "
+            f"operand shape; got operand shape {operand.shape}, target shape {shape}."
+        )
+    if any(not 0 <= d < len(shape) for d in broadcast_dimensions):
+        raise TypeError(
+            "broadcast_in_dim broadcast_dimensions must be a subset of output dimensions, got "
+            f"{broadcast_dimensions} for operand ndim {operand.ndim} and shape {shape}."
+        )
+    if any(a >= b for a, b in zip(broadcast_dimensions, broadcast_dimensions[1:], strict=False)):
+        raise TypeError(
+            "broadcast_in_dim broadcast_dimensions must be strictly increasing; got "
+            f"broadcast_dimensions {broadcast_dimensions}"
+        )
+    if any(
+        operand.shape[i] != 1 and operand.shape[i] != shape[d]
+        for i, d in enumerate(broadcast_dimensions)
+    ):
+        raise TypeError(
+            "broadcast_in_dim operand dimension sizes must either be 1, or be equal to their "
+            "corresponding dimensions in the target broadcast shape; got operand of shape "
+            f"{operand.shape}, target broadcast shape {shape}, broadcast_dimensions "
+            f"{broadcast_dimensions}"
+        )
+    return ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+def _broadcast_in_dim_lowering(ctx, x, *, shape, broadcast_dimensions):
+    return hlo.broadcast_in_dim(ir_type(ctx.avals_out[0]), x, list(broadcast_dimensions))
+
+
+broadcast_in_dim_p = _declare(
+    "broadcast_in_dim", _broadcast_in_dim_abstract_eval, _broadcast_in_dim_lowering
+)
+
+
+def broadcast_in_dim(operand, shape: Sequence[int], broadcast_dimensions: Sequence[int]):
+    """Broadcast ``operand`` to ``shape``, its axis ``i`` going to ``broadcast_dimensions[i]``.
+
+    The counterpart of jax.lax.broadcast_in_dim: each operand dimension must be
+    1 or equal to the target dimension it maps to.
+    """
+    shape = canonicalize_shape(shape)
+    dims = _ints(broadcast_dimensions, "broadcast_dimensions")
+    if _is_array(operand) and aval_of(operand).shape == shape and dims == tuple(range(len(shape))):
+        return operand
+    return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims)
+
+
+def broadcast(operand, sizes: Sequence[int]):
+    """Add leading dimensions of ``sizes`` to ``operand`` (jax.lax.broadcast)."""
+    sizes = canonicalize_shape(sizes)
+    ndim = aval_of(operand).ndim
+    shape = sizes + aval_of(operand).shape
+    return broadcast_in_dim(operand, shape, tuple(range(len(sizes), len(sizes) + ndim)))
+
+
+def expand_dims(array, dimensions: Sequence[int]):
+    """Insert size-1 axes at the positions ``dimensions`` of the result (jax.lax.expand_dims)."""
+    aval = aval_of(array)
+    ndim_out = aval.ndim + len(dimensions)
+    dims = []
+    for d in _ints(dimensions, "dimensions"):
+        if not -ndim_out <= d < ndim_out:
+            raise ValueError(f"axis {d} is out of bounds for array of dimension {ndim_out}")
+        dims.append(d + ndim_out if d < 0 else d)
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"repeated axis in expand_dims: {tuple(dimensions)}")
+    kept = [i for i in range(ndim_out) if i not in dims]
+    shape = [1] * ndim_out
+    for i, size in zip(kept, aval.shape, strict=True):
+        shape[i] = size
+    return broadcast_in_dim(array, tuple(shape), tuple(kept))
+
+
+# --- reshape and squeeze ----------------------------------------------------------------------
+
+
+def _reshape_abstract_eval(operand, *, new_sizes, dimensions):
+    if any(d < 0 for d in new_sizes):
+        raise TypeError(f"reshape new_sizes must all be positive, got {new_sizes}.")
+    if math.prod(new_sizes) != operand.size:
+        raise TypeError(
+            f"reshape total size must be unchanged, got new_sizes {new_sizes} (of total size "
+            f"{math.prod(new_sizes)}) for shape {operand.shape} (of total size {operand.size})."
+        )
+    if dimensions is not None and sorted(dimensions) != list(range(operand.ndim)):
+        raise TypeError(
+            "reshape dimensions must be a permutation of operand dimensions, got dimensions "
+            f"{dimensions} for shape {operand.shape}."
+        )
+    return ShapedArray(new_sizes, operand.dtype, operand.weak_type)
+
+
+def _reshape_lowering(ctx, x, *, new_sizes, dimensions):
+    if dimensions is not None and dimensions != tuple(range(len(dimensions))):
+        x = hlo.transpose(x, list(dimensions))
+    return hlo.reshape(ir_type(ctx.avals_out[0]), x)
+
+
+reshape_p = _declare("reshape", _reshape_abstract_eval, _reshape_lowering)
+
+
+def reshape(operand, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None):
+    """Reshape ``operand`` to ``new_sizes`` in row-major order (jax.lax.reshape).
+
+    With ``dimensions``, the operand is first transposed by that permutation.
+    """
+    try:
+        new_sizes = tuple(operator.index(d) for d in new_sizes)
+    except TypeError:
+        raise TypeError(f"reshape new_sizes must be integers, got {new_sizes!r}") from None
+    dims = None if dimensions is None else _ints(dimensions, "dimensions")
+    if dims is not None and dims == tuple(range(len(dims))):
+        dims = None
+    if dims is None and _is_array(operand) and aval_of(operand).shape == new_sizes:
+        return operand
+    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims)
+
+
+def _squeeze_abstract_eval(operand, *, dimensions):
+    for d in dimensions:
+        if not 0 <= d < operand.ndim:
+            raise ValueError(f"axis {d} is out of bounds for array of dimension {operand.ndim}")
+        if operand.shape[d] != 1:
+            raise ValueError(
+                "cannot select an axis to squeeze out which has size not equal to one, got "
+                f"shape={operand.shape} and dimensions={dimensions}"
+            )
+    shape = tuple(s for i, s in enumerate(operand.shape) if i not in dimensions)
+    return ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+def _squeeze_lowering(ctx, x, *, dimensions):
+    return hlo.reshape(ir_type(ctx.avals_out[0]), x)
+
+
+squeeze_p = _declare("squeeze", _squeeze_abstract_eval, _squeeze_lowering)
+
+
+def squeeze(array, dimensions: Sequence[int]):
+    """Remove the size-1 dimensions ``dimensions`` from ``array`` (jax.lax.squeeze)."""
+    ndim = aval_of(array).ndim
+    dims = []
+    for d in _ints(dimensions, "dimensions"):
+        if not -ndim <= d < ndim:
+            raise ValueError(f"axis {d} is out of bounds for array of dimension {ndim}")
+        dims.append(d + ndim if d < 0 else d)
+    dims = tuple(sorted(set(dims)))
+    if not dims and type(array) not in PYTHON_SCALARS:
+        return array
+    return squeeze_p.bind(array, dimensions=dims)
+
+
+# --- transpose and rev --------------------------------------------------------------------------
+
+
+def _transpose_abstract_eval(operand, *, permutation):
+    if sorted(permutation) != list(range(operand.ndim)):
+        raise TypeError(
+            "transpose permutation isn't a permutation of operand dimensions, got permutation "
+            f"{permutation} for operand shape {operand.shape}."
+        )
+    shape = tuple(operand.shape[p] for p in permutation)
+    return ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+def _transpose_lowering(ctx, x, *, permutation):
+    return hlo.transpose(x, list(permutation))
+
+
+transpose_p = _declare("transpose", _transpose_abstract_eval, _transpose_lowering)
+
+
+def transpose(operand, permutation: Sequence[int]):
+    """Permute the axes of ``operand``: axis ``i`` is ``permutation[i]`` (jax.lax.transpose)."""
+    permutation = _ints(permutation, "permutation")
+    identity = permutation == tuple(range(len(permutation)))
+    if identity and _is_array(operand) and len(permutation) == aval_of(operand).ndim:
+        return operand
+    return transpose_p.bind(operand, permutation=permutation)
+
+
+def _rev_abstract_eval(operand, *, dimensions):
+    if len(set(dimensions)) != len(dimensions):
+        raise TypeError(f"rev dimensions must be unique, got {dimensions}.")
+    if any(not 0 <= d < operand.ndim for d in dimensions):
+        raise TypeError(
+            f"rev dimensions must all be less than operand ndim, got dimensions {dimensions} "
+            f"for operand ndim {operand.ndim}."
+        )
+    return operand
+
+
+def _rev_lowering(ctx, x, *, dimensions):
+    return hlo.reverse(x, list(dimensions))
+
+
+rev_p = _declare("rev", _rev_abstract_eval, _rev_lowering)
+
+
+def rev(operand, dimensions: Sequence[int]):
+    """Reverse ``operand`` along ``dimensions`` (jax.lax.rev)."""
+    return rev_p.bind(operand, dimensions=_ints(dimensions, "dimensions"))
+
+
+# --- slice, concatenate, pad ----------------------------------------------------------------
+
+
+def _slice_abstract_eval(operand, *, start_indices, limit_indices, strides):
+    n = operand.ndim
+    if len(start_indices) != n or len(limit_indices) != n:
+        raise TypeError(
+            "slice start_indices and limit_indices must have length equal to the number of "
+            f"dimensions of the operand, got start_indices {start_indices} and limit_indices "
+            f"{limit_indices} for operand shape {operand.shape}."
+        )
+    if strides is not None and len(strides) != n:
+        raise TypeError(
+            f"slice strides must have length equal to the number of dimensions of the operand, "
+            f"got strides {strides} for operand shape {operand.shape}."
+        )
+    if any(s < 0 for s in start_indices):
+        raise TypeError(
+            f"slice start_indices must be greater than or equal to zero, got {start_indices}."
+        )
+    if any(lim > d for lim, d in zip(limit_indices, operand.shape, strict=True)):
+        raise TypeError(
+            f"slice limit_indices must be less than or equal to operand shape, got "
+            f"limit_indices {limit_indices} for operand shape {operand.shape}."
+        )
+    if any(s > lim for s, lim in zip(start_indices, limit_indices, strict=True)):
+        raise TypeError(
+            "slice limit_indices must be greater than or equal to start_indices, got "
+            f"start_indices {start_indices} and limit_indices {limit_indices}."
+        )
+    strides = strides or (1,) * n
+    if any(s <= 0 for s in strides):
+        raise TypeError(f"slice strides must be positive, got {strides}")
+    shape = tuple(
+        (lim - s + st - 1) // st if lim > s else 0
+        for s, lim, st in zip(start_indices, limit_indices, strides, strict=True)
+    )
+    return ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+def _slice_lowering(ctx, x, *, start_indices, limit_indices, strides):
+    strides = strides or (1,) * len(start_indices)
+    return hlo.slice(x, list(start_indices), list(limit_indices), list(strides))
+
+
+slice_p = _declare("slice", _slice_abstract_eval, _slice_lowering)
+
+
+def slice(  # noqa: A001 - JAX's public name
+    operand,
+    start_indices: Sequence[int],
+    limit_indices: Sequence[int],
+    strides: Sequence[int] | None = None,
+):
+    """Take the static slice ``[start:limit:stride]`` of every dimension (jax.lax.slice)."""
+    start = _ints(start_indices, "start_indices")
+    limit = _ints(limit_indices, "limit_indices")
+    strides = None if strides is None else _ints(strides, "strides")
+    if strides is not None and all(s == 1 for s in strides):
+        strides = None
+    return slice_p.bind(operand, start_indices=start, limit_indices=limit, strides=strides)
+
+
+def _concatenate_abstract_eval(*operands, dimension):
+    if not operands:
+        raise ValueError("concatenate requires a non-empty sequences of arrays")
+    check_same_dtypes("concatenate", operands)
+    shapes = [o.shape for o in operands]
+    if len({len(s) for s in shapes}) != 1:
+        raise TypeError(
+            "Cannot concatenate arrays with different numbers of dimensions: got "
+            f"{', '.join(map(str, shapes))}."
+        )
+    if not 0 <= dimension < len(shapes[0]):
+        raise TypeError(
+            f"concatenate dimension out of bounds: dimension {dimension} for shapes "
+            f"{', '.join(map(str, shapes))}."
+        )
+    others = [s[:dimension] + s[dimension + 1 :] for s in shapes]
+    if any(o != others[0] for o in others):
+        raise TypeError(
+            "Cannot concatenate arrays with shapes that differ in dimensions other than the "
+            f"one being concatenated: concatenating along dimension {dimension} for shapes "
+            f"{', '.join(map(str, shapes))}."
+        )
+    shape = list(shapes[0])
+    shape[dimension] = sum(s[dimension] for s in shapes)
+    weak = all(o.weak_type for o in operands)
+    return ShapedArray(tuple(shape), operands[0].dtype, weak)
+
+
+def _concatenate_lowering(ctx, *operands, dimension):
+    return hlo.concatenate(list(operands), dimension)
+
+
+concatenate_p = _declare("concatenate", _concatenate_abstract_eval, _concatenate_lowering)
+
+
+def concatenate(operands: Sequence, dimension: int):
+    """Join ``operands`` (same dtype and rank) along ``dimension`` (jax.lax.concatenate)."""
+    operands = list(operands)
+    if not operands:
+        raise ValueError("concatenate requires a non-empty sequences of arrays")
+    if len(operands) == 1 and type(operands[0]) not in PYTHON_SCALARS:
+        aval = aval_of(operands[0])
+        if not 0 <= dimension < aval.ndim:
+            raise TypeError(
+                f"concatenate dimension out of bounds: dimension {dimension} for shapes "
+                f"{aval.shape}."
+            )
+        return operands[0]
+    return concatenate_p.bind(*operands, dimension=operator.index(dimension))
+
+
+def _pad_abstract_eval(operand, padding_value, *, padding_config):
+    if operand.dtype != padding_value.dtype:
+        raise TypeError(
+            "pad operand and padding_value must be same dtype: got "
+            f"{dtypes.dtype_name(operand.dtype)} and {dtypes.dtype_name(padding_value.dtype)}."
+        )
+    if padding_value.shape:
+        raise ValueError(f"padding_value must be a scalar; got shape {padding_value.shape}")
+    if len(padding_config) != operand.ndim:
+        raise ValueError(
+            "length of padding_config must equal the number of axes of operand, got "
+            f"padding_config {padding_config} for operand shape {operand.shape}"
+        )
+    if any(interior < 0 for _, _, interior in padding_config):
+        raise ValueError(
+            f"interior padding in padding_config must be nonnegative, got padding_config "
+            f"{padding_config}"
+        )
+    shape = tuple(
+        lo + hi + d + max(d - 1, 0) * interior
+        for d, (lo, hi, interior) in zip(operand.shape, padding_config, strict=True)
+    )
+    if any(s < 0 for s in shape):
+        raise ValueError(
+            f"Dimension size after padding is not at least 0, got result shape {shape}, for "
+            f"padding_config {padding_config} and operand shape {operand.shape}"
+        )
+    return ShapedArray(shape, operand.dtype, operand.weak_type and padding_value.weak_type)
+
+
+def _pad_lowering(ctx, x, padding_value, *, padding_config):
+    lo, hi, interior = zip(*padding_config, strict=True) if padding_config else ((), (), ())
+    return hlo.pad(x, padding_value, list(lo), list(hi), list(interior))
+
+
+pad_p = _declare("pad", _pad_abstract_eval, _pad_lowering)
+
+
+def pad(operand, padding_value, padding_config: Sequence[tuple[int, int, int]]):
+    """Pad ``operand`` with ``padding_value``, ``(low, high, interior)`` per axis (jax.lax.pad).
+
+    ``low`` and ``high`` may be negative (they then remove elements);
+    ``interior`` (the padding between elements) must not.
+    """
+    config = tuple(tuple(operator.index(v) for v in triple) for triple in padding_config)
+    if any(len(triple) != 3 for triple in config):
+        raise TypeError(
+            f"padding_config must be (low, high, interior) triples, got {padding_config}"
+        )
+    if type(padding_value) in PYTHON_SCALARS and type(operand) not in PYTHON_SCALARS:
+        target = aval_of(operand).dtype
+        if dtypes.result_type(padding_value, target) == target:
+            padding_value = python_scalar_as(padding_value, target)
+    return pad_p.bind(operand, padding_value, padding_config=config)
+
+
+# --- iota and copy ------------------------------------------------------------------------------
+
+
+def _iota_abstract_eval(*, dtype, shape, dimension):
+    check_dtype("iota", ShapedArray((), dtype), NUM)
+    if any(d < 0 for d in shape):
+        raise TypeError(f"iota shape must have every element be nonnegative, got {shape}.")
+    if not 0 <= dimension < len(shape):
+        raise ValueError(
+            f"iota dimension must be between 0 and len(shape), got dimension={dimension} for "
+            f"shape={shape}"
+        )
+    return ShapedArray(shape, dtype)
+
+
+def _iota_lowering(ctx, *, dtype, shape, dimension):
+    return hlo.iota(ir_type(ctx.avals_out[0]), dimension)
+
+
+iota_p = _declare("iota", _iota_abstract_eval, _iota_lowering)
+
+
+def iota(dtype, size: int):
+    """Return ``[0, 1, ..., size - 1]`` of ``dtype`` (jax.lax.iota)."""
+    return broadcasted_iota(dtype, (size,), 0)
+
+
+def broadcasted_iota(dtype, shape: Sequence[int], dimension: int):
+    """Return an array of ``shape`` counting along ``dimension`` (jax.lax.broadcasted_iota)."""
+    dtype = dtypes.canonicalize_dtype(dtypes.dtype(dtype))
+    try:
+        shape = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"iota shape must be a sequence of integers, got {shape!r}") from None
+    return iota_p.bind(dtype=dtype, shape=shape, dimension=operator.index(dimension))
+
+
+def _copy_lowering(ctx, x):
+    return x
+
+
+copy_p = _declare("copy", lambda aval: aval, _copy_lowering)
+
+
+def copy(x):
+    """Return a copy of ``x`` in a new buffer (JAX's ``copy_p``, behind ``jnp.copy``)."""
+    return copy_p.bind(x)
+
+
+# --- full ---------------------------------------------------------------------------------
+
+
+def full(shape: Sequence[int], fill_value, dtype=None):
+    """Return an array of ``shape`` filled with the scalar ``fill_value`` (jax.lax.full).
+
+    Without ``dtype`` the result takes ``fill_value``'s dtype and weak type
+    (``full((2,), 3)`` is a weakly typed int32 array).
+    """
+    shape = canonicalize_shape(shape)
+    fill_shape = _shape_of(fill_value)
+    if fill_shape:
+        raise TypeError(
+            f"full must be called with scalar fill_value, got fill_value.shape {fill_shape}."
+        )
+    if dtype is not None:
+        fill_value = _as_dtype(fill_value, dtype)
+    return broadcast(fill_value, shape)
+
+
+def _shape_of(value) -> tuple[int, ...]:
+    if type(value) in PYTHON_SCALARS or type(value) is bool:
+        return ()
+    if isinstance(value, np.ndarray | np.generic):
+        return value.shape
+    return aval_of(value).shape
+
+
+def _as_dtype(value, dtype):
+    """Return the scalar ``value`` with dtype ``dtype`` (strongly typed)."""
+    dtype = dtypes.canonicalize_dtype(dtypes.dtype(dtype))
+    if type(value) in PYTHON_SCALARS:
+        return python_scalar_as(value, dtype)
+    if type(value) is bool:
+        return np.bool_(value).astype(dtype)
+    if isinstance(value, np.ndarray | np.generic):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.asarray(value).astype(dtype)[()]
+    from .elementwise import _convert_element_type
+
+    return _convert_element_type(value, dtype, weak_type=False)
+
+
+def full_like(x, fill_value, dtype=None, shape=None):
+    """Return ``fill_value`` in the shape and dtype of ``x`` unless given (jax.lax.full_like).
+
+    The result is weakly typed when ``x`` is and no ``dtype`` is given.
+    """
+    aval = aval_of(x)
+    weak = dtype is None and aval.weak_type
+    dtype = aval.dtype if dtype is None else dtype
+    shape = aval.shape if shape is None else shape
+    if weak:
+        from .elementwise import _convert_element_type
+
+        value = _convert_element_type(fill_value, dtype, weak_type=True)
+        return broadcast(value, canonicalize_shape(shape))
+    return full(shape, fill_value, dtype)

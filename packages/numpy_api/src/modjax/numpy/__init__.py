@@ -1,0 +1,198 @@
+"""modjax.numpy: a NumPy-style API on modjax arrays (the counterpart of ``jax.numpy``).
+
+This first part covers array creation, elementwise math with JAX's type
+promotion (weakly typed Python scalars) and broadcasting, reductions,
+reshaping, ``where``, ``matmul``/``dot`` and basic indexing. Importing it
+registers the operators and methods of Arrays and tracers (``x + y``,
+``x @ y``, ``x[1:, None]``, ``x.T``, ``x.sum()``) in tracecore's tables.
+"""
+
+import math as _math
+import os as _os
+
+from modjax.runtime import Array as _Array
+from modjax.tracecore import source_info as _source_info
+
+from . import _operators
+from ._creation import (
+    arange,
+    array,
+    asarray,
+    empty,
+    empty_like,
+    eye,
+    full,
+    full_like,
+    identity,
+    linspace,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
+)
+from ._dtypes import (
+    bfloat16,
+    bool_,
+    complex64,
+    complex128,
+    complex_,
+    complexfloating,
+    dtype,
+    finfo,
+    float8_e4m3fn,
+    float8_e5m2,
+    float16,
+    float32,
+    float64,
+    float_,
+    floating,
+    generic,
+    iinfo,
+    inexact,
+    int4,
+    int8,
+    int16,
+    int32,
+    int64,
+    int_,
+    integer,
+    isdtype,
+    issubdtype,
+    number,
+    promote_types,
+    result_type,
+    signedinteger,
+    uint,
+    uint4,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    unsignedinteger,
+)
+from ._manipulation import (
+    astype,
+    broadcast_shapes,
+    broadcast_to,
+    clip,
+    concatenate,
+    copy,
+    dot,
+    expand_dims,
+    matmul,
+    moveaxis,
+    ndim,
+    ravel,
+    reshape,
+    shape,
+    size,
+    squeeze,
+    stack,
+    swapaxes,
+    transpose,
+    where,
+)
+from ._reductions import (
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    max,
+    mean,
+    min,
+    prod,
+    std,
+    sum,
+    var,
+)
+from ._ufuncs import (
+    abs,
+    absolute,
+    add,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    around,
+    bitwise_and,
+    bitwise_invert,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    cbrt,
+    ceil,
+    cos,
+    cosh,
+    divide,
+    divmod,
+    equal,
+    exp,
+    exp2,
+    expm1,
+    floor,
+    floor_divide,
+    fmod,
+    greater,
+    greater_equal,
+    hypot,
+    invert,
+    isfinite,
+    isinf,
+    isnan,
+    left_shift,
+    less,
+    less_equal,
+    log,
+    log1p,
+    log2,
+    log10,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    mod,
+    multiply,
+    negative,
+    nextafter,
+    not_equal,
+    positive,
+    pow,
+    power,
+    reciprocal,
+    remainder,
+    right_shift,
+    rint,
+    round,
+    sign,
+    sin,
+    sinh,
+    sqrt,
+    square,
+    subtract,
+    tan,
+    tanh,
+    true_divide,
+    trunc,
+)
+
+# Frames of modjax.numpy are never "the user's line" of an equation.
+_source_info.register_exclusion(_os.path.dirname(_os.path.abspath(__file__)))
+
+#: The array type (``isinstance(x, jnp.ndarray)``), as in JAX.
+ndarray = _Array
+
+pi = _math.pi
+e = _math.e
+inf = _math.inf
+nan = _math.nan
+euler_gamma = 0.5772156649015329
+newaxis = None
+
+_operators.register_operators()

@@ -1,0 +1,146 @@
+"""Scalar types (``jnp.float32`` ...) and dtype utilities of modjax.numpy.
+
+``jnp.float32`` is a class usable everywhere numpy's is (``np.dtype(jnp.float32)``,
+``issubdtype``, ``zeros(3, jnp.float32)``); calling it makes a modjax array:
+``jnp.float32(2)`` is ``Array(2., dtype=float32)``, as in JAX. Each is a
+subclass of the numpy (or ml_dtypes) scalar type whose metaclass turns the
+call into ``asarray(x, dtype)`` and makes it compare equal to that type.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from modjax.tracecore import dtypes as _dtypes
+
+__all__ = [
+    "bfloat16",
+    "bool_",
+    "complex64",
+    "complex128",
+    "complex_",
+    "complexfloating",
+    "dtype",
+    "finfo",
+    "float16",
+    "float32",
+    "float64",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "float_",
+    "floating",
+    "generic",
+    "iinfo",
+    "inexact",
+    "int4",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "int_",
+    "integer",
+    "isdtype",
+    "issubdtype",
+    "number",
+    "promote_types",
+    "result_type",
+    "signedinteger",
+    "uint4",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "uint",
+    "unsignedinteger",
+]
+
+
+class _ScalarMeta(type):
+    """Metaclass of modjax.numpy's scalar types: calling one makes an array of its dtype."""
+
+    dtype: np.dtype
+
+    def __call__(cls, x=0):
+        from ._creation import asarray
+
+        return asarray(x, dtype=cls.dtype)
+
+    def __eq__(cls, other):
+        return cls is other or other is cls.dtype.type
+
+    def __ne__(cls, other):
+        return not cls == other
+
+    def __hash__(cls):
+        return hash(cls.dtype.type)
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, cls.dtype.type)
+
+    def __repr__(cls):
+        return f"<class 'modjax.numpy.{cls.__name__}'>"
+
+
+def _scalar_type(numpy_type, name: str | None = None) -> type:
+    name = name or np.dtype(numpy_type).name
+    doc = (
+        f"The {np.dtype(numpy_type).name} scalar type (jax.numpy.{name}); "
+        f"``{name}(x)`` returns ``x`` as a modjax array of this dtype."
+    )
+    return _ScalarMeta(
+        name,
+        (numpy_type,),
+        {"dtype": np.dtype(numpy_type), "__doc__": doc, "__module__": "modjax.numpy"},
+    )
+
+
+bool_ = _scalar_type(np.bool_, "bool_")
+int8 = _scalar_type(np.int8)
+int16 = _scalar_type(np.int16)
+int32 = _scalar_type(np.int32)
+int64 = _scalar_type(np.int64)
+uint8 = _scalar_type(np.uint8)
+uint16 = _scalar_type(np.uint16)
+uint32 = _scalar_type(np.uint32)
+uint64 = _scalar_type(np.uint64)
+float16 = _scalar_type(np.float16)
+float32 = _scalar_type(np.float32)
+float64 = _scalar_type(np.float64)
+complex64 = _scalar_type(np.complex64)
+complex128 = _scalar_type(np.complex128)
+bfloat16 = _scalar_type(_dtypes.bfloat16)
+float8_e4m3fn = _scalar_type(_dtypes.float8_e4m3fn)
+float8_e5m2 = _scalar_type(_dtypes.float8_e5m2)
+int4 = _scalar_type(_dtypes.int4)
+uint4 = _scalar_type(_dtypes.uint4)
+# The 64-bit names of numpy's defaults, as in JAX (canonicalized when used).
+int_ = int64
+uint = uint64
+float_ = float64
+complex_ = complex128
+
+# The abstract categories are numpy's own.
+generic = np.generic
+number = np.number
+integer = np.integer
+signedinteger = np.signedinteger
+unsignedinteger = np.unsignedinteger
+inexact = np.inexact
+floating = np.floating
+complexfloating = np.complexfloating
+
+# Promotion and introspection come from tracecore, which implements JAX's lattice.
+promote_types = _dtypes.promote_types
+result_type = _dtypes.result_type
+issubdtype = _dtypes.issubdtype
+isdtype = _dtypes.isdtype
+finfo = _dtypes.finfo
+iinfo = _dtypes.iinfo
+
+
+def dtype(obj, align: bool = False, copy: bool = False) -> np.dtype:
+    """Return the numpy dtype of a dtype-like, array or scalar type (jax.numpy.dtype)."""
+    if isinstance(obj, _ScalarMeta):
+        return obj.dtype
+    if hasattr(obj, "dtype") and not isinstance(obj, type):
+        return np.dtype(obj.dtype)
+    return np.dtype(obj, align=align, copy=copy)

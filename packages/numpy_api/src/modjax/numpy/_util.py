@@ -1,0 +1,242 @@
+"""Argument handling shared by modjax.numpy: type promotion, broadcasting, axes.
+
+Promotion is JAX's (``dtypes.result_type`` with weak types): Python scalars
+adopt the dtype of the arrays they meet, ``int8 + 1000`` stays int8. Shapes
+broadcast as in numpy, but a mismatch raises TypeError as JAX does.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from modjax import lax
+from modjax.lax._common import kind, python_scalar_as
+from modjax.lax.elementwise import _convert_element_type, convert_element_type_p
+from modjax.runtime import Array
+from modjax.tracecore import dtypes
+from modjax.tracecore.config import enable_x64
+from modjax.tracecore.core import Tracer
+
+PYTHON_SCALARS = (bool, int, float, complex)
+ARRAY_TYPES = (Array, Tracer)
+ARRAYLIKE = (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex)
+
+
+def check_arraylike(name: str, *args: Any) -> None:
+    """Raise TypeError naming ``name`` if an argument is not an array or scalar (lists are not)."""
+    for i, a in enumerate(args):
+        if not isinstance(a, ARRAYLIKE):
+            raise TypeError(
+                f"{name} requires ndarray or scalar arguments, got {type(a)} at position {i}."
+            )
+
+
+def aval(x: Any):
+    """Return the abstract value (shape, dtype, weak type) of an array-like."""
+    return lax._common.aval_of(x)
+
+
+def shape_of(x: Any) -> tuple[int, ...]:
+    """Return the shape of an array-like."""
+    if type(x) in PYTHON_SCALARS:
+        return ()
+    if isinstance(x, np.ndarray | np.generic):
+        return x.shape
+    return x.aval.shape if isinstance(x, Tracer) else aval(x).shape
+
+
+def canonical_dtype(dtype: Any) -> np.dtype:
+    """Return the canonical numpy dtype of a dtype-like (``float`` is float32 with x64 off)."""
+    return dtypes.canonicalize_dtype(dtypes.dtype(dtype))
+
+
+def convert(x: Any, dtype: np.dtype, weak_type: bool = False) -> Any:
+    """Return ``x`` with dtype ``dtype`` (and weak type ``weak_type`` where it matters).
+
+    A Python scalar whose kind has ``dtype`` as its default stays a Python
+    scalar of that kind (``1`` next to a float32 array becomes ``1.0``: a
+    literal, and the cheapest eager argument); other Python scalars become numpy
+    scalars (integers wrap: ``1000`` as int8 is -24). numpy values are cast on
+    the host; arrays and tracers get a ``convert_element_type`` only if their
+    dtype differs.
+    """
+    tp = type(x)
+    if tp in PYTHON_SCALARS:
+        if tp is bool:
+            own = np.dtype(np.bool_)
+            return x if own == dtype else np.bool_(x).astype(dtype)
+        as_python = _PYTHON_TYPE_OF_DEFAULT.get((dtype, enable_x64.value))
+        if as_python is not None and _RANK[tp] <= _RANK[as_python]:
+            if tp is int:
+                dtypes.check_int_range(x, dtypes.default_int_dtype())
+            return as_python(x)
+        if weak_type:
+            return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=True)
+        return python_scalar_as(x, dtype)
+    if isinstance(x, np.ndarray | np.generic):
+        if x.dtype == dtype:
+            return x
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.asarray(x).astype(dtype)
+    if x.dtype == dtype:
+        return x
+    return _convert_element_type(x, dtype, weak_type)
+
+
+# The Python scalar type whose (weak) values have a given dtype, per x64 setting.
+_PYTHON_TYPE_OF_DEFAULT = {
+    (np.dtype(np.int32), False): int,
+    (np.dtype(np.float32), False): float,
+    (np.dtype(np.complex64), False): complex,
+    (np.dtype(np.int64), True): int,
+    (np.dtype(np.float64), True): float,
+    (np.dtype(np.complex128), True): complex,
+}
+_RANK = {int: 0, float: 1, complex: 2}
+
+
+def result_type(*args: Any) -> tuple[np.dtype, bool]:
+    """Return JAX's promoted ``(dtype, weak_type)`` of ``args``."""
+    return dtypes.result_type(*args, return_weak_type_flag=True)
+
+
+def promote_dtypes(*args: Any) -> list:
+    """Convert ``args`` to their common dtype (JAX's type promotion)."""
+    if len(args) == 1:
+        return [args[0]]
+    dtype, weak = result_type(*args)
+    return [convert(a, dtype, weak) for a in args]
+
+
+def to_inexact(dtype: np.dtype) -> np.dtype:
+    """Return ``dtype`` if it is inexact, else the default float dtype (int8 -> float32)."""
+    if kind(dtype) in "fc":
+        return dtype
+    return dtypes.canonicalize_dtype(dtypes.promote_types(dtype, np.float64))
+
+
+def promote_dtypes_inexact(*args: Any) -> list:
+    """Convert ``args`` to their common dtype, made inexact (integers become float)."""
+    dtype, weak = result_type(*args)
+    dtype = to_inexact(dtype)
+    return [convert(a, dtype, weak) for a in args]
+
+
+def broadcast_shapes(name: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """Return numpy's broadcast of ``shapes``; raise TypeError naming ``name`` if they clash."""
+    if len(shapes) == 1:
+        return tuple(shapes[0])
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for dims in zip(*[(1,) * (ndim - len(s)) + tuple(s) for s in shapes], strict=True):
+        sizes = {d for d in dims if d != 1}
+        if len(sizes) > 1:
+            raise TypeError(
+                f"{name} got incompatible shapes for broadcasting: "
+                f"{', '.join(str(tuple(s)) for s in shapes)}."
+            )
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
+    """Broadcast ``x`` to ``shape`` with numpy's rules (one ``broadcast_in_dim``)."""
+    s = shape_of(x)
+    if s == shape:
+        return x
+    if len(s) > len(shape) or any(
+        a != 1 and a != b for a, b in zip(s[::-1], shape[::-1], strict=False)
+    ):
+        raise ValueError(f"Incompatible shapes for broadcasting: {s} and requested shape {shape}")
+    offset = len(shape) - len(s)
+    return lax.broadcast_in_dim(x, shape, tuple(range(offset, len(shape))))
+
+
+def promote_shapes(name: str, *args: Any) -> list:
+    """Give ``args`` a common rank so lax can broadcast them (rank-0 operands stay as they are)."""
+    if len(args) < 2:
+        return list(args)
+    shapes = [shape_of(a) for a in args]
+    ranks = {len(s) for s in shapes if s}
+    if len(ranks) <= 1:  # lax broadcasts rank 0 and size-1 dimensions itself
+        return list(args)
+    shape = broadcast_shapes(name, *shapes)
+    ndim = len(shape)
+    return [
+        a if not s or len(s) == ndim else broadcast_to(a, shape)
+        for a, s in zip(args, shapes, strict=True)
+    ]
+
+
+def promote_binary(name: str, x1: Any, x2: Any):
+    """``promote_args`` for two operands, with fast paths for the common cases.
+
+    Two arrays of one dtype and rank (or rank 0) need nothing; an array and a
+    Python number of its kind need only the number converted.
+    """
+    a1 = x1.aval if isinstance(x1, ARRAY_TYPES) else None
+    a2 = x2.aval if isinstance(x2, ARRAY_TYPES) else None
+    if a1 is not None:
+        if a2 is not None:
+            if a1.dtype == a2.dtype and (
+                len(a1.shape) == len(a2.shape) or not a1.shape or not a2.shape
+            ):
+                return x1, x2
+        elif not a1.weak_type and _fits(type(x2), a1.dtype):
+            return x1, convert(x2, a1.dtype)
+    elif a2 is not None and not a2.weak_type and _fits(type(x1), a2.dtype):
+        return convert(x1, a2.dtype), x2
+    return promote_args(name, x1, x2)
+
+
+def _fits(tp: type, dtype: np.dtype) -> bool:
+    """Tell whether a Python number of type ``tp`` promotes to ``dtype`` without changing it."""
+    k = kind(dtype)
+    return (
+        (tp is int and k in "iufc") or (tp is float and k in "fc") or (tp is complex and k == "c")
+    )
+
+
+def promote_args(name: str, *args: Any) -> list:
+    """Check, promote the dtypes of and rank-align ``args`` for an elementwise op."""
+    check_arraylike(name, *args)
+    return promote_shapes(name, *promote_dtypes(*args))
+
+
+def broadcast_all(name: str, *args: Any) -> list:
+    """Broadcast ``args`` to their common shape (for composites that use ``select_n``)."""
+    shape = broadcast_shapes(name, *[shape_of(a) for a in args])
+    return [broadcast_to(a, shape) for a in args]
+
+
+def promote_args_inexact(name: str, *args: Any) -> list:
+    """Like ``promote_args``, converting integers and bools to the default float."""
+    check_arraylike(name, *args)
+    return promote_shapes(name, *promote_dtypes_inexact(*args))
+
+
+def canonicalize_axis(axis: Any, ndim: int) -> int:
+    """Return ``axis`` made non-negative, or raise ValueError if out of bounds (numpy's message)."""
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"axis must be an integer, got {axis!r}") from None
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis + ndim if axis < 0 else axis
+
+
+def canonicalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    """Return ``axis`` (None, an int or a sequence) as sorted non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, Sequence) and not isinstance(axis, str):
+        axes = tuple(canonicalize_axis(a, ndim) for a in axis)
+    else:
+        axes = (canonicalize_axis(axis, ndim),)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"repeated axis in reduction: {axis}")
+    return tuple(sorted(axes))

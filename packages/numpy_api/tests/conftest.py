@@ -1,0 +1,45 @@
+"""Hypothesis settings and the operator tables for modjax.numpy's tests.
+
+Every distinct (primitive, shapes, dtypes) costs an XLA compilation (tens of
+milliseconds), so the tests draw shapes and dtypes from small pools and run
+few examples: compiled programs are shared between examples that differ only
+in values. ``HYPOTHESIS_PROFILE=thorough`` runs many more.
+"""
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from modjax.numpy import _operators
+from modjax.tracecore import core
+
+settings.register_profile(
+    "modjax",
+    max_examples=6,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "thorough",
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "modjax"))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _numpy_operators():
+    """Run each module with modjax.numpy's operators registered, then restore the tables.
+
+    In a workspace run, other packages' tests install operators of their own
+    test primitives for a while; these tests must see modjax.numpy's.
+    """
+    saved = dict(core.tracer_operators), dict(core.tracer_attributes)
+    _operators.register_operators()
+    yield
+    for table, entries in zip((core.tracer_operators, core.tracer_attributes), saved, strict=True):
+        table.clear()
+        table.update(entries)
