@@ -1,0 +1,182 @@
+"""Dispatch latency: a cached jit call and an eager op, modjax and (when installed) JAX.
+
+    python benchmarks/dispatch.py [--rounds N] [--jax-python PATH]
+
+Measures, on f32[8] on the CPU backend:
+
+* ``jit``: a cache hit of ``jit(lambda x: x + 1)(x)`` (the fast path: jaxlib's C++
+  PjitFunction, and also modjax's pure-Python fast path, ``cpp_dispatch`` off);
+* ``eager``: ``sin(x)`` outside jit (the eager path, ``apply_primitive``);
+* ``floor``: the jaxlib executable call alone, without any Python around it.
+
+modjax runs in this process. JAX runs in a child process (JAX and modjax both
+extend jaxlib's array class, so they must not share one), with this interpreter
+if it can import ``jax``, else with ``--jax-python`` (or the
+``MODJAX_BENCH_JAX_PYTHON`` environment variable). The two alternate for
+``--rounds`` rounds and the best time of each is reported, so that a noisy
+machine hurts both alike. Without JAX only modjax's numbers are printed.
+
+When ``modjax.numpy`` is installed, ``x + 1`` and ``jnp.sin`` are used; otherwise
+two primitives defined here (with the same lowering) stand in for them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import timeit
+
+NUMBER = 20000
+REPEAT = 7
+
+JAX_CODE = r"""
+import json, sys, timeit
+import jax, jax.numpy as jnp
+number, repeat = int(sys.argv[1]), int(sys.argv[2])
+x = jnp.ones(8, jnp.float32)
+f = jax.jit(lambda x: x + 1)
+f(x).block_until_ready()
+jnp.sin(x).block_until_ready()
+best = lambda fn: min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
+print(json.dumps({"jit": best(lambda: f(x)), "eager": best(lambda: jnp.sin(x)),
+                  "version": jax.__version__}))
+"""
+
+
+def _modjax_ops():
+    """Return ``(add_one, sin, how)``: modjax.numpy's if installed, else local primitives."""
+    try:
+        import modjax.numpy as jnp
+
+        return (lambda x: x + 1), jnp.sin, "modjax.numpy"
+    except ImportError:
+        pass
+    import functools
+
+    from modjax.lowering import hlo, ir_constant, ir_type, register_lowering
+    from modjax.runtime import apply_primitive
+    from modjax.tracecore import core
+
+    add_one_p = core.Primitive("bench_add_one")
+    add_one_p.def_abstract_eval(lambda a: a)
+    add_one_p.def_impl(functools.partial(apply_primitive, add_one_p))
+
+    def add_one_lowering(ctx, x):
+        aval = ctx.avals_in[0]
+        one = hlo.broadcast_in_dim(ir_type(aval), ir_constant(1, aval.dtype), [])
+        return hlo.add(x, one)
+
+    register_lowering(add_one_p, add_one_lowering)
+    sin_p = core.Primitive("bench_sin")
+    sin_p.def_abstract_eval(lambda a: a)
+    sin_p.def_impl(functools.partial(apply_primitive, sin_p))
+    register_lowering(sin_p, lambda ctx, x: hlo.sine(x))
+    return add_one_p.bind, sin_p.bind, "local test primitives (modjax.numpy not installed)"
+
+
+def measure_modjax(number: int, repeat: int) -> dict[str, float]:
+    """Return modjax's best times in microseconds: jit, eager and the executable floor."""
+    import numpy as np
+
+    from modjax import runtime
+    from modjax.runtime.cpp_dispatch import cpp_dispatch
+
+    add_one, sin, _ = _OPS
+    x = runtime.device_put(np.ones(8, np.float32))
+    f = runtime.jit(add_one)
+    with cpp_dispatch(False):
+        f_python = runtime.jit(add_one)
+    for fn in (f, f, f_python, f_python, sin):
+        runtime.block_until_ready(fn(x))
+    (executable,) = f._jit.executables.values()
+    execute, handlers = executable.call, executable.handlers
+    args = (x,)
+
+    def best(fn):
+        return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
+
+    return {
+        "jit": best(lambda: f(x)),
+        "jit_python": best(lambda: f_python(x)),
+        "eager": best(lambda: sin(x)),
+        "floor": best(lambda: execute(args).consume_with_handlers(handlers)),
+    }
+
+
+def jax_python(explicit: str | None) -> str | None:
+    """Return an interpreter that can import jax, or None."""
+    if explicit:
+        return explicit
+    if importlib.util.find_spec("jax") is not None:
+        return sys.executable
+    return os.environ.get("MODJAX_BENCH_JAX_PYTHON") or None
+
+
+def measure_jax(python: str, number: int, repeat: int) -> dict | None:
+    """Run the JAX side in a child process; return its times, or None if it failed."""
+    try:
+        out = subprocess.run(
+            [python, "-c", JAX_CODE, str(number), str(repeat)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=True,
+        )
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as err:
+        print(f"(JAX run failed: {err})", file=sys.stderr)
+        return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--number", type=int, default=NUMBER)
+    parser.add_argument("--jax-python", default=None)
+    args = parser.parse_args()
+
+    python = jax_python(args.jax_python)
+    ours: dict[str, float] = {}
+    theirs: dict[str, float] = {}
+    version = None
+    for _ in range(args.rounds):
+        for k, v in measure_modjax(args.number, REPEAT).items():
+            ours[k] = min(v, ours.get(k, v))
+        if python is not None:
+            result = measure_jax(python, args.number, REPEAT)
+            if result is None:
+                python = None
+                continue
+            version = result.pop("version")
+            for k, v in result.items():
+                theirs[k] = min(v, theirs.get(k, v))
+
+    print(f"dispatch latency on f32[8], CPU, best of {args.rounds} rounds (microseconds)")
+    print(f"modjax ops: {_OPS[2]}")
+    header = f"{'':28}{'modjax':>10}"
+    if theirs:
+        header += f"{'JAX ' + version:>14}{'ratio':>8}"
+    print(header)
+    rows = [
+        ("jit fast path (x + 1)", "jit"),
+        ("  the same, Python fast path", "jit_python"),
+        ("eager op (sin)", "eager"),
+        ("executable floor", "floor"),
+    ]
+    for label, key in rows:
+        line = f"{label:28}{ours[key]:>10.2f}"
+        if theirs and key in theirs:
+            line += f"{theirs[key]:>14.2f}{ours[key] / theirs[key]:>8.2f}"
+        print(line)
+    if not theirs:
+        print("JAX: not measured (install jax, or pass --jax-python)")
+
+
+_OPS = _modjax_ops()
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""modjax.runtime: devices, Arrays, jit, eager dispatch and the compile cache on jaxlib.
+
+The layer that runs programs: it owns the jaxlib clients (``backends``), the
+device array type (``Array``), placement (``device_put``), ``jit`` and its AOT
+stages, the eager path of every primitive (``apply_primitive``) and the
+compilation caches. See the package README for the tour and the numbers.
+"""
+
+from .array import (
+    Array,
+    ArrayImpl,
+    Shard,
+    block_until_ready,
+    device_get,
+    device_put,
+    is_array,
+    make_array_from_single_device_arrays,
+)
+from .backends import (
+    default_backend,
+    default_device,
+    device_count,
+    devices,
+    get_backend,
+    local_device_count,
+    local_devices,
+    process_count,
+    process_index,
+    register_backend_factory,
+)
+from .compile_cache import compile_or_get_cached
+from .dispatch import apply_primitive
+from .jit import Compiled, Lowered, Traced, clear_caches, eval_shape, jit, jit_p
+from .sharding import Sharding, SingleDeviceSharding, register_sharding
+
+__all__ = [
+    "Array",
+    "ArrayImpl",
+    "Compiled",
+    "Lowered",
+    "Shard",
+    "Sharding",
+    "SingleDeviceSharding",
+    "Traced",
+    "apply_primitive",
+    "block_until_ready",
+    "clear_caches",
+    "compile_or_get_cached",
+    "default_backend",
+    "default_device",
+    "device_count",
+    "device_get",
+    "device_put",
+    "devices",
+    "eval_shape",
+    "get_backend",
+    "is_array",
+    "jit",
+    "jit_p",
+    "local_device_count",
+    "local_devices",
+    "make_array_from_single_device_arrays",
+    "process_count",
+    "process_index",
+    "register_backend_factory",
+    "register_sharding",
+]
+
+__version__ = "0.1.0"

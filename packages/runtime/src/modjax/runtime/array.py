@@ -1,0 +1,635 @@
+"""The device array type, ``Array``, and moving data to and from devices.
+
+``Array`` *is* jaxlib's C++ ``ArrayImpl``: the class cannot be subclassed, so
+(as JAX does) the Python half of the type is grafted onto it when this module
+is imported. Its C++ half holds ``aval`` (our ShapedArray), ``_sharding``, the
+per-device buffers and a cached host copy; everything users see (``shape``,
+``repr``, numpy conversion, ...) is defined here. Operators and array methods
+(``+``, ``@``, ``x[i]``, ``x.T``, ``x.sum()``) are looked up in tracecore's
+``tracer_operators`` / ``tracer_attributes`` tables, the same ones tracers
+use, so one registration (by modjax.numpy, or a DSL) serves both.
+
+Every Array made here carries a shared ShapedArray per (shape, dtype, weak
+type) and a shared sharding per device (see ``aval_of`` and
+``single_device_sharding``): the jit fast path keys its cache on their
+identities.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib import _jax
+
+from modjax.tracecore import core, dtypes
+from modjax.tracecore.abstract import ShapedArray, register_aval_handler
+from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_unflatten
+
+from .backends import Device, default_device
+from .sharding import Sharding, SingleDeviceSharding, single_device_sharding
+
+__all__ = [
+    "Array",
+    "ArrayImpl",
+    "Shard",
+    "aval_of",
+    "device_put",
+    "device_get",
+    "block_until_ready",
+    "make_array_from_single_device_arrays",
+    "is_array",
+]
+
+ArrayImpl = _jax.ArrayImpl
+Array = ArrayImpl
+
+_COPY = _jax.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
+
+# --- shared avals ---------------------------------------------------------------------
+
+_avals: dict[tuple, ShapedArray] = {}
+
+
+def aval_of(shape: tuple[int, ...], dtype: np.dtype, weak_type: bool = False) -> ShapedArray:
+    """Return the shared ShapedArray for ``(shape, dtype, weak_type)``."""
+    key = (shape, dtype, weak_type)
+    aval = _avals.get(key)
+    if aval is None:
+        aval = ShapedArray(shape, dtype, weak_type)
+        aval = _avals[(aval.shape, aval.dtype, aval.weak_type)] = _avals[key] = aval
+    return aval
+
+
+def shared_aval(aval: ShapedArray) -> ShapedArray:
+    """Return the shared ShapedArray equal to ``aval``."""
+    return aval_of(aval.shape, aval.dtype, aval.weak_type)
+
+
+# --- moving host data to a device -------------------------------------------------------
+
+
+def _canonical_host_value(x: Any) -> tuple[np.ndarray, ShapedArray]:
+    """Return ``x`` as a numpy array of its canonical dtype, and its aval."""
+    if isinstance(x, np.ndarray | np.generic):
+        dtype = dtypes.canonicalize_dtype(x.dtype)
+        if x.dtype == dtype:
+            value = np.asarray(x)
+        else:
+            with np.errstate(over="ignore"):  # float64 -> float32 saturates, as in JAX
+                value = np.asarray(x).astype(dtype)
+        return value, aval_of(value.shape, dtype, False)
+    if isinstance(x, bool | int | float | complex):
+        dtype = dtypes.python_scalar_dtype(x)
+        if dtype.kind in "iu":
+            dtypes.check_int_range(int(x), dtype)
+        return np.asarray(x, dtype), aval_of((), dtype, not isinstance(x, bool))
+    if hasattr(x, "__array__") and not isinstance(x, core.Tracer):
+        return _canonical_host_value(np.asarray(x))
+    raise TypeError(
+        f"device_put: cannot place a value of type {type(x).__name__} on a device; expected "
+        "an Array, a numpy array or a Python scalar"
+    )
+
+
+def put_host_value(value: np.ndarray, aval: ShapedArray, sharding: Sharding, committed: bool):
+    """Copy the numpy array ``value`` (of ``aval``'s dtype) to the devices of ``sharding``."""
+    if type(sharding) is SingleDeviceSharding:
+        devices = [sharding._device]
+        values = [value]
+    else:
+        index_map = sharding.addressable_devices_indices_map(value.shape)
+        devices = list(sharding._addressable_device_assignment)
+        values = [value[index_map[d]] for d in devices]
+    return _jax.batched_device_put(
+        aval,
+        sharding,
+        values,
+        devices,
+        committed=committed,
+        host_buffer_semantics=_COPY,
+        enable_x64=True,  # dtypes are canonicalized already
+    )
+
+
+def copy_to_sharding(x: Array, sharding: Sharding, committed: bool) -> Array:
+    """Return ``x`` placed on ``sharding`` (itself, or a rewrap, when already there)."""
+    if x._sharding is sharding or (
+        x._sharding == sharding and x._sharding._device_assignment == sharding._device_assignment
+    ):
+        return x if x._committed == committed else x._rewrap_committed(committed)
+    if type(sharding) is SingleDeviceSharding and type(x._sharding) is SingleDeviceSharding:
+        (copy,) = _jax.batched_copy_array_to_devices_with_sharding(
+            [x], [sharding._internal_device_list], [sharding], [_jax.ArrayCopySemantics.ALWAYS_COPY]
+        )
+        return copy if copy._committed == committed else copy._rewrap_committed(committed)
+    return put_host_value(np.asarray(x._value), x.aval, sharding, committed)
+
+
+def _shares_buffers(a: Array, b: Array) -> bool:
+    try:
+        return a.unsafe_buffer_pointer() == b.unsafe_buffer_pointer()
+    except Exception:  # multi-device arrays have no single pointer: compare shard by shard
+        return any(
+            x.unsafe_buffer_pointer() == y.unsafe_buffer_pointer()
+            for x, y in zip(a._arrays, b._arrays, strict=False)
+        )
+
+
+def _target_sharding(device_or_sharding) -> tuple[Sharding | None, bool]:
+    if device_or_sharding is None:
+        return None, False
+    if isinstance(device_or_sharding, Device):
+        return single_device_sharding(device_or_sharding), True
+    if isinstance(device_or_sharding, Sharding):
+        return device_or_sharding, True
+    raise TypeError(
+        "device_put: the target must be a Device or a Sharding, got "
+        f"{type(device_or_sharding).__name__}"
+    )
+
+
+def _put_leaf(x: Any, sharding: Sharding | None, committed: bool):
+    if type(x) is ArrayImpl:
+        x._check_if_deleted()
+        if sharding is None:
+            return x
+        return copy_to_sharding(x, sharding, committed)
+    if isinstance(x, core.Tracer):
+        return x  # placement of traced values is decided when the trace is compiled
+    value, aval = _canonical_host_value(x)
+    if sharding is None:
+        sharding = single_device_sharding(default_device())
+    return put_host_value(value, aval, sharding, committed)
+
+
+def device_put(x: Any, device: Device | Sharding | None = None, *, donate: bool = False):
+    """Place ``x`` (a pytree of arrays and scalars) on ``device`` (``jax.device_put``).
+
+    ``device`` is a Device, a Sharding, or None: None leaves Arrays where they
+    are and puts host values on the default device *uncommitted* (a later jit
+    may move them); an explicit target commits the result to it. numpy arrays
+    are copied (never aliased) and their dtype canonicalized; Python scalars
+    become weakly typed arrays. With ``donate=True`` the source Arrays are
+    deleted once copied.
+    """
+    sharding, committed = _target_sharding(device)
+    leaves, treedef = tree_flatten(x)
+    out = [_put_leaf(leaf, sharding, committed) for leaf in leaves]
+    if donate:
+        for leaf, new in zip(leaves, out, strict=True):
+            if type(leaf) is ArrayImpl and new is not leaf and not _shares_buffers(leaf, new):
+                leaf.delete()
+    return tree_unflatten(treedef, out)
+
+
+def device_get(x: Any):
+    """Fetch a pytree of Arrays to the host as numpy arrays (``jax.device_get``).
+
+    Transfers of all leaves start before the first one is waited for; leaves
+    that are not Arrays are returned unchanged.
+    """
+    leaves, treedef = tree_flatten(x)
+    for leaf in leaves:
+        if type(leaf) is ArrayImpl:
+            leaf.copy_to_host_async()
+    out = [np.asarray(leaf) if type(leaf) is ArrayImpl else leaf for leaf in leaves]
+    return tree_unflatten(treedef, out)
+
+
+def block_until_ready(x: Any):
+    """Wait until every Array in the pytree ``x`` is computed; return ``x``.
+
+    Counterpart of ``jax.block_until_ready``.
+    """
+    arrays = []
+    for leaf in tree_leaves(x):
+        if type(leaf) is ArrayImpl:
+            leaf._check_if_deleted()
+            arrays.append(leaf)
+        elif hasattr(leaf, "block_until_ready") and not isinstance(leaf, core.Tracer):
+            leaf.block_until_ready()
+    if arrays:
+        _jax.batched_block_until_ready(arrays)
+    return x
+
+
+def make_array_from_single_device_arrays(
+    shape: Sequence[int], sharding: Sharding, arrays: Sequence[Array], *, dtype=None
+) -> Array:
+    """Assemble an Array of ``shape`` from one single-device Array per device of ``sharding``.
+
+    Counterpart of ``jax.make_array_from_single_device_arrays``: ``arrays[i]``
+    must hold the shard that ``sharding`` places on its device.
+    """
+    if not arrays and dtype is None:
+        raise ValueError("make_array_from_single_device_arrays: give dtype when arrays is empty")
+    first = arrays[0] if arrays else None
+    aval = aval_of(tuple(shape), first.dtype if dtype is None else np.dtype(dtype), False)
+    return ArrayImpl(aval, sharding, list(arrays), True, False)
+
+
+def is_array(x: Any) -> bool:
+    """Tell whether ``x`` is a device Array."""
+    return type(x) is ArrayImpl
+
+
+class Shard:
+    """One device's piece of an Array (``jax.Shard``): ``device``, ``index`` and ``data``."""
+
+    __slots__ = ("device", "index", "data", "replica_id")
+
+    def __init__(self, device: Device, index, data: Array, replica_id: int = 0):
+        self.device = device
+        self.index = index
+        self.data = data
+        self.replica_id = replica_id
+
+    def __repr__(self) -> str:
+        return f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id})"
+
+
+# --- the Python half of ArrayImpl ---------------------------------------------------------
+
+
+def _not_scalar_message(self, what: str) -> str:
+    return f"Only scalar arrays can be converted to {what}; got arr.ndim={self.aval.ndim}"
+
+
+class _ArrayMethods:
+    """Methods and properties grafted onto jaxlib's ArrayImpl (see the module docstring)."""
+
+    __array_priority__ = 100
+    __hash__ = None  # arrays compare elementwise, like numpy's; they cannot be dict keys
+
+    # --- metadata (readable even after deletion) ---
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.aval.dtype
+
+    @property
+    def weak_type(self) -> bool:
+        return self.aval.weak_type
+
+    @property
+    def ndim(self) -> int:
+        return len(self.aval.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.aval.shape)
+
+    @property
+    def itemsize(self) -> int:
+        return self.aval.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.aval.dtype.itemsize
+
+    @property
+    def sharding(self) -> Sharding:
+        return self._sharding
+
+    @property
+    def committed(self) -> bool:
+        return self._committed
+
+    @property
+    def device(self):
+        """The device holding the data, or the sharding when there are several."""
+        self._check_if_deleted()
+        devices = self._sharding.device_set
+        return next(iter(devices)) if len(devices) == 1 else self._sharding
+
+    def devices(self) -> set[Device]:
+        """Return the set of devices holding (a part of) the data."""
+        self._check_if_deleted()
+        return set(self._sharding.device_set)
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return self._sharding.is_fully_addressable
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self._sharding.is_fully_replicated
+
+    @property
+    def addressable_shards(self) -> list[Shard]:
+        """The shards held by this process's devices."""
+        self._check_if_deleted()
+        index_map = self._sharding.devices_indices_map(self.aval.shape)
+        return [Shard(a.sharding._device, index_map[a.sharding._device], a) for a in self._arrays]
+
+    def addressable_data(self, index: int) -> Array:
+        """Return the data of this process's ``index``-th shard as a single-device Array."""
+        self._check_if_deleted()
+        return self._arrays[index]
+
+    # --- state ---
+
+    def _check_if_deleted(self) -> None:
+        if self.is_deleted():
+            raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short()}.")
+
+    def _check_and_rearrange(self, arrays, sharding, aval):
+        # Called by ArrayImpl's constructor unless told to skip checks: order the
+        # single-device arrays like the sharding's devices and check their shapes.
+        by_device = {a.sharding._device: a for a in arrays}
+        devices = sharding._addressable_device_assignment
+        if len(by_device) != len(arrays) or set(by_device) != set(devices):
+            raise ValueError(
+                f"expected one array on each of the devices {list(devices)}, got arrays on "
+                f"{[a.sharding._device for a in arrays]}"
+            )
+        shard_shape = sharding.shard_shape(aval.shape)
+        for a in arrays:
+            if a.aval.shape != shard_shape or a.aval.dtype != aval.dtype:
+                raise ValueError(
+                    f"expected shards of type {aval.dtype}{list(shard_shape)}, got "
+                    f"{a.aval.str_short()} on {a.sharding._device}"
+                )
+        return [by_device[d] for d in devices]
+
+    def _rewrap_committed(self, committed: bool) -> Array:
+        return ArrayImpl(self.aval, self._sharding, list(self._arrays), committed, True)
+
+    def copy_to_host_async(self) -> None:
+        """Start copying the data to the host, for a later ``np.asarray`` to find ready."""
+        self._check_if_deleted()
+        if self._npy_value is None:
+            for shard in self._arrays:
+                shard._copy_single_device_array_to_host_async()
+
+    # --- host value ---
+
+    @property
+    def _value(self) -> np.ndarray:
+        """The data as a read-only numpy array (cached after the first transfer)."""
+        self._check_if_deleted()
+        value = self._npy_value
+        if value is not None:
+            return value
+        sharding = self._sharding
+        if type(sharding) is SingleDeviceSharding or (
+            sharding.is_fully_replicated and len(self._arrays) >= 1
+        ):
+            value, did_copy = self._single_device_array_to_np_array_did_copy()
+            value.flags.writeable = False
+            if did_copy:
+                self._npy_value = value
+            return value
+        if not sharding.is_fully_addressable:
+            raise RuntimeError(
+                "Fetching the value of an Array that spans devices of other processes is not "
+                "possible; read its addressable_shards instead"
+            )
+        for shard in self._arrays:
+            shard._copy_single_device_array_to_host_async()
+        value = np.empty(self.aval.shape, self.aval.dtype)
+        index_map = sharding.devices_indices_map(self.aval.shape)
+        for shard in self._arrays:
+            value[index_map[shard.sharding._device]] = (
+                shard._single_device_array_to_np_array_did_copy()[0]
+            )
+        value.flags.writeable = False
+        self._npy_value = value
+        return value
+
+    def __array__(self, dtype=None, copy=None):
+        value = self._value
+        if copy is False and dtype is not None and np.dtype(dtype) != value.dtype:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        if copy:
+            return np.array(value, dtype=dtype, copy=True)
+        return np.asarray(value, dtype=dtype)
+
+    def tolist(self):
+        """Return the data as nested Python lists (``np.ndarray.tolist``)."""
+        return self._value.tolist()
+
+    def tobytes(self, order="C") -> bytes:
+        """Return the raw bytes of the data (``np.ndarray.tobytes``)."""
+        return self._value.tobytes(order)
+
+    def item(self, *args):
+        """Return one element as a Python scalar (``np.ndarray.item``)."""
+        return self._value.item(*args)
+
+    # --- conversions of size-1 arrays ---
+
+    def __bool__(self) -> bool:
+        size = self.size
+        if size == 0:
+            raise ValueError(
+                "The truth value of an empty array is ambiguous. Use `array.size > 0` to check "
+                "that an array is not empty."
+            )
+        if size > 1:
+            raise ValueError(
+                "The truth value of an array with more than one element is ambiguous. "
+                "Use a.any() or a.all()"
+            )
+        return bool(self._value)
+
+    def __int__(self) -> int:
+        if self.aval.shape:
+            raise TypeError(_not_scalar_message(self, "Python scalars"))
+        return int(self._value)
+
+    def __float__(self) -> float:
+        if self.aval.shape:
+            raise TypeError(_not_scalar_message(self, "Python scalars"))
+        return float(self._value)
+
+    def __complex__(self) -> complex:
+        if self.aval.shape:
+            raise TypeError(_not_scalar_message(self, "Python scalars"))
+        return complex(self._value)
+
+    def __index__(self) -> int:
+        if self.aval.shape or self.aval.dtype.kind not in "iu":
+            raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
+        return operator.index(self._value[()])
+
+    # --- sequence protocol ---
+
+    def __len__(self) -> int:
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        # One transfer to the host, then a device array per row (indexing on device
+        # would need modjax.numpy, and costs a kernel launch per row).
+        value = self._value
+        aval = aval_of(self.aval.shape[1:], self.aval.dtype, self.aval.weak_type)
+        sharding, committed = self._sharding, self._committed
+        if type(sharding) is not SingleDeviceSharding:
+            sharding = single_device_sharding(next(iter(sharding._device_assignment)))
+        return (put_host_value(row, aval, sharding, committed) for row in value)
+
+    # --- printing ---
+
+    def __repr__(self) -> str:
+        prefix = "Array("
+        weak = ", weak_type=True" if self.aval.weak_type else ""
+        dtype_part = f"dtype={dtypes.dtype_name(self.aval.dtype)}{weak})"
+        if not (self._sharding.is_fully_addressable or self._sharding.is_fully_replicated):
+            return f"{prefix}shape={self.aval.shape}, {dtype_part}"
+        width = np.get_printoptions()["linewidth"]
+        if self.size == 0:
+            body = f"[], shape={self.aval.shape}"
+        else:
+            body = np.array2string(
+                self._value, prefix=prefix, suffix=",", separator=", ", max_line_width=width
+            )
+        last_line = len(body) - body.rfind("\n") + 1
+        gap = " " if last_line + len(dtype_part) + 1 <= width else " " * len(prefix)
+        return f"{prefix}{body},{gap}{dtype_part}"
+
+    def __str__(self) -> str:
+        return str(self._value)
+
+    def __format__(self, spec: str) -> str:
+        fn = core.tracer_operators.get("__format__")
+        if fn is not None:
+            return fn(self, spec)
+        value = self._value
+        return format(value[()] if value.ndim == 0 else value, spec)
+
+    # --- pickling and copying ---
+
+    def __reduce__(self):
+        return _unpickle_array, (np.array(self._value), self.aval.weak_type)
+
+    def __copy__(self):
+        fn = core.tracer_operators.get("__copy__")
+        return fn(self) if fn is not None else _device_copy(self)
+
+    def __deepcopy__(self, memo):
+        fn = core.tracer_operators.get("__deepcopy__")
+        return fn(self, memo) if fn is not None else _device_copy(self)
+
+    # --- everything else: the shared attribute table ---
+
+    def __getattr__(self, name: str):
+        # Reached only when normal lookup fails; dunders are never table entries.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        fn = core.tracer_attributes.get(name)
+        if fn is None:
+            raise AttributeError(f"'Array' object has no attribute '{name}'")
+        return fn(self)
+
+
+def _unpickle_array(value: np.ndarray, weak_type: bool) -> Array:
+    aval = aval_of(value.shape, dtypes.canonicalize_dtype(value.dtype), weak_type)
+    value = value.astype(aval.dtype, copy=False)
+    return put_host_value(value, aval, single_device_sharding(default_device()), False)
+
+
+def _device_copy(x: Array) -> Array:
+    x._check_if_deleted()
+    if type(x._sharding) is SingleDeviceSharding:
+        (copy,) = _jax.batched_copy_array_to_devices_with_sharding(
+            [x],
+            [x._sharding._internal_device_list],
+            [x._sharding],
+            [_jax.ArrayCopySemantics.ALWAYS_COPY],
+        )
+        return copy
+    return put_host_value(np.asarray(x._value), x.aval, x._sharding, x._committed)
+
+
+def _make_operator(name: str, binary: bool):
+    table = core.tracer_operators
+
+    def forward(self, *args):
+        fn = table.get(name)
+        if fn is not None:
+            return fn(self, *args)
+        if binary:
+            return NotImplemented
+        raise TypeError(
+            f"operator {name} is not defined for Array: no implementation is registered "
+            "(modjax.numpy registers them; a DSL can use register_tracer_operator)"
+        )
+
+    forward.__name__ = name
+    forward.__qualname__ = f"Array.{name}"
+    forward.__doc__ = f"Dispatch ``{name}`` through tracecore's ``tracer_operators`` table."
+    return forward
+
+
+_OWN = {"__format__", "__copy__", "__deepcopy__"}
+_BINARY_OPERATORS = set(core._BINARY)
+
+
+# C++ methods of ArrayImpl that crash the process (or raise an obscure error) when
+# called on a deleted Array: each gets a Python guard raising JAX's RuntimeError first.
+_GUARDED_METHODS = (
+    "is_ready",
+    "clone",
+    "platform",
+    "block_until_ready",
+    "on_device_size_in_bytes",
+    "unsafe_buffer_pointer",
+)
+
+
+def _guarded(name: str, cpp_method):
+    def method(self, *args):
+        if self.is_deleted():
+            self._check_if_deleted()
+        return cpp_method(self, *args)
+
+    method.__name__ = name
+    method.__qualname__ = f"Array.{name}"
+    method.__doc__ = getattr(cpp_method, "__doc__", None)
+    return method
+
+
+def _graft() -> None:
+    for name in _GUARDED_METHODS:
+        cpp_method = vars(ArrayImpl)[name]
+        if not getattr(cpp_method, "_modjax_guard", False):
+            guard = _guarded(name, cpp_method)
+            guard._modjax_guard = True
+            setattr(ArrayImpl, name, guard)
+    layout = vars(ArrayImpl)["_pjrt_layout"]
+    if isinstance(layout, property) or hasattr(layout, "__get__"):
+        cpp_get = layout.__get__
+
+        def _pjrt_layout(self):
+            self._check_if_deleted()
+            return cpp_get(self, type(self))
+
+        ArrayImpl._pjrt_layout = property(_pjrt_layout)
+    for name, value in vars(_ArrayMethods).items():
+        if name in ("__module__", "__dict__", "__weakref__", "__doc__", "__qualname__"):
+            continue
+        setattr(ArrayImpl, name, value)
+    for full in core._OPERATOR_NAMES:
+        if full in _OWN:
+            continue
+        setattr(ArrayImpl, full, _make_operator(full, full[2:-2] in _BINARY_OPERATORS))
+    ArrayImpl.__doc__ = (
+        "A multidimensional array on one or more devices (``jax.Array``); made by "
+        "device_put, jit and eager operations, never constructed directly."
+    )
+
+
+_graft()
+register_aval_handler(ArrayImpl, operator.attrgetter("aval"))

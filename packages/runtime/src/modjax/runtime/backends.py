@@ -1,0 +1,227 @@
+"""Backends: the jaxlib clients that own the devices (the counterpart of ``jax._src.xla_bridge``).
+
+A backend is made by a *factory* registered under a platform name with a
+priority; the client is created the first time it is asked for. The CPU factory
+ships here; a plugin (a GPU backend, say) joins with
+``register_backend_factory("cuda", make_client, priority=200)``. The default
+backend is the registered platform of highest priority whose factory succeeds.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from jaxlib import _jax, utils, xla_client
+
+from modjax.tracecore.config import config
+
+__all__ = [
+    "Backend",
+    "Device",
+    "register_backend_factory",
+    "get_backend",
+    "backends",
+    "default_backend",
+    "devices",
+    "local_devices",
+    "device_count",
+    "local_device_count",
+    "process_index",
+    "process_count",
+    "default_device",
+    "num_cpu_devices",
+]
+
+logger = logging.getLogger(__name__)
+
+Backend = xla_client.Client
+Device = _jax.Device
+
+
+def _check_num_cpu_devices(value: Any) -> None:
+    if type(value) is not int or value < 1:
+        raise ValueError(f"num_cpu_devices must be a positive int, got {value!r}")
+    if "cpu" in _backends and value != _backends["cpu"].device_count():
+        raise RuntimeError(
+            "num_cpu_devices must be set before the CPU backend is created (before the first "
+            "use of devices, arrays or jit); it is already created with "
+            f"{_backends['cpu'].device_count()} devices"
+        )
+
+
+class _Factory:
+    __slots__ = ("name", "factory", "priority", "fail_quietly")
+
+    def __init__(self, name, factory, priority, fail_quietly):
+        self.name = name
+        self.factory = factory
+        self.priority = priority
+        self.fail_quietly = fail_quietly
+
+
+_factories: dict[str, _Factory] = {}
+_backends: dict[str, Backend] = {}
+_failed: dict[str, str] = {}
+_lock = threading.RLock()
+_default: list[Backend] = []  # the default backend once chosen (a list: a cheap "maybe" cell)
+
+
+def register_backend_factory(
+    name: str,
+    factory: Callable[[], Backend],
+    *,
+    priority: int = 0,
+    fail_quietly: bool = False,
+) -> None:
+    """Register ``factory()`` as the maker of the backend for platform ``name``.
+
+    Counterpart of ``jax._src.xla_bridge.register_backend_factory``. Higher
+    ``priority`` wins the default backend; with ``fail_quietly`` a factory that
+    raises only logs, so a missing accelerator does not break CPU programs.
+    Register before the first backend is created.
+    """
+    with _lock:
+        if _backends:
+            logger.warning(
+                "backend factory %r registered after backends were initialized; it is only "
+                "used when asked for by name",
+                name,
+            )
+        _factories[name] = _Factory(name, factory, priority, fail_quietly)
+
+
+def _quiet_native_logs() -> None:
+    # The client logs device lines at INFO level from C++; keep warnings and
+    # errors, as JAX does, unless the user chose a level with TF_CPP_MIN_LOG_LEVEL.
+    if "TF_CPP_MIN_LOG_LEVEL" not in os.environ:
+        utils.absl_set_min_log_level(1)
+
+
+def _make_cpu_client() -> Backend:
+    return xla_client.make_cpu_client(num_devices=num_cpu_devices.value)
+
+
+register_backend_factory("cpu", _make_cpu_client, priority=0)
+
+num_cpu_devices = config.define_option(
+    "num_cpu_devices",
+    1,
+    env_var="MODJAX_NUM_CPU_DEVICES",
+    parse=int,
+    validator=_check_num_cpu_devices,
+    help="How many devices the CPU backend exposes (jax_num_cpu_devices).",
+)
+
+
+def _create(name: str) -> Backend:
+    entry = _factories.get(name)
+    if entry is None:
+        known = ", ".join(sorted(_factories))
+        raise RuntimeError(f"Unknown backend '{name}'. Registered backends: {known}")
+    if name in _failed:
+        raise RuntimeError(f"Backend '{name}' failed to initialize: {_failed[name]}")
+    _quiet_native_logs()
+    try:
+        client = entry.factory()
+    except Exception as err:
+        _failed[name] = f"{type(err).__name__}: {err}"
+        raise RuntimeError(f"Backend '{name}' failed to initialize: {err}") from err
+    _backends[name] = client
+    return client
+
+
+def backends() -> dict[str, Backend]:
+    """Create every registered backend that can be created and return them by platform.
+
+    Counterpart of ``jax._src.xla_bridge.backends``; failures of factories
+    registered with ``fail_quietly`` are logged and skipped.
+    """
+    with _lock:
+        for name, entry in sorted(_factories.items(), key=lambda kv: -kv[1].priority):
+            if name in _backends or name in _failed:
+                continue
+            try:
+                _create(name)
+            except RuntimeError as err:
+                if not entry.fail_quietly:
+                    raise
+                logger.info("skipping backend %r: %s", name, err)
+        return dict(_backends)
+
+
+def _default_backend() -> Backend:
+    if _default:
+        return _default[0]
+    with _lock:
+        if not _default:
+            available = backends()
+            if not available:
+                raise RuntimeError("no backend could be initialized")
+            best = max(available, key=lambda n: _factories[n].priority)
+            _default.append(available[best])
+    return _default[0]
+
+
+def get_backend(platform: str | Backend | None = None) -> Backend:
+    """Return the client for ``platform`` ("cpu", ...), creating it on first use.
+
+    Counterpart of ``jax.extend.backend.get_backend``. ``None`` gives the
+    default backend; a client passed in is returned as is.
+    """
+    if platform is None:
+        return _default_backend()
+    if not isinstance(platform, str):
+        return platform
+    client = _backends.get(platform)
+    if client is not None:
+        return client
+    with _lock:
+        client = _backends.get(platform)
+        return client if client is not None else _create(platform)
+
+
+def default_backend() -> str:
+    """Return the platform name of the default backend (``jax.default_backend``)."""
+    return _default_backend().platform
+
+
+def devices(backend: str | Backend | None = None) -> list[Device]:
+    """Return all devices of ``backend`` (default: the default backend), like ``jax.devices``."""
+    return get_backend(backend).devices()
+
+
+def local_devices(process_index: int | None = None, backend: str | Backend | None = None):
+    """Return the devices of ``backend`` attached to this process (``jax.local_devices``)."""
+    client = get_backend(backend)
+    index = client.process_index() if process_index is None else process_index
+    return [d for d in client.devices() if d.process_index == index]
+
+
+def device_count(backend: str | Backend | None = None) -> int:
+    """Return how many devices ``backend`` has across all processes (``jax.device_count``)."""
+    return get_backend(backend).device_count()
+
+
+def local_device_count(backend: str | Backend | None = None) -> int:
+    """Return how many devices this process drives (``jax.local_device_count``)."""
+    return get_backend(backend).local_device_count()
+
+
+def process_index(backend: str | Backend | None = None) -> int:
+    """Return this process's index in a multi-process run (``jax.process_index``)."""
+    return get_backend(backend).process_index()
+
+
+def process_count(backend: str | Backend | None = None) -> int:
+    """Return how many processes take part (``jax.process_count``)."""
+    client = get_backend(backend)
+    return max(d.process_index for d in client.devices()) + 1
+
+
+def default_device() -> Device:
+    """Return the device computations and transfers use when none is given."""
+    return _default_backend().local_devices()[0]

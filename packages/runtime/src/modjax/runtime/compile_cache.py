@@ -1,0 +1,255 @@
+"""Compiling StableHLO modules, cached in memory and on disk.
+
+The counterpart of JAX's ``compiler`` and ``compilation_cache`` modules.
+
+``compile_or_get_cached`` looks a module up in memory, then (when a cache
+directory is configured) on disk, and only then compiles it with the jaxlib
+client. Entries are keyed by the sha256 of the module text, the serialized
+compile options (which hold the device assignment), the backend's platform and
+version and the jaxlib version. A disk entry is a small header (magic, payload
+length, payload sha256) followed by the client's serialized executable; one
+that is truncated, corrupt or refused by the client is ignored and rewritten.
+Writes go to a temporary file renamed into place, so readers never see half an
+entry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import struct
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jaxlib
+import numpy as np
+from jaxlib import _jax, xla_client
+
+from modjax.tracecore.config import config
+
+from .backends import Device
+
+__all__ = [
+    "compile_or_get_cached",
+    "compile_options_for",
+    "cache_key",
+    "clear_caches",
+    "stats",
+    "compilation_cache_dir",
+    "log_compiles",
+    "persistent_cache_min_compile_time_secs",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def _optional_path(value: Any) -> None:
+    if value is not None and not isinstance(value, str | os.PathLike):
+        raise TypeError(f"compilation_cache_dir must be a path or None, got {value!r}")
+
+
+compilation_cache_dir = config.define_option(
+    "compilation_cache_dir",
+    None,
+    env_var="MODJAX_COMPILATION_CACHE_DIR",
+    parse=lambda text: text or None,
+    validator=_optional_path,
+    help="Directory of the persistent compilation cache; None disables it.",
+)
+
+log_compiles = config.define_bool_option(
+    "log_compiles",
+    False,
+    env_var="MODJAX_LOG_COMPILES",
+    help="Log each compilation (function, cause, time) at WARNING level (jax_log_compiles).",
+)
+
+
+def _non_negative(value: Any) -> None:
+    if not isinstance(value, int | float) or value < 0:
+        raise ValueError(f"expected a non-negative number of seconds, got {value!r}")
+
+
+persistent_cache_min_compile_time_secs = config.define_option(
+    "persistent_cache_min_compile_time_secs",
+    0.0,
+    env_var="MODJAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
+    parse=float,
+    validator=_non_negative,
+    help="Only executables that took at least this long to compile are written to disk.",
+)
+
+#: Counters for tests and benchmarks: compiles done, and hits in memory and on disk.
+stats = {"compiles": 0, "memory_hits": 0, "disk_hits": 0, "disk_writes": 0, "disk_errors": 0}
+
+_memory: dict[str, Any] = {}
+_lock = threading.Lock()
+
+_MAGIC = b"MODJAX-XLA-EXE-1\n"
+_HEADER = struct.Struct("<Q32s")  # payload length, payload sha256
+
+
+def clear_caches() -> None:
+    """Forget every executable held in memory (the disk cache is untouched)."""
+    with _lock:
+        _memory.clear()
+
+
+def compile_options_for(devices: Sequence[Device]) -> xla_client.CompileOptions:
+    """Return compile options running one program replica on each of ``devices`` in order.
+
+    A module with several partitions (SPMD) gets ``num_partitions`` devices instead;
+    see ``compile_or_get_cached``.
+    """
+    options = xla_client.CompileOptions()
+    options.num_replicas = 1
+    options.num_partitions = len(devices)
+    ids = np.array([[d.id for d in devices]], dtype=np.int64)
+    options.device_assignment = xla_client.DeviceAssignment.create(ids)
+    options.executable_build_options.use_spmd_partitioning = len(devices) > 1
+    return options
+
+
+def cache_key(module_text: str, options: xla_client.CompileOptions, backend) -> str:
+    """Return the hex sha256 naming a compiled module in the caches.
+
+    It covers the module text, the serialized compile options, the backend's
+    platform and platform version and the jaxlib version.
+    """
+    digest = hashlib.sha256()
+    for part in (
+        module_text.encode(),
+        options.SerializeAsString(),
+        backend.platform.encode(),
+        str(backend.platform_version).encode(),
+        jaxlib.__version__.encode(),
+    ):
+        digest.update(struct.pack("<Q", len(part)))
+        digest.update(part)
+    return digest.hexdigest()
+
+
+def _entry_path(directory: str | os.PathLike, key: str) -> Path:
+    return Path(directory) / f"{key}.xla"
+
+
+def _read_entry(path: Path) -> bytes | None:
+    """Return the payload of a disk entry, or None if absent, short or corrupt."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        logger.warning("persistent compilation cache: cannot read %s: %s", path, err)
+        return None
+    head = len(_MAGIC) + _HEADER.size
+    if len(data) < head or not data.startswith(_MAGIC):
+        return None
+    length, checksum = _HEADER.unpack_from(data, len(_MAGIC))
+    payload = data[head:]
+    if len(payload) != length or hashlib.sha256(payload).digest() != checksum:
+        return None
+    return payload
+
+
+def _write_entry(path: Path, payload: bytes) -> None:
+    """Write a disk entry atomically: a temporary file in the same folder, then a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = _MAGIC + _HEADER.pack(len(payload), hashlib.sha256(payload).digest())
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:16]}-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(header)
+            f.write(payload)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class CompileResult:
+    """What ``compile_or_get_cached`` did: ``source`` is "memory", "disk" or "compiled"."""
+
+    __slots__ = ("executable", "source", "seconds", "key")
+
+    def __init__(self, executable, source: str, seconds: float, key: str):
+        self.executable = executable
+        self.source = source
+        self.seconds = seconds
+        self.key = key
+
+
+def compile_or_get_cached(
+    lowered,
+    devices: Sequence[Device],
+    compile_options: xla_client.CompileOptions | None = None,
+    *,
+    with_info: bool = False,
+):
+    """Return a loaded executable of ``lowered`` (a LoweredModule) for ``devices``.
+
+    Counterpart of JAX's ``compiler.compile_or_get_cached``: look in memory, then
+    in the persistent cache when ``compilation_cache_dir`` is set, else compile
+    with the devices' client and remember the result in both. With
+    ``with_info=True`` return a CompileResult telling where the executable came
+    from and how long it took.
+    """
+    start = time.perf_counter()
+    devices = list(devices)
+    backend = devices[0].client
+    options = compile_options if compile_options is not None else compile_options_for(devices)
+    text = lowered.as_text()
+    key = cache_key(text, options, backend)
+    # Device ids are in the options (and so in the key) only as numbers: two
+    # clients in one process must not share executables.
+    memory_key = f"{key}:{id(backend)}"
+    executable = _memory.get(memory_key)
+    if executable is not None:
+        stats["memory_hits"] += 1
+        return _result(with_info, executable, "memory", start, key)
+
+    device_list = _jax.DeviceList(tuple(devices))
+    directory = compilation_cache_dir.value
+    if directory is not None:
+        path = _entry_path(directory, key)
+        payload = _read_entry(path)
+        if payload is not None:
+            try:
+                executable = backend.deserialize_executable(payload, device_list, options)
+            except Exception as err:  # a stale or foreign entry: recompile and rewrite it
+                stats["disk_errors"] += 1
+                logger.warning("persistent compilation cache: ignoring entry %s: %s", path, err)
+            else:
+                stats["disk_hits"] += 1
+                _memory[memory_key] = executable
+                return _result(with_info, executable, "disk", start, key)
+        elif path.exists():
+            stats["disk_errors"] += 1
+            logger.warning("persistent compilation cache: ignoring corrupt entry %s", path)
+
+    compile_start = time.perf_counter()
+    executable = backend.compile_and_load(lowered.as_bytecode(), device_list, options)
+    compile_seconds = time.perf_counter() - compile_start
+    stats["compiles"] += 1
+    with _lock:
+        _memory[memory_key] = executable
+    if directory is not None and compile_seconds >= persistent_cache_min_compile_time_secs.value:
+        try:
+            _write_entry(_entry_path(directory, key), backend.serialize_executable(executable))
+            stats["disk_writes"] += 1
+        except Exception as err:  # a full disk or a read-only folder must not fail the program
+            logger.warning("persistent compilation cache: cannot write %s: %s", directory, err)
+    return _result(with_info, executable, "compiled", start, key)
+
+
+def _result(with_info: bool, executable, source: str, start: float, key: str):
+    if not with_info:
+        return executable
+    return CompileResult(executable, source, time.perf_counter() - start, key)

@@ -1,0 +1,170 @@
+"""The C++ dispatch fast path: jaxlib's ``PjitFunction``, fed by modjax's Python slow path.
+
+jaxlib ships the fast path JAX uses for ``jax.jit``: a C++ callable that
+flattens the arguments (with a C++ pytree registry), computes a signature per
+leaf (shape, dtype, weak type, sharding, committed; Python scalars and numpy
+arrays included), looks it up and runs the executable, and on a miss calls a
+Python ``cache_miss(*args, **kwargs)`` that must return ``(outputs,
+fastpath_data or None, False)``. This module is the whole contract with it, so
+a jaxlib upgrade touches one file:
+
+* the process-wide states the C++ side reads (x64 mode, disable_jit, a post
+  hook), mirrored from modjax's config;
+* :class:`FastpathData`, the record a cache miss hands back;
+* :func:`make_fast_function`, and the pytree registry it flattens with. Pytree
+  node types tracecore knows but the C++ registry does not are mirrored into it
+  the first time they are met (:func:`mirror_node_types`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from jaxlib import _jax
+
+from modjax.tracecore import tree_util
+from modjax.tracecore.config import config, enable_x64
+
+from .array import ArrayImpl, _canonical_host_value, copy_to_sharding, put_host_value
+
+__all__ = [
+    "available",
+    "cpp_dispatch",
+    "FastpathData",
+    "make_fast_function",
+    "registry",
+    "flatten_arguments",
+    "flatten_outputs",
+    "mirror_node_types",
+]
+
+available = hasattr(_jax, "pjit") and hasattr(_jax, "PjitFunctionCache")
+
+cpp_dispatch = config.define_bool_option(
+    "cpp_dispatch",
+    available,
+    env_var="MODJAX_CPP_DISPATCH",
+    help="Use jaxlib's C++ PjitFunction for jit's fast path (else a Python one).",
+)
+
+#: The pytree registry the C++ side flattens arguments and outputs with.
+registry = _jax.pytree.PyTreeRegistry()
+
+if available:
+    # States the C++ fast path reads on every call; they are part of its cache key.
+    _x64_state = _jax.config.Config("modjax_enable_x64", enable_x64.value, include_in_jit_key=True)
+    _jax.jax_jit.set_enable_x64_state(_x64_state)
+    enable_x64.add_hook(_x64_state.set_global)
+    _disable_jit_state = _jax.config.Config("modjax_disable_jit", False, include_in_jit_key=True)
+    _jax.jax_jit.set_disable_jit_state(_disable_jit_state)
+    _jax.jax_jit.set_post_hook_state(_jax.config.Config("modjax_post_hook", None))
+    _cache = _jax.PjitFunctionCache(capacity=8192)
+
+
+class FastpathData(NamedTuple):
+    """What the C++ fast path needs to run an executable without Python.
+
+    ``in_shardings`` and ``in_device_local_layouts`` have one entry per kept
+    input, counting ``const_args`` (leading inputs the C++ side prepends) first;
+    ``kept_var_bitvec`` has one flag per const arg and flat argument.
+    """
+
+    xla_executable: Any
+    out_pytree_def: Any
+    in_shardings: Sequence[Any]
+    out_shardings: Sequence[Any]
+    out_avals: Sequence[Any]
+    out_committed: Sequence[bool]
+    kept_var_bitvec: Sequence[bool]
+    in_device_local_layouts: Sequence[Any]
+    const_args: Sequence[Any]
+
+
+class _GlobalKey:
+    """The part of the C++ cache key shared by all calls of one jitted function."""
+
+    __slots__ = ("owner", "__weakref__")
+
+    def __init__(self, owner):
+        self.owner = owner
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other) -> bool:
+        return self is other
+
+
+def _shard_arg_fallback(x: Any, sharding, layout) -> ArrayImpl:
+    """Put ``x`` on ``sharding`` when the C++ side cannot (an Array on another device)."""
+    if type(x) is ArrayImpl:
+        x._check_if_deleted()
+        return copy_to_sharding(x, sharding, x._committed)
+    value, aval = _canonical_host_value(x)
+    return put_host_value(value, aval, sharding, False)
+
+
+def make_fast_function(
+    name: str,
+    fun: Callable,
+    cache_miss: Callable,
+    static_argnums: Sequence[int],
+    static_argnames: Sequence[str],
+    owner: Any,
+) -> Callable:
+    """Return jaxlib's C++ fast-path callable for one jitted function."""
+    return _jax.pjit(
+        name,
+        fun,
+        cache_miss,
+        list(static_argnums),
+        list(static_argnames),
+        _GlobalKey(owner),
+        registry,
+        _shard_arg_fallback,
+        _cache,
+    )
+
+
+def flatten_arguments(dyn_args, dyn_kwargs) -> list:
+    """Flatten dynamic arguments as the C++ fast path does (kwargs sorted by name)."""
+    leaves, _ = registry.flatten((tuple(dyn_args), dict(dyn_kwargs)))
+    return leaves
+
+
+def flatten_outputs(tree) -> tuple[list, Any]:
+    """Flatten an output pytree with the C++ registry; return its leaves and treedef."""
+    return registry.flatten(tree)
+
+
+def mirror_node_types(values: Sequence[Any]) -> bool:
+    """Register in the C++ registry each node type of tracecore found among ``values``.
+
+    ``values`` are leaves of a C++ flattening; one that tracecore flattens further
+    is a custom node (a registered class or dataclass) the C++ side does not know
+    yet. Return whether anything was registered.
+    """
+    added = False
+    for value in values:
+        node_type = type(value)
+        if value is None or registry.is_node(value):
+            continue
+        _, treedef = tree_util.tree_flatten(value, is_leaf=lambda y, root=value: y is not root)
+        if treedef.num_nodes == 1:
+            continue  # a leaf for tracecore too
+        try:
+            registry.register_node(node_type, _to_iterable, _from_iterable)
+        except ValueError:
+            continue  # registered meanwhile
+        added = True
+    return added
+
+
+def _to_iterable(node):
+    children, treedef = tree_util.tree_flatten(node, is_leaf=lambda y: y is not node)
+    return children, treedef
+
+
+def _from_iterable(treedef, children):
+    return treedef.unflatten(list(children))

@@ -1,0 +1,316 @@
+"""From a ClosedJaxpr to something that runs: prune, lower, compile, and call.
+
+``compile_jaxpr`` is the one place where jit, the eager ``apply_primitive``
+and the impl of ``jit_p`` turn a program into an :class:`Executable`. Closed-
+over values (the jaxpr's consts) become leading arguments held by the
+executable, not constants baked into the module; unused arguments are pruned
+unless asked to keep them (donated ones are always kept, so donation always
+consumes them).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from jaxlib import _jax
+
+from modjax.lowering import lower_jaxpr_to_module
+from modjax.tracecore.dce import dce_jaxpr
+from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.tracing import convert_constvars_jaxpr
+
+from .array import (
+    ArrayImpl,
+    _canonical_host_value,
+    copy_to_sharding,
+    put_host_value,
+    shared_aval,
+)
+from .backends import Device, default_device
+from .compile_cache import compile_or_get_cached
+from .sharding import SingleDeviceSharding, single_device_sharding
+
+__all__ = [
+    "Executable",
+    "compile_jaxpr",
+    "lower_jaxpr",
+    "LoweredProgram",
+    "module_name_for",
+    "JaxRuntimeError",
+    "placement",
+    "device_args",
+    "raise_if_deleted",
+]
+
+JaxRuntimeError = _jax.JaxRuntimeError
+
+
+def module_name_for(name: str) -> str:
+    """Return the MLIR module name of a jitted function called ``name`` (``jit_<name>``)."""
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name.replace(">", ""))
+    return f"jit_{cleaned}"
+
+
+class Executable:
+    """A compiled program on one device and the recipe to call it with flat arguments.
+
+    ``run(args)`` takes one Array per (unpruned) input of the traced jaxpr,
+    already on ``device``, and returns the list of output Arrays. ``call``
+    is the fastest way in for callers that already pruned and prepended: it is
+    ``xla.execute_sharded`` itself when there is nothing to prune or prepend.
+    """
+
+    __slots__ = (
+        "xla",
+        "lowered",
+        "device",
+        "sharding",
+        "in_avals",
+        "out_avals",
+        "kept",
+        "const_args",
+        "handlers",
+        "donated",
+        "name",
+        "compile_source",
+        "compile_seconds",
+        "handlers_committed",
+        "call",
+    )
+
+    def __init__(
+        self,
+        xla,
+        lowered,
+        device,
+        in_avals,
+        out_avals,
+        kept,
+        const_args,
+        donated,
+        committed,
+        name,
+        compile_source,
+        compile_seconds,
+    ):
+        self.xla = xla
+        self.lowered = lowered
+        self.device = device
+        self.sharding = single_device_sharding(device)
+        self.in_avals = in_avals
+        self.out_avals = out_avals
+        self.kept = kept
+        self.const_args = const_args
+        self.donated = donated
+        self.name = name
+        self.compile_source = compile_source
+        self.compile_seconds = compile_seconds
+        self.handlers_committed = committed
+        self.handlers = [
+            _jax.array_result_handler(shared_aval(a), self.sharding, committed, _skip_checks=True)
+            for a in out_avals
+        ]
+        execute = xla.execute_sharded
+        if kept is None and not const_args:
+            self.call = execute
+        elif kept is None:
+            consts = list(const_args)
+            self.call = lambda args: execute([*consts, *args])
+        else:
+            consts = list(const_args)
+            self.call = lambda args: execute([*consts, *[args[i] for i in kept]])
+
+    def run(self, args: Sequence[ArrayImpl]) -> list[ArrayImpl]:
+        """Execute on ``args`` (Arrays on ``device``); return the output Arrays."""
+        try:
+            return self.call(args).consume_with_handlers(self.handlers)
+        except JaxRuntimeError:
+            raise_if_deleted(args)
+            raise
+
+    def as_text(self) -> str:
+        """Return the optimized HLO text of the compiled program."""
+        return self.xla.get_hlo_text()
+
+    def cost_analysis(self) -> dict[str, Any]:
+        """Return XLA's cost estimate (flops, bytes accessed, ...)."""
+        return dict(self.xla.cost_analysis())
+
+
+def raise_if_deleted(args: Sequence[Any]) -> None:
+    """Raise the RuntimeError JAX raises when one of ``args`` is a deleted Array."""
+    for x in args:
+        if type(x) is ArrayImpl and x.is_deleted():
+            x._check_if_deleted()
+
+
+def placement(leaves: Iterable[Any]) -> tuple[Device, bool]:
+    """Choose the device a computation on ``leaves`` runs on, and whether it is committed.
+
+    Committed Arrays fix the device (two different ones are an error, as in JAX);
+    otherwise the computation runs on the default device.
+    """
+    device = None
+    for x in leaves:
+        if type(x) is ArrayImpl and x._committed:
+            sharding = x._sharding
+            if type(sharding) is not SingleDeviceSharding:
+                raise NotImplementedError(
+                    "computations on arrays with multi-device shardings need modjax.sharding"
+                )
+            if device is None:
+                device = sharding._device
+            elif sharding._device != device:
+                raise ValueError(
+                    "Received incompatible devices for jitted computation. Got argument on "
+                    f"{device} and argument on {sharding._device}; move them with device_put"
+                )
+    if device is None:
+        return default_device(), False
+    return device, True
+
+
+def device_args(values: Sequence[Any], device: Device) -> list[ArrayImpl]:
+    """Return ``values`` (Arrays, numpy arrays, scalars) as Arrays on ``device``.
+
+    Arrays already there are passed through; others are copied (through the host
+    for now), and host values are put with their canonical dtype.
+    """
+    sharding = single_device_sharding(device)
+    out = []
+    for x in values:
+        if type(x) is ArrayImpl:
+            if x._sharding is not sharding:
+                x._check_if_deleted()
+                if x._sharding._device_assignment != (device,):
+                    x = copy_to_sharding(x, sharding, x._committed)
+            out.append(x)
+        else:
+            value, aval = _canonical_host_value(x)
+            out.append(put_host_value(value, aval, sharding, False))
+    return out
+
+
+class LoweredProgram:
+    """A jaxpr pruned and lowered for one device, not yet compiled."""
+
+    __slots__ = (
+        "module",
+        "device",
+        "in_avals",
+        "out_avals",
+        "kept",
+        "const_args",
+        "donated",
+        "name",
+    )
+
+    def __init__(self, module, device, in_avals, out_avals, kept, const_args, donated, name):
+        self.module = module  # a modjax.lowering LoweredModule
+        self.device = device
+        self.in_avals = in_avals
+        self.out_avals = out_avals
+        self.kept = kept
+        self.const_args = const_args
+        self.donated = donated
+        self.name = name
+
+    def compile(self, committed: bool = False) -> Executable:
+        """Compile (or fetch from the caches) and return the Executable."""
+        start = time.perf_counter()
+        result = compile_or_get_cached(self.module, [self.device], with_info=True)
+        seconds = time.perf_counter() - start
+        return Executable(
+            result.executable,
+            self.module,
+            self.device,
+            self.in_avals,
+            self.out_avals,
+            self.kept,
+            self.const_args,
+            self.donated,
+            committed,
+            self.name,
+            result.source,
+            seconds,
+        )
+
+
+def lower_jaxpr(
+    closed: ClosedJaxpr,
+    device: Device,
+    *,
+    name: str,
+    donated: Sequence[bool] | None = None,
+    keep_unused: bool = False,
+) -> LoweredProgram:
+    """Prune ``closed`` and lower it to StableHLO for ``device``.
+
+    ``donated`` has one flag per invar of the jaxpr. The consts of ``closed`` are
+    put on ``device`` once and passed before the arguments. Unused arguments
+    (donated or not) are pruned unless ``keep_unused``, as in JAX; a donated
+    argument that no output can reuse is reported with a UserWarning and left
+    alive.
+    """
+    jaxpr = closed.jaxpr
+    n_consts, n_args = len(jaxpr.constvars), len(jaxpr.invars)
+    donated = tuple(donated) if donated is not None else (False,) * n_args
+    flat = convert_constvars_jaxpr(jaxpr)
+    keep = [False] * n_consts + [keep_unused] * n_args
+    pruned, used = dce_jaxpr(flat, [True] * len(flat.outvars), instantiate=keep)
+    used_consts, used_args = used[:n_consts], used[n_consts:]
+    kept = None if all(used_args) else tuple(i for i, u in enumerate(used_args) if u)
+    const_values = [c for c, u in zip(closed.consts, used_consts, strict=True) if u]
+    const_args = tuple(device_args(const_values, device))
+    kept_donated = [False] * len(const_args) + [
+        d for d, u in zip(donated, used_args, strict=True) if u
+    ]
+    module = lower_jaxpr_to_module(
+        ClosedJaxpr(pruned, ()),
+        module_name=module_name_for(name),
+        donated_args=kept_donated,
+        platform=device.client.platform,
+    )
+    unusable = [
+        aval.str_short()
+        for aval, d, alias in zip(
+            module.in_avals, kept_donated, module.input_output_aliases, strict=True
+        )
+        if d and alias is None
+    ]
+    if unusable:
+        warnings.warn(
+            f"Some donated buffers were not usable: {', '.join(unusable)}. A donated buffer "
+            "is reused only by an output of the same shape and dtype.",
+            stacklevel=4,
+        )
+    return LoweredProgram(
+        module,
+        device,
+        list(jaxpr.in_avals),
+        list(jaxpr.out_avals),
+        kept,
+        const_args,
+        donated,
+        name,
+    )
+
+
+def compile_jaxpr(
+    closed: ClosedJaxpr,
+    device: Device,
+    *,
+    name: str,
+    donated: Sequence[bool] | None = None,
+    keep_unused: bool = False,
+    committed: bool = False,
+) -> Executable:
+    """Prune, lower and compile ``closed`` for ``device``; return its Executable.
+
+    See ``lower_jaxpr``; ``committed`` is the committedness of the outputs.
+    """
+    program = lower_jaxpr(closed, device, name=name, donated=donated, keep_unused=keep_unused)
+    return program.compile(committed)

@@ -1,0 +1,976 @@
+"""jit: compile a Python function with XLA (``jax.jit``), and its AOT stages.
+
+The path of a call (design.md, "the path of a jitted call"):
+
+1. *Fast path.* Outside any transformation, the arguments' leaves are looked
+   up in a dict keyed by each Array's shared aval and sharding object
+   (identities: no hashing of avals), the argument structure and the static
+   values. A hit runs the executable directly. Plain positional Arrays skip
+   even the pytree flattening.
+2. *Miss.* Static arguments are separated (and must be hashable), the leaves
+   flattened with tracecore's pytrees and turned into avals (numpy arrays
+   canonicalized, Python scalars weakly typed); tracecore traces the function
+   into a ClosedJaxpr; ``compile_jaxpr`` prunes, lowers (modjax.lowering) and
+   compiles it (``compile_or_get_cached``); the run's leaves are put on the
+   device; the fast path learns the new entry.
+3. *Under a transformation* (an outer jit, make_jaxpr, grad, vmap...), the
+   call binds ``jit_p`` with the traced program: a nested jit is one call
+   equation of the outer jaxpr, lowered as a call (not compiled separately).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import logging
+import os
+import time
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from modjax.lowering import call_lowering, register_lowering
+from modjax.tracecore import core
+from modjax.tracecore import source_info as source_info_util
+from modjax.tracecore.abstract import ShapedArray, ShapeDtypeStruct
+from modjax.tracecore.call import check_call_operands, register_call_rules
+from modjax.tracecore.config import enable_x64
+from modjax.tracecore.evaluation import eval_jaxpr
+from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.tracing import arg_aval, convert_constvars_jaxpr, trace_to_jaxpr
+from modjax.tracecore.tree_util import tree_flatten, tree_map, tree_unflatten
+from modjax.tracecore.wrapped_fun import debug_info, flatten_fun, wrap_init
+
+from . import cpp_dispatch
+from .array import ArrayImpl, _canonical_host_value, put_host_value
+from .backends import Device
+from .compile_cache import log_compiles
+from .executable import (
+    Executable,
+    JaxRuntimeError,
+    LoweredProgram,
+    compile_jaxpr,
+    lower_jaxpr,
+    raise_if_deleted,
+)
+from .executable import device_args as _device_args
+from .executable import placement as _placement
+from .sharding import SingleDeviceSharding
+
+__all__ = [
+    "jit",
+    "jit_p",
+    "eval_shape",
+    "Traced",
+    "Lowered",
+    "Compiled",
+    "clear_caches",
+]
+
+logger = logging.getLogger("modjax.runtime.jit")
+
+source_info_util.register_exclusion(os.path.dirname(os.path.abspath(__file__)))
+
+_state = core._state
+_eval_trace = core.eval_trace
+_cpp_registry = cpp_dispatch.registry
+_SCALAR_TYPES = (bool, int, float, complex)
+
+# --- the call primitive ---------------------------------------------------------------------
+
+jit_p = core.Primitive("jit")
+jit_p.multiple_results = True
+
+
+def _jit_abstract_eval(*in_avals, jaxpr: ClosedJaxpr, **_):
+    check_call_operands(jit_p, in_avals, jaxpr)
+    return jaxpr.out_avals
+
+
+_impl_cache: dict[tuple, tuple[Executable, ClosedJaxpr]] = {}
+
+
+def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars, keep_unused, inline):
+    """Run a ``jit`` equation on concrete values: compile its jaxpr (once) and execute it."""
+    device, committed = _placement(args)
+    avals = tuple(_leaf_aval(x) for x in args)
+    key = (id(jaxpr), avals, device, committed, donated_invars, keep_unused)
+    entry = _impl_cache.get(key)
+    if entry is None:
+        if len(_impl_cache) > 4096:
+            _impl_cache.clear()
+        executable = compile_jaxpr(
+            jaxpr,
+            device,
+            name=name,
+            donated=donated_invars,
+            keep_unused=keep_unused,
+            committed=committed,
+        )
+        entry = _impl_cache[key] = (executable, jaxpr)  # the jaxpr keeps its id unique
+    return entry[0].run(_device_args(args, device))
+
+
+def _jit_update_params(params, in_map, out_map, new_jaxpr):
+    donated = params["donated_invars"]
+    return {
+        **params,
+        "jaxpr": new_jaxpr,
+        "donated_invars": tuple(False if i is None else donated[i] for i in in_map),
+    }
+
+
+jit_p.def_abstract_eval(_jit_abstract_eval)
+jit_p.def_impl(_jit_impl)
+register_call_rules(jit_p, update_params=_jit_update_params)
+register_lowering(jit_p, call_lowering)
+
+
+# --- arguments -----------------------------------------------------------------------------
+
+
+def _leaf_aval(x: Any) -> ShapedArray:
+    """Return the aval a leaf is traced and compiled with (numpy canonicalized, scalars weak)."""
+    if type(x) is ArrayImpl or isinstance(x, core.Tracer | ShapeDtypeStruct):
+        return x.aval
+    return _canonical_host_value(x)[1]
+
+
+def _check_hashable(value: Any, what: str) -> None:
+    try:
+        hash(value)
+    except TypeError as err:
+        raise ValueError(
+            f"Non-hashable static arguments are not supported: {what} is a "
+            f"{type(value).__name__} ({value!r:.80}), which cannot be hashed ({err}). "
+            "Make it hashable (a tuple instead of a list, say) or pass it as a dynamic "
+            "argument."
+        ) from None
+
+
+def _normalize_indices(value, what: str) -> tuple[int, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, int):
+        return (value,)
+    try:
+        out = tuple(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an int or a sequence of ints, got {value!r}") from None
+    if not all(isinstance(i, int) for i in out):
+        raise TypeError(f"{what} must be an int or a sequence of ints, got {value!r}")
+    return out
+
+
+def _normalize_names(value, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    out = tuple(value)
+    if not all(isinstance(n, str) for n in out):
+        raise TypeError(f"{what} must be a str or a sequence of str, got {value!r}")
+    return out
+
+
+def _infer_nums_and_names(fun, nums, names) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Complete argnums from argnames and back through ``fun``'s signature, as JAX does."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return nums, names
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    nums_set = set(nums)
+    for name in names:
+        if name in positional and positional.index(name) not in nums_set:
+            nums_set.add(positional.index(name))
+    names_set = list(names)
+    for i in nums:
+        j = i if i >= 0 else len(positional) + i
+        if 0 <= j < len(positional):
+            p = params[j]
+            if p.kind is p.POSITIONAL_OR_KEYWORD and p.name not in names_set:
+                names_set.append(p.name)
+    return tuple(sorted(nums_set)), tuple(names_set)
+
+
+# --- the state of one jitted function -------------------------------------------------------
+
+
+class _Traced:
+    """A traced program of one argument signature (cached per jitted function)."""
+
+    __slots__ = ("closed", "call_jaxpr", "out_tree", "donated", "in_avals", "arg_names")
+
+    def __init__(self, closed, out_tree, donated, in_avals, arg_names):
+        self.closed: ClosedJaxpr = closed
+        # The program as jit_p applies it: the consts as leading operands.
+        self.call_jaxpr = ClosedJaxpr(convert_constvars_jaxpr(closed.jaxpr), ())
+        self.out_tree = out_tree
+        self.donated: tuple[bool, ...] = donated
+        self.in_avals: tuple[ShapedArray, ...] = in_avals
+        self.arg_names = arg_names
+
+
+def _split_statics(fn: _JitFunction, args: tuple, kwargs: dict):
+    """Return ``(statics, dyn_args, dyn_kwargs, static_positions)`` of one call.
+
+    ``statics`` is a tuple of ``(position or name, type, value)``; each value must
+    be hashable (ValueError naming the argument otherwise).
+    """
+    nargs = len(args)
+    positions = {i if i >= 0 else i + nargs for i in fn.static_argnums}
+    statics: list = []
+    for i in sorted(positions):
+        if 0 <= i < nargs:
+            _check_hashable(args[i], f"static argument {fn.describe_position(i)}")
+            statics.append((i, type(args[i]), args[i]))
+    dyn_args = tuple(a for i, a in enumerate(args) if i not in positions)
+    dyn_kwargs = {}
+    for k, v in kwargs.items():
+        if k in fn.static_argnames:
+            _check_hashable(v, f"static argument '{k}'")
+            statics.append((k, type(v), v))
+        else:
+            dyn_kwargs[k] = v
+    return tuple(statics), dyn_args, dyn_kwargs, positions
+
+
+class _Call:
+    """One call's arguments, split and flattened (the slow path's working set)."""
+
+    __slots__ = (
+        "args",
+        "kwargs",
+        "dyn_args",
+        "dyn_kwargs",
+        "statics",
+        "leaves",
+        "in_tree",
+        "donated",
+    )
+
+    def __init__(self, fn: _JitFunction, args: tuple, kwargs: dict):
+        self.args = args
+        self.kwargs = kwargs
+        if fn.static_argnums or fn.static_argnames:
+            self.statics, self.dyn_args, self.dyn_kwargs, positions = _split_statics(
+                fn, args, kwargs
+            )
+        else:
+            self.statics, self.dyn_args, self.dyn_kwargs, positions = (), args, kwargs, ()
+        self.leaves, self.in_tree = tree_flatten((self.dyn_args, self.dyn_kwargs))
+        if fn.donate_argnums or fn.donate_argnames:
+            # Mark every leaf of a donated argument, in the order tree_flatten visits them.
+            nargs = len(args)
+            nums = {i if i >= 0 else i + nargs for i in fn.donate_argnums}
+            dyn_positions = [i for i in range(nargs) if i not in positions]
+            marks = (
+                tuple(
+                    tree_map(lambda _, d=(i in nums): d, a)
+                    for i, a in zip(dyn_positions, self.dyn_args, strict=True)
+                ),
+                {
+                    k: tree_map(lambda _, d=(k in fn.donate_argnames): d, v)
+                    for k, v in self.dyn_kwargs.items()
+                },
+            )
+            self.donated = tuple(tree_flatten(marks)[0])
+        else:
+            self.donated = (False,) * len(self.leaves)
+
+    def bound_function(self, fun: Callable) -> Callable:
+        """Return ``fun`` with the static arguments filled in, taking the dynamic ones."""
+        if not self.statics:
+            return fun
+        positional = {k: v for k, _, v in self.statics if isinstance(k, int)}
+        named = {k: v for k, _, v in self.statics if isinstance(k, str)}
+        nargs = len(self.args)
+
+        def bound(*dyn_args, **dyn_kwargs):
+            it = iter(dyn_args)
+            full = [positional[i] if i in positional else next(it) for i in range(nargs)]
+            return fun(*full, **dyn_kwargs, **named)
+
+        return bound
+
+
+_all_functions: weakref.WeakSet = weakref.WeakSet()
+
+
+def clear_caches() -> None:
+    """Drop every jitted function's traces and executables, and the eager op caches.
+
+    Counterpart of ``jax.clear_caches``. The compile cache in memory is cleared
+    too; the persistent cache on disk is kept.
+    """
+    from . import compile_cache, dispatch
+
+    for fn in list(_all_functions):
+        fn.clear_cache()
+    _impl_cache.clear()
+    dispatch.clear_cache()
+    compile_cache.clear_caches()
+
+
+enable_x64.add_hook(lambda _value: clear_caches())
+
+
+class _JitFunction:
+    """Everything one ``jit(f)`` knows: options, traces, executables and the fast tables."""
+
+    __slots__ = (
+        "fun",
+        "name",
+        "static_argnums",
+        "static_argnames",
+        "donate_argnums",
+        "donate_argnames",
+        "keep_unused",
+        "inline",
+        "traces",
+        "executables",
+        "fast_positional",
+        "fast_general",
+        "stats",
+        "last_signature",
+        "use_cpp",
+        "cpp_fast",
+        "__weakref__",
+    )
+
+    def __init__(
+        self,
+        fun,
+        static_argnums,
+        static_argnames,
+        donate_argnums,
+        donate_argnames,
+        keep_unused,
+        inline,
+    ):
+        self.fun = fun
+        self.name = getattr(fun, "__name__", None) or type(fun).__name__
+        self.static_argnums, self.static_argnames = _infer_nums_and_names(
+            fun,
+            _normalize_indices(static_argnums, "static_argnums"),
+            _normalize_names(static_argnames, "static_argnames"),
+        )
+        self.donate_argnums, self.donate_argnames = _infer_nums_and_names(
+            fun,
+            _normalize_indices(donate_argnums, "donate_argnums"),
+            _normalize_names(donate_argnames, "donate_argnames"),
+        )
+        overlap = set(self.static_argnums) & set(self.donate_argnums)
+        if overlap:
+            raise ValueError(
+                f"jit({self.name}): arguments {sorted(overlap)} cannot be both static and donated"
+            )
+        self.keep_unused = bool(keep_unused)
+        self.inline = bool(inline)
+        self.traces: dict[tuple, _Traced] = {}
+        self.executables: dict[tuple, Executable] = {}
+        self.fast_positional: dict[tuple, tuple] = {}
+        self.fast_general: dict[tuple, tuple] = {}
+        self.stats = {"traces": 0, "compiles": 0}
+        self.last_signature = None
+        self.use_cpp = False
+        self.cpp_fast = None
+        _all_functions.add(self)
+
+    def clear_cache(self) -> None:
+        """Forget this function's traces, executables and fast-path entries."""
+        self.traces.clear()
+        self.executables.clear()
+        self.fast_positional.clear()
+        self.fast_general.clear()
+        if self.cpp_fast is not None:
+            self.cpp_fast._clear_cache()
+
+    def describe_position(self, i: int) -> str:
+        try:
+            names = list(inspect.signature(self.fun).parameters)
+            return f"'{names[i]}' (position {i})"
+        except (TypeError, ValueError, IndexError):
+            return f"at position {i}"
+
+    # --- tracing ----------------------------------------------------------------------
+
+    def trace(self, call: _Call, in_avals: tuple[ShapedArray, ...]) -> _Traced:
+        """Return the traced program for ``call``'s structure and ``in_avals`` (cached)."""
+        key = (call.in_tree, in_avals, call.statics, call.donated)
+        traced = self.traces.get(key)
+        if traced is not None:
+            return traced
+        static_pos = tuple(k for k, _, _ in call.statics if isinstance(k, int))
+        static_names = tuple(k for k, _, _ in call.statics if isinstance(k, str))
+        info = debug_info(self.fun, call.args, call.kwargs, static_pos, static_names)
+        flat_fun, out_tree = flatten_fun(
+            wrap_init(call.bound_function(self.fun), info), call.in_tree
+        )
+        with source_info_util.transform_name(f"jit({self.name})"):
+            jaxpr, consts = trace_to_jaxpr(flat_fun, in_avals)
+        self.stats["traces"] += 1
+        traced = _Traced(
+            ClosedJaxpr(jaxpr, consts), out_tree.val, call.donated, in_avals, info.arg_names
+        )
+        if not any(isinstance(c, core.Tracer) for c in consts):
+            self.traces[key] = traced  # a program closing over tracers is not reusable
+        return traced
+
+    # --- compiling --------------------------------------------------------------------
+
+    def lower(self, traced: _Traced, device: Device) -> LoweredProgram:
+        """Prune and lower a traced program for ``device``."""
+        return lower_jaxpr(
+            traced.closed,
+            device,
+            name=self.name,
+            donated=traced.donated,
+            keep_unused=self.keep_unused,
+        )
+
+    def executable(
+        self,
+        call: _Call,
+        in_avals,
+        device: Device,
+        committed: bool,
+        program: LoweredProgram | None = None,
+    ):
+        """Return the Executable for this signature on ``device``, compiling on a miss."""
+        key = (call.in_tree, in_avals, call.statics, call.donated, device, committed)
+        executable = self.executables.get(key)
+        if executable is not None:
+            return executable, self.traces.get(key[:4]) or self.trace(call, in_avals)
+        start = time.perf_counter()
+        was_traced = (call.in_tree, in_avals, call.statics, call.donated) in self.traces
+        traced = self.trace(call, in_avals)
+        traced_at = time.perf_counter()
+        if program is None:
+            program = self.lower(traced, device)
+        executable = program.compile(committed)
+        self.stats["compiles"] += 1
+        self.executables[key] = executable
+        signature = (traced.arg_names, in_avals, call.statics, call.in_tree, device)
+        if log_compiles.value:
+            trace_time = (
+                "traced earlier" if was_traced else f"trace {(traced_at - start) * 1e3:.1f} ms"
+            )
+            logger.warning(
+                "Compiling jit(%s) (cause: %s): %s, lower + compile %.1f ms%s",
+                self.name,
+                _compile_cause(self.last_signature, signature),
+                trace_time,
+                executable.compile_seconds * 1e3,
+                {
+                    "memory": " (from the compile cache in memory)",
+                    "disk": " (from the persistent compilation cache)",
+                }.get(executable.compile_source, ""),
+            )
+        self.last_signature = signature
+        return executable, traced
+
+    # --- calling ----------------------------------------------------------------------
+
+    def call_slow(self, args: tuple, kwargs: dict):
+        """Call on the slow path: split, flatten, trace/compile if needed, run, learn."""
+        call = _Call(self, args, kwargs)
+        if _state.trace is not _eval_trace or any(isinstance(x, core.Tracer) for x in call.leaves):
+            return self.call_traced(call)
+        in_avals = tuple(_leaf_aval(x) for x in call.leaves)
+        device, committed = _placement(call.leaves)
+        executable, traced = self.executable(call, in_avals, device, committed)
+        device_leaves = _device_args(call.leaves, device)
+        outs = executable.run(device_leaves)
+        if not self.use_cpp:
+            self.learn(call, executable, traced, device_leaves)
+        return traced.out_tree.unflatten(outs)
+
+    def cpp_cache_miss(self, *args, **kwargs):
+        """The C++ fast path's miss: run the slow path; describe the run for next time."""
+        if _state.trace is not _eval_trace:
+            return self.call_slow(args, kwargs), None, False
+        call = _Call(self, args, kwargs)
+        if any(isinstance(x, core.Tracer) for x in call.leaves):
+            return self.call_traced(call), None, False
+        in_avals = tuple(_leaf_aval(x) for x in call.leaves)
+        device, committed = _placement(call.leaves)
+        executable, traced = self.executable(call, in_avals, device, committed)
+        outs = executable.run(_device_args(call.leaves, device))
+        result = traced.out_tree.unflatten(outs)
+        return result, self.fastpath_data(call, executable, result, outs, committed), False
+
+    def fastpath_data(self, call: _Call, executable: Executable, result, outs, committed):
+        """Return the C++ fast path's record of this call, or None if it cannot take it."""
+        leaves = cpp_dispatch.flatten_arguments(call.dyn_args, call.dyn_kwargs)
+        if len(leaves) != len(call.leaves) or any(
+            a is not b for a, b in zip(leaves, call.leaves, strict=True)
+        ):
+            # A pytree node the C++ registry does not know: teach it, take the next call.
+            cpp_dispatch.mirror_node_types(leaves)
+            return None
+        out_leaves, out_tree = cpp_dispatch.flatten_outputs(result)
+        if len(out_leaves) != len(outs) or any(
+            a is not b for a, b in zip(out_leaves, outs, strict=True)
+        ):
+            cpp_dispatch.mirror_node_types(out_leaves)
+            return None
+        n_consts = len(executable.const_args)
+        kept = executable.kept
+        bits = [True] * n_consts + (
+            [True] * len(call.leaves)
+            if kept is None
+            else [i in kept for i in range(len(call.leaves))]
+        )
+        n_in = sum(bits)
+        sharding = executable.sharding
+        return cpp_dispatch.FastpathData(
+            executable.xla,
+            out_tree,
+            [sharding] * n_in,
+            [sharding] * len(outs),
+            [o.aval for o in outs],
+            [committed] * len(outs),
+            bits,
+            [None] * n_in,
+            list(executable.const_args),
+        )
+
+    def call_traced(self, call: _Call):
+        """Apply the function under the current transformation: bind ``jit_p`` (or inline)."""
+        in_avals = tuple(core.to_aval(x) for x in call.leaves)
+        traced = self.trace(call, in_avals)
+        closed = traced.closed
+        if self.inline:
+            outs = eval_jaxpr(closed.jaxpr, closed.consts, *call.leaves)
+        else:
+            outs = jit_p.bind(
+                *closed.consts,
+                *call.leaves,
+                jaxpr=traced.call_jaxpr,
+                name=self.name,
+                donated_invars=(False,) * len(closed.consts) + traced.donated,
+                keep_unused=self.keep_unused,
+                inline=self.inline,
+            )
+        return traced.out_tree.unflatten(outs)
+
+    def learn(self, call: _Call, executable: Executable, traced: _Traced, device_leaves) -> None:
+        """Add fast-path entries for a call whose leaves need no transfer next time."""
+        sharding = executable.sharding
+        if not all(type(x) is not ArrayImpl or x._sharding is sharding for x in call.leaves):
+            return
+        out = _fast_unflattener(traced.out_tree)
+        entry = (executable.call, executable.handlers, out, executable)
+        if (
+            not call.kwargs
+            and not call.statics
+            and all(type(x) is ArrayImpl for x in call.args)
+            and not self.static_argnums
+            and not self.static_argnames
+        ):
+            key = []
+            for x in call.args:
+                key.append(id(x.aval))
+                key.append(id(x._sharding))
+                key.append(x._committed)
+            _bounded_insert(self.fast_positional, tuple(key), entry + ((),))
+            return
+        leaves, cpp_tree = _cpp_registry.flatten((call.dyn_args, call.dyn_kwargs))
+        if len(leaves) != len(call.leaves) or any(
+            a is not b for a, b in zip(leaves, call.leaves, strict=True)
+        ):
+            return  # a pytree node jaxlib's registry does not know: no fast path for it
+        key = _general_key(cpp_tree, call.statics, leaves)
+        if key is None:
+            return
+        convert = tuple(i for i, x in enumerate(leaves) if type(x) is not ArrayImpl)
+        _bounded_insert(self.fast_general, key, entry + (convert,))
+
+
+def _bounded_insert(table: dict, key, value, limit: int = 4096) -> None:
+    if len(table) >= limit:
+        table.clear()
+    table[key] = value
+
+
+def _general_key(cpp_tree, statics, leaves) -> tuple | None:
+    key = [cpp_tree, statics]
+    for x in leaves:
+        t = type(x)
+        if t is ArrayImpl:
+            key.append(id(x.aval))
+            key.append(id(x._sharding))
+            key.append(x._committed)
+        elif t in _SCALAR_TYPES or isinstance(x, np.generic):
+            key.append(t)
+        elif t is np.ndarray:
+            key.append(x.dtype)
+            key.append(x.shape)
+        else:
+            return None
+    return tuple(key)
+
+
+def _fast_unflattener(out_tree):
+    """Return None for a single-leaf output, else something with ``.unflatten(outs)``."""
+    if out_tree.num_leaves == 1 and out_tree.num_nodes == 1:
+        return None
+    placeholders = [object() for _ in range(out_tree.num_leaves)]
+    leaves, cpp_tree = _cpp_registry.flatten(out_tree.unflatten(placeholders))
+    if len(leaves) == len(placeholders) and all(
+        a is b for a, b in zip(leaves, placeholders, strict=True)
+    ):
+        return cpp_tree
+    return out_tree
+
+
+def _compile_cause(previous, current) -> str:
+    """Say what changed between two compiled signatures of one function, for the log."""
+    if previous is None:
+        return "first call"
+    old_names, old_avals, old_statics, old_tree, old_device = previous
+    names, avals, statics, tree, device = current
+    if old_tree != tree:
+        return f"the argument structure changed from {old_tree} to {tree}"
+    changes = []
+    for i, (old, new) in enumerate(zip(old_avals, avals, strict=True)):
+        if old == new:
+            continue
+        name = names[i] if names and i < len(names) else f"flat argument {i}"
+        if old.shape != new.shape:
+            changes.append(
+                f"argument {name} changed shape from {old.str_short()} to {new.str_short()}"
+            )
+        elif old.dtype != new.dtype:
+            changes.append(f"argument {name} changed dtype from {old.dtype} to {new.dtype}")
+        else:
+            changes.append(
+                f"argument {name} changed weak type from {old.weak_type} to {new.weak_type}"
+            )
+    old_static = {k: v for k, _, v in old_statics}
+    for k, _, v in statics:
+        if k not in old_static or old_static[k] != v or type(old_static[k]) is not type(v):
+            label = f"'{k}'" if isinstance(k, str) else f"at position {k}"
+            changes.append(
+                f"static argument {label} changed from {old_static.get(k, '<absent>')!r} to {v!r}"
+            )
+    if old_device != device:
+        changes.append(f"the device changed from {old_device} to {device}")
+    return "; ".join(changes) or "a new combination of earlier signatures"
+
+
+# --- the user-facing wrapper ---------------------------------------------------------------
+
+
+def jit(
+    fun: Callable,
+    *,
+    static_argnums: int | Sequence[int] | None = None,
+    static_argnames: str | Iterable[str] | None = None,
+    donate_argnums: int | Sequence[int] | None = None,
+    donate_argnames: str | Iterable[str] | None = None,
+    keep_unused: bool = False,
+    inline: bool = False,
+) -> Callable:
+    """Return a version of ``fun`` compiled with XLA on first use per signature (``jax.jit``).
+
+    Arguments are pytrees of Arrays, numpy arrays and Python scalars (traced as
+    weakly typed values). ``static_argnums``/``static_argnames`` name arguments
+    passed to ``fun`` as Python values: they must be hashable and each new value
+    compiles anew. ``donate_argnums``/``donate_argnames`` name arguments whose
+    buffers the computation may reuse; they are deleted by the call. Unused
+    arguments are pruned from the compiled program unless ``keep_unused``.
+    Under another transformation the call becomes one ``jit`` equation (or, with
+    ``inline=True``, its equations are inlined). The result also offers
+    ``.trace``, ``.lower`` and ``.eval_shape`` (ahead-of-time compilation) and
+    ``.clear_cache()``.
+    """
+    if not callable(fun):
+        raise TypeError(f"jit: expected a callable, got {type(fun).__name__}")
+    fn = _JitFunction(
+        fun, static_argnums, static_argnames, donate_argnums, donate_argnames, keep_unused, inline
+    )
+    if cpp_dispatch.cpp_dispatch.value and cpp_dispatch.available:
+        wrapped = _cpp_wrapper(fn)
+    else:
+        wrapped = _python_wrapper(fn)
+    with contextlib.suppress(AttributeError, TypeError):  # callables without a __name__
+        functools.update_wrapper(wrapped, fun)
+    wrapped.__dict__.pop("_jit", None)
+    wrapped._jit = fn
+    wrapped.trace = functools.partial(_aot_trace, fn)
+    wrapped.lower = functools.partial(_aot_lower, fn)
+    wrapped.eval_shape = functools.partial(_jit_eval_shape, fn)
+    wrapped.clear_cache = fn.clear_cache
+    wrapped._cache_size = lambda: len(fn.executables)
+    wrapped._stats = fn.stats
+    return wrapped
+
+
+def _cpp_wrapper(fn: _JitFunction) -> Callable:
+    """The fast path in C++: jaxlib's PjitFunction, missing into ``fn.cpp_cache_miss``."""
+    fn.use_cpp = True
+    fast = cpp_dispatch.make_fast_function(
+        fn.name, fn.fun, fn.cpp_cache_miss, fn.static_argnums, fn.static_argnames, fn
+    )
+    call_slow = fn.call_slow
+    has_statics = bool(fn.static_argnums or fn.static_argnames)
+
+    def wrapped(*args, **kwargs):
+        if _state.trace is _eval_trace:
+            try:
+                return fast(*args, **kwargs)
+            except (ValueError, RuntimeError):
+                # Say it our way when it is an unhashable static or a deleted Array.
+                if has_statics:
+                    _split_statics(fn, args, kwargs)
+                raise_if_deleted(tree_flatten((args, kwargs))[0])
+                raise
+        return call_slow(args, kwargs)
+
+    fn.cpp_fast = fast
+    return wrapped
+
+
+def _python_wrapper(fn: _JitFunction) -> Callable:
+    """The fast path in Python: dicts keyed by leaf avals and shardings (by identity)."""
+    call_slow = fn.call_slow
+    fast_general = fn.fast_general
+    has_statics = bool(fn.static_argnums or fn.static_argnames)
+
+    def general(args, kwargs):
+        if _state.trace is not _eval_trace:
+            return call_slow(args, kwargs)
+        if has_statics:
+            statics, dyn_args, dyn_kwargs, _ = _split_statics(fn, args, kwargs)
+        else:
+            statics, dyn_args, dyn_kwargs = (), args, kwargs
+        leaves, cpp_tree = _cpp_registry.flatten((dyn_args, dyn_kwargs))
+        key = _general_key(cpp_tree, statics, leaves)
+        entry = fast_general.get(key) if key is not None else None
+        if entry is None:
+            return call_slow(args, kwargs)
+        execute, handlers, out_tree, executable, convert = entry
+        if convert:
+            sharding = executable.sharding
+            for i in convert:
+                value, aval = _canonical_host_value(leaves[i])
+                leaves[i] = put_host_value(value, aval, sharding, False)
+        try:
+            outs = execute(leaves).consume_with_handlers(handlers)
+        except JaxRuntimeError:
+            raise_if_deleted(leaves)
+            raise
+        return outs[0] if out_tree is None else out_tree.unflatten(outs)
+
+    if has_statics:
+
+        def wrapped(*args, **kwargs):
+            return general(args, kwargs)
+
+        return wrapped
+
+    fast_positional = fn.fast_positional
+
+    def wrapped(*args, **kwargs):
+        if not kwargs and _state.trace is _eval_trace:
+            key = []
+            for x in args:
+                if type(x) is not ArrayImpl:
+                    break
+                key.append(id(x.aval))
+                key.append(id(x._sharding))
+                key.append(x._committed)
+            else:
+                entry = fast_positional.get(tuple(key))
+                if entry is not None:
+                    try:
+                        outs = entry[0](args).consume_with_handlers(entry[1])
+                    except JaxRuntimeError:
+                        raise_if_deleted(args)
+                        raise
+                    out_tree = entry[2]
+                    return outs[0] if out_tree is None else out_tree.unflatten(outs)
+        return general(args, kwargs)
+
+    return wrapped
+
+
+# --- ahead of time: trace, lower, compile -----------------------------------------------------
+
+
+def _spec_placement(leaves) -> tuple[Device, bool]:
+    """Choose the device of an AOT compilation: from Arrays, else ShapeDtypeStruct shardings."""
+    device, committed = _placement([x for x in leaves if type(x) is ArrayImpl])
+    if not committed:
+        for x in leaves:
+            if isinstance(x, ShapeDtypeStruct) and isinstance(x.sharding, SingleDeviceSharding):
+                return x.sharding._device, True
+    return device, committed
+
+
+class Traced:
+    """A function traced for given argument types (``jax.stages.Traced``).
+
+    ``jaxpr`` is the ClosedJaxpr; ``out_info`` the output ShapeDtypeStructs;
+    ``lower()`` gives the :class:`Lowered` module.
+    """
+
+    def __init__(self, fn: _JitFunction, call: _Call, traced: _Traced, device, committed):
+        self._fn = fn
+        self._call = call
+        self._traced = traced
+        self._device = device
+        self._committed = committed
+
+    @property
+    def jaxpr(self) -> ClosedJaxpr:
+        return self._traced.closed
+
+    @property
+    def in_avals(self):
+        return self._traced.in_avals
+
+    @property
+    def out_info(self):
+        return tree_unflatten(self._traced.out_tree, _shape_structs(self._traced.closed.out_avals))
+
+    def lower(self) -> Lowered:
+        """Lower the traced program to StableHLO."""
+        return Lowered(self._fn, self._call, self._traced, self._device, self._committed)
+
+
+class Lowered:
+    """A function lowered to a StableHLO module (``jax.stages.Lowered``).
+
+    ``as_text()`` prints the module, ``compiler_ir()`` returns it and
+    ``compile()`` gives the :class:`Compiled` program.
+    """
+
+    def __init__(self, fn: _JitFunction, call: _Call, traced: _Traced, device, committed):
+        self._fn = fn
+        self._call = call
+        self._traced = traced
+        self._device = device
+        self._committed = committed
+        # Lowered eagerly (as JAX does) so that lowering errors surface here.
+        self._program = fn.lower(traced, device)
+        self._module = self._program.module
+
+    def as_text(self, debug_info: bool = False) -> str:
+        """Return the StableHLO text of the module (``Lowered.as_text``)."""
+        return self._module.as_text(debug_info=debug_info)
+
+    def compiler_ir(self, dialect: str = "stablehlo"):
+        """Return the MLIR module (``Lowered.compiler_ir``)."""
+        if dialect != "stablehlo":
+            raise ValueError(f"only the 'stablehlo' dialect is available, not {dialect!r}")
+        return self._module.module
+
+    @property
+    def out_info(self):
+        return tree_unflatten(self._traced.out_tree, _shape_structs(self._traced.closed.out_avals))
+
+    def compile(self) -> Compiled:
+        """Compile the module with XLA (``Lowered.compile``)."""
+        executable, _ = self._fn.executable(
+            self._call, self._traced.in_avals, self._device, self._committed, self._program
+        )
+        return Compiled(self._fn, self._call, self._traced, executable)
+
+
+class Compiled:
+    """A compiled program for fixed argument types (``jax.stages.Compiled``).
+
+    Call it with arguments of exactly those types (a mismatch is a TypeError).
+    """
+
+    def __init__(self, fn: _JitFunction, call: _Call, traced: _Traced, executable: Executable):
+        self._fn = fn
+        self._call = call
+        self._traced = traced
+        self._executable = executable
+
+    def __call__(self, *args, **kwargs):
+        call = _Call(self._fn, args, kwargs)
+        if call.in_tree != self._call.in_tree:
+            raise TypeError(
+                "Function compiled with input pytree does not match the input pytree it was "
+                f"called with: compiled for {self._call.in_tree}, called with {call.in_tree}"
+            )
+        if call.statics != self._call.statics:
+            raise TypeError("Compiled program called with different static arguments")
+        avals = tuple(_leaf_aval(x) for x in call.leaves)
+        if avals != self._traced.in_avals:
+            names = self._traced.arg_names or ()
+            lines = [
+                f"Argument '{names[i] if i < len(names) else i}' compiled with "
+                f"{want.str_short()} and called with {got.str_short()}"
+                for i, (want, got) in enumerate(zip(self._traced.in_avals, avals, strict=True))
+                if want != got
+            ]
+            raise TypeError(
+                "Argument types differ from the types for which this computation was "
+                "compiled. The mismatches are:\n" + "\n".join(lines)
+            )
+        leaves = _device_args(call.leaves, self._executable.device)
+        return self._traced.out_tree.unflatten(self._executable.run(leaves))
+
+    def as_text(self) -> str:
+        """Return the optimized HLO text XLA compiled (``Compiled.as_text``)."""
+        return self._executable.as_text()
+
+    def cost_analysis(self) -> dict[str, Any]:
+        """Return XLA's cost estimate: flops, bytes accessed, ... (``Compiled.cost_analysis``)."""
+        return self._executable.cost_analysis()
+
+    @property
+    def out_info(self):
+        return tree_unflatten(self._traced.out_tree, _shape_structs(self._traced.closed.out_avals))
+
+
+def _prepare_aot(fn: _JitFunction, args, kwargs):
+    call = _Call(fn, args, kwargs)
+    in_avals = tuple(_leaf_aval(x) for x in call.leaves)
+    device, committed = _spec_placement(call.leaves)
+    return call, in_avals, device, committed
+
+
+def _aot_trace(fn: _JitFunction, *args, **kwargs) -> Traced:
+    """Trace the jitted function for these arguments (values or ShapeDtypeStructs)."""
+    call, in_avals, device, committed = _prepare_aot(fn, args, kwargs)
+    return Traced(fn, call, fn.trace(call, in_avals), device, committed)
+
+
+def _aot_lower(fn: _JitFunction, *args, **kwargs) -> Lowered:
+    """Trace and lower the jitted function for these arguments (values or ShapeDtypeStructs)."""
+    return _aot_trace(fn, *args, **kwargs).lower()
+
+
+def _shape_structs(avals) -> list[ShapeDtypeStruct]:
+    return [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals]
+
+
+def _jit_eval_shape(fn: _JitFunction, *args, **kwargs):
+    """Return the output ShapeDtypeStructs of the jitted function for these arguments."""
+    call, in_avals, _, _ = _prepare_aot(fn, args, kwargs)
+    traced = fn.trace(call, in_avals)
+    return tree_unflatten(traced.out_tree, _shape_structs(traced.closed.out_avals))
+
+
+def eval_shape(fun: Callable, *args, **kwargs):
+    """Return the shapes and dtypes ``fun`` would produce, without running it (``jax.eval_shape``).
+
+    Arguments may be arrays, scalars or ShapeDtypeStructs (pytrees of them); the
+    result is a pytree of ShapeDtypeStruct.
+    """
+    leaves, in_tree = tree_flatten((args, kwargs))
+    info = debug_info(fun, args, kwargs)
+    flat_fun, out_tree = flatten_fun(wrap_init(fun, info), in_tree)
+    jaxpr, _ = trace_to_jaxpr(flat_fun, [arg_aval(x) for x in leaves])
+    return tree_unflatten(out_tree.val, _shape_structs(jaxpr.out_avals))
