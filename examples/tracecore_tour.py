@@ -1,4 +1,4 @@
-"""modjax demo: trace a NumPy-style function into a jaxpr, inspect it and run it.
+"""A tour of modjax.tracecore: trace a function into a jaxpr, inspect it and run it.
 
 This demo uses ``modjax.tracecore`` alone (numpy and ml_dtypes, no XLA): it
 declares primitives with numpy implementations, including a custom one, traces

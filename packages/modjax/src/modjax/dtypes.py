@@ -1,0 +1,4 @@
+"""Dtypes and type promotion (the counterpart of ``jax.dtypes``)."""
+
+from modjax.tracecore.dtypes import *  # noqa: F403
+from modjax.tracecore.dtypes import __all__  # noqa: F401

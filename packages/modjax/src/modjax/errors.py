@@ -1,0 +1,17 @@
+"""The exceptions modjax raises for user mistakes (the counterpart of ``jax.errors``)."""
+
+from modjax.tracecore.core import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    UnexpectedTracerError,
+)
+
+__all__ = [
+    "ConcretizationTypeError",
+    "TracerArrayConversionError",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+    "UnexpectedTracerError",
+]
