@@ -14,6 +14,7 @@ from modjax.tracecore import (
     Primitive,
     ShapedArray,
     call,
+    call_p,
     eval_jaxpr,
     get_aval,
     jaxpr_equal,
@@ -68,7 +69,10 @@ def main() -> None:
     print("\neval_jaxpr:", traced)
     print("direct:    ", layer(w, x))
 
-    parsed = parse_jaxpr(str(closed), consts=closed.consts)
+    # Name the primitives the text may use: another library in the process may
+    # declare its own "sin".
+    primitives = {p.name: p for p in (sin_p, add_p, mul_p, softplus_p, call_p)}
+    parsed = parse_jaxpr(str(closed), consts=closed.consts, primitives=primitives)
     print("\nThe printed text parses back to an equal jaxpr:", jaxpr_equal(parsed, closed))
 
     known, unknown, _, num_residuals = partial_eval_jaxpr(closed, unknowns=[False, True])

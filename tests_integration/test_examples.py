@@ -29,5 +29,13 @@ def test_custom_dsl_example_runs_and_agrees():
     assert "agree" in out
 
 
-def test_demo_runs():
-    assert "{ lambda" in run_example("demo.py")
+def test_demo_jits_prints_and_hits_the_cache():
+    out = run_example("demo.py")
+    assert "{ lambda" in out and "stablehlo.dot_general" in out
+    assert "a cache hit" in out and "Eager (op by op) gives the same value" in out
+
+
+def test_tracecore_tour_round_trips_and_splits():
+    out = run_example("tracecore_tour.py")
+    assert "parses back to an equal jaxpr: True" in out
+    assert "Partial evaluation" in out
