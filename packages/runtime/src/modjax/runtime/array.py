@@ -574,7 +574,7 @@ def _make_operator(name: str, binary: bool):
 
 
 _OWN = {"__format__", "__copy__", "__deepcopy__"}
-_BINARY_OPERATORS = set(core._BINARY)
+_BINARY_OPERATORS = set(core.BINARY_OPERATOR_NAMES)
 
 
 # C++ methods of ArrayImpl that crash the process (or raise an obscure error) when
@@ -621,10 +621,10 @@ def _graft() -> None:
         if name in ("__module__", "__dict__", "__weakref__", "__doc__", "__qualname__"):
             continue
         setattr(ArrayImpl, name, value)
-    for full in core._OPERATOR_NAMES:
+    for full in core.OPERATOR_NAMES:
         if full in _OWN:
             continue
-        setattr(ArrayImpl, full, _make_operator(full, full[2:-2] in _BINARY_OPERATORS))
+        setattr(ArrayImpl, full, _make_operator(full, full in _BINARY_OPERATORS))
     ArrayImpl.__doc__ = (
         "A multidimensional array on one or more devices (``jax.Array``); made by "
         "device_put, jit and eager operations, never constructed directly."

@@ -74,7 +74,7 @@ logger = logging.getLogger("modjax.runtime.jit")
 
 source_info_util.register_exclusion(os.path.dirname(os.path.abspath(__file__)))
 
-_state = core._state
+_state = core.trace_state
 _eval_trace = core.eval_trace
 _cpp_registry = cpp_dispatch.registry
 _SCALAR_TYPES = (bool, int, float, complex)

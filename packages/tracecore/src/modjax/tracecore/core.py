@@ -33,6 +33,9 @@ __all__ = [
     "register_tracer_attribute",
     "tracer_operators",
     "tracer_attributes",
+    "trace_state",
+    "OPERATOR_NAMES",
+    "BINARY_OPERATOR_NAMES",
     "ConcretizationTypeError",
     "TracerBoolConversionError",
     "TracerIntegerConversionError",
@@ -149,6 +152,9 @@ class _State(threading.local):
 
 
 _state = _State()
+# Public read access for hot paths (jit's dispatch): ``trace_state.trace`` is the current
+# trace of this thread, one attribute read instead of a call to ``current_trace()``.
+trace_state = _state
 
 
 def current_trace() -> Trace:
@@ -363,6 +369,10 @@ _BINARY = (
 ).split()
 _OTHER = "neg pos abs invert getitem setitem round trunc floor ceil copy deepcopy format".split()
 _OPERATOR_NAMES = tuple(f"__{name}__" for name in _BINARY + _OTHER)
+# The dunders tracers dispatch through ``tracer_operators``, and the binary ones among
+# them: an array type of a higher layer (runtime's Array) installs the same protocol.
+OPERATOR_NAMES = _OPERATOR_NAMES
+BINARY_OPERATOR_NAMES = tuple(f"__{name}__" for name in _BINARY)
 
 # What a tracer does for an operator nobody registered. Binary operators answer
 # NotImplemented so Python tries the other operand and then raises its usual TypeError
