@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import hypothesis.strategies as st
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from tracecore_test_prims import add_p, cos_p, mul_p, neg_p, sin_p, sub_p, sumdiff_p
+from tracecore_test_prims import add_p, cos_p, mul_p, sin_p
+from tracecore_test_programs import (
+    CONST,
+    LOG,
+    Program,
+    X,
+    effect_p,
+    programs,
+    trace,
+)
 
 from modjax.tracecore.call import call, call_abstract_eval, call_impl, call_p, register_call_rules
 from modjax.tracecore.check import check_jaxpr
@@ -18,107 +25,6 @@ from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr, Literal, Var, subjaxprs
 from modjax.tracecore.partial_eval import partial_eval_jaxpr
 from modjax.tracecore.tracing import make_jaxpr
-
-f32 = np.dtype("float32")
-X = np.linspace(-1.0, 1.0, 3).astype(f32)
-
-# --- test primitives ----------------------------------------------------------------------
-
-LOG: list[str] = []
-
-effect_p = Primitive("pe_test_effect")
-effect_p.effectful = True
-
-
-def _effect_impl(x):
-    LOG.append("effect")
-    return mul_p.impl(x, 2.0)
-
-
-effect_p.def_impl(_effect_impl)
-effect_p.def_abstract_eval(lambda a: a)
-
-UNARY = {"sin": sin_p, "cos": cos_p, "neg": neg_p}
-BINARY = {"add": add_p, "sub": sub_p, "mul": mul_p}
-CONST = np.array([0.5, -2.0, 3.0], f32)
-INNER_CONST = np.array([1.5, 0.25, -1.0], f32)
-# A call whose inner program is a ClosedJaxpr with consts of its own.
-CLOSED_WITH_CONST = make_jaxpr(lambda a: [add_p.bind(mul_p.bind(a, INNER_CONST), sin_p.bind(a))])(X)
-
-
-# --- random programs ----------------------------------------------------------------------
-
-
-@dataclasses.dataclass
-class Program:
-    """A DAG of primitive applications; operands index the values so far (modulo)."""
-
-    n_in: int
-    ops: list
-    outs: list
-    literal_out: bool
-
-
-_index = st.integers(0, 10**6)
-
-
-@st.composite
-def programs(draw, n_in=None, depth=0, effects=True):
-    n_in = draw(st.integers(1, 4)) if n_in is None else n_in
-    kinds = ["un", "bin", "lit", "sumdiff", "const", "ccall"]
-    kinds += ["eff"] if effects else []
-    kinds += ["call"] if depth < 2 else []
-    ops = []
-    for _ in range(draw(st.integers(0, 7 if depth == 0 else 4))):
-        kind = draw(st.sampled_from(kinds))
-        if kind == "call":
-            k = draw(st.integers(1, 3))
-            sub = draw(programs(n_in=k, depth=depth + 1, effects=effects))
-            ops.append((kind, sub, [draw(_index) for _ in range(k)]))
-        else:
-            names = sorted(UNARY if kind == "un" else BINARY)
-            ops.append((kind, draw(st.sampled_from(names)), draw(_index), draw(_index)))
-    outs = draw(st.lists(_index, min_size=1, max_size=4))
-    return Program(n_in, ops, outs, draw(st.booleans()))
-
-
-def to_fun(prog: Program):
-    def fun(*args):
-        env = list(args)
-
-        def pick(i):
-            return env[i % len(env)]
-
-        def pick_vector(i):  # None when no value is a vector (inside a call of scalars)
-            vectors = [v for v in env if np.shape(v) == (3,)]
-            return vectors[i % len(vectors)] if vectors else None
-
-        for op in prog.ops:
-            kind = op[0]
-            if kind == "un":
-                env.append(UNARY[op[1]].bind(pick(op[2])))
-            elif kind == "bin":
-                env.append(BINARY[op[1]].bind(pick(op[2]), pick(op[3])))
-            elif kind == "lit":
-                env.append(add_p.bind(pick(op[2]), 2.0))
-            elif kind == "sumdiff":
-                env.extend(sumdiff_p.bind(pick(op[2]), pick(op[3])))
-            elif kind == "const":
-                env.append(mul_p.bind(pick(op[2]), CONST))
-            elif kind == "eff":
-                env.append(effect_p.bind(pick(op[2])))
-            elif kind == "ccall":
-                if (operand := pick_vector(op[2])) is not None:
-                    env.extend(call_p.bind(operand, jaxpr=CLOSED_WITH_CONST, name="cc"))
-            else:
-                env.extend(call(to_fun(op[1]), *[pick(i) for i in op[2]]))
-        return [pick(i) for i in prog.outs] + ([1.0] if prog.literal_out else [])
-
-    return fun
-
-
-def trace(prog: Program) -> ClosedJaxpr:
-    return make_jaxpr(to_fun(prog))(*[X * (i + 1) for i in range(prog.n_in)])
 
 
 def run(closed: ClosedJaxpr, *args) -> list:
@@ -184,7 +90,7 @@ def split_and_recombine(closed, unknowns, instantiate, saveable):
 @settings(max_examples=150, deadline=None)
 @given(st.data())
 def test_split_recombines_to_the_original(data):
-    prog = data.draw(programs())
+    prog = data.draw(programs(opaque=False))
     closed = trace(prog)
     n_in, n_out = len(closed.jaxpr.invars), len(closed.jaxpr.outvars)
     unknowns = data.draw(st.lists(st.booleans(), min_size=n_in, max_size=n_in))
@@ -211,7 +117,7 @@ def test_split_recombines_to_the_original(data):
 @settings(max_examples=100, deadline=None)
 @given(st.data())
 def test_saving_nothing_makes_residuals_only_of_inputs(data):
-    closed = trace(data.draw(programs()))
+    closed = trace(data.draw(programs(opaque=False)))
     n_in = len(closed.jaxpr.invars)
     unknowns = data.draw(st.lists(st.booleans(), min_size=n_in, max_size=n_in))
     known, _, out_unknowns, num_res = split_and_recombine(
@@ -226,7 +132,7 @@ def test_saving_nothing_makes_residuals_only_of_inputs(data):
 
 
 @settings(max_examples=60, deadline=None)
-@given(programs())
+@given(programs(opaque=False))
 def test_all_known_leaves_nothing_unknown(prog):
     closed = trace(prog)
     n_in = len(closed.jaxpr.invars)
@@ -235,7 +141,7 @@ def test_all_known_leaves_nothing_unknown(prog):
 
 
 @settings(max_examples=60, deadline=None)
-@given(programs(effects=False))
+@given(programs(effects=False, opaque=False))
 def test_all_unknown_leaves_only_const_work_known(prog):
     closed = trace(prog)
     n_in = len(closed.jaxpr.invars)
