@@ -556,21 +556,24 @@ def _device_copy(x: Array) -> Array:
 def _make_operator(name: str, binary: bool):
     table = core.tracer_operators
 
-    def forward(self, *args):
+    def forward_binary(self, other):
+        fn = table.get(name)
+        return NotImplemented if fn is None else fn(self, other)
+
+    def forward(self, *args, **kwargs):
         fn = table.get(name)
         if fn is not None:
-            return fn(self, *args)
-        if binary:
-            return NotImplemented
+            return fn(self, *args, **kwargs)
         raise TypeError(
             f"operator {name} is not defined for Array: no implementation is registered "
             "(modjax.numpy registers them; a DSL can use register_tracer_operator)"
         )
 
-    forward.__name__ = name
-    forward.__qualname__ = f"Array.{name}"
-    forward.__doc__ = f"Dispatch ``{name}`` through tracecore's ``tracer_operators`` table."
-    return forward
+    chosen = forward_binary if binary else forward
+    chosen.__name__ = name
+    chosen.__qualname__ = f"Array.{name}"
+    chosen.__doc__ = f"Dispatch ``{name}`` through tracecore's ``tracer_operators`` table."
+    return chosen
 
 
 _OWN = {"__format__", "__copy__", "__deepcopy__"}

@@ -370,7 +370,10 @@ _BINARY = (
     "divmod rdivmod pow rpow matmul rmatmul "
     "and rand or ror xor rxor lshift rlshift rshift rrshift eq ne lt le gt ge"
 ).split()
-_OTHER = "neg pos abs invert getitem setitem round trunc floor ceil copy deepcopy format".split()
+_OTHER = (
+    "neg pos abs invert getitem setitem round trunc floor ceil copy deepcopy format "
+    "array_namespace dlpack dlpack_device"
+).split()
 _OPERATOR_NAMES = tuple(f"__{name}__" for name in _BINARY + _OTHER)
 # The dunders tracers dispatch through ``tracer_operators``, and the binary ones among
 # them: an array type of a higher layer (runtime's Array) installs the same protocol.
@@ -390,23 +393,27 @@ _UNREGISTERED_FALLBACK = {
 def _make_forwarder(name: str, binary: bool):
     fallback = _UNREGISTERED_FALLBACK.get(name)
 
-    def forward(self, *args):
+    def forward_binary(self, other):
+        fn = tracer_operators.get(name)
+        return NotImplemented if fn is None else fn(self, other)
+
+    # Other dunders may take keywords (``__dlpack__(stream=...)``, ``__round__(ndigits)``).
+    def forward(self, *args, **kwargs):
         fn = tracer_operators.get(name)
         if fn is not None:
-            return fn(self, *args)
+            return fn(self, *args, **kwargs)
         if fallback is not None:
-            return fallback(self, *args)
-        if binary:
-            return NotImplemented
+            return fallback(self, *args, **kwargs)
         raise TypeError(
             f"operator {name} is not defined for {type(self).__name__}: no implementation "
             "is registered (modjax.numpy registers them; a DSL can use "
             "register_tracer_operator)"
         )
 
-    forward.__name__ = name
-    forward.__doc__ = f"Dispatch ``{name}`` through ``tracer_operators``."
-    return forward
+    chosen = forward_binary if binary else forward
+    chosen.__name__ = name
+    chosen.__doc__ = f"Dispatch ``{name}`` through ``tracer_operators``."
+    return chosen
 
 
 for _name in _BINARY:
