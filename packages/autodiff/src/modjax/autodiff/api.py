@@ -388,7 +388,7 @@ def value_and_grad(
             ans, vjp_fun = vjp(f_partial, *dyn_args)
         aval = _check_scalar_output(ans)
         _check_output_dtype_grad(holomorphic, aval)
-        g = vjp_fun(np.ones((), aval.dtype))
+        g = vjp_fun(_one_like(aval))
         g = g[0] if isinstance(argnums, int) else g
         return ((ans, aux) if has_aux else ans), g
 
@@ -533,3 +533,13 @@ def closure_convert(fun: Callable, *example_args) -> tuple[Callable, list[Any]]:
         return tree_unflatten(out_tree, eval_jaxpr(jaxpr, all_consts, *flat))
 
     return converted_fun, hoisted_consts
+
+
+def _one_like(aval):
+    """The cotangent seed 1 of a scalar output, weakly typed when the output is (as JAX)."""
+    one = aval.dtype.type(1)
+    if aval.weak_type:
+        python_one = complex(1) if np.iscomplexobj(one) else 1.0 if aval.dtype.kind == "f" else 1
+        if dtypes.python_scalar_dtype(python_one) == aval.dtype:
+            return python_one
+    return one

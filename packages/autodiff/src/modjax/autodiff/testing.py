@@ -119,14 +119,18 @@ def numerical_jvp(f: Callable, primals: Sequence, tangents: Sequence, eps: float
     return tree_map(diff, f_pos, f_neg)
 
 
-def _inner_prod(xs, ys) -> float:
-    total = 0.0
+def _inner_prod(xs, ys) -> np.ndarray:
+    # Accumulate in float64 but report in the operands' precision, so the dot-product
+    # test is held to the tolerance of the dtype being checked.
+    total, precision = 0.0, None
     for x, y in zip(tree_flatten(xs)[0], tree_flatten(ys)[0], strict=True):
         x, y = np.asarray(x), np.asarray(y)
         if x.dtype == dtypes.float0 or y.dtype == dtypes.float0:
             continue
         total += float(np.real(np.dot(np.conj(x).reshape(-1), y.reshape(-1))))
-    return np.asarray(total)
+        real = np.real(np.zeros((), np.promote_types(x.dtype, y.dtype))).dtype
+        precision = real if precision is None else np.promote_types(precision, real)
+    return np.asarray(total, dtype=precision or np.float64)
 
 
 def check_jvp(f, f_jvp, args, atol=None, rtol=None, eps=EPS, err_msg: str = "") -> None:
