@@ -879,3 +879,12 @@ def test_text_printing_does_not_depend_on_variable_identity():
     cj = make_jaxpr(lambda a: tneg(tsin(a)))(np.float32(1))
     assert re.fullmatch(r"\{ lambda ; a:f32\[\]\. let .* in \(c,\) \}", str(cj))
     assert str(cj) == str(make_jaxpr(lambda a: tneg(tsin(a)))(np.float32(1)))
+
+
+def test_primitive_names_with_dashes_round_trip():
+    dashed = Primitive("test-dashed-op")
+    dashed.def_abstract_eval(lambda x: x)
+    dashed.def_impl(lambda x: x)
+    closed = make_jaxpr(dashed.bind)(np.ones(2, np.float32))
+    parsed = parse_jaxpr(str(closed), primitives={"test-dashed-op": dashed})
+    assert jaxpr_equal(parsed, closed)

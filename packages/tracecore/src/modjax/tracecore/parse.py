@@ -228,6 +228,8 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BINDER_AHEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[ \t]*:")
 _INT = re.compile(r"[0-9]+")
 _DTYPE_NAME = re.compile(r"[a-z][a-z0-9_]*")
+# Primitive names may contain dashes (JAX's "scatter-add"); variable names never do.
+_PRIMITIVE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*")
 _ATOM = re.compile(r"[^\s:,;()\[\]{}]+")
 _COMPLEX = re.compile(r"\([^()\s]*\)")
 _KEY_AHEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[ \t]*=(?!=)")
@@ -453,7 +455,7 @@ class _Parser:
             self.expect("=", "'=' after the equation's outputs")
             self.skip()
         name_pos = self.pos
-        name = self.match(_NAME, "a primitive name")
+        name = self.match(_PRIMITIVE_NAME, "a primitive name")
         primitive = self.primitive(name, name_pos)
         params = {}
         self.skip(newlines=False)
