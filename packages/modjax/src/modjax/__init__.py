@@ -1,7 +1,8 @@
 """modjax: NumPy-style programs traced, transformed and compiled with XLA.
 
-``import modjax as jax`` gives the attribute layout of ``jax``: ``jit``,
-``make_jaxpr``, ``device_put``, ``numpy``, ``lax``, ``tree``, ``config``, ...
+``import modjax as jax`` gives the attribute layout of ``jax``: ``jit``, ``grad``,
+``vmap``, ``jacfwd``, ``make_jaxpr``, ``device_put``, ``numpy``, ``lax``, ``tree``,
+``config``, ...
 Every name here comes from one of the component packages; this module only
 assembles them.
 """
@@ -13,7 +14,34 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
-from modjax import dtypes, errors, lax, numpy, tree, tree_util  # noqa: E402  # noqa: E402
+from modjax import (  # noqa: E402
+    ad_checkpoint,
+    custom_derivatives,
+    dtypes,
+    errors,
+    lax,
+    numpy,
+    test_util,
+    tree,
+    tree_util,
+)
+from modjax._jacobians import hessian, jacfwd, jacobian, jacrev  # noqa: E402
+from modjax.autodiff import (  # noqa: E402
+    checkpoint,
+    checkpoint_policies,
+    closure_convert,
+    custom_jvp,
+    custom_vjp,
+    grad,
+    jvp,
+    linear_transpose,
+    linearize,
+    remat,
+    stop_gradient,
+    value_and_grad,
+    vjp,
+)
+from modjax.batching import vectorize, vmap  # noqa: E402
 from modjax.runtime import (  # noqa: E402
     Array,
     block_until_ready,
@@ -31,13 +59,28 @@ from modjax.runtime import (  # noqa: E402
 )
 from modjax.tracecore import ShapeDtypeStruct, config, make_jaxpr  # noqa: E402
 
+# Where JAX users look for them: jax.lax.stop_gradient and jax.numpy.vectorize come
+# from autodiff and batching; modjax-numpy does not define them (yet).
+if not hasattr(lax, "stop_gradient"):
+    lax.stop_gradient = stop_gradient
+if not hasattr(numpy, "vectorize"):
+    numpy.vectorize = vectorize
+del stop_gradient, vectorize
+
 __version__ = "0.1.0"
 
 __all__ = [
     "Array",
     "ShapeDtypeStruct",
+    "ad_checkpoint",
     "block_until_ready",
+    "checkpoint",
+    "checkpoint_policies",
+    "closure_convert",
     "config",
+    "custom_derivatives",
+    "custom_jvp",
+    "custom_vjp",
     "default_backend",
     "device_count",
     "device_get",
@@ -46,14 +89,27 @@ __all__ = [
     "dtypes",
     "errors",
     "eval_shape",
+    "grad",
+    "hessian",
+    "jacfwd",
+    "jacobian",
+    "jacrev",
     "jit",
+    "jvp",
     "lax",
+    "linear_transpose",
+    "linearize",
     "local_device_count",
     "local_devices",
     "make_jaxpr",
     "numpy",
     "process_count",
     "process_index",
+    "remat",
+    "test_util",
     "tree",
     "tree_util",
+    "value_and_grad",
+    "vjp",
+    "vmap",
 ]

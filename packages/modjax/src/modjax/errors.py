@@ -1,5 +1,6 @@
 """The exceptions modjax raises for user mistakes (the counterpart of ``jax.errors``)."""
 
+from modjax.numpy._indexing import NonConcreteBooleanIndexError
 from modjax.tracecore.core import (
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -10,6 +11,7 @@ from modjax.tracecore.core import (
 
 __all__ = [
     "ConcretizationTypeError",
+    "NonConcreteBooleanIndexError",
     "TracerArrayConversionError",
     "TracerBoolConversionError",
     "TracerIntegerConversionError",

@@ -1,0 +1,307 @@
+"""Dense Jacobians and Hessians: ``jacfwd``, ``jacrev``, ``hessian`` (jax's api.py trio).
+
+They need both autodiff (``jvp``/``vjp``) and batching (``vmap``), two layer-1
+siblings, and an array library for the standard basis, so they live here in
+the metapackage. As in JAX, ``jacfwd`` pushes forward every vector of the
+standard basis of the inputs at once (``vmap`` of ``jvp``), and ``jacrev``
+pulls back every vector of the standard basis of the outputs (``vmap`` of the
+``vjp`` pullback). Inputs and outputs are pytrees: the result nests the input
+structure inside the output structure, each leaf of shape
+``(*out_leaf.shape, *in_leaf.shape)``.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from modjax import lax
+from modjax import numpy as jnp
+from modjax.autodiff import jvp, vjp
+from modjax.batching import vmap
+from modjax.tracecore import dtypes
+from modjax.tracecore.core import to_aval
+from modjax.tracecore.tree_util import (
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_structure,
+    tree_transpose,
+    tree_unflatten,
+)
+
+__all__ = ["jacfwd", "jacrev", "jacobian", "hessian"]
+
+
+# --- arguments ---------------------------------------------------------------------------
+
+
+def _check_callable(fun) -> None:
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun!r}")
+
+
+def _normalize_argnums(argnums) -> int | tuple[int, ...]:
+    def is_int(a) -> bool:
+        return isinstance(a, int | np.integer) and not isinstance(a, bool)
+
+    if is_int(argnums):
+        return operator.index(argnums)
+    if isinstance(argnums, Sequence) and all(is_int(a) for a in argnums):
+        return tuple(operator.index(a) for a in argnums)
+    raise TypeError(f"argnums must be an int or a sequence of ints, got {argnums!r}")
+
+
+def _argnums_partial(fun: Callable, argnums, args: tuple, kwargs: dict, name: str):
+    """Return ``fun`` of the arguments at ``argnums`` only, and those arguments."""
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    if not nums:
+        raise ValueError(f"{name}: argnums=() selects no argument to differentiate")
+    n = len(args)
+    for i in nums:
+        if not -n <= i < n:
+            raise ValueError(
+                f"{name}: argnums entries must be at least -len(args) and less than len(args), "
+                f"but got {i} for len(args) == {n}."
+            )
+    nums = tuple(i % n for i in nums)
+
+    def f_partial(*dyn):
+        full = list(args)
+        for i, value in zip(nums, dyn, strict=True):
+            full[i] = value
+        return fun(*full, **kwargs)
+
+    return f_partial, tuple(args[i] for i in nums)
+
+
+def _dtype_name(x) -> str:
+    return dtypes.dtype_name(to_aval(x).dtype)
+
+
+def _check_input_jacfwd(holomorphic: bool, x) -> None:
+    dt = to_aval(x).dtype
+    if holomorphic:
+        if not dtypes.issubdtype(dt, np.complexfloating):
+            raise TypeError(
+                "jacfwd with holomorphic=True requires inputs with complex dtype, but got "
+                f"{_dtype_name(x)}."
+            )
+    elif not dtypes.issubdtype(dt, np.floating):
+        raise TypeError(
+            "jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
+            f"np.floating), but got {_dtype_name(x)}. For holomorphic differentiation, pass "
+            "holomorphic=True. For differentiation of non-holomorphic functions involving "
+            "complex inputs or integer inputs, use jax.jvp directly."
+        )
+
+
+def _check_output_jacfwd(holomorphic: bool, y) -> None:
+    if holomorphic and not dtypes.issubdtype(to_aval(y).dtype, np.complexfloating):
+        raise TypeError(
+            "jacfwd with holomorphic=True requires outputs with complex dtype, but got "
+            f"{_dtype_name(y)}."
+        )
+
+
+def _check_input_jacrev(holomorphic: bool, allow_int: bool, x) -> None:
+    dt = to_aval(x).dtype
+    if holomorphic:
+        if not dtypes.issubdtype(dt, np.complexfloating):
+            raise TypeError(
+                "jacrev with holomorphic=True requires inputs with complex dtype, but got "
+                f"{_dtype_name(x)}."
+            )
+    elif dtypes.issubdtype(dt, np.integer) or dtypes.issubdtype(dt, np.bool_):
+        if not allow_int:
+            raise TypeError(
+                "jacrev requires real- or complex-valued inputs (input dtype that is a "
+                f"sub-dtype of np.inexact), but got {_dtype_name(x)}. If you want to use "
+                "Boolean- or integer-valued inputs, use vjp or set allow_int to True."
+            )
+    elif not dtypes.issubdtype(dt, np.inexact):
+        raise TypeError(
+            "jacrev requires numerical-valued inputs (input dtype that is a sub-dtype of "
+            f"np.bool_ or np.number), but got {_dtype_name(x)}."
+        )
+
+
+def _check_output_jacrev(holomorphic: bool, y) -> None:
+    dt = to_aval(y).dtype
+    if holomorphic:
+        if not dtypes.issubdtype(dt, np.complexfloating):
+            raise TypeError(
+                "jacrev with holomorphic=True requires outputs with complex dtype, but got "
+                f"{_dtype_name(y)}."
+            )
+    elif dtypes.issubdtype(dt, np.complexfloating):
+        raise TypeError(
+            "jacrev requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {_dtype_name(y)}. For holomorphic differentiation, pass "
+            "holomorphic=True. For differentiation of non-holomorphic functions involving "
+            "complex outputs, use jax.vjp directly."
+        )
+    elif not dtypes.issubdtype(dt, np.floating):
+        raise TypeError(
+            "jacrev requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {_dtype_name(y)}. For differentiation of functions with "
+            "integer outputs, use jax.vjp directly."
+        )
+
+
+# --- the standard basis and unraveling ---------------------------------------------------------
+
+
+def _cast_like(x, example):
+    """Give ``x`` the dtype and weak type of ``example`` (real part if it is not complex)."""
+    want = to_aval(example)
+    have = to_aval(x)
+    if have.dtype == dtypes.float0 or want.dtype == dtypes.float0:
+        return x
+    if dtypes.issubdtype(have.dtype, np.complexfloating) and not dtypes.issubdtype(
+        want.dtype, np.complexfloating
+    ):
+        x = lax.real(x)
+        have = to_aval(x)
+    if have.dtype == want.dtype and have.weak_type == want.weak_type:
+        return x
+    return lax.convert_element_type_p.bind(x, new_dtype=want.dtype, weak_type=want.weak_type)
+
+
+def _reshape(x, shape: tuple[int, ...]):
+    if to_aval(x).dtype == dtypes.float0:
+        return np.zeros(shape, dtypes.float0)
+    return jnp.reshape(x, shape)
+
+
+def _unravel(pytree, axis: int, example, arr):
+    """Split ``arr`` along ``axis`` into one piece per leaf of ``pytree``, shaped like it.
+
+    Each piece replaces ``axis`` by the leaf's shape and takes the dtype of
+    ``example`` (or of the leaf itself when ``example`` is None).
+    """
+    leaves, treedef = tree_flatten(pytree)
+    shape = to_aval(arr).shape
+    axis = axis % len(shape)
+    sizes = [to_aval(leaf).size for leaf in leaves]
+    parts = [arr] if len(leaves) == 1 else jnp.split(arr, list(np.cumsum(sizes[:-1])), axis)
+    out = []
+    for part, leaf in zip(parts, leaves, strict=True):
+        new_shape = shape[:axis] + to_aval(leaf).shape + shape[axis + 1 :]
+        out.append(_cast_like(_reshape(part, new_shape), leaf if example is None else example))
+    return tree_unflatten(treedef, out)
+
+
+def _std_basis(pytree):
+    """Return the standard basis of the space of ``pytree``: its leaves with a leading axis."""
+    leaves = tree_leaves(pytree)
+    n = sum(to_aval(leaf).size for leaf in leaves)
+    dtype = jnp.result_type(*leaves)
+    return _unravel(pytree, 1, None, jnp.eye(n, dtype=dtype))
+
+
+# --- the transformations ---------------------------------------------------------------------
+
+
+def jacfwd(
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+) -> Callable:
+    """Return a function computing the Jacobian of ``fun`` by forward mode (jax.jacfwd).
+
+    Differentiate with respect to the positional argument(s) ``argnums``: an int
+    gives the Jacobian of each output leaf with respect to that argument, a
+    tuple gives a tuple of them. Inputs must be real floating point (complex
+    with ``holomorphic=True``). With ``has_aux``, ``fun`` returns ``(out, aux)``
+    and the result is ``(jacobian, aux)``.
+    """
+    _check_callable(fun)
+    argnums = _normalize_argnums(argnums)
+
+    @functools.wraps(fun)
+    def jacfun(*args, **kwargs):
+        f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs, "jacfwd")
+        for leaf in tree_leaves(dyn_args):
+            _check_input_jacfwd(holomorphic, leaf)
+
+        def pushfwd(tangents):
+            return jvp(f_partial, dyn_args, tangents, has_aux=has_aux)
+
+        out_axes = (None, -1, None) if has_aux else (None, -1)
+        y, jac, *aux = vmap(pushfwd, out_axes=out_axes)(_std_basis(dyn_args))
+        for leaf in tree_leaves(y):
+            _check_output_jacfwd(holomorphic, leaf)
+        example = dyn_args[0] if isinstance(argnums, int) else dyn_args
+        jac_tree = tree_map(lambda y_leaf, j: _unravel(example, -1, y_leaf, j), y, jac)
+        return (jac_tree, aux[0]) if has_aux else jac_tree
+
+    return jacfun
+
+
+def jacrev(
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+) -> Callable:
+    """Return a function computing the Jacobian of ``fun`` by reverse mode (jax.jacrev).
+
+    Arguments as for ``jacfwd``; inputs may be complex, and integer inputs are
+    accepted with ``allow_int`` (their Jacobians are ``float0``). Outputs must be
+    real floating point (complex with ``holomorphic=True``).
+    """
+    _check_callable(fun)
+    argnums = _normalize_argnums(argnums)
+
+    @functools.wraps(fun)
+    def jacfun(*args, **kwargs):
+        f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs, "jacrev")
+        for leaf in tree_leaves(dyn_args):
+            _check_input_jacrev(holomorphic, allow_int, leaf)
+        y, pullback, *aux = vjp(f_partial, *dyn_args, has_aux=has_aux)
+        for leaf in tree_leaves(y):
+            _check_output_jacrev(holomorphic, leaf)
+        jac = vmap(pullback)(_std_basis(y))
+        jac = jac[0] if isinstance(argnums, int) else jac
+        example = dyn_args[0] if isinstance(argnums, int) else dyn_args
+        jac_tree = tree_map(lambda x_leaf, j: _unravel(y, 0, x_leaf, j), example, jac)
+        jac_tree = tree_transpose(tree_structure(example), tree_structure(y), jac_tree)
+        return (jac_tree, aux[0]) if has_aux else jac_tree
+
+    return jacfun
+
+
+def jacobian(
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+) -> Callable:
+    """Return the reverse-mode Jacobian function of ``fun`` (jax.jacobian, an alias of jacrev)."""
+    return jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic, allow_int=allow_int)
+
+
+def hessian(
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+) -> Callable:
+    """Return a function computing the Hessian of ``fun`` as a dense array (jax.hessian).
+
+    It is ``jacfwd(jacrev(fun))``: for an output leaf of shape ``out`` and input
+    leaves of shapes ``a`` and ``b`` the block has shape ``(*out, *a, *b)``.
+    """
+    return jacfwd(
+        jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic),
+        argnums,
+        has_aux=has_aux,
+        holomorphic=holomorphic,
+    )
