@@ -432,16 +432,25 @@ def test_clamp_matches_numpy(data):
 # --- Python scalars and weak types -----------------------------------------------------------
 
 
-def test_python_scalars_take_the_array_dtype():
-    x = np.ones(3, np.float16)
-    out = lax.add(x, 1.0)
-    assert out.dtype == np.float16 and not out.weak_type
+def test_python_scalars_are_weak_values_of_their_default_dtype():
+    # as in JAX: a Python scalar is weakly typed with its default dtype, and lax
+    # then requires equal dtypes (no promotion, not even to a narrower float)
+    out = lax.add(np.ones(3, np.float32), 1.0)
+    assert out.dtype == np.float32 and not out.weak_type
     np.testing.assert_array_equal(np.asarray(out), [2, 2, 2])
-    i8 = np.ones(3, np.int8)
-    assert lax.mul(i8, 3).dtype == np.int8
-    # a float scalar never silently becomes an integer
+    assert lax.mul(np.ones(3, np.int32), 3).dtype == np.int32
+    with pytest.raises(
+        TypeError, match="lax.add requires arguments to have the same dtypes, got float16, float32"
+    ):
+        lax.add(np.ones(3, np.float16), 1.0)
+    with pytest.raises(TypeError, match="got int8, int32"):
+        lax.mul(np.ones(3, np.int8), 3)
     with pytest.raises(TypeError, match="same dtypes"):
         lax.add(np.ones(3, np.int32), 1.5)
+    with pytest.raises(TypeError, match="lax.clamp requires"):
+        lax.clamp(0.0, np.ones(3, np.float16), 1.0)
+    with pytest.raises(OverflowError):
+        lax.add(np.ones(3, np.int32), 2**40)
 
 
 def test_weak_types_of_results():

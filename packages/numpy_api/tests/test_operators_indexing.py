@@ -78,12 +78,6 @@ def test_index_errors():
         x[1.0]
     with pytest.raises(TypeError, match="string"):
         x["a"]
-    with pytest.raises(NotImplementedError, match="gather"):
-        x[jnp.array([0, 1])]
-    with pytest.raises(NotImplementedError, match="boolean"):
-        x[x > 2]
-    with pytest.raises(NotImplementedError, match="dynamic_slice"):
-        jit(lambda v, i: v[i])(x, 1)
     with pytest.raises(TypeError, match="immutable"):
         x[0] = 1.0
 

@@ -20,7 +20,9 @@ from modjax import (  # noqa: E402
     dtypes,
     errors,
     lax,
+    nn,
     numpy,
+    scipy,
     test_util,
     tree,
     tree_util,
@@ -37,11 +39,10 @@ from modjax.autodiff import (  # noqa: E402
     linear_transpose,
     linearize,
     remat,
-    stop_gradient,
     value_and_grad,
     vjp,
 )
-from modjax.batching import vectorize, vmap  # noqa: E402
+from modjax.batching import vmap  # noqa: E402
 from modjax.runtime import (  # noqa: E402
     Array,
     block_until_ready,
@@ -58,14 +59,6 @@ from modjax.runtime import (  # noqa: E402
     process_index,
 )
 from modjax.tracecore import ShapeDtypeStruct, config, make_jaxpr  # noqa: E402
-
-# Where JAX users look for them: jax.lax.stop_gradient and jax.numpy.vectorize come
-# from autodiff and batching; modjax-numpy does not define them (yet).
-if not hasattr(lax, "stop_gradient"):
-    lax.stop_gradient = stop_gradient
-if not hasattr(numpy, "vectorize"):
-    numpy.vectorize = vectorize
-del stop_gradient, vectorize
 
 __version__ = "0.1.0"
 
@@ -102,7 +95,9 @@ __all__ = [
     "local_device_count",
     "local_devices",
     "make_jaxpr",
+    "nn",
     "numpy",
+    "scipy",
     "process_count",
     "process_index",
     "remat",

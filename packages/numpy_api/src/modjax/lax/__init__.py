@@ -12,11 +12,16 @@ its abstract evaluation, its eager implementation (runtime's
 * ``dot``: ``dot_general``.
 
 Functions here follow JAX's lax semantics: no implicit type promotion
-(operands of a binary op share a dtype, except that a Python scalar takes the
-other operand's dtype when it fits), XLA's integer division and shift rules,
-static shapes.
+(operands of a binary op share a dtype; a Python scalar is a weakly typed
+value of its default dtype, so ``lax.add(x_f16, 1.0)`` raises TypeError as in
+JAX), XLA's integer division and shift rules, static shapes.
 """
 
+from modjax.autodiff import stop_gradient  # noqa: E402  (jax.lax.stop_gradient)
+
+from .bits import *  # noqa: F403
+from .convolution import *  # noqa: F403
+from .cumulative import *  # noqa: F403
 from .dot import Precision, dot, dot_general, dot_general_p
 from .elementwise import (
     RoundingMethod,
@@ -132,6 +137,8 @@ from .elementwise import (
     tanh_p,
     xor_p,
 )
+from .indexing import *  # noqa: F403
+from .reduce import *  # noqa: F403
 from .reductions import (
     argmax,
     argmax_p,
@@ -152,6 +159,8 @@ from .reductions import (
     reduce_xor,
     reduce_xor_p,
 )
+from .sorting import *  # noqa: F403
+from .special import *  # noqa: F403
 from .structural import (
     broadcast,
     broadcast_in_dim,
@@ -179,3 +188,4 @@ from .structural import (
     transpose,
     transpose_p,
 )
+from .windowed import *  # noqa: F403

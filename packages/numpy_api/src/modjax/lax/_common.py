@@ -205,35 +205,20 @@ def python_scalar_as(x: int | float | complex, dtype: np.dtype) -> np.generic:
 
 
 def convert_weak_scalars(args: tuple) -> tuple:
-    """Give Python scalars among ``args`` the dtype of the other operands when it fits.
+    """Check the Python scalars among the operands of a lax op, as JAX does.
 
-    ``lax.add(x_f16, 1.0)`` adds a float16 one: a weakly-typed Python scalar
-    takes the dtype that JAX's promotion would give it next to the (first)
-    array operand, as long as that dtype is the array's own (so ``1.0`` never
-    silently becomes an int). Everything else is left for the primitive's
-    dtype check. JAX itself requires exactly equal dtypes here; we relax it
-    only for Python scalars, where no precision can be lost unnoticed.
+    A Python scalar is a weakly typed value of its default dtype (``1.0`` is
+    float32 with x64 off, ``1`` int32), and lax ops require equal dtypes
+    afterwards: ``lax.add(x_f32, 1.0)`` and ``lax.add(x_i32, 1)`` work, while
+    ``lax.add(x_f16, 1.0)`` and ``lax.mul(x_i8, 3)`` raise TypeError in the
+    primitive's dtype check, exactly as in JAX. A Python int must fit the
+    default integer type (OverflowError otherwise). The scalars themselves are
+    returned unchanged: binding one gives it its weak default dtype.
     """
-    target = None
     for a in args:
-        if type(a) not in PYTHON_SCALARS and type(a) is not bool:
-            target = aval_of(a)
-            break
-    if target is None:
-        return args
-    out = []
-    for a in args:
-        if type(a) in PYTHON_SCALARS:
-            own = dtypes.python_scalar_dtype(a)
-            if own != target.dtype and dtypes.result_type(a, target.dtype) == target.dtype:
-                if target.weak_type:
-                    from .elementwise import convert_element_type_p
-
-                    a = convert_element_type_p.bind(a, new_dtype=target.dtype, weak_type=True)
-                else:
-                    a = python_scalar_as(a, target.dtype)
-        out.append(a)
-    return tuple(out)
+        if type(a) is int:
+            dtypes.check_int_range(a, dtypes.default_int_dtype())
+    return args
 
 
 # --- lowering helpers ---------------------------------------------------------------------

@@ -6,15 +6,21 @@ import enum
 import operator
 from functools import partial
 
+import numpy as np
+
+from modjax.autodiff import defbilinear, dot_primitives
+from modjax.batching import batching_rules, shift_axes
 from modjax.lowering import hlo, ir, ir_type, register_lowering
 from modjax.runtime import apply_primitive
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
-from modjax.tracecore.core import Primitive
+from modjax.tracecore.core import Primitive, to_aval
 from modjax.tracecore.parse import register_param_parser
 from modjax.tracecore.pretty import register_param_printer
 
 from ._common import aval_of, convert, kind
+from .elementwise import _convert_element_type
+from .structural import transpose
 
 __all__ = ["Precision", "dot", "dot_general"]
 
@@ -141,10 +147,81 @@ def _dot_general_lowering(ctx, lhs, rhs, *, dimension_numbers, precision, prefer
     return hlo.dot_general(ir_type(out), lhs, rhs, numbers, precision_config=config)
 
 
+def _free(ndim: int, contract, batch) -> list[int]:
+    return [i for i in range(ndim) if i not in contract and i not in batch]
+
+
+def _dot_general_transpose_lhs(ct, x, y, *, dimension_numbers, precision, preferred_element_type):
+    """The cotangent of ``x`` in ``dot_general(x, y)``: ``ct`` contracted with ``y``.
+
+    ``ct``'s axes are (batch, x's free, y's free); contracting its y-free axes with
+    y's free axes leaves (batch, x's free, y's contracting axes in y's order), which
+    a transpose puts back in x's order.
+    """
+    x_aval = x.aval
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    x_free = _free(x_aval.ndim, x_contract, x_batch)
+    y_free = _free(to_aval(y).ndim, y_contract, y_batch)
+    n_kept = len(x_batch) + len(x_free)
+    ct_y_free = tuple(range(n_kept, n_kept + len(y_free)))
+    numbers = ((ct_y_free, tuple(y_free)), (tuple(range(len(x_batch))), tuple(y_batch)))
+    out = dot_general_p.bind(
+        ct, y, dimension_numbers=numbers, precision=precision, preferred_element_type=None
+    )
+    x_axes = [*x_batch, *x_free, *(x_contract[y_contract.index(j)] for j in sorted(y_contract))]
+    out = transpose(out, tuple(int(i) for i in np.argsort(x_axes)))
+    return _convert_element_type(out, x_aval.dtype, x_aval.weak_type)
+
+
+def _dot_general_transpose_rhs(ct, x, y, *, dimension_numbers, precision, preferred_element_type):
+    """The cotangent of ``y``: the lhs rule applied to ``dot_general(y, x)``."""
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    n_batch = len(x_batch)
+    n_x_free = to_aval(x).ndim - len(x_contract) - n_batch
+    n_y_free = y.aval.ndim - len(y_contract) - n_batch
+    swap = (
+        *range(n_batch),
+        *range(n_batch + n_x_free, n_batch + n_x_free + n_y_free),
+        *range(n_batch, n_batch + n_x_free),
+    )
+    return _dot_general_transpose_lhs(
+        transpose(ct, swap),
+        y,
+        x,
+        dimension_numbers=((y_contract, x_contract), (y_batch, x_batch)),
+        precision=None if precision is None else precision[::-1],
+        preferred_element_type=preferred_element_type,
+    )
+
+
+def _dot_general_batching_rule(args, dims, *, dimension_numbers, **params):
+    """Fold the batch axes into dot_general's own batch (or free) dimensions: one dot_general."""
+    lhs, rhs = args
+    lhs_dim, rhs_dim = dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    if lhs_dim is not None:
+        lc, lb = shift_axes(lc, lhs_dim), shift_axes(lb, lhs_dim)
+    if rhs_dim is not None:
+        rc, rb = shift_axes(rc, rhs_dim), shift_axes(rb, rhs_dim)
+    if lhs_dim is not None and rhs_dim is not None:  # a new leading batch dimension
+        numbers, out_dim = ((lc, rc), ((lhs_dim, *lb), (rhs_dim, *rb))), 0
+    elif lhs_dim is not None:  # a free dimension of lhs, among lhs's other free dimensions
+        numbers = ((lc, rc), (lb, rb))
+        out_dim = len(lb) + _free(to_aval(lhs).ndim, lc, lb).index(lhs_dim)
+    else:
+        numbers = ((lc, rc), (lb, rb))
+        n_lhs_free = to_aval(lhs).ndim - len(lc) - len(lb)
+        out_dim = len(rb) + n_lhs_free + _free(to_aval(rhs).ndim, rc, rb).index(rhs_dim)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=numbers, **params), out_dim
+
+
 dot_general_p = Primitive("dot_general")
 dot_general_p.def_abstract_eval(_dot_general_abstract_eval)
 dot_general_p.def_impl(partial(apply_primitive, dot_general_p))
 register_lowering(dot_general_p, _dot_general_lowering)
+defbilinear(dot_general_p, _dot_general_transpose_lhs, _dot_general_transpose_rhs)
+batching_rules[dot_general_p] = _dot_general_batching_rule
+dot_primitives.add(dot_general_p)  # what checkpoint's dots_saveable policies save
 register_param_printer(dot_general_p, "precision", lambda p: _format_precision(p))
 register_param_parser(dot_general_p, "precision", lambda text: _parse_precision(text))
 

@@ -20,11 +20,30 @@ from functools import partial
 
 import numpy as np
 
+from modjax.autodiff import (
+    Zero,
+    defbilinear,
+    defjvp,
+    defjvp2,
+    defjvp_zero,
+    deflinear,
+    is_undefined_primal,
+    jvp_rules,
+    tangent_aval,
+    transpose_rules,
+)
+from modjax.batching import (
+    batching_rules,
+    bdim_at_front,
+    defbroadcasting,
+    defvectorized,
+    matchaxis,
+)
 from modjax.lowering import chlo, hlo, ir_type, register_lowering
 from modjax.runtime import apply_primitive
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
-from modjax.tracecore.core import Primitive
+from modjax.tracecore.core import Primitive, to_aval
 from modjax.tracecore.parse import register_param_parser
 from modjax.tracecore.pretty import register_param_printer
 
@@ -51,6 +70,15 @@ from ._common import (
     full,
     kind,
     real_dtype,
+)
+from ._rules import (
+    batch_size,
+    brcast,
+    broadcast_in_dim,
+    const,
+    instantiate,
+    unbroadcast,
+    zeros,
 )
 
 __all__ = [
@@ -173,35 +201,113 @@ def _logistic_lowering(ctx, x):
     return hlo.logistic(x)
 
 
-# name, accepted dtype categories, lowering (JAX's set of accepted dtypes for each)
+def _real(z):
+    """The real part of a complex ``z`` (a conversion, so linear and transposable)."""
+    aval = to_aval(z)
+    return convert_element_type_p.bind(z, new_dtype=real_dtype(aval.dtype), weak_type=False)
+
+
+def _abs_jvp(g, ans, x):
+    """d|x| is sign(x) g, with 1 at 0 (JAX's convention); Re(conj(x) g) / |x| for complex x."""
+    if kind(to_aval(x).dtype) != "c":
+        return select_n(ge(x, const(x, 0)), neg(g), g)
+    minus_i = const(x, -1j)  # Re(conj(x) g) = Re(x) Re(g) + Im(x) Im(g), Im(z) = Re(-i z)
+    dot = add(mul(_real(x), _real(g)), mul(_real(mul(x, minus_i)), _real(mul(g, minus_i))))
+    aval = to_aval(ans)
+    nonzero = add(ans, _convert_element_type(eq(ans, const(ans, 0)), aval.dtype, aval.weak_type))
+    return div(dot, nonzero)  # 0 at x == 0, as JAX
+
+
+def _one_minus_square(x):
+    return sub(const(x, 1), mul(x, x))
+
+
+# name, accepted dtype categories, lowering (JAX's set of accepted dtypes for each), then one
+# line per rule table: JVP (and transpose where linear), batching.
 neg_p = unary_primitive("neg", NUM, _hlo_unary(hlo.negate))
+deflinear(neg_p, lambda ct, x: [neg(ct)])
+defvectorized(neg_p)
 sign_p = unary_primitive("sign", NUM, _sign_lowering)
+defjvp_zero(sign_p)
+defvectorized(sign_p)
 floor_p = unary_primitive("floor", [FLOAT], _hlo_unary(hlo.floor))
+defjvp_zero(floor_p)
+defvectorized(floor_p)
 ceil_p = unary_primitive("ceil", [FLOAT], _hlo_unary(hlo.ceil))
+defjvp_zero(ceil_p)
+defvectorized(ceil_p)
 is_finite_p = unary_primitive("is_finite", [FLOAT], _hlo_unary(hlo.is_finite), result="bool")
+defjvp_zero(is_finite_p)
+defvectorized(is_finite_p)
 exp_p = unary_primitive("exp", INEXACT, _hlo_unary(hlo.exponential))
+defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
+defvectorized(exp_p)
 exp2_p = unary_primitive("exp2", INEXACT, _exp2_lowering)
+defjvp2(exp2_p, lambda g, ans, x: mul(g, mul(ans, const(x, math.log(2)))))
+defvectorized(exp2_p)
 log_p = unary_primitive("log", INEXACT, _hlo_unary(hlo.log))
+defjvp(log_p, lambda g, x: div(g, x))
+defvectorized(log_p)
 log1p_p = unary_primitive("log1p", INEXACT, _hlo_unary(hlo.log_plus_one))
+defjvp(log1p_p, lambda g, x: div(g, add(x, const(x, 1))))
+defvectorized(log1p_p)
 expm1_p = unary_primitive("expm1", INEXACT, _hlo_unary(hlo.exponential_minus_one))
+defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, const(ans, 1))))
+defvectorized(expm1_p)
 tanh_p = unary_primitive("tanh", INEXACT, _hlo_unary(hlo.tanh))
+defjvp2(tanh_p, lambda g, ans, x: mul(g, _one_minus_square(ans)))
+defvectorized(tanh_p)
 logistic_p = unary_primitive("logistic", INEXACT, _logistic_lowering)
+defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(const(ans, 1), ans))))
+defvectorized(logistic_p)
 sin_p = unary_primitive("sin", INEXACT, _hlo_unary(hlo.sine))
+defjvp(sin_p, lambda g, x: mul(g, cos(x)))
+defvectorized(sin_p)
 cos_p = unary_primitive("cos", INEXACT, _hlo_unary(hlo.cosine))
+defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
+defvectorized(cos_p)
 tan_p = unary_primitive("tan", INEXACT, _hlo_unary(hlo.tan))
+defjvp2(tan_p, lambda g, ans, x: mul(g, add(const(ans, 1), mul(ans, ans))))
+defvectorized(tan_p)
 asin_p = unary_primitive("asin", INEXACT, _hlo_unary(chlo.asin))
+defjvp(asin_p, lambda g, x: mul(g, rsqrt(_one_minus_square(x))))
+defvectorized(asin_p)
 acos_p = unary_primitive("acos", INEXACT, _hlo_unary(chlo.acos))
+defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(_one_minus_square(x)))))
+defvectorized(acos_p)
 atan_p = unary_primitive("atan", INEXACT, _hlo_unary(chlo.atan))
+defjvp(atan_p, lambda g, x: div(g, add(const(x, 1), mul(x, x))))
+defvectorized(atan_p)
 sinh_p = unary_primitive("sinh", INEXACT, _hlo_unary(chlo.sinh))
+defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
+defvectorized(sinh_p)
 cosh_p = unary_primitive("cosh", INEXACT, _hlo_unary(chlo.cosh))
+defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
+defvectorized(cosh_p)
 asinh_p = unary_primitive("asinh", INEXACT, _hlo_unary(chlo.asinh))
+defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(mul(x, x), const(x, 1)))))
+defvectorized(asinh_p)
 acosh_p = unary_primitive("acosh", INEXACT, _hlo_unary(chlo.acosh))
+defjvp(acosh_p, lambda g, x: div(g, mul(sqrt(sub(x, const(x, 1))), sqrt(add(x, const(x, 1))))))
+defvectorized(acosh_p)
 atanh_p = unary_primitive("atanh", INEXACT, _hlo_unary(chlo.atanh))
+defjvp(atanh_p, lambda g, x: div(g, _one_minus_square(x)))
+defvectorized(atanh_p)
 sqrt_p = unary_primitive("sqrt", INEXACT, _hlo_unary(hlo.sqrt))
+defjvp2(sqrt_p, lambda g, ans, x: div(mul(g, const(g, 0.5)), ans))  # inf at 0, as JAX
+defvectorized(sqrt_p)
 rsqrt_p = unary_primitive("rsqrt", INEXACT, _hlo_unary(hlo.rsqrt))
+defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(const(x, -0.5), div(ans, x))))
+defvectorized(rsqrt_p)
 cbrt_p = unary_primitive("cbrt", [FLOAT], _hlo_unary(hlo.cbrt))
+defjvp2(cbrt_p, lambda g, ans, x: mul(g, mul(const(x, 1 / 3), integer_pow(ans, -2))))
+defvectorized(cbrt_p)
 abs_p = unary_primitive("abs", [SIGNED, FLOAT, COMPLEX], _hlo_unary(hlo.abs), result="real")
+defjvp2(abs_p, _abs_jvp)
+defvectorized(abs_p)
 not_p = unary_primitive("not", INT_OR_BOOL, _hlo_unary(hlo.not_))
+defjvp_zero(not_p)
+defvectorized(not_p)
 
 
 def neg(x):
@@ -369,6 +475,8 @@ round_p = Primitive("round")
 round_p.def_abstract_eval(_round_abstract_eval)
 round_p.def_impl(partial(apply_primitive, round_p))
 register_lowering(round_p, _round_lowering)
+defjvp_zero(round_p)
+defvectorized(round_p)
 # Printed as JAX prints it (``round[rounding_method=1]``) and read back as the enum.
 register_param_printer(round_p, "rounding_method", lambda m: str(int(m)))
 register_param_parser(round_p, "rounding_method", lambda text: RoundingMethod(int(text)))
@@ -407,10 +515,27 @@ def _integer_pow_lowering(ctx, x, *, y):
     return hlo.divide(full(1, aval), result) if y < 0 else result
 
 
+def _integer_pow_jvp(g, x, *, y):
+    if y == 0:
+        return Zero(to_aval(g))
+    if y == 1:
+        return g
+    return mul(g, mul(const(x, y), x if y == 2 else integer_pow(x, y - 1)))
+
+
+def _integer_pow_transpose(ct, x, *, y):
+    if y != 1:  # only x ** 1 is linear
+        raise NotImplementedError(f"integer_pow with y={y} is not linear: it has no transpose")
+    return [ct]
+
+
 integer_pow_p = Primitive("integer_pow")
 integer_pow_p.def_abstract_eval(_integer_pow_abstract_eval)
 integer_pow_p.def_impl(partial(apply_primitive, integer_pow_p))
 register_lowering(integer_pow_p, _integer_pow_lowering)
+defjvp(integer_pow_p, _integer_pow_jvp)
+transpose_rules[integer_pow_p] = _integer_pow_transpose
+defvectorized(integer_pow_p)
 
 
 def integer_pow(x, y: int):
@@ -497,31 +622,143 @@ def _compare_lowering(direction):
     return rule
 
 
+def _shape(x) -> tuple[int, ...]:
+    return to_aval(x).shape
+
+
+def _to_result(g, ans, x, y):
+    """The tangent of an operand that a binary op passes through: broadcast to the result."""
+    return brcast(g, _shape(ans))
+
+
+def _neg_to_result(g, ans, x, y):
+    return brcast(neg(g), _shape(ans))
+
+
+def _add_transpose(ct, x, y):
+    return [
+        unbroadcast(x.aval, ct) if is_undefined_primal(x) else None,
+        unbroadcast(y.aval, ct) if is_undefined_primal(y) else None,
+    ]
+
+
+def _sub_transpose(ct, x, y):
+    return [
+        unbroadcast(x.aval, ct) if is_undefined_primal(x) else None,
+        unbroadcast(y.aval, neg(ct)) if is_undefined_primal(y) else None,
+    ]
+
+
+def _div_transpose(ct, x, y):
+    if is_undefined_primal(y):
+        raise NotImplementedError("div is linear in its dividend only: it has no transpose in y")
+    return [unbroadcast(x.aval, div(ct, y)), None]
+
+
+def _mul_transpose_lhs(ct, x, y):
+    return unbroadcast(x.aval, mul(ct, y))
+
+
+def _mul_transpose_rhs(ct, x, y):
+    return unbroadcast(y.aval, mul(x, ct))
+
+
+def _rem_jvp_rhs(g, ans, x, y):
+    q = div(x, y)  # d rem(x, y) / dy = -trunc(x / y)
+    return mul(neg(g), mul(sign(q), floor(abs(q))))
+
+
+def _minmax_share(x, y, ans):
+    """The share of x in d(max(x, y)) (or min): 1 where x alone is the result, 0.5 on ties."""
+    aval = to_aval(ans)
+    from_x = _convert_element_type(eq(x, ans), aval.dtype, aval.weak_type)
+    from_y = _convert_element_type(eq(y, ans), aval.dtype, aval.weak_type)
+    return mul(from_x, sub(const(ans, 1), mul(from_y, const(ans, 0.5))))
+
+
+def _minmax_jvp_lhs(g, ans, x, y):
+    return mul(g, _minmax_share(x, y, ans))
+
+
+def _minmax_jvp_rhs(g, ans, x, y):
+    return mul(g, _minmax_share(y, x, ans))
+
+
+def _atan2_jvp(g, x, y, *, wrt_x: bool):
+    numerator = y if wrt_x else neg(x)  # d atan2(x, y) = (y dx - x dy) / (x^2 + y^2)
+    return mul(g, div(numerator, add(mul(x, x), mul(y, y))))
+
+
 add_p = binary_primitive("add", NUM, _hlo_binary(hlo.add))
+defjvp2(add_p, _to_result, _to_result)
+transpose_rules[add_p] = _add_transpose
+defbroadcasting(add_p)
 sub_p = binary_primitive("sub", NUM, _hlo_binary(hlo.subtract))
+defjvp2(sub_p, _to_result, _neg_to_result)
+transpose_rules[sub_p] = _sub_transpose
+defbroadcasting(sub_p)
 mul_p = binary_primitive("mul", NUM, _hlo_binary(hlo.multiply))
+defbilinear(mul_p, _mul_transpose_lhs, _mul_transpose_rhs)
+defbroadcasting(mul_p)
 div_p = binary_primitive("div", NUM, _hlo_binary(hlo.divide))
+defjvp2(div_p, lambda g, ans, x, y: div(g, y), lambda g, ans, x, y: neg(mul(g, div(ans, y))))
+transpose_rules[div_p] = _div_transpose
+defbroadcasting(div_p)
 rem_p = binary_primitive("rem", [INT, FLOAT], _hlo_binary(hlo.remainder))
+defjvp2(rem_p, _to_result, _rem_jvp_rhs)
+defbroadcasting(rem_p)
 max_p = binary_primitive("max", ANY, _minmax_lowering(hlo.maximum, "GT"))
+defjvp2(max_p, _minmax_jvp_lhs, _minmax_jvp_rhs)
+defbroadcasting(max_p)
 min_p = binary_primitive("min", ANY, _minmax_lowering(hlo.minimum, "LT"))
+defjvp2(min_p, _minmax_jvp_lhs, _minmax_jvp_rhs)
+defbroadcasting(min_p)
 atan2_p = binary_primitive("atan2", INEXACT, _hlo_binary(hlo.atan2))
+defjvp(atan2_p, partial(_atan2_jvp, wrt_x=True), partial(_atan2_jvp, wrt_x=False))
+defbroadcasting(atan2_p)
 and_p = binary_primitive("and", INT_OR_BOOL, _hlo_binary(hlo.and_))
+defjvp_zero(and_p)
+defbroadcasting(and_p)
 or_p = binary_primitive("or", INT_OR_BOOL, _hlo_binary(hlo.or_))
+defjvp_zero(or_p)
+defbroadcasting(or_p)
 xor_p = binary_primitive("xor", INT_OR_BOOL, _hlo_binary(hlo.xor))
+defjvp_zero(xor_p)
+defbroadcasting(xor_p)
 shift_left_p = binary_primitive("shift_left", [INT], _hlo_binary(hlo.shift_left))
+defjvp_zero(shift_left_p)
+defbroadcasting(shift_left_p)
 shift_right_logical_p = binary_primitive(
     "shift_right_logical", [INT], _hlo_binary(hlo.shift_right_logical)
 )
+defjvp_zero(shift_right_logical_p)
+defbroadcasting(shift_right_logical_p)
 shift_right_arithmetic_p = binary_primitive(
     "shift_right_arithmetic", [INT], _hlo_binary(hlo.shift_right_arithmetic)
 )
+defjvp_zero(shift_right_arithmetic_p)
+defbroadcasting(shift_right_arithmetic_p)
 nextafter_p = binary_primitive("nextafter", [FLOAT], _hlo_binary(chlo.next_after))
+# No JVP rule, as in JAX: differentiating nextafter raises NotImplementedError.
+defbroadcasting(nextafter_p)
 eq_p = binary_primitive("eq", ANY, _compare_lowering("EQ"), out_bool=True)
+defjvp_zero(eq_p)
+defbroadcasting(eq_p)
 ne_p = binary_primitive("ne", ANY, _compare_lowering("NE"), out_bool=True)
+defjvp_zero(ne_p)
+defbroadcasting(ne_p)
 lt_p = binary_primitive("lt", [INT, FLOAT, BOOL], _compare_lowering("LT"), out_bool=True)
+defjvp_zero(lt_p)
+defbroadcasting(lt_p)
 le_p = binary_primitive("le", [INT, FLOAT, BOOL], _compare_lowering("LE"), out_bool=True)
+defjvp_zero(le_p)
+defbroadcasting(le_p)
 gt_p = binary_primitive("gt", [INT, FLOAT, BOOL], _compare_lowering("GT"), out_bool=True)
+defjvp_zero(gt_p)
+defbroadcasting(gt_p)
 ge_p = binary_primitive("ge", [INT, FLOAT, BOOL], _compare_lowering("GE"), out_bool=True)
+defjvp_zero(ge_p)
+defbroadcasting(ge_p)
 
 
 def _bind_binary(prim, x, y):
@@ -663,10 +900,32 @@ def _pow_lowering(ctx, x, y):
     return hlo.power(broadcast_to(x, ax, out.shape), broadcast_to(y, ay, out.shape))
 
 
+def _pow_jvp_lhs(g, ans, x, y):
+    """d(x ** y)/dx = y x ** (y - 1); 0 where an integer y is 0 (JAX's conventions)."""
+    y_aval = to_aval(y)
+    if kind(y_aval.dtype) in "iu":
+        x_aval = to_aval(x)
+        y_as_x = _convert_element_type(y, x_aval.dtype, x_aval.weak_type)
+        jac = mul(y_as_x, pow(x, sub(y, const(y, 1))))
+        jac = select_n(brcast(eq(y, const(y, 0)), _shape(jac)), jac, zeros(to_aval(jac)))
+    else:
+        jac = mul(y, pow(x, sub(y, const(y, 1))))
+    return mul(g, jac)
+
+
+def _pow_jvp_rhs(g, ans, x, y):
+    """d(x ** y)/dy = log(x) x ** y, taking log(1) where x is 0 (so 0 there, as JAX)."""
+    aval = to_aval(x)
+    x_or_one = add(x, _convert_element_type(eq(x, const(x, 0)), aval.dtype, aval.weak_type))
+    return mul(g, mul(log(x_or_one), ans))
+
+
 pow_p = Primitive("pow")
 pow_p.def_abstract_eval(_pow_abstract_eval)
 pow_p.def_impl(partial(apply_primitive, pow_p))
 register_lowering(pow_p, _pow_lowering)
+defjvp2(pow_p, _pow_jvp_lhs, _pow_jvp_rhs)
+defbroadcasting(pow_p)
 
 
 def pow(x, y):  # noqa: A001 - JAX's public name
@@ -690,10 +949,28 @@ def _convert_element_type_lowering(ctx, x, *, new_dtype, weak_type):
     return convert(x, ctx.avals_in[0], ctx.avals_out[0])
 
 
+def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type):
+    (x,), (t,) = primals, tangents
+    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if kind(new_dtype) not in "fc":  # integer and bool results have float0 tangents
+        return out, Zero.from_primal_value(out)
+    return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def _convert_element_type_transpose(ct, x, *, new_dtype, weak_type):
+    aval = x.aval
+    if kind(aval.dtype) not in "fc":
+        return [Zero(tangent_aval(aval))]
+    return [_convert_element_type(ct, aval.dtype, aval.weak_type)]
+
+
 convert_element_type_p = Primitive("convert_element_type")
 convert_element_type_p.def_abstract_eval(_convert_element_type_abstract_eval)
 convert_element_type_p.def_impl(partial(apply_primitive, convert_element_type_p))
 register_lowering(convert_element_type_p, _convert_element_type_lowering)
+jvp_rules[convert_element_type_p] = _convert_element_type_jvp
+transpose_rules[convert_element_type_p] = _convert_element_type_transpose
+defvectorized(convert_element_type_p)
 
 
 def convert_element_type(operand, new_dtype):
@@ -758,10 +1035,52 @@ def _select_n_lowering(ctx, which, *cases):
     return pick(0, list(cases))
 
 
+def _select_n_jvp(primals, tangents):
+    which, *cases = primals
+    out = select_n_p.bind(which, *cases)
+    if all(type(t) is Zero for t in tangents[1:]):
+        return out, Zero.from_primal_value(out)
+    return out, select_n_p.bind(which, *map(instantiate, tangents[1:]))
+
+
+def _select_n_transpose(ct, which, *cases):
+    if is_undefined_primal(which):
+        raise NotImplementedError("select_n is not linear in its predicate `which`")
+    zero = zeros(to_aval(ct))
+    return [None] + [
+        select_n_p.bind(which, *[ct if j == i else zero for j in range(len(cases))])
+        if is_undefined_primal(case)
+        else None
+        for i, case in enumerate(cases)
+    ]
+
+
+def _select_n_batching_rule(args, dims):
+    which, *cases = args
+    which_dim, *case_dims = dims
+    size = batch_size(args, dims)
+    which_rank = to_aval(which).ndim - (which_dim is not None)
+    if which_dim is None and which_rank == 0:  # a scalar predicate: align the cases only
+        out_dim = next(d for d in case_dims if d is not None)
+        cases = [matchaxis(size, d, out_dim, c) for c, d in zip(cases, case_dims, strict=True)]
+        return select_n_p.bind(which, *cases), out_dim
+    case_rank = to_aval(cases[0]).ndim - (case_dims[0] is not None)
+    if which_rank == case_rank and all(d == which_dim for d in case_dims):
+        return select_n_p.bind(which, *cases), which_dim
+    cases = [bdim_at_front(c, d, size) for c, d in zip(cases, case_dims, strict=True)]
+    which = bdim_at_front(which, which_dim, size)
+    if which_rank == 0 and case_rank:  # a batch of scalar predicates
+        which = broadcast_in_dim(which, _shape(cases[0]), (0,))
+    return select_n_p.bind(which, *cases), 0
+
+
 select_n_p = Primitive("select_n")
 select_n_p.def_abstract_eval(_select_n_abstract_eval)
 select_n_p.def_impl(partial(apply_primitive, select_n_p))
 register_lowering(select_n_p, _select_n_lowering)
+jvp_rules[select_n_p] = _select_n_jvp
+transpose_rules[select_n_p] = _select_n_transpose
+batching_rules[select_n_p] = _select_n_batching_rule
 
 
 def select_n(which, *cases):
@@ -795,10 +1114,48 @@ def _clamp_lowering(ctx, lo, x, hi):
     return hlo.clamp(broadcast_to(lo, a_lo, a_x.shape), x, broadcast_to(hi, a_hi, a_x.shape))
 
 
+def _clamp_jvp_bound(g, lo, x, hi, *, above: bool):
+    """The tangent of a bound where it is the result (strictly), 0 elsewhere (as JAX)."""
+    active = gt(lo, x) if not above else lt(hi, x)
+    return select_n(active, zeros(to_aval(x)), brcast(g, _shape(x)))
+
+
+def _clamp_jvp_operand(g, lo, x, hi):
+    inside = bitwise_and(gt(x, lo), lt(x, hi))  # 0 on the bounds themselves, as JAX
+    return select_n(inside, zeros(to_aval(g)), g)
+
+
+def _clamp_batching_rule(args, dims):
+    lo, x, hi = args
+    lo_dim, x_dim, hi_dim = dims
+    if lo_dim is None and hi_dim is None and not _shape(lo) and not _shape(hi):
+        return clamp_p.bind(lo, x, hi), x_dim
+    size = batch_size(args, dims)
+    x = bdim_at_front(x, x_dim, size)
+    shape = _shape(x)
+
+    def bound(b, d):  # scalar bounds stay scalars; others become batched arrays of x's shape
+        if d is None and not _shape(b):
+            return b
+        b = bdim_at_front(b, d, size)
+        if _shape(b) != shape:  # a batch of scalar bounds
+            b = broadcast_in_dim(b, shape, (0,))
+        return b
+
+    return clamp_p.bind(bound(lo, lo_dim), x, bound(hi, hi_dim)), 0
+
+
 clamp_p = Primitive("clamp")
 clamp_p.def_abstract_eval(_clamp_abstract_eval)
 clamp_p.def_impl(partial(apply_primitive, clamp_p))
 register_lowering(clamp_p, _clamp_lowering)
+defjvp(
+    clamp_p,
+    partial(_clamp_jvp_bound, above=False),
+    _clamp_jvp_operand,
+    partial(_clamp_jvp_bound, above=True),
+)
+batching_rules[clamp_p] = _clamp_batching_rule
 
 
 def clamp(min, x, max):  # noqa: A002 - JAX's argument names

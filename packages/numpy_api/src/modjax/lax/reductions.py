@@ -8,17 +8,20 @@ the extreme value, with NaN counting as the extreme (as numpy does).
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Sequence
 from functools import partial
 
 import numpy as np
 
+from modjax.autodiff import defjvp_zero, deflinear, jvp_rules
+from modjax.batching import defreducer
 from modjax.lowering import hlo, ir, ir_type, register_lowering
 from modjax.runtime import apply_primitive
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
-from modjax.tracecore.core import Primitive
+from modjax.tracecore.core import Primitive, to_aval
 
 from ._common import (
     ANY,
@@ -31,6 +34,9 @@ from ._common import (
     real_dtype,
     reducer_region,
 )
+from ._rules import const, zeros
+from .elementwise import _convert_element_type, add, div, eq, mul
+from .structural import broadcast_in_dim_p, pad_p, reshape, slice_p, transpose
 
 __all__ = [
     "argmax",
@@ -127,19 +133,99 @@ def reduce_primitive(
     return prim
 
 
+def _kept(ndim: int, axes) -> tuple[int, ...]:
+    return tuple(i for i in range(ndim) if i not in axes)
+
+
+def _reduce_sum_transpose(ct, x, *, axes):
+    shape = x.aval.shape
+    return [broadcast_in_dim_p.bind(ct, shape=shape, broadcast_dimensions=_kept(len(shape), axes))]
+
+
+def _rows(v, start: int, stop: int):
+    """Rows ``start:stop`` of ``v`` (along its first axis)."""
+    shape = to_aval(v).shape
+    rest = (0,) * (len(shape) - 1)
+    return slice_p.bind(
+        v, start_indices=(start, *rest), limit_indices=(stop, *shape[1:]), strides=None
+    )
+
+
+def _reduce_prod_jvp(primals, tangents, *, axes):
+    """Differentiate a product by a tree of pairwise products (exact with zeros, as JAX).
+
+    The reduced axes are flattened into a leading axis of length n, then halves are
+    multiplied together, d(a b) = da b + a db, until one row is left: the tangent
+    is linear in ``t`` and costs O(log n) steps.
+    """
+    (x,), (t,) = primals, tangents
+    ans = reduce_prod_p.bind(x, axes=axes)
+    shape = to_aval(x).shape
+    kept = _kept(len(shape), axes)
+    n = math.prod(shape[a] for a in axes)
+    if n == 0:
+        return ans, zeros(to_aval(ans))
+    rest = tuple(shape[i] for i in kept)
+
+    def rows(v):
+        return reshape(transpose(v, (*axes, *kept)), (n, *rest))
+
+    x, t = rows(x), rows(t)
+    while n > 1:
+        if n % 2:  # pad with a row of ones (zeros for the tangent)
+            config = ((0, 1, 0), *((0, 0, 0) for _ in rest))
+            x = pad_p.bind(x, const(x, 1), padding_config=config)
+            t = pad_p.bind(t, const(t, 0), padding_config=config)
+            n += 1
+        half = n // 2
+        xa, xb = _rows(x, 0, half), _rows(x, half, n)
+        ta, tb = _rows(t, 0, half), _rows(t, half, n)
+        x, t, n = mul(xa, xb), add(mul(ta, xb), mul(xa, tb)), half
+    return ans, reshape(t, rest)
+
+
+def _reduce_chooser_jvp(prim, primals, tangents, *, axes):
+    """The tangent of a max/min reduction: the mean of the tangents of the elements chosen.
+
+    Ties split the derivative evenly, as JAX does.
+    """
+    (x,), (t,) = primals, tangents
+    ans = prim.bind(x, axes=axes)
+    aval = to_aval(x)
+    kept = _kept(aval.ndim, axes)
+    spread = broadcast_in_dim_p.bind(ans, shape=aval.shape, broadcast_dimensions=kept)
+    chosen = _convert_element_type(eq(x, spread), aval.dtype, aval.weak_type)
+    count = reduce_sum_p.bind(chosen, axes=axes)
+    return ans, div(reduce_sum_p.bind(mul(t, chosen), axes=axes), count)
+
+
 reduce_sum_p = reduce_primitive("reduce_sum", [NUMBER], _plain(hlo.add), lambda d: 0)
+deflinear(reduce_sum_p, _reduce_sum_transpose)
+defreducer(reduce_sum_p)
 reduce_prod_p = reduce_primitive("reduce_prod", [NUMBER], _plain(hlo.multiply), lambda d: 1)
+jvp_rules[reduce_prod_p] = _reduce_prod_jvp
+defreducer(reduce_prod_p)
 reduce_max_p = reduce_primitive(
     "reduce_max", ANY, _lexicographic(hlo.maximum, "GT"), lambda d: _extreme(d, largest=False)
 )
+jvp_rules[reduce_max_p] = partial(_reduce_chooser_jvp, reduce_max_p)
+defreducer(reduce_max_p)
 reduce_min_p = reduce_primitive(
     "reduce_min", ANY, _lexicographic(hlo.minimum, "LT"), lambda d: _extreme(d, largest=True)
 )
+jvp_rules[reduce_min_p] = partial(_reduce_chooser_jvp, reduce_min_p)
+defreducer(reduce_min_p)
 reduce_and_p = reduce_primitive(
     "reduce_and", None, _plain(hlo.and_), lambda d: True if kind(d) == "b" else -1
 )
+defjvp_zero(reduce_and_p)
+defreducer(reduce_and_p)
 reduce_or_p = reduce_primitive("reduce_or", None, _plain(hlo.or_), lambda d: 0)
+defjvp_zero(reduce_or_p)
+defreducer(reduce_or_p)
 reduce_xor_p = reduce_primitive("reduce_xor", None, _plain(hlo.xor), lambda d: 0)
+defjvp_zero(reduce_xor_p)
+defreducer(reduce_xor_p)
 
 
 def _axes(axes) -> tuple[int, ...]:
@@ -240,11 +326,15 @@ argmax_p = Primitive("argmax")
 argmax_p.def_abstract_eval(partial(_arg_abstract_eval, "argmax"))
 argmax_p.def_impl(partial(apply_primitive, argmax_p))
 register_lowering(argmax_p, partial(_arg_lowering, "GT"))
+defjvp_zero(argmax_p)
+defreducer(argmax_p)
 
 argmin_p = Primitive("argmin")
 argmin_p.def_abstract_eval(partial(_arg_abstract_eval, "argmin"))
 argmin_p.def_impl(partial(apply_primitive, argmin_p))
 register_lowering(argmin_p, partial(_arg_lowering, "LT"))
+defjvp_zero(argmin_p)
+defreducer(argmin_p)
 
 
 def _index_dtype(index_dtype) -> np.dtype:

@@ -16,11 +16,21 @@ from functools import partial
 
 import numpy as np
 
+from modjax.autodiff import deflinear, is_undefined_primal, jvp_rules, transpose_rules
+from modjax.batching import (
+    batching_rules,
+    bdim_at_front,
+    defreducer,
+    defvectorized,
+    matchaxis,
+    moveaxis,
+    shift_axes,
+)
 from modjax.lowering import hlo, ir_type, register_lowering
 from modjax.runtime import apply_primitive
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray, canonicalize_shape
-from modjax.tracecore.core import Primitive
+from modjax.tracecore.core import Primitive, to_aval
 
 from ._common import (
     NUM,
@@ -30,6 +40,8 @@ from ._common import (
     check_same_dtypes,
     python_scalar_as,
 )
+from ._rules import batch_size, const, linear_jvp
+from .elementwise import select_n_p, sub
 
 __all__ = [
     "broadcast",
@@ -55,6 +67,10 @@ def _ints(values, what: str) -> tuple[int, ...]:
         return tuple(operator.index(v) for v in values)
     except TypeError:
         raise TypeError(f"{what} must be a sequence of integers, got {values!r}") from None
+
+
+def _shape(x) -> tuple[int, ...]:
+    return to_aval(x).shape
 
 
 def _is_array(x) -> bool:
@@ -111,9 +127,38 @@ def _broadcast_in_dim_lowering(ctx, x, *, shape, broadcast_dimensions):
     return hlo.broadcast_in_dim(ir_type(ctx.avals_out[0]), x, list(broadcast_dimensions))
 
 
+def _reduce_sum(x, axes: tuple[int, ...]):
+    if not axes:
+        return x
+    from .reductions import reduce_sum_p  # reductions imports this module
+
+    return reduce_sum_p.bind(x, axes=axes)
+
+
+def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
+    in_shape = x.aval.shape
+    dims = broadcast_dimensions
+    stretched = [d for d, size in zip(dims, in_shape, strict=True) if size != shape[d]]
+    new = [d for d in range(len(shape)) if d not in dims]
+    return [reshape(_reduce_sum(ct, tuple(sorted(new + stretched))), in_shape)]
+
+
+def _broadcast_in_dim_batching_rule(args, dims, *, shape, broadcast_dimensions):
+    (x,), (d,) = args, dims
+    # The batch axis goes just before the result axis of the operand's next axis: no move.
+    out_dim = broadcast_dimensions[d] if d < len(broadcast_dimensions) else len(shape)
+    new_dims = [b if b < out_dim else b + 1 for b in broadcast_dimensions]
+    new_dims.insert(d, out_dim)
+    new_shape = (*shape[:out_dim], _shape(x)[d], *shape[out_dim:])
+    out = broadcast_in_dim_p.bind(x, shape=new_shape, broadcast_dimensions=tuple(new_dims))
+    return out, out_dim
+
+
 broadcast_in_dim_p = _declare(
     "broadcast_in_dim", _broadcast_in_dim_abstract_eval, _broadcast_in_dim_lowering
 )
+deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+batching_rules[broadcast_in_dim_p] = _broadcast_in_dim_batching_rule
 
 
 def broadcast_in_dim(operand, shape: Sequence[int], broadcast_dimensions: Sequence[int]):
@@ -180,7 +225,26 @@ def _reshape_lowering(ctx, x, *, new_sizes, dimensions):
     return hlo.reshape(ir_type(ctx.avals_out[0]), x)
 
 
+def _reshape_transpose(ct, x, *, new_sizes, dimensions):
+    shape = x.aval.shape
+    if dimensions is None:
+        return [reshape(ct, shape)]
+    transposed = reshape(ct, tuple(shape[p] for p in dimensions))
+    return [transpose(transposed, tuple(int(p) for p in np.argsort(dimensions)))]
+
+
+def _reshape_batching_rule(args, dims, *, new_sizes, dimensions):
+    (x,), (d,) = args, dims
+    x = moveaxis(x, d, 0)
+    if dimensions is not None:
+        dimensions = (0, *(p + 1 for p in dimensions))
+    out = reshape_p.bind(x, new_sizes=(_shape(x)[0], *new_sizes), dimensions=dimensions)
+    return out, 0
+
+
 reshape_p = _declare("reshape", _reshape_abstract_eval, _reshape_lowering)
+deflinear(reshape_p, _reshape_transpose)
+batching_rules[reshape_p] = _reshape_batching_rule
 
 
 def reshape(operand, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None):
@@ -218,6 +282,8 @@ def _squeeze_lowering(ctx, x, *, dimensions):
 
 
 squeeze_p = _declare("squeeze", _squeeze_abstract_eval, _squeeze_lowering)
+deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+defreducer(squeeze_p, "dimensions")
 
 
 def squeeze(array, dimensions: Sequence[int]):
@@ -251,7 +317,20 @@ def _transpose_lowering(ctx, x, *, permutation):
     return hlo.transpose(x, list(permutation))
 
 
+def _transpose_transpose(ct, x, *, permutation):
+    return [transpose(ct, tuple(int(p) for p in np.argsort(permutation)))]
+
+
+def _transpose_batching_rule(args, dims, *, permutation):
+    (x,), (d,) = args, dims
+    perm = list(shift_axes(permutation, d))
+    perm.insert(d, d)  # the batch axis stays where it is
+    return transpose_p.bind(x, permutation=tuple(perm)), d
+
+
 transpose_p = _declare("transpose", _transpose_abstract_eval, _transpose_lowering)
+deflinear(transpose_p, _transpose_transpose)
+batching_rules[transpose_p] = _transpose_batching_rule
 
 
 def transpose(operand, permutation: Sequence[int]):
@@ -279,6 +358,8 @@ def _rev_lowering(ctx, x, *, dimensions):
 
 
 rev_p = _declare("rev", _rev_abstract_eval, _rev_lowering)
+deflinear(rev_p, lambda ct, x, *, dimensions: [rev_p.bind(ct, dimensions=dimensions)])
+defreducer(rev_p, "dimensions", keepdims=True)
 
 
 def rev(operand, dimensions: Sequence[int]):
@@ -331,7 +412,29 @@ def _slice_lowering(ctx, x, *, start_indices, limit_indices, strides):
     return hlo.slice(x, list(start_indices), list(limit_indices), list(strides))
 
 
+def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
+    shape, ct_shape = x.aval.shape, _shape(ct)
+    strides = strides or (1,) * len(shape)
+    config = []  # pad the cotangent back: zeros before, after and between the taken elements
+    for start, stride, size, taken in zip(start_indices, strides, shape, ct_shape, strict=True):
+        end = start + (taken - 1) * stride + 1 if taken else start
+        config.append((start, size - end, stride - 1))
+    return [pad_p.bind(ct, const(ct, 0), padding_config=tuple(config))]
+
+
+def _slice_batching_rule(args, dims, *, start_indices, limit_indices, strides):
+    (x,), (d,) = args, dims
+    size = _shape(x)[d]
+    start = (*start_indices[:d], 0, *start_indices[d:])
+    limit = (*limit_indices[:d], size, *limit_indices[d:])
+    if strides is not None:
+        strides = (*strides[:d], 1, *strides[d:])
+    return slice_p.bind(x, start_indices=start, limit_indices=limit, strides=strides), d
+
+
 slice_p = _declare("slice", _slice_abstract_eval, _slice_lowering)
+deflinear(slice_p, _slice_transpose)
+batching_rules[slice_p] = _slice_batching_rule
 
 
 def slice(  # noqa: A001 - JAX's public name
@@ -381,7 +484,32 @@ def _concatenate_lowering(ctx, *operands, dimension):
     return hlo.concatenate(list(operands), dimension)
 
 
+def _concatenate_transpose(ct, *operands, dimension):
+    ct_shape = _shape(ct)
+    cts, offset = [], 0
+    for x in operands:
+        size = (x.aval if is_undefined_primal(x) else to_aval(x)).shape[dimension]
+        if is_undefined_primal(x):
+            start = tuple(offset if i == dimension else 0 for i in range(len(ct_shape)))
+            limit = tuple(offset + size if i == dimension else s for i, s in enumerate(ct_shape))
+            cts.append(slice_p.bind(ct, start_indices=start, limit_indices=limit, strides=None))
+        else:
+            cts.append(None)
+        offset += size
+    return cts
+
+
+def _concatenate_batching_rule(args, dims, *, dimension):
+    size = batch_size(args, dims)
+    out_dim = next(d for d in dims if d is not None)
+    operands = [matchaxis(size, d, out_dim, x) for x, d in zip(args, dims, strict=True)]
+    return concatenate_p.bind(*operands, dimension=shift_axes(dimension, out_dim)), out_dim
+
+
 concatenate_p = _declare("concatenate", _concatenate_abstract_eval, _concatenate_lowering)
+jvp_rules[concatenate_p] = linear_jvp(concatenate_p)
+transpose_rules[concatenate_p] = _concatenate_transpose
+batching_rules[concatenate_p] = _concatenate_batching_rule
 
 
 def concatenate(operands: Sequence, dimension: int):
@@ -435,7 +563,45 @@ def _pad_lowering(ctx, x, padding_value, *, padding_config):
     return hlo.pad(x, padding_value, list(lo), list(hi), list(interior))
 
 
+def _pad_transpose(ct, x, padding_value, *, padding_config):
+    # Remove the low/high padding (or restore what negative padding removed), then take
+    # every (interior + 1)-th element: the cotangent of the operand.
+    unpad = tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
+    inner = ct
+    if any(lo or hi for lo, hi, _ in unpad):
+        inner = pad_p.bind(ct, const(ct, 0), padding_config=unpad)
+    steps = tuple(interior + 1 for _, _, interior in padding_config)
+    ct_x = inner
+    if any(step > 1 for step in steps):
+        ct_x = slice(inner, (0,) * len(steps), _shape(inner), steps)
+    ct_value = None
+    if is_undefined_primal(padding_value):  # everything the operand did not receive
+        every = tuple(range(len(steps)))
+        ct_value = sub(_reduce_sum(ct, every), _reduce_sum(ct_x, every))
+    return [ct_x if is_undefined_primal(x) else None, ct_value]
+
+
+def _pad_batching_rule(args, dims, *, padding_config):
+    x, value = args
+    x_dim, value_dim = dims
+    size = batch_size(args, dims)
+    if x_dim is None:
+        x, x_dim = bdim_at_front(x, None, size), 0
+    config = (*padding_config[:x_dim], (0, 0, 0), *padding_config[x_dim:])
+    if value_dim is None:
+        return pad_p.bind(x, value, padding_config=config), x_dim
+    # A batch of padding values: pad with zeros, then select each padding value by a mask.
+    padded = pad_p.bind(x, const(x, 0), padding_config=config)
+    true = broadcast_in_dim_p.bind(np.True_, shape=_shape(x), broadcast_dimensions=())
+    mask = pad_p.bind(true, np.False_, padding_config=config)
+    values = broadcast_in_dim_p.bind(value, shape=_shape(padded), broadcast_dimensions=(x_dim,))
+    return select_n_p.bind(mask, values, padded), x_dim
+
+
 pad_p = _declare("pad", _pad_abstract_eval, _pad_lowering)
+jvp_rules[pad_p] = linear_jvp(pad_p)
+transpose_rules[pad_p] = _pad_transpose
+batching_rules[pad_p] = _pad_batching_rule
 
 
 def pad(operand, padding_value, padding_config: Sequence[tuple[int, int, int]]):
@@ -476,6 +642,7 @@ def _iota_lowering(ctx, *, dtype, shape, dimension):
 
 
 iota_p = _declare("iota", _iota_abstract_eval, _iota_lowering)
+# iota has no operands: no JVP or batching rule is ever asked for (its result is a constant).
 
 
 def iota(dtype, size: int):
@@ -498,6 +665,8 @@ def _copy_lowering(ctx, x):
 
 
 copy_p = _declare("copy", lambda aval: aval, _copy_lowering)
+deflinear(copy_p, lambda ct, x: [copy_p.bind(ct)])
+defvectorized(copy_p)
 
 
 def copy(x):

@@ -10,10 +10,14 @@ registers the operators and methods of Arrays and tracers (``x + y``,
 import math as _math
 import os as _os
 
+from modjax.batching import vectorize  # noqa: E402  (jax.numpy.vectorize)
 from modjax.runtime import Array as _Array
 from modjax.tracecore import source_info as _source_info
 
-from . import _operators
+from . import _array_methods, _operators  # noqa: F401
+from ._array_api import *  # noqa: F403
+from ._comparison import *  # noqa: F403
+from ._creation import *  # noqa: F403
 from ._creation import (
     arange,
     array,
@@ -30,6 +34,7 @@ from ._creation import (
     zeros,
     zeros_like,
 )
+from ._cumulative import *  # noqa: F403
 from ._dtypes import (
     bfloat16,
     bool_,
@@ -70,6 +75,9 @@ from ._dtypes import (
     uint64,
     unsignedinteger,
 )
+from ._einsum import *  # noqa: F403
+from ._indexing import *  # noqa: F403
+from ._manipulation import *  # noqa: F403
 from ._manipulation import (
     astype,
     broadcast_shapes,
@@ -92,6 +100,8 @@ from ._manipulation import (
     transpose,
     where,
 )
+from ._products import *  # noqa: F403
+from ._reductions import *  # noqa: F403
 from ._reductions import (
     all,
     amax,
@@ -107,6 +117,9 @@ from ._reductions import (
     sum,
     var,
 )
+from ._signal import *  # noqa: F403
+from ._sorting import *  # noqa: F403
+from ._ufuncs import *  # noqa: F403
 from ._ufuncs import (
     abs,
     absolute,

@@ -8,6 +8,7 @@ with lax. A Python scalar makes a weakly typed array, as in JAX.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -19,21 +20,53 @@ from modjax.runtime import Array, device_put
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import concrete_or_error
 
-from ._util import ARRAY_TYPES, PYTHON_SCALARS, aval, canonical_dtype, convert, shape_of
+from ._util import (
+    ARRAY_TYPES,
+    PYTHON_SCALARS,
+    aval,
+    broadcast_to,
+    canonical_dtype,
+    check_arraylike,
+    convert,
+    shape_of,
+    to_inexact,
+)
 
 __all__ = [
     "arange",
     "array",
     "asarray",
+    "diag",
+    "diag_indices",
+    "diag_indices_from",
+    "diagflat",
     "empty",
     "empty_like",
     "eye",
+    "fromfunction",
     "full",
     "full_like",
+    "geomspace",
     "identity",
+    "index_exp",
+    "indices",
+    "ix_",
     "linspace",
+    "logspace",
+    "meshgrid",
+    "mgrid",
+    "ogrid",
     "ones",
     "ones_like",
+    "s_",
+    "tri",
+    "tril",
+    "tril_indices",
+    "tril_indices_from",
+    "triu",
+    "triu_indices",
+    "triu_indices_from",
+    "vander",
     "zeros",
     "zeros_like",
 ]
@@ -221,39 +254,72 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, 
 
 def _static_scalar(x: Any, name: str):
     value = concrete_or_error(x, f"the {name} argument of jnp.arange")
-    if isinstance(value, np.ndarray | np.generic) or hasattr(value, "__array__"):
+    if isinstance(value, ARRAY_TYPES) or hasattr(value, "__array__"):
         value = np.asarray(value)
+    if isinstance(value, np.ndarray):
         if value.ndim:
             raise ValueError(f"jnp.arange: {name} must be a scalar, got shape {value.shape}")
-        value = value.item()
+        value = value[()]
     return value
 
 
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *, device=None):
     """Return evenly spaced values in ``[start, stop)`` by ``step`` (jax.numpy.arange).
 
-    The bounds must be concrete (not traced). Integer ranges from 0 lower to
-    ``iota``; others are computed with numpy. The dtype defaults to the
-    promoted type of the bounds (int32 or float32 with x64 off).
+    The bounds must be concrete (not traced). The values are computed as
+    JAX does, ``start + step * iota`` in the result dtype, which defaults to
+    the promoted type of the bounds (int32 or float32 with x64 off).
     """
+    if stop is None and step is None:
+        start, stop = 0, start
     values = [
         _static_scalar(v, n)
         for v, n in ((start, "start"), (stop, "stop"), (step, "step"))
         if v is not None
     ]
-    dt = canonical_dtype(dtype) if dtype is not None else dtypes.result_type(*values)
-    start_v = values[0]
-    if stop is None and step is None:
-        if kind(dt) in "iu" and isinstance(start_v, int):
-            return lax.iota(dt, max(int(start_v), 0))
-        return device_put(np.arange(start_v, dtype=dt))
-    stop_v = _static_scalar(stop, "stop") if stop is not None else None
-    step_v = _static_scalar(step, "step") if step is not None else None
-    if step_v is None and kind(dt) in "iu" and all(isinstance(v, int) for v in values):
-        n = max(int(stop_v) - int(start_v), 0)
-        out = lax.iota(dt, n)
-        return lax.add(out, np.asarray(start_v).astype(dt)[()]) if start_v else out
-    return device_put(np.arange(start_v, stop_v, step_v).astype(dt))
+    start_v, stop_v = values[0], values[1]
+    step_v = values[2] if step is not None else 1
+    if dtype is not None:
+        dt = canonical_dtype(dtype)
+    else:
+        dt = dtypes.canonicalize_dtype(dtypes.result_type(*values))
+    if any(np.iscomplexobj(v) for v in values) or kind(dt) not in "iuf":
+        return device_put(np.arange(start_v, stop_v, step_v).astype(dt))
+    if step_v == 0:
+        raise ValueError("jnp.arange: step must not be zero")
+    n = max(math.ceil((float(stop_v) - float(start_v)) / float(step_v)), 0)
+    exact = kind(dt) in "iu" and all(float(v).is_integer() for v in values)
+    if kind(dt) in "iu" and not exact:  # fractional bounds cast to ints: numpy's values
+        return device_put(np.arange(start_v, stop_v, step_v).astype(dt))
+    out = lax.iota(dt, n)
+    if step_v != 1:
+        out = lax.mul(out, _host_scalar(step_v, dt))
+    if start_v != 0:
+        out = lax.add(out, _host_scalar(start_v, dt))
+    return out
+
+
+def _host_scalar(value: Any, dtype: np.dtype) -> np.generic:
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.asarray(value).astype(dtype)[()]
+
+
+def _is_host(*values: Any) -> bool:
+    return all(not isinstance(v, ARRAY_TYPES) for v in values)
+
+
+def _num(num: Any, name: str) -> int:
+    num = operator.index(np.asarray(concrete_or_error(num, f"the num argument of {name}")).item())
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    return num
+
+
+def _linspace_dtypes(start: Any, stop: Any, dtype: Any) -> tuple[np.dtype, np.dtype]:
+    """Return (output dtype, computation dtype) of linspace/logspace/geomspace."""
+    promoted = dtypes.canonicalize_dtype(dtypes.result_type(start, stop))
+    out = to_inexact(promoted) if dtype is None else canonical_dtype(dtype)
+    return out, to_inexact(out)
 
 
 def linspace(
@@ -269,24 +335,155 @@ def linspace(
 ):
     """Return ``num`` evenly spaced values from ``start`` to ``stop`` (jax.numpy.linspace).
 
-    ``start`` and ``stop`` must be concrete scalars here (traced bounds are not
-    supported yet).
+    ``start`` and ``stop`` may be arrays (they broadcast; the samples go along
+    ``axis`` of the result) and may be traced. Integer dtypes round down, as
+    in JAX and numpy. With ``retstep`` the step is returned too (NaN when
+    there is no step).
     """
-    start_v = _static_scalar(start, "start")
-    stop_v = _static_scalar(stop, "stop")
-    num = operator.index(num)
-    if num < 0:
-        raise ValueError(f"Number of samples, {num}, must be non-negative.")
-    dt = (
-        canonical_dtype(dtype)
-        if dtype is not None
-        else dtypes.canonicalize_dtype(
-            dtypes.promote_types(dtypes.result_type(start_v, stop_v), float)
+    check_arraylike("linspace", start, stop)
+    num = _num(num, "jnp.linspace")
+    out_dtype, comp = _linspace_dtypes(start, stop, dtype)
+    div = num - 1 if endpoint else num
+    if _is_host(start, stop):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            values, step = np.linspace(
+                np.asarray(start, np.float64 if kind(comp) == "f" else np.complex128),
+                np.asarray(stop, np.float64 if kind(comp) == "f" else np.complex128),
+                num,
+                endpoint=endpoint,
+                retstep=True,
+                axis=axis,
+            )
+        if kind(out_dtype) in "iu":
+            values = np.floor(values)
+        out = device_put(_host_cast(values, out_dtype))
+        if not retstep:
+            return out
+        step = np.asarray(step if div > 0 else np.full(np.shape(step), np.nan))
+        return out, device_put(_host_cast(step, comp))
+    start, stop = _as_computation(start, comp), _as_computation(stop, comp)
+    bshape = np.broadcast_shapes(aval(start).shape, aval(stop).shape)
+    start, stop = broadcast_to(start, bshape), broadcast_to(stop, bshape)
+    nd = len(bshape)
+    axis = axis + nd + 1 if axis < 0 else axis
+    if not 0 <= axis <= nd:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {nd + 1}")
+    delta = lax.sub(stop, start)
+
+    def along(x, count):  # broadcast bound-shaped x to the output with `count` samples
+        shape = bshape[:axis] + (count,) + bshape[axis:]
+        return lax.broadcast_in_dim(x, shape, tuple(d for d in range(nd + 1) if d != axis))
+
+    count = num - 1 if endpoint else num
+    if num == 0:
+        out = along(start, 0)
+    elif div == 0:
+        out = along(start, 1)
+    else:
+        shape = bshape[:axis] + (count,) + bshape[axis:]
+        t = lax.div(lax.broadcasted_iota(comp, shape, axis), _host_scalar(div, comp))
+        out = lax.add(
+            lax.mul(along(start, count), lax.sub(_host_scalar(1, comp), t)),
+            lax.mul(along(stop, count), t),
         )
+        if endpoint:
+            out = lax.concatenate([out, along(stop, 1)], axis)
+    if kind(out_dtype) in "iu":
+        out = lax.floor(out)
+    out = lax.convert_element_type(out, out_dtype)
+    if not retstep:
+        return out
+    if div == 0:
+        return out, lax.full(bshape, np.nan, comp)
+    return out, lax.div(delta, _host_scalar(div, comp))
+
+
+def _host_cast(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    with np.errstate(over="ignore", invalid="ignore"):
+        if kind(dtype) != "c" and np.iscomplexobj(values):
+            values = values.real
+        return np.asarray(values).astype(dtype)
+
+
+def _as_computation(x: Any, dtype: np.dtype):
+    """Return ``x`` as a strongly typed array of ``dtype``."""
+    if isinstance(x, ARRAY_TYPES):
+        return lax.convert_element_type(x, dtype)
+    return device_put(_host_cast(np.asarray(x), dtype))
+
+
+def logspace(
+    start: Any,
+    stop: Any,
+    num: int = 50,
+    endpoint: bool = True,
+    base: Any = 10.0,
+    dtype: Any = None,
+    axis: int = 0,
+):
+    """Return ``base ** linspace(start, stop, num)`` (jax.numpy.logspace)."""
+    from ._ufuncs import power
+
+    check_arraylike("logspace", start, stop, base)
+    out_dtype, comp = _linspace_dtypes(start, stop, dtype)
+    exponents = linspace(start, stop, num, endpoint=endpoint, dtype=comp, axis=axis)
+    base = _as_computation(base, comp)
+    if aval(base).ndim:
+        base = lax.expand_dims(base, (axis if axis >= 0 else axis + aval(exponents).ndim,))
+    out = power(base, exponents)
+    if kind(out_dtype) in "iu":
+        out = lax.floor(out)
+    return lax.convert_element_type(out, out_dtype)
+
+
+def geomspace(
+    start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None, axis: int = 0
+):
+    """Return ``num`` values evenly spaced on a log scale (jax.numpy.geomspace).
+
+    Both ends must have the same sign and be nonzero; the ends are exact.
+    """
+    check_arraylike("geomspace", start, stop)
+    num = _num(num, "jnp.geomspace")
+    out_dtype, comp = _linspace_dtypes(start, stop, dtype)
+    if _is_host(start, stop):
+        if np.any(np.asarray(start) == 0) or np.any(np.asarray(stop) == 0):
+            raise ValueError("Geometric sequence cannot include zero")
+        wide = np.complex128 if kind(comp) == "c" else np.float64
+        values = np.geomspace(
+            np.asarray(start, wide), np.asarray(stop, wide), num, endpoint=endpoint, axis=axis
+        )
+        if kind(out_dtype) in "iu":
+            values = np.floor(values.real)
+        return device_put(_host_cast(values, out_dtype))
+    if kind(comp) == "c":
+        raise NotImplementedError("jnp.geomspace with traced complex bounds is not supported yet")
+    from ._ufuncs import log10, power, sign
+
+    start, stop = _as_computation(start, comp), _as_computation(stop, comp)
+    bshape = np.broadcast_shapes(aval(start).shape, aval(stop).shape)
+    start, stop = broadcast_to(start, bshape), broadcast_to(stop, bshape)
+    ax = axis + len(bshape) + 1 if axis < 0 else axis
+    s = sign(start)
+    exponents = linspace(
+        log10(lax.mul(start, s)), log10(lax.mul(stop, s)), num, endpoint=endpoint, axis=ax
     )
-    values, step = np.linspace(start_v, stop_v, num, endpoint=endpoint, retstep=True)
-    out = device_put(values.astype(dt))
-    return (out, step) if retstep else out
+    out = lax.mul(power(_host_scalar(10, comp), exponents), lax.expand_dims(s, (ax,)))
+    if num:  # the ends are exact
+        pieces = [lax.expand_dims(start, (ax,)), _slice_axis(out, 1, num, ax)]
+        if endpoint and num > 1:
+            pieces = [pieces[0], _slice_axis(out, 1, num - 1, ax), lax.expand_dims(stop, (ax,))]
+        out = lax.concatenate(pieces, ax)
+    if kind(out_dtype) in "iu":
+        out = lax.floor(out)
+    return lax.convert_element_type(out, out_dtype)
+
+
+def _slice_axis(a, start: int, stop: int, axis: int):
+    av = aval(a)
+    starts, limits = [0] * av.ndim, list(av.shape)
+    starts[axis], limits[axis] = start, stop
+    return lax.slice(a, starts, limits)
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *, device=None):  # noqa: N803
@@ -304,3 +501,274 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *, device=N
 def identity(n: int, dtype: Any = None):
     """Return the ``n`` by ``n`` identity matrix (jax.numpy.identity)."""
     return eye(n, dtype=dtype)
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None):  # noqa: N803
+    """Return an ``N`` by ``M`` array of ones at and below the ``k``-th diagonal (jax.numpy.tri)."""
+    n = operator.index(N)
+    m = n if M is None else operator.index(M)
+    return lax.convert_element_type(_tri_mask((n, m), operator.index(k)), _dtype_or_default(dtype))
+
+
+def _tri_mask(shape: tuple[int, int], k: int):
+    rows = lax.broadcasted_iota(np.int32, shape, 0)
+    cols = lax.broadcasted_iota(np.int32, shape, 1)
+    return lax.ge(lax.add(rows, np.int32(k)), cols)
+
+
+def _triangle(name: str, m: Any, k: int, lower: bool):
+    check_arraylike(name, m)
+    m = asarray(m)
+    av = aval(m)
+    if av.ndim < 2:
+        raise ValueError(f"Argument to jax.numpy.{name} must be at least 2D")
+    mask = _tri_mask(av.shape[-2:], operator.index(k) - (0 if lower else 1))
+    mask = lax.broadcast_in_dim(mask, av.shape, (av.ndim - 2, av.ndim - 1))
+    zeros = lax.full_like(m, 0)
+    return lax.select_n(mask, zeros, m) if lower else lax.select_n(mask, m, zeros)
+
+
+def tril(m: Any, k: int = 0):
+    """Zero the elements above the ``k``-th diagonal of the last two axes (jax.numpy.tril)."""
+    return _triangle("tril", m, k, lower=True)
+
+
+def triu(m: Any, k: int = 0):
+    """Zero the elements below the ``k``-th diagonal of the last two axes (jax.numpy.triu)."""
+    return _triangle("triu", m, k, lower=False)
+
+
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> list:
+    """Return coordinate arrays from 1-d coordinate vectors (jax.numpy.meshgrid).
+
+    ``indexing="xy"`` (Cartesian) swaps the first two output axes relative to
+    ``"ij"`` (matrix); ``sparse`` keeps size-1 axes instead of broadcasting.
+    """
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing!r}")
+    check_arraylike("meshgrid", *xi)
+    arrays = []
+    for x in xi:
+        x = asarray(x)
+        if aval(x).ndim != 1:
+            raise ValueError(
+                f"Arguments to jax.numpy.meshgrid must be 1D, got shape {aval(x).shape}"
+            )
+        arrays.append(x)
+    if not arrays:
+        return []
+    n = len(arrays)
+    sizes = [aval(x).shape[0] for x in arrays]
+    positions = list(range(n))
+    if indexing == "xy" and n >= 2:
+        positions[0], positions[1] = 1, 0
+    full_shape = [1] * n
+    for i, p in enumerate(positions):
+        full_shape[p] = sizes[i]
+    out = []
+    for x, p in zip(arrays, positions, strict=True):
+        shape = (
+            tuple(full_shape)
+            if not sparse
+            else tuple(s if d == p else 1 for d, s in enumerate(full_shape))
+        )
+        out.append(lax.broadcast_in_dim(x, shape, (p,)))
+    return out
+
+
+def diag(v: Any, k: int = 0):
+    """Extract the ``k``-th diagonal of a 2-d ``v``, or put a 1-d ``v`` on it (jax.numpy.diag)."""
+    check_arraylike("diag", v)
+    v = asarray(v)
+    k = operator.index(k)
+    av = aval(v)
+    if av.ndim == 2:
+        from ._products import diagonal
+
+        return diagonal(v, k)
+    if av.ndim != 1:
+        raise ValueError("diag input must be 1d or 2d")
+    n = av.shape[0] + abs(k)
+    padded = lax.pad(v, _host_scalar(0, av.dtype), [(0, abs(k), 0)]) if k else v
+    axis_of_v = 0 if k >= 0 else 1  # v runs along the rows above the diagonal, else the columns
+    values = lax.broadcast_in_dim(padded, (n, n), (axis_of_v,))
+    rows = lax.broadcasted_iota(np.int32, (n, n), 0)
+    cols = lax.broadcasted_iota(np.int32, (n, n), 1)
+    on_diagonal = lax.eq(lax.add(rows, np.int32(k)), cols)
+    return lax.select_n(on_diagonal, lax.full_like(values, 0), values)
+
+
+def diagflat(v: Any, k: int = 0):
+    """Build a 2-d array with the flattened ``v`` on the ``k``-th diagonal (jax.numpy.diagflat)."""
+    check_arraylike("diagflat", v)
+    v = asarray(v)
+    return diag(lax.reshape(v, (aval(v).size,)), k)
+
+
+def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False):
+    """Return arrays of the indices of a grid of shape ``dimensions`` (jax.numpy.indices).
+
+    Dense: one array of shape ``(len(dimensions), *dimensions)``; sparse: a
+    tuple of arrays with size-1 axes except their own.
+    """
+    dims = tuple(operator.index(d) for d in dimensions)
+    dt = dtypes.default_int_dtype() if dtype is None else canonical_dtype(dtype)
+    n = len(dims)
+    if sparse:
+        return tuple(
+            lax.broadcasted_iota(dt, tuple(d if j == i else 1 for j, d in enumerate(dims)), i)
+            for i in range(n)
+        )
+    if n == 0:
+        return lax.full((0,), 0, dt)
+    parts = [lax.expand_dims(lax.broadcasted_iota(dt, dims, i), (0,)) for i in range(n)]
+    return lax.concatenate(parts, 0)
+
+
+def fromfunction(function: Any, shape: Sequence[int], *, dtype: Any = float, **kwargs: Any):
+    """Call ``function`` with one index array per axis of ``shape`` (jax.numpy.fromfunction).
+
+    The index arrays have dtype ``dtype`` (float32 by default, as numpy's
+    float64 canonicalized), and ``function`` must work on whole arrays.
+    """
+    shape = _shape(shape, "fromfunction")
+    dt = canonical_dtype(dtype)
+    grids = [lax.broadcasted_iota(dt, shape, i) for i in range(len(shape))] if shape else []
+    return function(*grids, **kwargs)
+
+
+def vander(x: Any, N: int | None = None, increasing: bool = False):  # noqa: N803
+    """Return the Vandermonde matrix of a 1-d ``x``: columns of its powers (jax.numpy.vander).
+
+    Powers are built by repeated multiplication, as numpy does; the columns
+    run from ``x**(N-1)`` down to ``x**0`` unless ``increasing``.
+    """
+    check_arraylike("vander", x)
+    x = asarray(x)
+    av = aval(x)
+    if av.ndim != 1:
+        raise ValueError("x must be a one-dimensional array")
+    if av.dtype == np.bool_:
+        raise TypeError("vander does not accept dtype bool (as JAX's iota does not).")
+    n = av.shape[0] if N is None else operator.index(N)
+    if n < 0:
+        raise ValueError("N must be nonnegative")
+    columns = []
+    power = lax.full_like(x, 1)
+    for _ in range(n):
+        columns.append(lax.expand_dims(power, (1,)))
+        power = lax.mul(power, x)
+    if not columns:
+        return lax.full((av.shape[0], 0), 0, av.dtype)
+    if not increasing:
+        columns.reverse()
+    return columns[0] if len(columns) == 1 else lax.concatenate(columns, 1)
+
+
+class _IndexGrid:
+    """``mgrid`` and ``ogrid``: index with slices to get dense or open coordinate grids."""
+
+    def __init__(self, sparse: bool, name: str):
+        self.sparse = sparse
+        self.name = name
+
+    def __getitem__(self, key: Any):
+        single = isinstance(key, slice)
+        slices = (key,) if single else tuple(key)
+        pieces = []
+        for sl in slices:
+            if not isinstance(sl, slice):
+                raise TypeError(f"jnp.{self.name} takes slices, got {sl!r}")
+            start = 0 if sl.start is None else _static_scalar(sl.start, "start")
+            stop = _static_scalar(sl.stop, "stop")
+            step = 1 if sl.step is None else _static_scalar(sl.step, "step")
+            if np.iscomplexobj(step):
+                pieces.append(linspace(start, stop, int(abs(step)), endpoint=True))
+            else:
+                pieces.append(arange(start, stop, step))
+        if single:
+            return pieces[0]
+        dt = dtypes.canonicalize_dtype(dtypes.result_type(*[aval(p).dtype for p in pieces]))
+        pieces = [lax.convert_element_type(p, dt) for p in pieces]
+        grids = meshgrid(*pieces, indexing="ij", sparse=self.sparse)
+        if self.sparse:
+            return grids
+        return lax.concatenate([lax.expand_dims(g, (0,)) for g in grids], 0)
+
+
+#: ``jnp.mgrid[0:3, 0:2]``: a dense grid, stacked on a new first axis (jax.numpy.mgrid).
+mgrid = _IndexGrid(sparse=False, name="mgrid")
+#: ``jnp.ogrid[0:3, 0:2]``: a list of open (broadcastable) grids (jax.numpy.ogrid).
+ogrid = _IndexGrid(sparse=True, name="ogrid")
+
+
+def _index_arrays(arrays) -> tuple:
+    return tuple(device_put(np.asarray(a).astype(dtypes.default_int_dtype())) for a in arrays)
+
+
+def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
+    """Return the indices of the lower triangle of an n-by-m array (jax.numpy.tril_indices)."""
+    return _index_arrays(np.tril_indices(operator.index(n), operator.index(k), m))
+
+
+def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple:
+    """Return the indices of the upper triangle of an n-by-m array (jax.numpy.triu_indices)."""
+    return _index_arrays(np.triu_indices(operator.index(n), operator.index(k), m))
+
+
+def _shape_2d(name: str, arr: Any) -> tuple[int, int]:
+    shape = shape_of(arr)
+    if len(shape) != 2:
+        raise ValueError(f"{name} requires a 2-d array, got shape {shape}")
+    return shape
+
+
+def tril_indices_from(arr: Any, k: int = 0) -> tuple:
+    """Return the indices of the lower triangle of the 2-d ``arr`` (jax.numpy.tril_indices_from)."""
+    n, m = _shape_2d("tril_indices_from", arr)
+    return tril_indices(n, k, m)
+
+
+def triu_indices_from(arr: Any, k: int = 0) -> tuple:
+    """Return the indices of the upper triangle of the 2-d ``arr`` (jax.numpy.triu_indices_from)."""
+    n, m = _shape_2d("triu_indices_from", arr)
+    return triu_indices(n, k, m)
+
+
+def diag_indices(n: int, ndim: int = 2) -> tuple:
+    """Return ``ndim`` copies of ``arange(n)``, the main diagonal (jax.numpy.diag_indices)."""
+    n, ndim = operator.index(n), operator.index(ndim)
+    if n < 0 or ndim < 0:
+        raise ValueError(f"n and ndim must be non-negative, got n={n}, ndim={ndim}")
+    return (lax.iota(dtypes.default_int_dtype(), n),) * ndim
+
+
+def diag_indices_from(arr: Any) -> tuple:
+    """Return the indices of the main diagonal of ``arr`` (jax.numpy.diag_indices_from)."""
+    shape = shape_of(arr)
+    if len(shape) < 2 or len(set(shape)) != 1:
+        raise ValueError(f"diag_indices_from needs at least 2 equal dimensions, got shape {shape}")
+    return diag_indices(shape[0], len(shape))
+
+
+def ix_(*args: Any) -> tuple:
+    """Return open-mesh index arrays from 1-d sequences, for cross indexing (jax.numpy.ix_)."""
+    n = len(args)
+    out = []
+    for i, a in enumerate(args):
+        check_arraylike("ix_", a)
+        a = asarray(a)
+        if aval(a).ndim != 1:
+            raise ValueError(
+                f"Arguments to jax.numpy.ix_ must be 1-dimensional, got shape {aval(a).shape}"
+            )
+        if aval(a).dtype == np.bool_:
+            raise TypeError("Boolean arguments to jax.numpy.ix_ are not supported")
+        shape = (1,) * i + (aval(a).shape[0],) + (1,) * (n - i - 1)
+        out.append(lax.reshape(a, shape))
+    return tuple(out)
+
+
+#: numpy's index-expression builders (``jnp.s_[1:3]``), as JAX re-exports them.
+s_ = np.s_
+index_exp = np.index_exp

@@ -1,36 +1,124 @@
-"""Basic indexing, ``x[idx]``: integers, slices, ``None`` and ``...``.
+"""NumPy indexing of Arrays and tracers: ``x[idx]``, ``x.at[idx].op(...)``, ``take`` and friends.
 
-It lowers to at most one ``slice`` (with strides), one ``rev`` (for negative
-steps), one ``squeeze`` (for integer indices) and one ``broadcast_in_dim``
-(for ``None``). Static integer indices out of range are clamped, as JAX's
-reads are. Advanced indexing (integer or boolean arrays, traced integers)
-needs ``gather``/``dynamic_slice``, which come later: they raise
-NotImplementedError naming them.
+An index is parsed once into a list of items (new axes, slices, integers,
+integer arrays) and then takes one of three paths:
+
+* static integers, slices, ``None`` and ``...``: at most one ``slice``, one
+  ``rev``, one ``squeeze`` and one ``broadcast_in_dim``;
+* traced scalar integers among them: the static part as above, then one
+  ``dynamic_slice``;
+* integer or boolean arrays: one ``gather`` (and ``x.at[idx]`` always one
+  ``scatter``), whose index vector holds the integer indices, the starts of
+  contiguous slices and ``iota``\\ s for strided ones.
+
+Advanced indices follow NumPy: they broadcast together, and their dimensions
+replace theirs in place when they are adjacent and go first otherwise
+(integers count as advanced indices when an array index is present).
+Negative indices count from the end; out-of-bounds reads clamp and
+out-of-bounds writes are dropped, as in JAX. Boolean masks need concrete
+values (their result's shape depends on them): under tracing they raise
+``NonConcreteBooleanIndexError``, an IndexError as in JAX.
 """
 
 from __future__ import annotations
 
+import math
 import operator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from modjax import lax
+from modjax.lax import indexing as _lax_indexing
 from modjax.lax._common import kind
-from modjax.tracecore.core import Tracer
+from modjax.lax.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
+from modjax.tracecore import dtypes
+from modjax.tracecore.core import Tracer, concrete_or_error
 
-from ._util import ARRAY_TYPES, aval
+from ._util import ARRAY_TYPES, aval, canonicalize_axis, check_arraylike, convert
+
+__all__ = [
+    "argwhere",
+    "flatnonzero",
+    "nonzero",
+    "put_along_axis",
+    "take",
+    "take_along_axis",
+]
 
 _INTEGER = (int, np.integer)
 
 
-def _classify(item: Any) -> Any:
-    """Return ``item`` as None, Ellipsis, a slice or a Python int; raise for what is unsupported."""
-    if item is None or item is Ellipsis or isinstance(item, slice):
-        return item
+class NonConcreteBooleanIndexError(IndexError):
+    """A boolean mask index whose values are not known while tracing (JAX's error of that name)."""
+
+
+# --- parsing -------------------------------------------------------------------------------
+
+
+class _Item(NamedTuple):
+    """One index item after parsing: ``kind`` is new, bool, slice, int, dyn, array or gap.
+
+    A gap is an Ellipsis that stands for no dimension: it only keeps advanced
+    indices on its two sides apart, as in NumPy.
+    """
+
+    kind: str
+    dim: int = -1  # the operand dimension it consumes (-1 for new axes)
+    value: Any = None  # int, traced scalar, or array (numpy or traced)
+    start: int = 0  # slices: start, step and element count
+    step: int = 1
+    count: int = 0
+    empty: bool = False  # new axes from a False scalar mask
+
+
+def _static_int(v: Any, what: str) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, Tracer):
+        concrete = v.to_concrete_value()
+        if concrete is None:
+            raise IndexError(
+                "Array slice indices must have static start/stop/step to be used with NumPy "
+                f"indexing syntax; found a traced {what}. To index a statically sized array at "
+                "a dynamic position, try lax.dynamic_slice or lax.dynamic_update_slice."
+            )
+        v = np.asarray(concrete)
+    try:
+        return operator.index(v)
+    except TypeError:
+        if isinstance(v, (np.ndarray, *ARRAY_TYPES)) and np.ndim(v) == 0:
+            a = np.asarray(v)
+            if kind(a.dtype) in "iu":
+                return int(a)
+        raise TypeError(f"slice indices must be integers or None, got {v!r}") from None
+
+
+def _concrete_mask(item: Any) -> np.ndarray:
+    if isinstance(item, Tracer):
+        concrete = item.to_concrete_value()
+        if concrete is None:
+            raise NonConcreteBooleanIndexError(
+                f"Array boolean indices must be concrete; got {item.aval.str_short()}. Under "
+                "jit or other transformations the size of x[mask] would depend on the mask's "
+                "values. Use jnp.where(mask, x, fill) to keep the shape, or jnp.nonzero / "
+                "jnp.where(mask) with a static size= argument to get the indices."
+            )
+        return np.asarray(concrete)
+    return np.asarray(item)
+
+
+def _classify(item: Any) -> tuple[str, Any]:
+    """Return ``(kind, value)`` for one raw index item."""
+    if item is None:
+        return "new", None
+    if item is Ellipsis:
+        return "ellipsis", None
+    if isinstance(item, slice):
+        return "slice", item
     if isinstance(item, bool | np.bool_):
-        raise NotImplementedError("boolean scalar indices (x[True]) are not supported yet")
+        return "bool", bool(item)
     if isinstance(item, _INTEGER):
-        return int(item)
+        return "int", int(item)
     if isinstance(item, list):
         raise TypeError(
             "Using a non-tuple sequence for multidimensional indexing is not allowed; use "
@@ -38,89 +126,125 @@ def _classify(item: Any) -> Any:
         )
     if isinstance(item, str):
         raise TypeError(f"modjax does not support string indexing; got idx={item!r}")
-    if isinstance(item, (tuple, np.ndarray, np.generic, *ARRAY_TYPES)):
-        item_aval = aval(np.asarray(item) if isinstance(item, tuple) else item)
+    if isinstance(item, tuple):
+        item = np.asarray(item)
+    if isinstance(item, (np.ndarray, np.generic, *ARRAY_TYPES)):
+        item_aval = aval(item)
         k = kind(item_aval.dtype)
-        if k not in "biu":
+        if k == "b":
+            mask = _concrete_mask(item)
+            return ("bool", bool(mask)) if mask.ndim == 0 else ("mask", mask)
+        if k not in "iu":
             raise TypeError(
                 f"Indexer must have integer or boolean type, got indexer with type "
-                f"{item_aval.dtype.name}"
+                f"{dtypes.dtype_name(item_aval.dtype)}"
             )
-        if k == "b":
-            raise NotImplementedError(
-                "boolean array indexing (x[mask]) needs data-dependent shapes and is not "
-                "supported yet"
-            )
-        if item_aval.ndim:
-            raise NotImplementedError(
-                "integer array indexing (x[int_array]) needs the gather primitive, which is "
-                "not supported yet"
-            )
-        if isinstance(item, Tracer):
-            concrete = item.to_concrete_value()
-            if concrete is None:
-                raise NotImplementedError(
-                    "indexing with a traced integer needs the dynamic_slice primitive, which is "
-                    "not supported yet; index with a static Python int"
-                )
-            return int(np.asarray(concrete))
-        return operator.index(np.asarray(item).item())
+        if isinstance(item, np.ndarray | np.generic):
+            return ("int", int(item)) if np.ndim(item) == 0 else ("array", np.asarray(item))
+        return ("dyn", item) if item_aval.ndim == 0 else ("array", item)
     raise TypeError(
         f"Indexer must have integer or boolean type, got indexer with type {type(item).__name__}"
     )
 
 
-def getitem(x: Any, idx: Any):
-    """Return ``x[idx]`` for basic (static) indices, as jax.numpy arrays do."""
-    shape = aval(x).shape
-    ndim = len(shape)
-    items = [_classify(i) for i in (idx if isinstance(idx, tuple) else (idx,))]
-    if sum(i is Ellipsis for i in items) > 1:
+def _parse(shape: tuple[int, ...], idx: Any) -> list[_Item]:
+    """Parse ``idx`` for an array of ``shape`` into items covering every dimension."""
+    raw = [_classify(i) for i in (idx if isinstance(idx, tuple) else (idx,))]
+    if sum(k == "ellipsis" for k, _ in raw) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    consuming = sum(isinstance(i, int | slice) for i in items)
-    if consuming > ndim:
+    consumed = sum(
+        np.ndim(v) if k == "mask" else k in ("slice", "int", "dyn", "array") for k, v in raw
+    )
+    ndim = len(shape)
+    if consumed > ndim:
         raise IndexError(
-            f"Too many indices: array is {ndim}-dimensional, but {consuming} were indexed"
+            f"Too many indices: array is {ndim}-dimensional, but {consumed} were indexed"
         )
-    fill = [slice(None)] * (ndim - consuming)
-    if Ellipsis in items:
-        at = items.index(Ellipsis)
-        items = items[:at] + fill + items[at + 1 :]
-    else:
-        items = items + fill
+    fill = [("slice", slice(None))] * (ndim - consumed)
+    at = next((i for i, (k, _) in enumerate(raw) if k == "ellipsis"), len(raw))
+    if at < len(raw) and not fill:  # an empty ``...`` still separates advanced indices
+        fill = [("gap", None)]
+    raw = raw[:at] + fill + raw[at + 1 :]
 
-    starts, limits, strides = [], [], []
-    reversed_dims, int_dims, new_axes = [], [], []
-    dim = out_pos = 0
-    for item in items:
-        if item is None:
-            new_axes.append(out_pos)
-            out_pos += 1
+    items: list[_Item] = []
+    dim = 0
+    for k, v in raw:
+        if k == "gap":
+            items.append(_Item("gap"))
+            continue
+        if k in ("new", "bool"):
+            items.append(_Item(k, empty=(k == "bool" and not v)))
+            continue
+        if k == "mask":
+            for axis, (m, s) in enumerate(zip(v.shape, shape[dim : dim + v.ndim], strict=True)):
+                if m != s:
+                    raise IndexError(
+                        f"boolean index did not match indexed array along axis {dim + axis}; "
+                        f"size of axis is {s} but size of corresponding boolean axis is {m}"
+                    )
+            for i, where in enumerate(np.nonzero(v)):
+                items.append(_Item("array", dim + i, where.astype(np.int64)))
+            dim += v.ndim
             continue
         size = shape[dim]
-        if isinstance(item, int):
-            if size == 0:
-                raise IndexError(f"index {item} is out of bounds for axis {dim} with size 0")
-            i = item + size if item < 0 else item
-            i = min(max(i, 0), size - 1)  # out-of-range static reads clamp, as in JAX
-            starts.append(i), limits.append(i + 1), strides.append(1)
-            int_dims.append(dim)
-        else:
-            start, stop, step = item.indices(size)
+        if k == "slice":
+            start, stop, step = (
+                _static_int(v.start, "start"),
+                _static_int(v.stop, "stop"),
+                _static_int(v.step, "step"),
+            )
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            start, stop, step = slice(start, stop, step).indices(size)
             count = len(range(start, stop, step))
-            if count == 0:
-                starts.append(0), limits.append(0), strides.append(1)
-            elif step > 0:
-                starts.append(start), limits.append(start + (count - 1) * step + 1)
-                strides.append(step)
-            else:
-                last = start + (count - 1) * step
-                starts.append(last), limits.append(start + 1), strides.append(-step)
-                if count > 1:
-                    reversed_dims.append(dim)
-            out_pos += 1
+            items.append(_Item("slice", dim, None, start, step, count))
+        else:
+            items.append(_Item(k, dim, v))
         dim += 1
+    return items
 
+
+# --- static and dynamic-slice paths ----------------------------------------------------------
+
+
+def _basic(x: Any, items: list[_Item], shape: tuple[int, ...], wrap: bool = True):
+    """``x[idx]`` for static ints, slices and new axes: slice, rev, squeeze, broadcast."""
+    ndim = len(shape)
+    starts, limits, strides = [0] * ndim, list(shape), [1] * ndim
+    reversed_dims, int_dims, new_axes, empty_axes = [], [], [], []
+    out_pos = 0
+    for it in items:
+        if it.kind == "gap":
+            continue
+        if it.kind in ("new", "bool"):
+            new_axes.append(out_pos)
+            if it.empty:
+                empty_axes.append(out_pos)
+            out_pos += 1
+            continue
+        d = it.dim
+        if it.kind == "int":
+            size = shape[d]
+            if size == 0:
+                raise IndexError(f"index {it.value} is out of bounds for axis {d} with size 0")
+            i = it.value + size if it.value < 0 and wrap else it.value
+            i = min(max(i, 0), size - 1)  # out-of-range static reads clamp, as in JAX
+            starts[d], limits[d] = i, i + 1
+            int_dims.append(d)
+        elif it.kind == "slice":
+            if it.count == 0:
+                starts[d], limits[d] = 0, 0
+            elif it.step > 0:
+                starts[d], limits[d] = it.start, it.start + (it.count - 1) * it.step + 1
+                strides[d] = it.step
+            else:
+                last = it.start + (it.count - 1) * it.step
+                starts[d], limits[d], strides[d] = last, it.start + 1, -it.step
+                if it.count > 1:
+                    reversed_dims.append(d)
+            out_pos += 1
+        else:  # dyn: left whole here, sliced by the caller
+            out_pos += 1
     out = x
     if starts != [0] * ndim or limits != list(shape) or strides != [1] * ndim:
         out = lax.slice(out, starts, limits, strides)
@@ -130,13 +254,653 @@ def getitem(x: Any, idx: Any):
         out = lax.squeeze(out, int_dims)
     if new_axes:
         out = lax.expand_dims(out, new_axes)
+    for axis in empty_axes:
+        out = lax.slice_in_dim(out, 0, 0, axis=axis)
     return out
+
+
+def _dynamic(x: Any, items: list[_Item], shape: tuple[int, ...], wrap: bool):
+    """``x[idx]`` with traced scalar ints: static part first, then one dynamic_slice."""
+    static = [
+        it._replace(kind="slice", start=0, step=1, count=shape[it.dim]) if it.kind == "dyn" else it
+        for it in items
+    ]
+    # Positions (in the static result) of the dims the traced ints index.
+    out_dims, pos = [], 0
+    for it in items:
+        if it.kind == "dyn":
+            out_dims.append(pos)
+        if it.kind not in ("int", "gap"):
+            pos += 1
+    out = _basic(x, static, shape, wrap)
+    out_shape = aval(out).shape
+    starts = [0] * len(out_shape)
+    sizes = list(out_shape)
+    for d, it in zip(out_dims, [it for it in items if it.kind == "dyn"], strict=True):
+        starts[d] = it.value
+        sizes[d] = 1
+    out = lax.dynamic_slice(out, starts, sizes, allow_negative_indices=wrap)
+    return lax.squeeze(out, out_dims)
+
+
+# --- the gather/scatter plan ---------------------------------------------------------------------
+
+
+class _Plan(NamedTuple):
+    """How ``x[idx]`` maps onto one gather (and ``x.at[idx]`` onto one scatter)."""
+
+    indices: Any  # [*batch, n] integer index array
+    dnums: GatherDimensionNumbers
+    slice_sizes: tuple[int, ...]
+    gather_shape: tuple[int, ...]  # the gather's result shape (no new axes)
+    new_axes: tuple[int, ...]  # positions of new axes in x[idx]
+    empty_axes: tuple[int, ...]  # new axes of size 0 (False scalar masks)
+    out_shape: tuple[int, ...]  # the shape of x[idx]
+    collapsed_empty: bool  # an integer index addresses a dimension of size 0
+    unique: bool  # indices are known unique and sorted (no arrays)
+    sorted: bool
+
+
+def _index_dtype(arrays: list) -> np.dtype:
+    """int32 for the index vector, or int64 (with x64) if an index needs it."""
+    wide = False
+    for a in arrays:
+        if isinstance(a, np.ndarray):
+            wide = wide or bool(a.size and (a.max() > 2**31 - 1 or a.min() < -(2**31)))
+        else:
+            dt = aval(a).dtype
+            wide = wide or dt.itemsize >= 8 or dt == np.uint32
+    return dtypes.canonicalize_dtype(np.int64 if wide else np.int32)
+
+
+def _shape(v: Any) -> tuple[int, ...]:
+    return np.shape(v) if isinstance(v, np.ndarray | int) else aval(v).shape
+
+
+def _column(v: Any, dims: tuple[int, ...], batch_shape: tuple[int, ...]):
+    """Broadcast ``v`` (its axis ``j`` going to ``dims[j]``) to ``batch_shape``."""
+    v_shape = _shape(v)
+    keep = [j for j, s in enumerate(v_shape) if s != 1]
+    target = tuple(dims[j] for j in keep)
+    if isinstance(v, np.ndarray):
+        shape = [1] * len(batch_shape)
+        for j, d in zip(keep, target, strict=True):
+            shape[d] = v_shape[j]
+        return np.broadcast_to(v.reshape(shape), batch_shape)
+    if len(keep) != len(v_shape):
+        v = lax.reshape(v, tuple(v_shape[j] for j in keep))
+    return lax.broadcast_in_dim(v, batch_shape, target)
+
+
+def _normalized(value: Any, size: int, dtype: np.dtype, wrap: bool):
+    """Return an index (array) as ``dtype``, negative values counted from the end if ``wrap``."""
+    if isinstance(value, int | np.ndarray):
+        v = np.asarray(value)
+        if wrap:
+            v = np.where(v < 0, v + size, v)
+        info = np.iinfo(dtype)
+        return np.asarray(np.clip(v, info.min, info.max), dtype)
+    src = aval(value).dtype
+    if src != dtype:
+        value = lax.convert_element_type(value, dtype)
+    if wrap and kind(src) == "i":
+        value = lax.select_n(
+            lax.lt(value, np.zeros((), dtype)), value, lax.add(value, np.asarray(size, dtype))
+        )
+    return value
+
+
+def _plan(shape: tuple[int, ...], items: list[_Item], wrap: bool) -> _Plan:
+    kinds = {it.kind for it in items}
+    if "bool" in kinds and kinds & {"array", "dyn"}:
+        raise NotImplementedError(
+            "indexing with a boolean scalar together with array indices is not supported yet"
+        )
+    has_arrays = any(it.kind == "array" for it in items)
+    advanced = [i for i, it in enumerate(items) if it.kind in ("array", "dyn", "int")]
+    adv_items = [items[i] for i in advanced]
+    try:
+        batch = np.broadcast_shapes(*(_shape(it.value) for it in adv_items))
+    except ValueError:
+        shapes = " ".join(str(_shape(it.value)) for it in adv_items)
+        raise IndexError(
+            f"shape mismatch: indexing arrays could not be broadcast together with shapes {shapes}"
+        ) from None
+    batch = tuple(batch)
+    adjacent = advanced == list(range(advanced[0], advanced[-1] + 1)) if advanced else True
+
+    # The result's entries, in order: ("B",), ("new", item) or ("slice", item).
+    entries: list[tuple[str, _Item | None]] = []
+    if advanced and not adjacent:
+        entries.append(("B", None))
+    for i, it in enumerate(items):
+        if it.kind in ("new", "bool"):
+            entries.append(("new", it))
+        elif it.kind == "slice":
+            entries.append(("slice", it))
+        elif advanced and adjacent and i == advanced[0]:
+            entries.append(("B", None))
+
+    def strided(it: _Item) -> bool:
+        return it.step != 1 and it.count > 1
+
+    # Dimensions of the gather's result; those that are not windows are index batch dims.
+    gather_shape, offset_dims, batch_shape, b_at, strided_at = [], [], [], 0, {}
+    for name, it in entries:
+        if name == "new":
+            continue
+        if name == "B":
+            b_at = len(batch_shape)
+            batch_shape.extend(batch)
+            gather_shape.extend(batch)
+        elif strided(it):
+            strided_at[it.dim] = len(batch_shape)
+            batch_shape.append(it.count)
+            gather_shape.append(it.count)
+        else:
+            offset_dims.append(len(gather_shape))
+            gather_shape.append(it.count)
+    batch_shape = tuple(batch_shape)
+
+    dtype = _index_dtype([it.value for it in adv_items if it.kind != "int"])
+    b_dims = tuple(range(b_at, b_at + len(batch)))
+    columns, index_map = [], []
+    for it in adv_items:
+        v = _normalized(it.value, shape[it.dim], dtype, wrap)
+        lead = len(batch) - len(_shape(v))
+        columns.append(_column(v, b_dims[lead:], batch_shape))
+        index_map.append(it.dim)
+    for it in items:
+        if it.kind != "slice":
+            continue
+        if strided(it):
+            ramp = (it.start + it.step * np.arange(it.count)).astype(dtype)
+            columns.append(_column(ramp, (strided_at[it.dim],), batch_shape))
+            index_map.append(it.dim)
+        elif it.start and it.count:
+            columns.append(_column(np.asarray(it.start, dtype), (), batch_shape))
+            index_map.append(it.dim)
+    if all(isinstance(c, np.ndarray) for c in columns):
+        indices = np.stack(columns, axis=-1) if columns else np.zeros((*batch_shape, 0), dtype)
+    else:
+        columns = [
+            np.reshape(c, (*batch_shape, 1))
+            if isinstance(c, np.ndarray)
+            else lax.reshape(c, (*batch_shape, 1))
+            for c in columns
+        ]
+        indices = lax.concatenate(columns, len(batch_shape))
+
+    collapsed = sorted([it.dim for it in adv_items] + list(strided_at))
+    slice_sizes = []
+    for d, _size in enumerate(shape):
+        if d in collapsed:
+            slice_sizes.append(1)
+        else:
+            it = next(it for it in items if it.kind == "slice" and it.dim == d)
+            slice_sizes.append(it.count)
+    dnums = GatherDimensionNumbers(
+        offset_dims=tuple(offset_dims),
+        collapsed_slice_dims=tuple(collapsed),
+        start_index_map=tuple(index_map),
+    )
+    new_axes, empty_axes, out_shape, g = [], [], [], iter(gather_shape)
+    pos = 0
+    for name, it in entries:
+        if name == "new":
+            new_axes.append(pos)
+            if it.empty:
+                empty_axes.append(pos)
+            out_shape.append(0 if it.empty else 1)
+            pos += 1
+        elif name == "B":
+            out_shape.extend(next(g) for _ in batch)
+            pos += len(batch)
+        else:
+            out_shape.append(next(g))
+            pos += 1
+    return _Plan(
+        indices=indices,
+        dnums=dnums,
+        slice_sizes=tuple(slice_sizes),
+        gather_shape=tuple(gather_shape),
+        new_axes=tuple(new_axes),
+        empty_axes=tuple(empty_axes),
+        out_shape=tuple(out_shape),
+        collapsed_empty=any(shape[d] == 0 for d in collapsed),
+        unique=not has_arrays,
+        sorted=not has_arrays and all(it.step > 0 for it in items if it.kind == "slice"),
+    )
+
+
+def _finish(out: Any, plan: _Plan):
+    """Add the new axes of ``x[idx]`` to a gather's result."""
+    if plan.new_axes:
+        out = lax.expand_dims(out, plan.new_axes)
+    for axis in plan.empty_axes:
+        out = lax.slice_in_dim(out, 0, 0, axis=axis)
+    return out
+
+
+# --- x[idx] ----------------------------------------------------------------------------------
+
+
+def getitem(x: Any, idx: Any):
+    """Return ``x[idx]`` with NumPy's indexing rules, as jax.numpy arrays do."""
+    return rewriting_take(x, idx)
+
+
+def rewriting_take(
+    x: Any,
+    idx: Any,
+    *,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    mode: str | GatherScatterMode | None = None,
+    fill_value: Any = None,
+    wrap_negative_indices: bool = True,
+):
+    """Return ``x[idx]`` by slicing, a dynamic_slice or a gather (jnp's ``_rewriting_take``)."""
+    shape = aval(x).shape
+    items = _parse(shape, idx)
+    parsed = None if mode is None else GatherScatterMode.from_any(mode)
+    fill = parsed == GatherScatterMode.FILL_OR_DROP
+    kinds = {it.kind for it in items}
+    if "array" not in kinds and not fill:
+        if "dyn" not in kinds:
+            return _basic(x, items, shape, wrap_negative_indices)
+        return _dynamic(x, items, shape, wrap_negative_indices)
+    plan = _plan(shape, items, wrap_negative_indices)
+    if plan.collapsed_empty:
+        if math.prod(plan.out_shape) == 0:
+            return lax.full(plan.out_shape, 0, aval(x).dtype)
+        if not fill:
+            d = next(d for d in plan.dnums.collapsed_slice_dims if shape[d] == 0)
+            raise IndexError(f"index is out of bounds for axis {d} with size 0")
+        out = lax.full(plan.gather_shape, _lax_indexing._fill_scalar(fill_value, aval(x).dtype))
+        return _finish(out, plan)
+    out = lax.gather(
+        x,
+        plan.indices,
+        plan.dnums,
+        plan.slice_sizes,
+        indices_are_sorted=indices_are_sorted or plan.sorted,
+        unique_indices=unique_indices or plan.unique,
+        mode=GatherScatterMode.PROMISE_IN_BOUNDS if parsed is None else parsed,
+        fill_value=fill_value,
+    )
+    return _finish(out, plan)
 
 
 def setitem(x: Any, idx: Any, value: Any):
     """Refuse in-place assignment: modjax arrays are immutable."""
     raise TypeError(
         "modjax arrays are immutable and do not support in-place item assignment. Instead of "
-        "x[idx] = y, use x = x.at[idx].set(y) (coming with the scatter primitive) or "
-        "jnp.where."
+        "x[idx] = y, use x = x.at[idx].set(y) or another .at[] method."
     )
+
+
+# --- x.at[idx].op(y) -------------------------------------------------------------------------
+
+
+_SCATTERS = {
+    "set": _lax_indexing.scatter_p,
+    "add": _lax_indexing.scatter_add_p,
+    "sub": _lax_indexing.scatter_sub_p,
+    "mul": _lax_indexing.scatter_mul_p,
+    "min": _lax_indexing.scatter_min_p,
+    "max": _lax_indexing.scatter_max_p,
+}
+
+
+def scatter_update(
+    x: Any,
+    idx: Any,
+    y: Any,
+    op: str,
+    *,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    mode: str | GatherScatterMode | None = None,
+    wrap_negative_indices: bool = True,
+    func=None,
+):
+    """Return ``x`` with ``x[idx]`` combined with ``y`` by ``op`` (set/add/sub/mul/min/max/apply).
+
+    ``y`` is cast to ``x``'s dtype and broadcast to the shape of ``x[idx]``;
+    out-of-bounds windows are dropped unless ``mode="clip"``.
+    """
+    x_aval = aval(x)
+    shape = x_aval.shape
+    items = _parse(shape, idx)
+    if any(it.kind == "bool" for it in items):
+        raise NotImplementedError("x.at[] with a boolean scalar index is not supported yet")
+    plan = _plan(shape, items, wrap_negative_indices)
+    parsed = GatherScatterMode.from_any(mode)
+    dnums = _lax_indexing._gather_to_scatter_dnums(plan.dnums)
+    flags = {
+        "indices_are_sorted": bool(indices_are_sorted or plan.sorted),
+        "unique_indices": bool(unique_indices or plan.unique),
+        "mode": parsed,
+    }
+    if op == "apply":
+        if plan.collapsed_empty or math.prod(plan.gather_shape) == 0:
+            return x
+        return lax.scatter_apply(
+            x, plan.indices, func, dnums, update_shape=plan.gather_shape, **flags
+        )
+    check_arraylike(f"x.at[...].{op}", y)
+    y = convert(y, x_aval.dtype, x_aval.weak_type)
+    y_shape = np.shape(y) if not isinstance(y, ARRAY_TYPES) else aval(y).shape
+    if len(y_shape) > len(plan.out_shape) or any(
+        a != 1 and a != b for a, b in zip(y_shape[::-1], plan.out_shape[::-1], strict=False)
+    ):
+        raise ValueError(
+            f"x.at[...].{op}: cannot broadcast the update of shape {y_shape} to the indexed "
+            f"shape {plan.out_shape} (x of shape {shape})."
+        )
+    if plan.collapsed_empty or math.prod(plan.out_shape) == 0:
+        return x
+    if y_shape != plan.out_shape:
+        offset = len(plan.out_shape) - len(y_shape)
+        y = lax.broadcast_in_dim(y, plan.out_shape, tuple(range(offset, len(plan.out_shape))))
+    if plan.new_axes:
+        y = lax.reshape(y, plan.gather_shape)
+    return _SCATTERS[op].bind(x, plan.indices, y, dimension_numbers=dnums, **flags)
+
+
+# --- take, take_along_axis, put_along_axis ----------------------------------------------------
+
+
+def take(
+    a: Any,
+    indices: Any,
+    axis: int | None = None,
+    out: None = None,
+    mode: str | None = None,
+    unique_indices: bool = False,
+    indices_are_sorted: bool = False,
+    fill_value: Any = None,
+):
+    """Take elements of ``a`` at ``indices`` along ``axis`` (jax.numpy.take).
+
+    ``axis=None`` indexes the flattened array. ``mode`` is ``"fill"`` (the
+    default: negative indices count from the end, out-of-bounds ones give
+    ``fill_value``, NaN for inexact types), ``"clip"`` (numpy's: indices are
+    clamped to ``[0, n - 1]``) or ``"wrap"`` (indices are taken modulo ``n``).
+    """
+    check_arraylike("take", a, indices)
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    if axis is None:
+        a = lax.reshape(a, (math.prod(aval(a).shape),))
+        axis = 0
+    ndim = aval(a).ndim
+    axis = canonicalize_axis(axis, ndim)
+    indices = _as_index_array("take", indices)
+    wrap_negative = True
+    if mode is None or mode == "fill":
+        mode = "fill"
+    elif mode == "raise":
+        raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
+    elif mode == "wrap":
+        indices = _wrap(indices, aval(a).shape[axis])
+        mode = "promise_in_bounds"
+    elif mode == "clip":
+        wrap_negative = False  # numpy's clip: negative indices clamp to 0
+    else:
+        raise ValueError(f"Invalid mode '{mode}' for np.take")
+    idx = (slice(None),) * axis + (indices,)
+    return rewriting_take(
+        a,
+        idx,
+        mode=mode,
+        fill_value=fill_value,
+        unique_indices=unique_indices,
+        indices_are_sorted=indices_are_sorted,
+        wrap_negative_indices=wrap_negative,
+    )
+
+
+def _as_index_array(name: str, indices: Any):
+    if isinstance(indices, (*ARRAY_TYPES, np.ndarray, np.generic)):
+        a = aval(indices)
+    elif isinstance(indices, int) and not isinstance(indices, bool):
+        return np.asarray(indices)
+    else:
+        raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(indices)}.")
+    if kind(a.dtype) not in "iu":
+        raise TypeError(f"{name}: indices must be integers, got {dtypes.dtype_name(a.dtype)}")
+    return indices if not isinstance(indices, np.generic) else np.asarray(indices)
+
+
+def _wrap(indices: Any, size: int):
+    if size == 0:
+        return indices
+    if isinstance(indices, np.ndarray):
+        return np.mod(indices, size)
+    dtype = aval(indices).dtype
+    m = lax.rem(indices, np.asarray(size, dtype))
+    if kind(dtype) == "u":
+        return m
+    return lax.select_n(lax.lt(m, np.zeros((), dtype)), m, lax.add(m, np.asarray(size, dtype)))
+
+
+def _along_axis_index(name: str, arr_shape, indices, axis: int | None):
+    """The advanced index tuple that ``take_along_axis``/``put_along_axis`` use."""
+    idx_shape = np.shape(indices) if isinstance(indices, np.ndarray) else aval(indices).shape
+    if len(idx_shape) != len(arr_shape):
+        raise ValueError(
+            f"{name}: indices and arr must have the same number of dimensions; got indices "
+            f"shape {idx_shape} for arr shape {arr_shape}"
+        )
+    shape = []
+    for d, (i, s) in enumerate(zip(idx_shape, arr_shape, strict=True)):
+        if d == axis:
+            shape.append(i)
+        elif i != s and i != 1 and s != 1:
+            raise ValueError(
+                f"{name}: indices shape {idx_shape} and arr shape {arr_shape} are incompatible "
+                f"along axis {d}"
+            )
+        else:
+            shape.append(max(i, s) if 0 not in (i, s) else 0)
+    index = []
+    for d in range(len(arr_shape)):
+        if d == axis:
+            index.append(indices)
+        else:
+            ramp_shape = [1] * len(arr_shape)
+            ramp_shape[d] = arr_shape[d]
+            ramp = np.arange(arr_shape[d], dtype=np.int32).reshape(ramp_shape)
+            if arr_shape[d] == 1 and shape[d] != 1:
+                ramp = np.zeros([1] * len(arr_shape), np.int32)
+            index.append(ramp)
+    return tuple(index)
+
+
+def take_along_axis(
+    arr: Any,
+    indices: Any,
+    axis: int | None = -1,
+    mode: str | GatherScatterMode | None = None,
+    fill_value: Any = None,
+    *,
+    wrap_negative_indices: bool | None = None,
+):
+    """Take values of ``arr`` at ``indices`` along ``axis`` (jax.numpy.take_along_axis).
+
+    ``indices`` has ``arr``'s rank; other dimensions broadcast. Out-of-bounds
+    indices give ``fill_value`` (NaN for inexact types) unless ``mode="clip"``.
+    """
+    check_arraylike("take_along_axis", arr, indices)
+    indices = _as_index_array("take_along_axis", indices)
+    if axis is None:
+        arr = lax.reshape(arr, (math.prod(aval(arr).shape),))
+        if np.ndim(indices) != 1:
+            raise ValueError("take_along_axis: when axis=None, indices must be 1-D")
+        axis = 0
+    shape = aval(arr).shape
+    axis = canonicalize_axis(axis, len(shape))
+    idx = _along_axis_index("take_along_axis", shape, indices, axis)
+    return rewriting_take(
+        arr,
+        idx,
+        mode="fill" if mode is None else mode,
+        fill_value=fill_value,
+        wrap_negative_indices=True if wrap_negative_indices is None else wrap_negative_indices,
+    )
+
+
+def put_along_axis(
+    arr: Any,
+    indices: Any,
+    values: Any,
+    axis: int | None,
+    inplace: bool = True,
+    *,
+    mode: str | None = None,
+):
+    """Return ``arr`` with ``values`` put at ``indices`` along ``axis`` (jax.numpy.put_along_axis).
+
+    modjax arrays are immutable: pass ``inplace=False``, as JAX requires.
+    """
+    if inplace:
+        raise ValueError(
+            "jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays are "
+            "immutable. Pass inplace=False to instead return an updated array."
+        )
+    check_arraylike("put_along_axis", arr, indices, values)
+    indices = _as_index_array("put_along_axis", indices)
+    original = aval(arr).shape
+    if axis is None:
+        arr = lax.reshape(arr, (math.prod(original),))
+        axis = 0
+    shape = aval(arr).shape
+    axis = canonicalize_axis(axis, len(shape))
+    idx = _along_axis_index("put_along_axis", shape, indices, axis)
+    out = scatter_update(arr, idx, values, "set", mode=mode)
+    return lax.reshape(out, original) if aval(out).shape != original else out
+
+
+# --- nonzero, argwhere, flatnonzero ----------------------------------------------------------
+
+
+def _prefix_sum(x: Any):
+    """Inclusive prefix sum along the only axis, in log2(n) shifted adds (no cumsum needed)."""
+    n = aval(x).shape[0]
+    shift = 1
+    while shift < n:
+        shifted = lax.pad(x, np.zeros((), aval(x).dtype), [(shift, -shift, 0)])
+        x = lax.add(x, shifted)
+        shift *= 2
+    return x
+
+
+def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None):
+    """Return the indices of the nonzero elements of ``a``, one array per axis (jax.numpy.nonzero).
+
+    Without ``size`` the result's length depends on the values, so ``a`` must
+    be concrete; with ``size`` the first ``size`` indices are returned, padded
+    with ``fill_value`` (default 0, or one value per axis).
+    """
+    check_arraylike("nonzero", a)
+    a_aval = aval(a)
+    if a_aval.ndim == 0:
+        raise ValueError(
+            "Calling nonzero on 0d arrays is not allowed. Use jnp.atleast_1d(scalar).nonzero() "
+            "instead."
+        )
+    index_dtype = dtypes.default_int_dtype()
+    if size is None:  # fill_value is ignored, as in JAX
+        concrete = np.asarray(
+            concrete_or_error(
+                a,
+                "The size argument of jnp.nonzero must be statically specified to use "
+                "jnp.nonzero within JAX transformations.",
+            )
+        )
+        return tuple(_to_array(np.asarray(i, index_dtype)) for i in np.nonzero(concrete))
+    size = operator.index(size)
+    if size < 0:
+        raise ValueError(f"nonzero: size must be nonnegative, got {size}")
+    ndim = a_aval.ndim
+    if size == 0:
+        return tuple(_to_array(np.zeros((0,), index_dtype)) for _ in range(ndim))
+    fills = fill_value if isinstance(fill_value, tuple | list) else (fill_value,) * ndim
+    if len(fills) != ndim:
+        raise ValueError(
+            f"nonzero: fill_value must be a scalar or a tuple of length {ndim}; got {fill_value!r}"
+        )
+    n = a_aval.size
+    flat = lax.reshape(a, (n,))
+    mask = lax.ne(flat, np.zeros((), a_aval.dtype)) if a_aval.dtype != np.bool_ else flat
+    dtype = index_dtype
+    ones = lax.convert_element_type(mask, dtype)
+    position = lax.sub(_prefix_sum(ones), np.ones((), dtype)) if n else ones
+    # Each nonzero element writes its flat index at its rank; the others are dropped.
+    target = lax.select_n(mask, np.full((n,), size, dtype), position) if n else position
+    flat_index = lax.iota(dtype, n)
+    sentinel = np.asarray(-1, dtype)
+    found = lax.full((size,), sentinel, dtype)
+    sdn = ScatterDimensionNumbers((), (0,), (0,))
+    found = lax.scatter(
+        found,
+        lax.reshape(target, (n, 1)),
+        flat_index,
+        sdn,
+        mode="drop",
+        indices_are_sorted=True,
+        unique_indices=False,
+    )
+    missing = lax.eq(found, sentinel)
+    out = []
+    strides = [math.prod(a_aval.shape[d + 1 :]) for d in range(ndim)]
+    for d in range(ndim):
+        coord = found
+        if strides[d] != 1:
+            coord = lax.div(coord, np.asarray(strides[d], dtype))
+        if d > 0:
+            coord = lax.rem(coord, np.asarray(a_aval.shape[d], dtype))
+        fill = 0 if fills[d] is None else fills[d]
+        fill = convert(fill, dtype) if not isinstance(fill, ARRAY_TYPES) else fill
+        if isinstance(fill, ARRAY_TYPES) and aval(fill).shape:
+            raise ValueError(f"nonzero: fill_value must be scalars, got shape {aval(fill).shape}")
+        fill_arr = lax.broadcast_in_dim(
+            lax.convert_element_type(fill, dtype)
+            if isinstance(fill, ARRAY_TYPES)
+            else np.asarray(fill, dtype),
+            (size,),
+            (),
+        )
+        out.append(lax.select_n(missing, coord, fill_arr))
+    return tuple(out)
+
+
+def _to_array(x: np.ndarray):
+    from ._creation import asarray
+
+    return asarray(x)
+
+
+def argwhere(a: Any, *, size: int | None = None, fill_value: Any = None):
+    """Return the indices of nonzero elements as a ``[count, ndim]`` array (jax.numpy.argwhere)."""
+    check_arraylike("argwhere", a)
+    if aval(a).ndim == 0:  # numpy: a (1, 0) or (0, 0) result
+        found = nonzero(lax.reshape(a, (1,)), size=size, fill_value=fill_value)[0]
+        return lax.full((aval(found).shape[0], 0), 0, aval(found).dtype)
+    parts = nonzero(a, size=size, fill_value=fill_value)
+    count = aval(parts[0]).shape[0]
+    return lax.concatenate([lax.reshape(p, (count, 1)) for p in parts], 1)
+
+
+def flatnonzero(a: Any, *, size: int | None = None, fill_value: Any = None):
+    """Return the indices of the nonzero elements of the flattened ``a`` (jax.numpy.flatnonzero)."""
+    check_arraylike("flatnonzero", a)
+    flat = lax.reshape(a, (aval(a).size,))
+    return nonzero(flat, size=size, fill_value=fill_value)[0]
+
+
+def where_indices(condition: Any, *, size: int | None = None, fill_value: Any = None):
+    """``jnp.where(condition)`` with one argument: ``nonzero(condition)`` (jax.numpy.where)."""
+    return nonzero(condition, size=size, fill_value=fill_value)

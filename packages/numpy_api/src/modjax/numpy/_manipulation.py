@@ -1,19 +1,27 @@
-"""Shapes, joins, selection and products: ``reshape``, ``transpose``, ``where``, ``matmul``, ...
+"""Shapes, joins, splits, padding and selection: ``reshape``, ``tile``, ``pad``, ``where``, ...
 
-Shape errors raise TypeError where JAX does (a bad reshape, a bad matmul
-contraction), ValueError for bad axes.
+Everything here moves, repeats or drops elements with lax's structural
+primitives (``reshape``, ``transpose``, ``slice``, ``rev``, ``concatenate``,
+``pad``, ``broadcast_in_dim``); sizes must be static, as in JAX. Where numpy
+takes index data (``split`` points, ``repeat`` counts, ``roll`` shifts) a
+concrete value compiles to slices; a traced one is accepted where JAX accepts
+it (``repeat`` with ``total_repeat_length``, ``roll``). Shape errors raise
+TypeError where JAX does (a bad reshape), ValueError for bad axes.
 """
 
 from __future__ import annotations
 
+import builtins
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from modjax import lax
 from modjax.lax._common import kind
+from modjax.tracecore import dtypes
+from modjax.tracecore.core import Tracer, concrete_or_error
 
 from . import _util
 from ._util import (
@@ -29,25 +37,58 @@ from ._util import (
 )
 
 __all__ = [
+    "append",
+    "array_split",
     "astype",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "block",
+    "broadcast_arrays",
     "broadcast_shapes",
     "broadcast_to",
     "clip",
+    "column_stack",
+    "concat",
     "concatenate",
     "copy",
     "dot",
+    "dsplit",
+    "dstack",
     "expand_dims",
+    "flip",
+    "fliplr",
+    "flipud",
+    "hsplit",
+    "hstack",
     "matmul",
+    "matrix_transpose",
     "moveaxis",
     "ndim",
+    "pad",
+    "permute_dims",
+    "piecewise",
     "ravel",
+    "repeat",
     "reshape",
+    "resize",
+    "roll",
+    "rollaxis",
+    "rot90",
+    "row_stack",
+    "select",
     "shape",
     "size",
+    "split",
     "squeeze",
     "stack",
     "swapaxes",
+    "tile",
     "transpose",
+    "trim_zeros",
+    "unstack",
+    "vsplit",
+    "vstack",
     "where",
 ]
 
@@ -59,6 +100,25 @@ def _array(a: Any, name: str):
     from ._creation import asarray
 
     return asarray(a)
+
+
+def _static_int(value: Any, what: str) -> int:
+    """Return ``value`` as a Python int; a tracer raises ConcretizationTypeError."""
+    value = concrete_or_error(value, what)
+    return operator.index(np.asarray(value).item() if hasattr(value, "shape") else value)
+
+
+def _static_ints(value: Any, what: str) -> np.ndarray:
+    """Return concrete integer data as a 1-d numpy array (tracers raise ConcretizationTypeError)."""
+    value = concrete_or_error(value, what)
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "iub":
+        raise TypeError(f"{what} must be integers, got dtype {arr.dtype}")
+    return arr.astype(np.int64).reshape(-1)
+
+
+def _is_concrete(x: Any) -> bool:
+    return not isinstance(x, Tracer) or x.to_concrete_value() is not None
 
 
 def shape(a: Any) -> tuple[int, ...]:
@@ -75,6 +135,9 @@ def size(a: Any, axis: int | None = None) -> int:
     """Return the number of elements of ``a``, or along ``axis`` (jax.numpy.size)."""
     s = shape_of(a)
     return math.prod(s) if axis is None else s[canonicalize_axis(axis, len(s))]
+
+
+# --- reshaping and axes ---------------------------------------------------------------------
 
 
 def _new_shape(new: Any, size_: int, old: tuple[int, ...]) -> tuple[int, ...]:
@@ -105,7 +168,10 @@ def _new_shape(new: Any, size_: int, old: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None, copy=None):  # noqa: A002
-    """Give ``a`` a new shape with as many elements; one size may be -1 (jax.numpy.reshape)."""
+    """Give ``a`` a new shape with as many elements; one size may be -1 (jax.numpy.reshape).
+
+    ``order="F"`` reads and writes the elements in column-major order.
+    """
     if shape is None:
         shape = newshape
     if shape is None:
@@ -117,7 +183,9 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
         return lax.reshape(a, dims)
     if order == "F":
         return transpose(lax.reshape(transpose(a), dims[::-1]))
-    raise NotImplementedError(f"reshape order={order!r} is not supported")
+    if order == "A":
+        raise NotImplementedError("jnp.reshape order='A' is not implemented (as in JAX).")
+    raise ValueError(f"reshape: order must be 'C' or 'F', got {order!r}")
 
 
 def ravel(a: Any, order: str = "C"):
@@ -138,6 +206,20 @@ def transpose(a: Any, axes: Sequence[int] | None = None):
     return lax.transpose(a, perm)
 
 
+def permute_dims(a: Any, /, axes: Sequence[int]):
+    """Permute the axes of ``a`` as ``axes`` says (jax.numpy.permute_dims, Array API)."""
+    return transpose(a, axes)
+
+
+def matrix_transpose(x: Any, /):
+    """Swap the last two axes of ``x`` (jax.numpy.matrix_transpose)."""
+    x = _array(x, "matrix_transpose")
+    n = aval(x).ndim
+    if n < 2:
+        raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got ndim={n}")
+    return swapaxes(x, -1, -2)
+
+
 def swapaxes(a: Any, axis1: int, axis2: int):
     """Interchange two axes of ``a`` (jax.numpy.swapaxes)."""
     a = _array(a, "swapaxes")
@@ -152,18 +234,33 @@ def moveaxis(a: Any, source: int | Sequence[int], destination: int | Sequence[in
     """Move axes of ``a`` to new positions, the others keeping their order (jax.numpy.moveaxis)."""
     a = _array(a, "moveaxis")
     n = aval(a).ndim
-    src = [source] if isinstance(source, int) else list(source)
-    dst = [destination] if isinstance(destination, int) else list(destination)
+    src = list(source) if isinstance(source, Sequence | np.ndarray) else [source]
+    dst = list(destination) if isinstance(destination, Sequence | np.ndarray) else [destination]
     src = [canonicalize_axis(s, n) for s in src]
     dst = [canonicalize_axis(d, n) for d in dst]
     if len(src) != len(dst):
         raise ValueError(
             "`source` and `destination` arguments must have the same number of elements"
         )
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError(f"repeated axis in moveaxis: source={source}, destination={destination}")
     order = [i for i in range(n) if i not in src]
     for d, s in sorted(zip(dst, src, strict=True)):
         order.insert(d, s)
     return lax.transpose(a, tuple(order))
+
+
+def rollaxis(a: Any, axis: int, start: int = 0):
+    """Move ``axis`` to sit before position ``start`` (jax.numpy.rollaxis)."""
+    a = _array(a, "rollaxis")
+    n = aval(a).ndim
+    axis = canonicalize_axis(axis, n)
+    if not -n <= start <= n:
+        raise ValueError(f"start={start} must be in [{-n}, {n}]")
+    start = start + n if start < 0 else start
+    if axis < start:
+        start -= 1
+    return moveaxis(a, axis, start) if start != axis else a
 
 
 def squeeze(a: Any, axis: int | Sequence[int] | None = None):
@@ -180,22 +277,29 @@ def squeeze(a: Any, axis: int | Sequence[int] | None = None):
                     "cannot select an axis to squeeze out which has size not equal to one, got "
                     f"shape={s} and dimensions={axes}"
                 )
-    return lax.squeeze(a, axes)
+    return lax.squeeze(a, axes) if axes else a
 
 
 def expand_dims(a: Any, axis: int | Sequence[int]):
     """Insert size-1 axes at the positions ``axis`` of the result (jax.numpy.expand_dims)."""
     a = _array(a, "expand_dims")
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    return lax.expand_dims(a, axes)
+    axes = (axis,) if not isinstance(axis, Sequence) else tuple(axis)
+    n_out = aval(a).ndim + len(axes)
+    canon = [canonicalize_axis(ax, n_out) for ax in axes]
+    if len(set(canon)) != len(canon):
+        raise ValueError(f"repeated axis in lax.expand_dims: {tuple(axes)}")
+    return lax.expand_dims(a, tuple(canon))
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     """Return the shape that ``shapes`` broadcast to (jax.numpy.broadcast_shapes)."""
+    shapes = [(operator.index(s),) if not isinstance(s, Sequence) else tuple(s) for s in shapes]
+    if not shapes:
+        return ()
     try:
-        return _util.broadcast_shapes("broadcast_shapes", *[tuple(s) for s in shapes])
-    except TypeError as e:
-        raise ValueError(str(e)) from None
+        return _util.broadcast_shapes("broadcast_shapes", *shapes)
+    except TypeError:
+        raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}") from None
 
 
 def broadcast_to(array: Any, shape: Any):
@@ -205,8 +309,68 @@ def broadcast_to(array: Any, shape: Any):
     return _util.broadcast_to(array, tuple(operator.index(d) for d in shape))
 
 
+def broadcast_arrays(*args: Any) -> list:
+    """Broadcast ``args`` against each other, keeping their dtypes (jax.numpy.broadcast_arrays)."""
+    arrays = [_array(a, "broadcast_arrays") for a in args]
+    if not arrays:
+        return []
+    target = broadcast_shapes(*[aval(a).shape for a in arrays])
+    return [_util.broadcast_to(a, target) for a in arrays]
+
+
+def _atleast(name: str, fn: Callable, arys: tuple):
+    out = [fn(_array(a, name)) for a in arys]
+    return out[0] if len(out) == 1 else out
+
+
+def _at_least_1d(a):
+    return lax.expand_dims(a, (0,)) if aval(a).ndim == 0 else a
+
+
+def _at_least_2d(a):
+    n = aval(a).ndim
+    return lax.expand_dims(a, tuple(range(2 - n))) if n < 2 else a
+
+
+def _at_least_3d(a):
+    n = aval(a).ndim
+    if n == 0:
+        return lax.expand_dims(a, (0, 1, 2))
+    if n == 1:
+        return lax.expand_dims(a, (0, 2))
+    if n == 2:
+        return lax.expand_dims(a, (2,))
+    return a
+
+
+def atleast_1d(*arys: Any):
+    """Give each argument at least one dimension (jax.numpy.atleast_1d)."""
+    return _atleast("atleast_1d", _at_least_1d, arys)
+
+
+def atleast_2d(*arys: Any):
+    """Give each argument at least two dimensions, adding leading axes (jax.numpy.atleast_2d)."""
+    return _atleast("atleast_2d", _at_least_2d, arys)
+
+
+def atleast_3d(*arys: Any):
+    """Give each argument at least three dimensions, numpy's way (jax.numpy.atleast_3d).
+
+    A 1-d array of length N becomes (1, N, 1); a 2-d (M, N) becomes (M, N, 1).
+    """
+    return _atleast("atleast_3d", _at_least_3d, arys)
+
+
+# --- joining --------------------------------------------------------------------------------
+
+
 def concatenate(arrays: Sequence, axis: int | None = 0, dtype: Any = None):
-    """Join ``arrays`` along an existing ``axis``, promoting dtypes (jax.numpy.concatenate)."""
+    """Join ``arrays`` along an existing ``axis``, promoting dtypes (jax.numpy.concatenate).
+
+    ``axis=None`` joins the flattened arrays.
+    """
+    if isinstance(arrays, ARRAY_TYPES + (np.ndarray,)):
+        arrays = list(unstack(arrays, 0)) if aval(arrays).ndim else [arrays]
     arrays = [_array(a, "concatenate") for a in arrays]
     if not arrays:
         raise ValueError("Need at least one array to concatenate.")
@@ -219,33 +383,738 @@ def concatenate(arrays: Sequence, axis: int | None = 0, dtype: Any = None):
     n = aval(arrays[0]).ndim
     if n == 0:
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
-    return lax.concatenate(arrays, canonicalize_axis(axis, n))
+    axis = canonicalize_axis(axis, n)
+    if len(arrays) == 1:
+        return arrays[0]
+    return lax.concatenate(arrays, axis)
 
 
-def stack(arrays: Sequence, axis: int = 0, dtype: Any = None):
+def concat(arrays: Sequence, /, *, axis: int | None = 0):
+    """Join ``arrays`` along ``axis`` (jax.numpy.concat, the Array API's name)."""
+    return concatenate(arrays, axis)
+
+
+def stack(arrays: Sequence, axis: int = 0, out=None, dtype: Any = None):
     """Join ``arrays`` of one shape along a new ``axis`` (jax.numpy.stack)."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.stack is not supported.")
+    if isinstance(arrays, ARRAY_TYPES + (np.ndarray,)):
+        arrays = list(unstack(arrays, 0))
     arrays = [_array(a, "stack") for a in arrays]
     if not arrays:
         raise ValueError("Need at least one array to stack.")
     shapes = {aval(a).shape for a in arrays}
     if len(shapes) != 1:
-        raise ValueError("All input arrays must have the same shape.")
+        raise ValueError(f"All input arrays must have the same shape, got {sorted(shapes)}.")
     n = aval(arrays[0]).ndim + 1
     axis = canonicalize_axis(axis, n)
     return concatenate([lax.expand_dims(a, (axis,)) for a in arrays], axis, dtype)
 
 
+def _sequence(name: str, tup: Any) -> list:
+    if isinstance(tup, ARRAY_TYPES + (np.ndarray,)):
+        return list(unstack(tup, 0))
+    return [_array(a, name) for a in tup]
+
+
+def vstack(tup: Sequence, dtype: Any = None):
+    """Join arrays along the first axis, after ``atleast_2d`` (jax.numpy.vstack)."""
+    arrays = [_at_least_2d(a) for a in _sequence("vstack", tup)]
+    return concatenate(arrays, 0, dtype)
+
+
+row_stack = vstack
+
+
+def hstack(tup: Sequence, dtype: Any = None):
+    """Join arrays along the second axis (the first for 1-d arrays) (jax.numpy.hstack)."""
+    arrays = [_at_least_1d(a) for a in _sequence("hstack", tup)]
+    if not arrays:
+        raise ValueError("Need at least one array to concatenate.")
+    return concatenate(arrays, 0 if aval(arrays[0]).ndim == 1 else 1, dtype)
+
+
+def dstack(tup: Sequence, dtype: Any = None):
+    """Join arrays along the third axis, after ``atleast_3d`` (jax.numpy.dstack)."""
+    arrays = [_at_least_3d(a) for a in _sequence("dstack", tup)]
+    return concatenate(arrays, 2, dtype)
+
+
+def column_stack(tup: Sequence):
+    """Join 1-d arrays as columns (and 2-d arrays as they are) (jax.numpy.column_stack)."""
+    arrays = []
+    for a in _sequence("column_stack", tup):
+        n = aval(a).ndim
+        arrays.append(lax.expand_dims(a, (1,)) if n == 1 else _at_least_2d(a))
+    return concatenate(arrays, 1)
+
+
+def append(arr: Any, values: Any, axis: int | None = None):
+    """Append ``values`` to ``arr`` along ``axis`` (flattened when None) (jax.numpy.append)."""
+    arr, values = _array(arr, "append"), _array(values, "append")
+    if axis is None:
+        return concatenate([ravel(arr), ravel(values)], 0)
+    return concatenate([arr, values], axis)
+
+
+def block(arrays: Any):
+    """Assemble an array from nested lists of blocks (jax.numpy.block).
+
+    The innermost lists join along the last axis, the next ones along the
+    second-to-last, and so on; blocks get leading size-1 axes up to the
+    result's rank, as numpy does.
+    """
+
+    def depth(x, where):
+        if isinstance(x, tuple):
+            raise TypeError(f"jnp.block: arrays is a tuple at {where}; only lists may nest blocks")
+        if not isinstance(x, list):
+            return 0
+        if not x:
+            raise ValueError(f"jnp.block: list at {where} cannot be empty")
+        depths = {depth(item, f"{where}[{i}]") for i, item in enumerate(x)}
+        if len(depths) != 1:
+            raise ValueError(f"jnp.block: list depths are mismatched at {where}")
+        return 1 + depths.pop()
+
+    levels = depth(arrays, "arrays")
+
+    def leaves(x):
+        return [leaf for item in x for leaf in leaves(item)] if isinstance(x, list) else [x]
+
+    blocks = [_array(leaf, "block") for leaf in leaves(arrays)]
+    dtype = _util.result_type(*blocks)[0] if blocks else None
+    ndim = builtins.max([levels] + [aval(b).ndim for b in blocks])
+
+    def assemble(x, level):
+        if not isinstance(x, list):
+            x = convert(_array(x, "block"), dtype)
+            n = aval(x).ndim
+            return lax.expand_dims(x, tuple(range(ndim - n))) if n < ndim else x
+        parts = [assemble(item, level + 1) for item in x]
+        axis = ndim - (levels - level)
+        return parts[0] if len(parts) == 1 else lax.concatenate(parts, axis)
+
+    return assemble(arrays, 0)
+
+
+# --- splitting ------------------------------------------------------------------------------
+
+
+def _slice_axis(a, start: int, stop: int, axis: int, step: int = 1):
+    av = aval(a)
+    starts = [0] * av.ndim
+    limits = list(av.shape)
+    starts[axis], limits[axis] = start, stop
+    strides = None
+    if step != 1:
+        strides = [1] * av.ndim
+        strides[axis] = step
+    return lax.slice(a, starts, limits, strides)
+
+
+def _split(name: str, ary: Any, indices_or_sections: Any, axis: int, even: bool) -> list:
+    ary = _array(ary, name)
+    av = aval(ary)
+    axis = canonicalize_axis(axis, av.ndim)
+    n = av.shape[axis]
+    if isinstance(indices_or_sections, Sequence) or np.ndim(
+        indices_or_sections
+        if not isinstance(indices_or_sections, ARRAY_TYPES)
+        else np.empty(aval(indices_or_sections).shape)
+    ):
+        points = [int(p) for p in _static_ints(indices_or_sections, f"{name} indices")]
+        bounds = [0, *points, n]
+        pieces = []
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            start, stop, _ = builtins.slice(lo, hi).indices(n)  # numpy's a[lo:hi]
+            pieces.append(_slice_axis(ary, start, builtins.max(start, stop), axis))
+        return pieces
+    sections = _static_int(indices_or_sections, f"{name} sections")
+    if sections <= 0:
+        raise ValueError("number sections must be larger than 0.")
+    quotient, rest = divmod(n, sections)
+    if even and rest:
+        raise ValueError(f"array split does not result in an equal division: rest is {rest}")
+    sizes = [quotient + 1] * rest + [quotient] * (sections - rest)
+    out, start = [], 0
+    for s in sizes:
+        out.append(_slice_axis(ary, start, start + s, axis))
+        start += s
+    return out
+
+
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list:
+    """Split ``ary`` into equal sections or at indices along ``axis`` (jax.numpy.split).
+
+    An integer number of sections must divide the axis (ValueError otherwise);
+    the indices must be concrete.
+    """
+    return _split("split", ary, indices_or_sections, axis, even=True)
+
+
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list:
+    """Split ``ary`` into nearly equal sections (the first ones longer) (jax.numpy.array_split)."""
+    return _split("array_split", ary, indices_or_sections, axis, even=False)
+
+
+def hsplit(ary: Any, indices_or_sections: Any) -> list:
+    """Split along the second axis (the first for 1-d arrays) (jax.numpy.hsplit)."""
+    ary = _array(ary, "hsplit")
+    n = aval(ary).ndim
+    if n == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return _split("hsplit", ary, indices_or_sections, 0 if n == 1 else 1, even=True)
+
+
+def vsplit(ary: Any, indices_or_sections: Any) -> list:
+    """Split along the first axis of an array of 2 or more dimensions (jax.numpy.vsplit)."""
+    ary = _array(ary, "vsplit")
+    if aval(ary).ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return _split("vsplit", ary, indices_or_sections, 0, even=True)
+
+
+def dsplit(ary: Any, indices_or_sections: Any) -> list:
+    """Split along the third axis of an array of 3 or more dimensions (jax.numpy.dsplit)."""
+    ary = _array(ary, "dsplit")
+    if aval(ary).ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return _split("dsplit", ary, indices_or_sections, 2, even=True)
+
+
+def unstack(x: Any, /, *, axis: int = 0) -> tuple:
+    """Split ``x`` into the tuple of its slices along ``axis`` (jax.numpy.unstack)."""
+    x = _array(x, "unstack")
+    av = aval(x)
+    if av.ndim == 0:
+        raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was given.")
+    axis = canonicalize_axis(axis, av.ndim)
+    return tuple(
+        lax.squeeze(_slice_axis(x, i, i + 1, axis), (axis,)) for i in range(av.shape[axis])
+    )
+
+
+# --- repeating and reordering ---------------------------------------------------------------
+
+
+def take_static(a, indices: np.ndarray, axis: int):
+    """Gather the concrete ``indices`` (in range) of ``a`` along ``axis`` with slices.
+
+    Runs of consecutive indices become one slice (reversed runs a ``rev``),
+    repeats of one index a broadcast, and the pieces are concatenated: no
+    gather is needed when the indices are known.
+    """
+    av = aval(a)
+    indices = [int(i) for i in np.asarray(indices).reshape(-1)]
+    if not indices:
+        return _slice_axis(a, 0, 0, axis)
+    pieces = []
+    k = 0
+    while k < len(indices):
+        j = k + 1
+        step = indices[j] - indices[k] if j < len(indices) else 0
+        if step not in (-1, 0, 1):
+            step, j = 0, k + 1
+        else:
+            while j < len(indices) and indices[j] - indices[j - 1] == step:
+                j += 1
+        first, count = indices[k], j - k
+        if step == 0:
+            piece = _slice_axis(a, first, first + 1, axis)
+            if count > 1:
+                target = list(av.shape)
+                target[axis] = count
+                piece = lax.broadcast_in_dim(piece, tuple(target), tuple(range(av.ndim)))
+        elif step == 1:
+            piece = _slice_axis(a, first, first + count, axis)
+        else:
+            piece = lax.rev(_slice_axis(a, first - count + 1, first + 1, axis), (axis,))
+        pieces.append(piece)
+        k = j
+    return pieces[0] if len(pieces) == 1 else lax.concatenate(pieces, axis)
+
+
+def repeat(
+    a: Any, repeats: Any, axis: int | None = None, *, total_repeat_length: int | None = None
+):
+    """Repeat each element of ``a`` ``repeats`` times along ``axis`` (jax.numpy.repeat).
+
+    ``repeats`` is an int or one count per element; with ``axis=None`` the
+    flattened array is repeated. Traced counts need ``total_repeat_length``
+    (the static output length: longer results are cut, shorter ones repeat
+    the last element).
+    """
+    a = _array(a, "repeat")
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    av = aval(a)
+    axis = canonicalize_axis(axis, av.ndim)
+    n = av.shape[axis]
+    if total_repeat_length is not None:
+        total_repeat_length = operator.index(total_repeat_length)
+    if _is_concrete(repeats):
+        counts = np.asarray(concrete_or_error(repeats)).astype(np.int64)
+        if counts.ndim > 1:
+            raise ValueError(f"repeats must be a scalar or 1-d, got shape {counts.shape}")
+        if (counts < 0).any():
+            raise ValueError(f"repeats may not contain negative values, got {counts}")
+        if counts.ndim == 1 and counts.shape[0] == 1:
+            counts = counts.reshape(())
+        if counts.ndim == 1 and counts.shape[0] != n:
+            raise ValueError(
+                f"repeat: repeats of shape {counts.shape} do not match the axis of size {n}"
+            )
+        index = np.repeat(np.arange(n), counts)
+        if total_repeat_length is not None:
+            if index.size >= total_repeat_length:
+                index = index[:total_repeat_length]
+            elif index.size:
+                index = np.concatenate(
+                    [index, np.full(total_repeat_length - index.size, index[-1])]
+                )
+            else:
+                raise ValueError("repeat: cannot fill total_repeat_length from an empty result")
+        if counts.ndim == 0 and index.size == n * int(counts) and int(counts) > 0:
+            r = int(counts)  # one broadcast and one reshape
+            shape_out = av.shape[:axis] + (n, r) + av.shape[axis + 1 :]
+            dims = tuple(i for i in range(av.ndim + 1) if i != axis + 1)
+            out = lax.broadcast_in_dim(a, shape_out, dims)
+            return lax.reshape(out, av.shape[:axis] + (n * r,) + av.shape[axis + 1 :])
+        return take_static(a, index, axis)
+    if total_repeat_length is None:
+        concrete_or_error(
+            repeats,
+            "jnp.repeat with traced repeats needs a static total_repeat_length",
+        )
+    int_dtype = dtypes.default_int_dtype()
+    counts = lax.convert_element_type(_array(repeats, "repeat"), int_dtype)
+    if aval(counts).ndim == 0:
+        counts = lax.broadcast_in_dim(counts, (n,), ())
+    # output position i shows element j when ends[j-1] <= i < ends[j]: mark every end,
+    # then count the marks at or before i (JAX's scatter-and-cumsum construction)
+    ends = lax.cumsum(counts, 0)
+    marks = lax.full((total_repeat_length,), 0, int_dtype).at[ends].add(1, mode="drop")
+    index = lax.min(lax.cumsum(marks, 0), np.asarray(n - 1, int_dtype)[()])
+    from ._indexing import take
+
+    return take(a, index, axis=axis)
+
+
+def tile(A: Any, reps: Any):  # noqa: N803 - numpy's name
+    """Repeat the whole of ``A`` ``reps`` times along each axis (jax.numpy.tile)."""
+    A = _array(A, "tile")
+    reps = (
+        (_static_int(reps, "tile reps"),)
+        if not isinstance(reps, Sequence)
+        else tuple(_static_int(r, "tile reps") for r in reps)
+    )
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: negative repetitions are not allowed, got {reps}")
+    av = aval(A)
+    n = builtins.max(av.ndim, len(reps))
+    reps = (1,) * (n - len(reps)) + reps
+    shape_a = (1,) * (n - av.ndim) + av.shape
+    A = lax.reshape(A, shape_a)
+    interleaved = tuple(d for pair in zip(reps, shape_a, strict=True) for d in pair)
+    out = lax.broadcast_in_dim(A, interleaved, tuple(range(1, 2 * n, 2)))
+    return lax.reshape(out, tuple(r * s for r, s in zip(reps, shape_a, strict=True)))
+
+
+def resize(a: Any, new_shape: Any):
+    """Return ``a`` flattened, repeated cyclically and reshaped to ``new_shape`` (jax.numpy.resize).
+
+    An empty ``a`` gives zeros, as in JAX.
+    """
+    a = _array(a, "resize")
+    new_shape = (
+        (operator.index(new_shape),)
+        if not isinstance(new_shape, Sequence)
+        else tuple(operator.index(d) for d in new_shape)
+    )
+    if any(d < 0 for d in new_shape):
+        raise ValueError("All elements of `new_shape` must be non-negative")
+    total = math.prod(new_shape)
+    flat = ravel(a)
+    n = aval(flat).shape[0]
+    if n == 0:
+        return lax.full(new_shape, 0, aval(a).dtype)
+    copies = -(-total // n)
+    flat = tile(flat, copies) if copies > 1 else flat
+    return lax.reshape(_slice_axis(flat, 0, total, 0), new_shape)
+
+
+def flip(m: Any, axis: int | Sequence[int] | None = None):
+    """Reverse the order of elements along ``axis`` (all axes by default) (jax.numpy.flip)."""
+    m = _array(m, "flip")
+    axes = _util.canonicalize_axes(axis, aval(m).ndim)
+    return lax.rev(m, axes) if axes else m
+
+
+def fliplr(m: Any):
+    """Reverse the order of the columns (axis 1) (jax.numpy.fliplr)."""
+    return flip(m, 1)
+
+
+def flipud(m: Any):
+    """Reverse the order of the rows (axis 0) (jax.numpy.flipud)."""
+    return flip(m, 0)
+
+
+def roll(a: Any, shift: Any, axis: int | Sequence[int] | None = None):
+    """Shift elements of ``a`` cyclically along ``axis`` (jax.numpy.roll).
+
+    ``shift`` and ``axis`` may be tuples (broadcast against each other); with
+    ``axis=None`` the flattened array is rolled. Traced shifts are accepted.
+    """
+    a = _array(a, "roll")
+    if axis is None:
+        return lax.reshape(roll(ravel(a), shift, 0), aval(a).shape)
+    av = aval(a)
+    axes = (axis,) if not isinstance(axis, Sequence) else tuple(axis)
+    if isinstance(shift, ARRAY_TYPES) and aval(shift).ndim == 1:
+        shifts = list(unstack(shift))
+    elif isinstance(shift, Sequence | np.ndarray) and np.ndim(shift) == 1:
+        shifts = list(shift)
+    else:
+        shifts = [shift]
+    if len(shifts) == 1:
+        shifts = shifts * len(axes)
+    if len(axes) == 1:
+        axes = axes * len(shifts)
+    if len(shifts) != len(axes):
+        raise ValueError(
+            f"roll: shift and axis must broadcast, got {len(shifts)} shifts and {len(axes)} axes"
+        )
+    for s, ax in zip(shifts, axes, strict=True):
+        ax = canonicalize_axis(ax, av.ndim)
+        n = av.shape[ax]
+        if n == 0:
+            continue
+        if _is_concrete(s):
+            k = _static_int(s, "roll shift") % n
+            if k:
+                a = lax.concatenate(
+                    [_slice_axis(a, n - k, n, ax), _slice_axis(a, 0, n - k, ax)], ax
+                )
+        else:  # a traced shift: a dynamic slice of the array repeated twice
+            int_dtype = dtypes.default_int_dtype()
+            size = np.asarray(n, int_dtype)[()]
+            k = lax.rem(lax.convert_element_type(_array(s, "roll"), int_dtype), size)
+            start = lax.rem(lax.sub(size, lax.rem(lax.add(k, size), size)), size)
+            starts = [np.asarray(0, int_dtype)[()]] * av.ndim
+            starts[ax] = start
+            doubled = lax.concatenate([a, a], ax)
+            a = lax.dynamic_slice(doubled, starts, av.shape)
+    return a
+
+
+def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)):
+    """Rotate ``m`` by 90 degrees ``k`` times in the plane of ``axes`` (jax.numpy.rot90)."""
+    m = _array(m, "rot90")
+    n = aval(m).ndim
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    if n < 2:
+        raise ValueError(f"rot90 requires an array of at least 2 dimensions, got ndim={n}")
+    a0, a1 = canonicalize_axis(axes[0], n), canonicalize_axis(axes[1], n)
+    if a0 == a1:
+        raise ValueError("Axes must be different")
+    k = operator.index(k) % 4
+    if k == 0:
+        return m
+    if k == 2:
+        return lax.rev(m, tuple(sorted((a0, a1))))
+    perm = list(range(n))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    if k == 1:
+        return lax.transpose(lax.rev(m, (a1,)), tuple(perm))
+    return lax.rev(lax.transpose(m, tuple(perm)), (a1,))
+
+
+# --- padding --------------------------------------------------------------------------------
+
+
+def _pad_widths(pad_width: Any, ndim: int) -> list[tuple[int, int]]:
+    pad_width = concrete_or_error(pad_width, "the pad_width of jnp.pad")
+    arr = np.asarray(pad_width.tolist() if hasattr(pad_width, "tolist") else pad_width)
+    if arr.dtype.kind not in "iu":
+        if arr.size and not np.all(np.equal(np.mod(arr, 1), 0)):
+            raise TypeError(f"`pad_width` must be of integral type, got {pad_width!r}")
+        arr = arr.astype(np.int64)
+    if arr.size and arr.min() < 0:
+        raise ValueError("index can't contain negative values")
+    try:
+        arr = np.broadcast_to(arr, (ndim, 2))
+    except ValueError:
+        raise ValueError(
+            f"jnp.pad: pad_width {pad_width!r} does not broadcast to ({ndim}, 2)"
+        ) from None
+    return [(int(lo), int(hi)) for lo, hi in arr]
+
+
+def _pair_values(values: Any, ndim: int, name: str) -> list[tuple[Any, Any]]:
+    """Broadcast numpy's per-axis ``(before, after)`` values (scalars allowed) to ``ndim`` pairs."""
+    if isinstance(values, ARRAY_TYPES) and not _is_concrete(values):
+        flat = values
+        s = aval(flat).shape
+        if s == ():
+            return [(flat, flat)] * ndim
+        b = _util.broadcast_to(flat, (ndim, 2))
+        return [(b[i, 0], b[i, 1]) for i in range(ndim)]
+    if isinstance(values, ARRAY_TYPES):
+        values = np.asarray(concrete_or_error(values))
+    if np.ndim(values) == 0:
+        return [(values, values)] * ndim
+    try:
+        arr = np.broadcast_to(np.asarray(values, dtype=object), (ndim, 2))
+    except ValueError:
+        raise ValueError(f"jnp.pad: {name} {values!r} does not broadcast to ({ndim}, 2)") from None
+    return [(arr[i, 0], arr[i, 1]) for i in range(ndim)]
+
+
+def _scalar_as(value: Any, dtype: np.dtype):
+    """Cast a pad value (Python, numpy or a 0-d array) to ``dtype`` as a scalar operand."""
+    if isinstance(value, ARRAY_TYPES):
+        return lax.convert_element_type(value, dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.asarray(value).astype(dtype)[()]
+
+
+def _pad_constant(a, widths, constant_values):
+    dtype = aval(a).dtype
+    if (
+        np.ndim(constant_values) == 0
+        if not isinstance(constant_values, ARRAY_TYPES)
+        else (aval(constant_values).ndim == 0)
+    ):
+        value = _scalar_as(constant_values, dtype)
+        return lax.pad(a, value, [(lo, hi, 0) for lo, hi in widths])
+    pairs = _pair_values(constant_values, len(widths), "constant_values")
+    n = len(widths)
+    for ax, ((lo, hi), (v_lo, v_hi)) in enumerate(zip(widths, pairs, strict=True)):
+        config = [(0, 0, 0)] * n
+        if lo:
+            config[ax] = (lo, 0, 0)
+            a = lax.pad(a, _scalar_as(v_lo, dtype), config)
+        if hi:
+            config[ax] = (0, hi, 0)
+            a = lax.pad(a, _scalar_as(v_hi, dtype), config)
+    return a
+
+
+def _check_nonempty_axis(mode: str, n: int, lo: int, hi: int):
+    if n == 0 and (lo or hi):
+        raise ValueError(f"Cannot apply '{mode}' padding to empty axis")
+
+
+def _pad_by_index(a, widths, mode: str, **kwargs):
+    """Pad with a mode that only copies elements (edge, wrap, even reflect/symmetric).
+
+    numpy pads an ``arange`` on the host to tell which element lands where;
+    ``take_static`` turns that index map into a few slices.
+    """
+    for ax, (lo, hi) in enumerate(widths):
+        n = aval(a).shape[ax]
+        _check_nonempty_axis(mode, n, lo, hi)
+        if lo or hi:
+            index = np.pad(np.arange(n), (lo, hi), mode=mode, **kwargs)
+            a = take_static(a, index, ax)
+    return a
+
+
+def _pad_reflect(a, widths, mode: str, reflect_type: str):
+    """numpy's reflect/symmetric padding: reflect repeatedly about the current edge."""
+    if reflect_type not in ("even", "odd"):
+        raise ValueError(f"reflect_type must be 'even' or 'odd', got {reflect_type!r}")
+    for ax, (lo, hi) in enumerate(widths):
+        n = aval(a).shape[ax]
+        _check_nonempty_axis(mode, n, lo, hi)
+        offset = 1 if mode == "reflect" and n > 1 else 0
+        for before, remaining in ((True, lo), (False, hi)):
+            while remaining > 0:
+                size_now = aval(a).shape[ax]
+                chunk = builtins.min(remaining, n - offset)
+                remaining -= chunk
+                if before:
+                    piece = lax.rev(_slice_axis(a, offset, offset + chunk, ax), (ax,))
+                    edge = _slice_axis(a, 0, 1, ax)
+                else:
+                    stop = size_now - offset
+                    piece = lax.rev(_slice_axis(a, stop - chunk, stop, ax), (ax,))
+                    edge = _slice_axis(a, size_now - 1, size_now, ax)
+                if reflect_type == "odd":
+                    edge = _util.broadcast_to(edge, aval(piece).shape)
+                    piece = lax.sub(lax.add(edge, edge), piece)
+                a = lax.concatenate([piece, a] if before else [a, piece], ax)
+    return a
+
+
+def _pad_linear_ramp(a, widths, end_values):
+    dtype = aval(a).dtype
+    pairs = _pair_values(end_values, len(widths), "end_values")
+    from ._creation import linspace
+
+    for ax, ((lo, hi), (v_lo, v_hi)) in enumerate(zip(widths, pairs, strict=True)):
+        n = aval(a).shape[ax]
+        _check_nonempty_axis("linear_ramp", n, lo, hi)
+        parts = []
+        if lo:
+            edge = lax.squeeze(_slice_axis(a, 0, 1, ax), (ax,))
+            parts.append(
+                linspace(_scalar_as(v_lo, dtype), edge, lo, endpoint=False, dtype=dtype, axis=ax)
+            )
+        parts.append(a)
+        if hi:
+            size_now = aval(a).shape[ax]
+            edge = lax.squeeze(_slice_axis(a, size_now - 1, size_now, ax), (ax,))
+            ramp = linspace(_scalar_as(v_hi, dtype), edge, hi, endpoint=False, dtype=dtype, axis=ax)
+            parts.append(lax.rev(ramp, (ax,)))
+        if len(parts) > 1:
+            a = lax.concatenate(parts, ax)
+    return a
+
+
+def _pad_stats(a, widths, stat_name: str, stat_length: Any):
+    from . import _reductions
+
+    stat = getattr(_reductions, {"maximum": "max", "minimum": "min"}.get(stat_name, stat_name))
+    dtype = aval(a).dtype
+    ndim = len(widths)
+    lengths = (
+        [(None, None)] * ndim
+        if stat_length is None
+        else [
+            (_static_int(lo, "stat_length"), _static_int(hi, "stat_length"))
+            for lo, hi in _pair_values(stat_length, ndim, "stat_length")
+        ]
+    )
+    for ax, ((lo, hi), (len_lo, len_hi)) in enumerate(zip(widths, lengths, strict=True)):
+        n = aval(a).shape[ax]
+        _check_nonempty_axis(stat_name, n, lo, hi)
+        if not (lo or hi):
+            continue
+        for length in (len_lo, len_hi):
+            if length is not None and length < 0:
+                raise ValueError("stat_length can't contain negative values")
+        if (len_lo == 0 and lo) or (len_hi == 0 and hi):
+            raise ValueError(f"stat_length of 0 yields no value for padding mode '{stat_name}'")
+        first = _slice_axis(a, 0, n if len_lo is None else builtins.min(len_lo, n), ax)
+        last = _slice_axis(a, n - (n if len_hi is None else builtins.min(len_hi, n)), n, ax)
+        parts = []
+        for side, count, piece in (("lo", lo, first), ("hi", hi, last)):
+            if not count:
+                continue
+            value = stat(piece, axis=ax, keepdims=True)
+            if kind(dtype) in "iu" and kind(aval(value).dtype) in "fc":
+                from ._ufuncs import round as _round
+
+                value = _round(value)
+            value = convert(value, dtype)
+            target = list(aval(a).shape)
+            target[ax] = count
+            filled = lax.broadcast_in_dim(value, tuple(target), tuple(range(ndim)))
+            parts.append((side, filled))
+        pieces = [p for s, p in parts if s == "lo"] + [a] + [p for s, p in parts if s == "hi"]
+        a = lax.concatenate(pieces, ax)
+    return a
+
+
+def _pad_callable(a, widths, func: Callable, kwargs: dict):
+    """numpy's callable mode: ``func(vector, (before, after), axis, kwargs)`` returns the vector.
+
+    The array is zero-padded, then each 1-d vector along each axis is passed
+    to ``func`` in turn (a Python loop over the vectors).
+    """
+    a = _pad_constant(a, widths, 0)
+    for ax in range(len(widths)):
+        moved = moveaxis(a, ax, -1)
+        shape_moved = aval(moved).shape
+        rows = lax.reshape(moved, (math.prod(shape_moved[:-1]), shape_moved[-1]))
+        outs = []
+        for row in unstack(rows, axis=0) if aval(rows).shape[0] else ():
+            out = func(row, widths[ax], ax, kwargs)
+            out = _array(out, "pad")
+            if aval(out).shape != aval(row).shape:
+                raise ValueError(
+                    f"jnp.pad: the padding function must return a vector of shape "
+                    f"{aval(row).shape}, got {aval(out).shape}"
+                )
+            outs.append(convert(out, aval(a).dtype))
+        if outs:
+            rows = lax.concatenate([lax.expand_dims(o, (0,)) for o in outs], 0)
+        a = moveaxis(lax.reshape(rows, shape_moved), -1, ax)
+    return a
+
+
+_PAD_KWARGS = {
+    "constant": {"constant_values"},
+    "empty": set(),
+    "edge": set(),
+    "wrap": set(),
+    "reflect": {"reflect_type"},
+    "symmetric": {"reflect_type"},
+    "linear_ramp": {"end_values"},
+    "maximum": {"stat_length"},
+    "mean": {"stat_length"},
+    "median": {"stat_length"},
+    "minimum": {"stat_length"},
+}
+
+
+def pad(array: Any, pad_width: Any, mode: str | Callable = "constant", **kwargs: Any):
+    """Pad ``array`` with numpy's padding modes (jax.numpy.pad).
+
+    ``pad_width`` is an int, a ``(before, after)`` pair or one pair per axis.
+    Modes: ``constant`` (``constant_values``), ``empty`` (zeros here),
+    ``edge``, ``wrap``, ``reflect`` and ``symmetric`` (``reflect_type``
+    even/odd), ``linear_ramp`` (``end_values``), ``maximum``/``minimum``/
+    ``mean``/``median`` (``stat_length``) or a callable
+    ``f(vector, pad_width, iaxis, kwargs)`` returning the padded vector.
+    """
+    array = _array(array, "pad")
+    widths = _pad_widths(pad_width, aval(array).ndim)
+    if callable(mode):
+        return _pad_callable(array, widths, mode, kwargs)
+    if mode not in _PAD_KWARGS:
+        raise NotImplementedError(f"Unimplemented padding mode '{mode}' for np.pad.")
+    unexpected = set(kwargs) - _PAD_KWARGS[mode]
+    if unexpected:
+        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unexpected}")
+    if mode == "constant":
+        return _pad_constant(array, widths, kwargs.get("constant_values", 0))
+    if mode == "empty":
+        return _pad_constant(array, widths, 0)
+    if mode in ("edge", "wrap"):
+        return _pad_by_index(array, widths, mode)
+    if mode in ("reflect", "symmetric"):
+        reflect_type = kwargs.get("reflect_type", "even")
+        if reflect_type == "even":
+            return _pad_by_index(array, widths, mode)
+        return _pad_reflect(array, widths, mode, reflect_type)
+    if mode == "linear_ramp":
+        return _pad_linear_ramp(array, widths, kwargs.get("end_values", 0))
+    return _pad_stats(array, widths, mode, kwargs.get("stat_length"))
+
+
+# --- selection ------------------------------------------------------------------------------
+
+
 def where(condition: Any, x: Any = None, y: Any = None, /, *, size=None, fill_value=None):
     """Pick ``x`` where ``condition`` is true and ``y`` elsewhere, broadcasting (jax.numpy.where).
 
-    The one-argument form (the indices of true elements) needs a dynamic
-    shape and is not supported yet.
+    The one-argument form returns the indices of nonzero elements (``nonzero``).
     """
     if x is None and y is None:
-        raise NotImplementedError(
-            "jnp.where(condition) (the indices of nonzero elements) is not supported yet: its "
-            "shape depends on the data"
-        )
+        import modjax.numpy as jnp
+
+        nonzero = getattr(jnp, "nonzero", None)
+        if nonzero is None:
+            raise NotImplementedError(
+                "jnp.where(condition) needs jnp.nonzero, which is not available yet"
+            )
+        return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError(
             "Either both or neither of the x and y arguments should be provided to jnp.where"
@@ -261,6 +1130,71 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size=None, fill_va
     return lax.select_n(condition, y, x)
 
 
+def select(condlist: Sequence, choicelist: Sequence, default: Any = 0):
+    """Pick elementwise the choice of the first true condition, else ``default`` (jax.numpy.select).
+
+    Conditions are converted to bool; choices and ``default`` are promoted
+    together and broadcast.
+    """
+    if len(condlist) != len(choicelist):
+        raise ValueError(
+            f"condlist must have length equal to choicelist ({len(condlist)} vs {len(choicelist)})"
+        )
+    if not condlist:
+        raise ValueError("condlist must be non-empty")
+    check_arraylike("select", *condlist, *choicelist, default)
+    values = promote_dtypes(default, *choicelist)
+    conds = [
+        c if aval(c).dtype == np.bool_ else lax.ne(c, np.zeros((), aval(c).dtype))
+        for c in (_array(c, "select") for c in condlist)
+    ]
+    shape_out = _util.broadcast_shapes(
+        "select", *[shape_of(v) for v in values], *[aval(c).shape for c in conds]
+    )
+    out = _util.broadcast_to(values[0], shape_out)
+    for cond, choice in reversed(list(zip(conds, values[1:], strict=True))):
+        out = lax.select_n(
+            _util.broadcast_to(cond, shape_out), out, _util.broadcast_to(choice, shape_out)
+        )
+    return out
+
+
+def piecewise(x: Any, condlist: Any, funclist: Sequence, *args: Any, **kw: Any):
+    """Evaluate a piecewise function of ``x`` (jax.numpy.piecewise).
+
+    Each function of ``funclist`` (or constant) is evaluated on the whole of
+    ``x`` and picked where its condition holds, later conditions winning; an
+    extra last function gives the value where no condition holds (else 0).
+    The result has ``x``'s dtype.
+    """
+    x = _array(x, "piecewise")
+    dtype = aval(x).dtype
+    single = isinstance(condlist, bool | np.bool_) or (
+        isinstance(condlist, ARRAY_TYPES + (np.ndarray,)) and np.ndim(condlist) == aval(x).ndim
+    )
+    if single:
+        condlist = [condlist]
+    conds = list(condlist)
+    n = len(conds)
+    if len(funclist) not in (n, n + 1):
+        raise ValueError(
+            f"with {n} condition(s), either {n} or {n + 1} functions are expected, "
+            f"got {len(funclist)}"
+        )
+
+    def value(f):
+        out = f(x, *args, **kw) if callable(f) else f
+        return _util.broadcast_to(convert(_array(out, "piecewise"), dtype), aval(x).shape)
+
+    out = value(funclist[n]) if len(funclist) == n + 1 else lax.full_like(x, 0, dtype)
+    for cond, f in zip(conds, funclist[:n], strict=False):
+        c = _array(cond, "piecewise")
+        if aval(c).dtype != np.bool_:
+            c = lax.ne(c, np.zeros((), aval(c).dtype))
+        out = lax.select_n(_util.broadcast_to(c, aval(x).shape), out, value(f))
+    return out
+
+
 def clip(
     arr: Any = None,
     /,
@@ -271,16 +1205,42 @@ def clip(
     a_min: Any = None,
     a_max: Any = None,
 ):  # noqa: A002
-    """Limit the values of ``arr`` to ``[min, max]`` (either may be None) (jax.numpy.clip)."""
+    """Limit the values of ``arr`` to ``[min, max]`` (either may be None) (jax.numpy.clip).
+
+    ``a``, ``a_min`` and ``a_max`` are numpy's older names for the arguments.
+    """
     arr = a if arr is None else arr
     min = a_min if min is None else min  # noqa: A001
     max = a_max if max is None else max  # noqa: A001
+    if arr is None:
+        raise TypeError("clip() missing the array argument")
     check_arraylike("clip", arr)
     if min is not None:
         arr = lax.max(*promote_args("clip", arr, min))
     if max is not None:
         arr = lax.min(*promote_args("clip", arr, max))
     return arr
+
+
+def trim_zeros(filt: Any, trim: str = "fb"):
+    """Drop the leading (``f``) and/or trailing (``b``) zeros of a 1-d array (jax.numpy.trim_zeros).
+
+    The result's size depends on the values, so ``filt`` must be concrete.
+    """
+    filt = _array(filt, "trim_zeros")
+    values = np.asarray(concrete_or_error(filt, "the `filt` argument of trim_zeros()"))
+    if values.ndim != 1:
+        raise ValueError(f"trim_zeros requires a 1-d array, got shape {values.shape}")
+    nonzero = np.flatnonzero(values)
+    trim = trim.lower()
+    if nonzero.size == 0:
+        return _slice_axis(filt, 0, 0, 0)
+    start = int(nonzero[0]) if "f" in trim else 0
+    stop = int(nonzero[-1]) + 1 if "b" in trim else values.shape[0]
+    return _slice_axis(filt, start, stop, 0)
+
+
+# --- dtypes and copies ----------------------------------------------------------------------
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device=None):
@@ -294,83 +1254,5 @@ def copy(a: Any, order: str | None = None):
     return lax.copy(_array(a, "copy"))
 
 
-# --- products --------------------------------------------------------------------------------
-
-
-def _product_operands(name: str, a: Any, b: Any):
-    check_arraylike(name, a, b)
-    a, b = promote_dtypes(_array(a, name), _array(b, name))
-    dtype = aval(a).dtype
-    preferred = None if kind(dtype) == "b" else dtype
-    return a, b, preferred
-
-
-def matmul(a: Any, b: Any, *, precision=None, preferred_element_type=None):
-    """Matrix product with numpy's broadcasting of leading (batch) dimensions (jax.numpy.matmul).
-
-    1-d operands are treated as a row (left) or column (right) vector, and
-    their added dimension is removed from the result.
-    """
-    a, b, preferred = _product_operands("matmul", a, b)
-    if preferred_element_type is not None:
-        preferred = canonical_dtype(preferred_element_type)
-    sa, sb = aval(a).shape, aval(b).shape
-    for i, s in enumerate((sa, sb)):
-        if not s:
-            raise ValueError(
-                f"matmul input operand {i} must have ndim at least 1, but it has ndim 0"
-            )
-    a_vec, b_vec = len(sa) == 1, len(sb) == 1
-    if a_vec:
-        a = lax.expand_dims(a, (0,))
-    if b_vec:
-        b = lax.expand_dims(b, (1,))
-    sa, sb = aval(a).shape, aval(b).shape
-    try:
-        batch = _util.broadcast_shapes("matmul", sa[:-2], sb[:-2])
-    except TypeError:
-        raise ValueError(
-            f"Incompatible types for matmul arguments: {aval(a).str_short()} and "
-            f"{aval(b).str_short()}"
-        ) from None
-    nb = len(batch)
-    a = _util.broadcast_to(a, batch + sa[-2:])
-    b = _util.broadcast_to(b, batch + sb[-2:])
-    batch_dims = tuple(range(nb))
-    out = lax.dot_general(
-        a,
-        b,
-        (((nb + 1,), (nb,)), (batch_dims, batch_dims)),
-        precision=precision,
-        preferred_element_type=preferred,
-    )
-    squeeze_dims = (nb,) * a_vec + (nb + 1,) * b_vec
-    if squeeze_dims:
-        out = lax.squeeze(out, squeeze_dims)
-    return out
-
-
-def dot(a: Any, b: Any, *, precision=None, preferred_element_type=None):
-    """Compute a dot product with numpy's rules (jax.numpy.dot).
-
-    Scalars multiply; otherwise ``a``'s last axis is contracted.
-
-    For N-d ``a`` and M-d ``b`` (M >= 2) the contraction is with ``b``'s
-    second-to-last axis.
-    """
-    a, b, preferred = _product_operands("dot", a, b)
-    if preferred_element_type is not None:
-        preferred = canonical_dtype(preferred_element_type)
-    na, nb = aval(a).ndim, aval(b).ndim
-    if na == 0 or nb == 0:
-        from ._ufuncs import multiply
-
-        return multiply(a, b)
-    contract_b = 0 if nb == 1 else nb - 2
-    return lax.dot_general(
-        a,
-        b,
-        (((na - 1,), (contract_b,)), ((), ())),
-        precision=precision,
-        preferred_element_type=preferred,
-    )
+# The products live in _products; these names stay importable from here.
+from ._products import dot, matmul  # noqa: E402

@@ -13,7 +13,7 @@ import functools
 
 from modjax.tracecore.core import register_tracer_attribute, register_tracer_operator
 
-from . import _indexing, _manipulation, _reductions, _ufuncs
+from . import _at, _indexing, _manipulation, _reductions, _ufuncs
 from ._util import ARRAYLIKE
 
 
@@ -96,6 +96,7 @@ def register_operators() -> None:
     register_tracer_operator("__round__", _round)
     register_tracer_operator("__getitem__", _indexing.getitem)
     register_tracer_operator("__setitem__", _indexing.setitem)
+    register_tracer_attribute("at", _at.at)
 
     properties = {
         "T": _manipulation.transpose,

@@ -1,28 +1,33 @@
-"""Reductions of modjax.numpy: ``sum``, ``prod``, ``max``, ``min``, ``mean``, ``var``, ...
+"""Reductions of modjax.numpy: ``sum``, ``mean``, ``var``, the ``nan*`` family, ``quantile``, ...
 
-Dtypes follow JAX: ``sum``/``prod`` of bool and small integers accumulate in
-the default integer type (int8 -> int32, uint8 -> uint32), ``mean`` of integers
-is float32, and float16/bfloat16 means accumulate in float32 and round back.
+Every reduction takes ``axis`` (None, an int or a tuple), ``keepdims`` and,
+where numpy has them, ``where`` (a mask broadcast against the input),
+``dtype`` and ``initial``; ``out`` must be None. Dtypes follow JAX: ``sum``/
+``prod`` of bool and small integers accumulate in the default integer type
+(int8 -> int32, uint8 -> uint32), means of integers are float32, and float16/
+bfloat16 means accumulate in float32 and round back. Results are strongly
+typed. ``median`` and ``quantile`` sort with ``lax.sort`` and pick with ``take_along_axis``.
 """
 
 from __future__ import annotations
 
 import builtins
 import math
-import operator
 from typing import Any
 
 import numpy as np
 from modjax import lax
-from modjax.lax._common import kind
+from modjax.lax._common import kind, real_dtype
 from modjax.lax.elementwise import _convert_element_type
 from modjax.tracecore import dtypes
 
+from . import _util
 from ._util import (
     ARRAY_TYPES,
     aval,
     canonical_dtype,
     canonicalize_axes,
+    canonicalize_axis,
     check_arraylike,
     convert,
     to_inexact,
@@ -35,33 +40,85 @@ __all__ = [
     "any",
     "argmax",
     "argmin",
+    "average",
+    "count_nonzero",
     "max",
     "mean",
+    "median",
     "min",
+    "nanargmax",
+    "nanargmin",
+    "nanmax",
+    "nanmean",
+    "nanmedian",
+    "nanmin",
+    "nanpercentile",
+    "nanprod",
+    "nanquantile",
+    "nanstd",
+    "nansum",
+    "nanvar",
+    "percentile",
     "prod",
+    "ptp",
+    "quantile",
     "std",
     "sum",
     "var",
 ]
 
 
-def _prepare(name: str, a: Any, out: Any, where: Any):
+# --- shared argument handling ---------------------------------------------------------------
+
+
+def _asarray(name: str, a: Any):
     check_arraylike(name, a)
-    if out is not None:
-        raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
-    if where is not None:
-        raise NotImplementedError(f"The 'where' argument to jnp.{name} is not supported yet.")
     if not isinstance(a, ARRAY_TYPES):
         from ._creation import asarray
 
         a = asarray(a)
+    return a
+
+
+def _prepare(name: str, a: Any, out: Any):
+    if out is not None:
+        raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+    a = _asarray(name, a)
     if a.weak_type:  # reductions give strongly typed results, as in JAX
         a = _convert_element_type(a, a.dtype, weak_type=False)
     return a
 
 
+def _mask(name: str, where: Any, shape: tuple[int, ...]):
+    """Return the ``where`` mask as a bool array broadcast to ``shape`` (None stays None)."""
+    if where is None:
+        return None
+    where = _asarray(name, where)
+    if aval(where).dtype != np.bool_:
+        where = lax.ne(where, np.zeros((), aval(where).dtype))
+    try:
+        return _util.broadcast_to(where, shape)
+    except ValueError:
+        raise ValueError(
+            f"jnp.{name}: where of shape {aval(where).shape} does not broadcast to the input "
+            f"shape {shape}"
+        ) from None
+
+
+def _masked(x, mask, fill):
+    """``x`` where ``mask`` holds, else the scalar ``fill`` (in ``x``'s dtype)."""
+    if mask is None:
+        return x
+    return lax.select_n(mask, lax.full_like(x, fill), x)
+
+
 def _keep(result, axes: tuple[int, ...], keepdims: bool):
     return lax.expand_dims(result, axes) if keepdims and axes else result
+
+
+def _scalar(value: Any, dtype: np.dtype):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return np.asarray(value).astype(dtype)[()]
 
 
 def _upcast_int(dtype: np.dtype) -> np.dtype:
@@ -76,18 +133,38 @@ def _upcast_int(dtype: np.dtype) -> np.dtype:
     return dtype
 
 
-def _sum_like(name, lax_reduce, identity, a, axis, dtype, out, keepdims, initial, where):
-    a = _prepare(name, a, out, where)
+def _isnan(x):
+    return lax.ne(x, x)
+
+
+# --- sum and prod ---------------------------------------------------------------------------
+
+
+def _sum_like(name, a, axis, dtype, out, keepdims, initial, where, promote_integers, nan_to=None):
+    a = _prepare(name, a, out)
     av = aval(a)
     axes = canonicalize_axes(axis, av.ndim)
-    target = _upcast_int(av.dtype) if dtype is None else canonical_dtype(dtype)
-    a = convert(a, target)
-    if kind(target) == "b":  # a bool dtype asked for: sum is "any", prod is "all"
-        result = (lax.reduce_or if name == "sum" else lax.reduce_and)(a, axes)
+    is_sum = name in ("sum", "nansum")
+    if dtype is not None:
+        target = canonical_dtype(dtype)
+    elif promote_integers or kind(av.dtype) == "b":
+        target = _upcast_int(av.dtype)
     else:
-        result = lax_reduce(a, axes)
+        target = av.dtype
+    if nan_to is not None and kind(av.dtype) in "fc":
+        a = lax.select_n(_isnan(a), a, lax.full_like(a, nan_to))
+    a = convert(a, target)
+    a = _masked(a, _mask(name, where, av.shape), 0 if is_sum else 1)
+    if kind(target) == "b":  # a bool dtype asked for: sum is "any", prod is "all"
+        result = (lax.reduce_or if is_sum else lax.reduce_and)(a, axes)
+    else:
+        result = (lax.reduce_sum if is_sum else lax.reduce_prod)(a, axes)
     if initial is not None:
-        combine = lax.add if name == "sum" else lax.mul
+        combine = (
+            (lax.bitwise_or if is_sum else lax.bitwise_and)
+            if kind(target) == "b"
+            else (lax.add if is_sum else lax.mul)
+        )
         result = combine(result, convert(initial, target, False))
     return _keep(result, axes, keepdims)
 
@@ -103,7 +180,7 @@ def sum(
     promote_integers=True,
 ):  # noqa: A001
     """Sum elements over ``axis``; bool and small ints widen to the default int (jax.numpy.sum)."""
-    return _sum_like("sum", lax.reduce_sum, 0, a, axis, dtype, out, keepdims, initial, where)
+    return _sum_like("sum", a, axis, dtype, out, keepdims, initial, where, promote_integers)
 
 
 def prod(
@@ -117,41 +194,108 @@ def prod(
     promote_integers=True,
 ):
     """Multiply elements over ``axis``; small ints widen to the default int (jax.numpy.prod)."""
-    return _sum_like("prod", lax.reduce_prod, 1, a, axis, dtype, out, keepdims, initial, where)
+    return _sum_like("prod", a, axis, dtype, out, keepdims, initial, where, promote_integers)
 
 
-def _extreme(name, lax_reduce, combine, a, axis, out, keepdims, initial, where):
-    a = _prepare(name, a, out, where)
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """Sum elements over ``axis``, treating NaN as zero (jax.numpy.nansum)."""
+    return _sum_like("nansum", a, axis, dtype, out, keepdims, initial, where, True, nan_to=0)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """Multiply elements over ``axis``, treating NaN as one (jax.numpy.nanprod)."""
+    return _sum_like("nanprod", a, axis, dtype, out, keepdims, initial, where, True, nan_to=1)
+
+
+# --- max and min ------------------------------------------------------------------------------
+
+
+def _lowest(dtype: np.dtype, largest: bool):
+    """The identity of max (``largest=False``: the lowest value) or of min."""
+    k = kind(dtype)
+    if k == "b":
+        return largest
+    if k in "iu":
+        info = dtypes.iinfo(dtype)
+        return int(info.max if largest else info.min)
+    inf = np.inf if largest else -np.inf
+    return complex(inf, inf) if k == "c" else inf
+
+
+def _extreme(name, a, axis, out, keepdims, initial, where, largest: bool, skip_nan=False):
+    a = _prepare(name, a, out)
     av = aval(a)
     axes = canonicalize_axes(axis, av.ndim)
+    mask = _mask(name, where, av.shape)
+    if mask is not None and initial is None:
+        raise ValueError(
+            f"reduction operation {name} does not have an identity, so to use a where mask one "
+            "has to specify 'initial'"
+        )
     if initial is None and builtins.any(av.shape[i] == 0 for i in axes):
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
-    result = lax_reduce(a, axes)
+    identity = _lowest(av.dtype, largest)
+    x = _masked(a, mask, identity)
+    all_nan = None
+    if skip_nan and kind(av.dtype) in "fc":
+        nan = _isnan(x)
+        x = lax.select_n(nan, x, lax.full_like(x, identity))
+        if initial is None:
+            all_nan = lax.reduce_and(
+                nan if mask is None else lax.bitwise_or(nan, lax.bitwise_not(mask)), axes
+            )
+    result = (lax.reduce_min if largest else lax.reduce_max)(x, axes)
     if initial is not None:
-        result = combine(result, convert(initial, av.dtype))
+        result = (lax.min if largest else lax.max)(result, convert(initial, av.dtype))
+    if all_nan is not None:
+        result = lax.select_n(all_nan, result, lax.full_like(result, np.nan))
     return _keep(result, axes, keepdims)
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
-    """Return the maximum over ``axis``; NaN propagates (jax.numpy.max)."""
-    return _extreme("max", lax.reduce_max, lax.max, a, axis, out, keepdims, initial, where)
+    """Return the maximum over ``axis``; NaN propagates (jax.numpy.max).
+
+    A ``where`` mask needs ``initial`` (max has no identity).
+    """
+    return _extreme("max", a, axis, out, keepdims, initial, where, largest=False)
 
 
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
     """Return the minimum over ``axis``; NaN propagates (jax.numpy.min)."""
-    return _extreme("min", lax.reduce_min, lax.min, a, axis, out, keepdims, initial, where)
+    return _extreme("min", a, axis, out, keepdims, initial, where, largest=True)
 
 
 amax = max
 amin = min
 
 
+def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """Return the maximum over ``axis`` ignoring NaN; all-NaN slices give NaN (jax.numpy.nanmax)."""
+    return _extreme("nanmax", a, axis, out, keepdims, initial, where, largest=False, skip_nan=True)
+
+
+def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """Return the minimum over ``axis`` ignoring NaN; all-NaN slices give NaN (jax.numpy.nanmin)."""
+    return _extreme("nanmin", a, axis, out, keepdims, initial, where, largest=True, skip_nan=True)
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """Return the range (maximum minus minimum) over ``axis`` (jax.numpy.ptp)."""
+    from ._ufuncs import subtract
+
+    return subtract(max(a, axis, out, keepdims), min(a, axis, out, keepdims))
+
+
+# --- all, any, count_nonzero ------------------------------------------------------------------
+
+
 def _logical(name, lax_reduce, a, axis, out, keepdims, where):
-    a = _prepare(name, a, out, where)
+    a = _prepare(name, a, out)
     av = aval(a)
     axes = canonicalize_axes(axis, av.ndim)
     if av.dtype != np.bool_:
         a = lax.ne(a, np.zeros((), av.dtype))
+    a = _masked(a, _mask(name, where, av.shape), name == "all")
     return _keep(lax_reduce(a, axes), axes, keepdims)
 
 
@@ -165,75 +309,403 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
     return _logical("any", lax.reduce_or, a, axis, out, keepdims, where)
 
 
-def _mean_dtypes(av, dtype) -> tuple[np.dtype, np.dtype]:
+def count_nonzero(a, axis=None, keepdims=False):
+    """Count the nonzero elements over ``axis``, as the default int (jax.numpy.count_nonzero)."""
+    a = _prepare("count_nonzero", a, None)
+    av = aval(a)
+    nonzero = a if av.dtype == np.bool_ else lax.ne(a, np.zeros((), av.dtype))
+    return sum(nonzero, axis=axis, dtype=dtypes.default_int_dtype(), keepdims=keepdims)
+
+
+# --- mean, var, std ---------------------------------------------------------------------------
+
+
+def _mean_dtypes(dtype_in: np.dtype, dtype) -> tuple[np.dtype, np.dtype]:
     """Return (result dtype, accumulation dtype) of a mean."""
-    result = to_inexact(av.dtype) if dtype is None else canonical_dtype(dtype)
+    result = to_inexact(dtype_in) if dtype is None else canonical_dtype(dtype)
     compute = to_inexact(result)
     if compute in (np.dtype(np.float16), np.dtype(dtypes.bfloat16)):
         compute = np.dtype(np.float32)
     return result, compute
 
 
-def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
-    """Return the arithmetic mean over ``axis``; integers average as float32 (jax.numpy.mean)."""
-    a = _prepare("mean", a, out, where)
+def _count(av, axes, mask, dtype):
+    """The number of elements reduced: static, or the sum of the mask."""
+    if mask is None:
+        return _scalar(math.prod(av.shape[i] for i in axes), dtype)
+    return lax.reduce_sum(lax.convert_element_type(mask, dtype), axes)
+
+
+def _mean(name, a, axis, dtype, out, keepdims, where, skip_nan=False):
+    a = _prepare(name, a, out)
     av = aval(a)
     axes = canonicalize_axes(axis, av.ndim)
-    result_dtype, compute = _mean_dtypes(av, dtype)
-    count = math.prod(av.shape[i] for i in axes)
-    total = lax.reduce_sum(convert(a, compute), axes)
+    result_dtype, compute = _mean_dtypes(av.dtype, dtype)
+    mask = _mask(name, where, av.shape)
+    x = convert(a, compute)
+    if skip_nan and kind(av.dtype) in "fc":
+        valid = lax.bitwise_not(_isnan(x))
+        mask = valid if mask is None else lax.bitwise_and(mask, valid)
+    total = lax.reduce_sum(_masked(x, mask, 0), axes)
+    count = _count(av, axes, mask, real_dtype(compute))
+    if kind(compute) == "c":
+        count = lax.convert_element_type(count, compute)
     with np.errstate(divide="ignore", invalid="ignore"):
-        divisor = np.asarray(count, compute)[()]
-    result = convert(lax.div(total, divisor), result_dtype)
-    return _keep(result, axes, keepdims)
+        result = lax.div(total, count)
+    return _keep(convert(result, result_dtype), axes, keepdims)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    """Return the arithmetic mean over ``axis``; integers average as float32 (jax.numpy.mean)."""
+    return _mean("mean", a, axis, dtype, out, keepdims, where)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    """Return the mean over ``axis`` ignoring NaN; all-NaN slices give NaN (jax.numpy.nanmean)."""
+    return _mean("nanmean", a, axis, dtype, out, keepdims, where, skip_nan=True)
+
+
+def _var(name, a, axis, dtype, out, ddof, keepdims, where, correction, skip_nan=False):
+    if correction is not None:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
+    a = _prepare(name, a, out)
+    av = aval(a)
+    axes = canonicalize_axes(axis, av.ndim)
+    result_dtype, compute = _mean_dtypes(av.dtype, dtype)
+    result_dtype = real_dtype(to_inexact(result_dtype))
+    mask = _mask(name, where, av.shape)
+    x = convert(a, compute)
+    if skip_nan and kind(av.dtype) in "fc":
+        valid = lax.bitwise_not(_isnan(x))
+        mask = valid if mask is None else lax.bitwise_and(mask, valid)
+    real = real_dtype(compute)
+    count = _count(av, axes, mask, real)
+    centered = lax.sub(
+        x, _keep_all(lax.div(lax.reduce_sum(_masked(x, mask, 0), axes), _as(count, compute)), axes)
+    )
+    squares = lax.square(lax.abs(centered) if kind(compute) == "c" else centered)
+    total = lax.reduce_sum(_masked(squares, mask, 0), axes)
+    normalizer = lax.sub(count, _scalar(ddof, real))
+    positive = lax.gt(normalizer, _scalar(0, real))
+    result = lax.div(total, normalizer)
+    result = lax.select_n(
+        _util.broadcast_to(positive, aval(result).shape), lax.full_like(result, np.nan), result
+    )
+    return _keep(convert(result, result_dtype), axes, keepdims)
+
+
+def _keep_all(x, axes):
+    return lax.expand_dims(x, axes) if axes else x
+
+
+def _as(value, dtype):
+    if isinstance(value, ARRAY_TYPES):
+        return lax.convert_element_type(value, dtype)
+    return _scalar(value, dtype)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
-    """Return the variance over ``axis``, with ``ddof`` delta degrees of freedom (jax.numpy.var)."""
-    a = _prepare("var", a, out, where)
-    if correction is not None:
-        ddof = correction
-    av = aval(a)
-    axes = canonicalize_axes(axis, av.ndim)
-    result_dtype, compute = _mean_dtypes(av, dtype)
-    if kind(compute) == "c":
-        raise NotImplementedError("jnp.var of complex arrays is not supported yet")
-    x = convert(a, compute, False)
-    centered = lax.sub(x, mean(x, axis=axes, keepdims=True))
-    count = math.prod(av.shape[i] for i in axes) - operator.index(ddof)
-    total = lax.reduce_sum(lax.square(centered), axes)
-    result = lax.div(total, np.asarray(count, compute)[()])
-    return _keep(convert(result, result_dtype, False), axes, keepdims)
+    """Return the variance over ``axis`` with ``ddof`` delta degrees of freedom (jax.numpy.var).
+
+    Complex inputs give the real variance of the modulus; no degrees of freedom
+    left (``count <= ddof``) gives NaN, as in JAX.
+    """
+    return _var("var", a, axis, dtype, out, ddof, keepdims, where, correction)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
     """Return the standard deviation over ``axis`` (jax.numpy.std)."""
-    v = var(a, axis, dtype, out, ddof, keepdims, where=where, correction=correction)
+    return lax.sqrt(_var("std", a, axis, dtype, out, ddof, keepdims, where, correction))
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, correction=None):
+    """Return the variance over ``axis`` ignoring NaN (jax.numpy.nanvar)."""
+    return _var("nanvar", a, axis, dtype, out, ddof, keepdims, where, correction, skip_nan=True)
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, correction=None):
+    """Return the standard deviation over ``axis`` ignoring NaN (jax.numpy.nanstd)."""
+    v = _var("nanstd", a, axis, dtype, out, ddof, keepdims, where, correction, skip_nan=True)
     return lax.sqrt(v)
 
 
-def _arg(name, lax_fn, a, axis, out, keepdims):
-    a = _prepare(name, a, out, None)
-    av = aval(a)
-    if axis is None:
-        a = lax.reshape(a, (av.size,))
-        if av.size == 0:
-            raise ValueError(f"attempt to get {name} of an empty sequence")
-        result = lax_fn(a, 0, dtypes.default_int_dtype())
-        return lax.reshape(result, (1,) * av.ndim) if keepdims else result
-    from ._util import canonicalize_axis
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+    """Return the (weighted) average over ``axis`` (jax.numpy.average).
 
-    ax = canonicalize_axis(axis, av.ndim)
-    if av.shape[ax] == 0:
+    ``weights`` has ``a``'s shape, or is 1-d along a single ``axis``; with
+    ``returned`` the sum of the weights comes too, broadcast to the result.
+    """
+    a = _prepare("average", a, None)
+    av = aval(a)
+    if weights is None:
+        avg = mean(a, axis=axis, keepdims=keepdims)
+        axes = canonicalize_axes(axis, av.ndim)
+        count = _scalar(math.prod(av.shape[i] for i in axes), aval(avg).dtype)
+        return (avg, lax.full_like(avg, count)) if returned else avg
+    weights = _asarray("average", weights)
+    dtype = to_inexact(_util.result_type(a, weights)[0])
+    a, weights = convert(a, dtype), convert(weights, dtype, False)
+    wv = aval(weights)
+    axes = canonicalize_axes(axis, av.ndim)
+    if wv.shape != av.shape:
+        if axis is None:
+            raise ValueError("Axis must be specified when shapes of a and weights differ.")
+        if wv.shape != tuple(av.shape[i] for i in axes):
+            raise ValueError(
+                "Shape of weights must be consistent with shape of a along specified axis."
+            )
+        weights = lax.broadcast_in_dim(weights, av.shape, axes)
+    weight_sum = lax.reduce_sum(weights, axes)
+    total = lax.reduce_sum(lax.mul(a, weights), axes)
+    avg = _keep(lax.div(total, weight_sum), axes, keepdims)
+    if not returned:
+        return avg
+    return avg, _keep(weight_sum, axes, keepdims)
+
+
+# --- argmax and argmin ------------------------------------------------------------------------
+
+
+def _arg(name, lax_fn, a, axis, out, keepdims, skip_nan=False):
+    a = _prepare(name, a, out)
+    av = aval(a)
+    index_dtype = dtypes.default_int_dtype()
+    if axis is None:
+        flat = lax.reshape(a, (av.size,))
+        axes, ax, x = tuple(range(av.ndim)), 0, flat
+    else:
+        ax = canonicalize_axis(axis, av.ndim)
+        axes, x = (ax,), a
+    if aval(x).shape[ax] == 0:
         raise ValueError(f"attempt to get {name} of an empty sequence")
-    return _keep(lax_fn(a, ax, dtypes.default_int_dtype()), (ax,), keepdims)
+    all_nan = None
+    if skip_nan and kind(av.dtype) == "f":
+        nan = _isnan(x)
+        fill = -np.inf if name == "nanargmax" else np.inf
+        x = lax.select_n(nan, x, lax.full_like(x, fill))
+        all_nan = lax.reduce_and(nan, (ax,))
+    result = lax_fn(x, ax, index_dtype)
+    if all_nan is not None:
+        result = lax.select_n(all_nan, result, lax.full_like(result, -1))
+    if axis is None:
+        return lax.reshape(result, (1,) * av.ndim) if keepdims else result
+    return _keep(result, axes, keepdims)
 
 
 def argmax(a, axis=None, out=None, keepdims=None):
-    """Return the first maximum's index in the flattened array by default (jax.numpy.argmax)."""
+    """Return the first maximum's index (in the flattened array by default) (jax.numpy.argmax)."""
     return _arg("argmax", lax.argmax, a, axis, out, bool(keepdims))
 
 
 def argmin(a, axis=None, out=None, keepdims=None):
-    """Return the first minimum's index in the flattened array by default (jax.numpy.argmin)."""
+    """Return the first minimum's index (in the flattened array by default) (jax.numpy.argmin)."""
     return _arg("argmin", lax.argmin, a, axis, out, bool(keepdims))
+
+
+def nanargmax(a, axis=None, out=None, keepdims=None):
+    """Return the index of the maximum ignoring NaN (-1 for all-NaN) (jax.numpy.nanargmax)."""
+    return _arg("nanargmax", lax.argmax, a, axis, out, bool(keepdims), skip_nan=True)
+
+
+def nanargmin(a, axis=None, out=None, keepdims=None):
+    """Return the index of the minimum ignoring NaN (-1 for all-NaN) (jax.numpy.nanargmin)."""
+    return _arg("nanargmin", lax.argmin, a, axis, out, bool(keepdims), skip_nan=True)
+
+
+# --- quantiles --------------------------------------------------------------------------------
+
+_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
+
+
+def _take_last(x, index):
+    """Pick ``x[..., index[q, ...]]``: ``x`` is (B..., n), ``index`` (Q, B...) -> (Q, B...)."""
+    from ._indexing import take_along_axis
+
+    picked = take_along_axis(
+        lax.expand_dims(x, (0,)), lax.expand_dims(index, (aval(index).ndim,)), -1
+    )
+    return lax.squeeze(picked, (aval(picked).ndim - 1,))
+
+
+def _snap(pos):
+    """Round positions within a few ulps of an integer to it.
+
+    ``q`` often arrives rounded (``percentile``'s ``q / 100`` may compile to
+    ``q * 0.01``, so 100 becomes 0.99999994), and ``floor``/``ceil`` would then
+    pick the neighbouring element; numpy, computing in float64, does not.
+    """
+    dtype = aval(pos).dtype
+    rounded = lax.round(pos)
+    tolerance = lax.mul(
+        lax.max(lax.abs(rounded), _scalar(1, dtype)), _scalar(2 * dtypes.finfo(dtype).eps, dtype)
+    )
+    near = lax.le(lax.abs(lax.sub(pos, rounded)), tolerance)
+    return lax.select_n(near, pos, rounded)
+
+
+def _quantile(name, a, q, axis, out, method, keepdims, skip_nan, weights=None):
+    if out is not None:
+        raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+    if weights is not None:
+        raise NotImplementedError(f"The 'weights' argument to jnp.{name} is not supported yet.")
+    if method not in _METHODS:
+        raise ValueError(
+            "method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' or "
+            "'inverted_cdf'"
+        )
+    a, q = _asarray(name, a), _asarray(name, q)
+    dtype = to_inexact(_util.result_type(a, q)[0])
+    if kind(dtype) == "c":
+        raise ValueError(
+            f"{name} does not support complex input, as the operation is poorly defined."
+        )
+    a = convert(a, dtype)
+    if aval(a).weak_type:
+        a = _convert_element_type(a, dtype, weak_type=False)
+    q = lax.convert_element_type(q, dtype)
+    av = aval(a)
+    q_shape = aval(q).shape
+    if len(q_shape) > 1:
+        raise ValueError(f"q must be have rank <= 1, got shape {q_shape}")
+    axes = canonicalize_axes(axis, av.ndim)
+    rest = [i for i in range(av.ndim) if i not in axes]
+    x = lax.transpose(a, tuple(rest + list(axes)))
+    batch = tuple(av.shape[i] for i in rest)
+    n = math.prod(av.shape[i] for i in axes)
+    x = lax.reshape(x, batch + (n,))
+    if n == 0:
+        raise ValueError(f"jnp.{name} of an empty array (reduced size 0) is undefined")
+    nan = _isnan(x)
+    if not skip_nan:
+        any_nan = lax.reduce_or(nan, (len(batch),))
+    x = lax.sort(x, dimension=len(batch))
+    qs = q if q_shape else lax.reshape(q, (1,))
+    nq = aval(qs).shape[0]
+    full = (nq, *batch)
+    if skip_nan:
+        count = lax.reduce_sum(lax.convert_element_type(lax.bitwise_not(nan), dtype), (len(batch),))
+        count = lax.broadcast_in_dim(count, full, tuple(range(1, len(full))))
+    else:
+        count = lax.full(full, n, dtype)
+    qb = lax.broadcast_in_dim(qs, full, (0,))
+    last = lax.sub(count, _scalar(1, dtype))
+    if method == "inverted_cdf":
+        pos = lax.sub(lax.ceil(_snap(lax.mul(qb, count))), _scalar(1, dtype))
+        low = high = lax.clamp(_scalar(0, dtype), pos, lax.max(last, _scalar(0, dtype)))
+        high_weight = lax.full_like(low, 0)
+    else:
+        pos = _snap(lax.mul(qb, last))
+        low, high = lax.floor(pos), lax.ceil(pos)
+        high_weight = lax.sub(pos, low)
+        zero = _scalar(0, dtype)
+        low = lax.max(zero, lax.min(low, last))
+        high = lax.max(zero, lax.min(high, last))
+    index_dtype = dtypes.default_int_dtype()
+    low_value = _take_last(x, lax.convert_element_type(low, index_dtype))
+    high_value = _take_last(x, lax.convert_element_type(high, index_dtype))
+    if method == "linear":
+        result = lax.add(
+            lax.mul(low_value, lax.sub(_scalar(1, dtype), high_weight)),
+            lax.mul(high_value, high_weight),
+        )
+    elif method in ("lower", "inverted_cdf"):
+        result = low_value
+    elif method == "higher":
+        result = high_value
+    elif method == "nearest":
+        result = lax.select_n(lax.le(high_weight, _scalar(0.5, dtype)), high_value, low_value)
+    else:  # midpoint
+        result = lax.mul(lax.add(low_value, high_value), _scalar(0.5, dtype))
+    if not skip_nan:
+        nan_b = lax.broadcast_in_dim(any_nan, full, tuple(range(1, len(full))))
+        result = lax.select_n(nan_b, result, lax.full_like(result, np.nan))
+    if keepdims:
+        kept = tuple(1 if i in axes else d for i, d in enumerate(av.shape))
+        result = lax.reshape(result, (nq, *kept))
+    if not q_shape:
+        result = lax.reshape(result, aval(result).shape[1:])
+    return result
+
+
+def quantile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    weights=None,
+):
+    """Return the ``q``-th quantiles over ``axis`` (jax.numpy.quantile).
+
+    ``q`` is a scalar or 1-d (its axis comes first in the result); methods
+    ``linear``, ``lower``, ``higher``, ``midpoint``, ``nearest`` (ties go to
+    the lower value, as in JAX) and ``inverted_cdf``. A NaN in a slice makes
+    its quantiles NaN.
+    """
+    return _quantile("quantile", a, q, axis, out, method, keepdims, False, weights)
+
+
+def nanquantile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    weights=None,
+):
+    """Return the ``q``-th quantiles over ``axis`` ignoring NaN (jax.numpy.nanquantile)."""
+    return _quantile("nanquantile", a, q, axis, out, method, keepdims, True, weights)
+
+
+def _percent(q):
+    from ._ufuncs import divide
+
+    return divide(_asarray("percentile", q), 100)
+
+
+def percentile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    weights=None,
+):
+    """Return the ``q``-th percentiles over ``axis`` (jax.numpy.percentile)."""
+    return _quantile("percentile", a, _percent(q), axis, out, method, keepdims, False, weights)
+
+
+def nanpercentile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    weights=None,
+):
+    """Return the ``q``-th percentiles over ``axis`` ignoring NaN (jax.numpy.nanpercentile)."""
+    return _quantile("nanpercentile", a, _percent(q), axis, out, method, keepdims, True, weights)
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """Return the median over ``axis``: the midpoint of the middle values (jax.numpy.median)."""
+    return _quantile("median", a, 0.5, axis, out, "midpoint", keepdims, False)
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """Return the median over ``axis`` ignoring NaN (jax.numpy.nanmedian)."""
+    return _quantile("nanmedian", a, 0.5, axis, out, "midpoint", keepdims, True)

@@ -1,0 +1,325 @@
+"""Cumulative reductions along an axis: ``cumsum``, ``cumprod``, ``cummax``, ``cummin``,
+``cumlogsumexp`` (each with ``reverse``), and ``associative_scan``.
+
+Each primitive lowers, as JAX does on CPU, to a ``stablehlo.reduce_window``
+whose window spans the whole axis, padded on one side with the monoid's
+identity. ``cumsum`` is linear (its transpose is the cumsum the other way);
+the others differentiate as JAX does: by the JVP of an associative scan over
+(value, tangent) pairs, which for ``cummax``/``cummin`` splits the tangent
+evenly between tied values at each combine.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from functools import partial
+
+import numpy as np
+
+from modjax.autodiff import Zero, deflinear, jvp_rules
+from modjax.batching import defreducer
+from modjax.lowering import hlo, register_lowering
+from modjax.runtime import apply_primitive
+from modjax.tracecore.abstract import ShapedArray
+from modjax.tracecore.core import Primitive
+
+from ._common import ANY, FLOAT, NUMBER, aval_of, check_dtype, compare
+from .reductions import _extreme, _lexicographic
+from .windowed import lower_monoid_window
+
+__all__ = [
+    "associative_scan",
+    "cumlogsumexp",
+    "cumlogsumexp_p",
+    "cummax",
+    "cummax_p",
+    "cummin",
+    "cummin_p",
+    "cumprod",
+    "cumprod_p",
+    "cumsum",
+    "cumsum_p",
+]
+
+
+def _abstract_eval(name, accepted, operand, *, axis, reverse):
+    check_dtype(name, operand, accepted)
+    if not 0 <= axis < operand.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of shape {operand.shape}")
+    return ShapedArray(operand.shape, operand.dtype, operand.weak_type)
+
+
+def _lowering(combine, identity, ctx, x, *, axis, reverse):
+    aval = ctx.avals_in[0]
+    n = aval.shape[axis]
+    if n == 0:
+        return x
+    ones = (1,) * aval.ndim
+    window = tuple(n if i == axis else 1 for i in range(aval.ndim))
+    pad = (0, n - 1) if reverse else (n - 1, 0)
+    padding = tuple(pad if i == axis else (0, 0) for i in range(aval.ndim))
+    return lower_monoid_window(
+        ctx.avals_out[0],
+        x,
+        aval.dtype,
+        combine,
+        identity(aval.dtype),
+        window_dimensions=window,
+        window_strides=ones,
+        padding=padding,
+        base_dilation=ones,
+        window_dilation=ones,
+    )
+
+
+def _logaddexp_combine(x, y, dtype):
+    """``log(exp(x) + exp(y))`` without overflow; ``x + y`` where ``x - y`` is NaN (infinities)."""
+    big = hlo.maximum(x, y)
+    diff = hlo.subtract(x, y)
+    undefined = compare(diff, diff, "NE", dtype)
+    stable = hlo.add(big, hlo.log_plus_one(hlo.exponential(hlo.negate(hlo.abs(diff)))))
+    return hlo.select(undefined, hlo.add(x, y), stable)
+
+
+def _plain(op):
+    return lambda x, y, dtype: op(x, y)
+
+
+def _declare(name, accepted, combine, identity) -> Primitive:
+    prim = Primitive(name)
+    prim.def_abstract_eval(partial(_abstract_eval, name, accepted))
+    prim.def_impl(partial(apply_primitive, prim))
+    register_lowering(prim, partial(_lowering, combine, identity))
+    defreducer(prim, "axis", keepdims=True)
+    return prim
+
+
+cumsum_p = _declare("cumsum", [NUMBER], _plain(hlo.add), lambda d: 0)
+cumprod_p = _declare("cumprod", [NUMBER], _plain(hlo.multiply), lambda d: 1)
+cummax_p = _declare(
+    "cummax",
+    [c for c in ANY if c.name != "bool"],
+    _lexicographic(hlo.maximum, "GT"),
+    lambda d: _extreme(d, largest=False),
+)
+cummin_p = _declare(
+    "cummin",
+    [c for c in ANY if c.name != "bool"],
+    _lexicographic(hlo.minimum, "LT"),
+    lambda d: _extreme(d, largest=True),
+)
+cumlogsumexp_p = _declare("cumlogsumexp", [FLOAT], _logaddexp_combine, lambda d: -np.inf)
+
+deflinear(
+    cumsum_p, lambda ct, x, *, axis, reverse: [cumsum_p.bind(ct, axis=axis, reverse=not reverse)]
+)
+
+
+# --- associative scan -----------------------------------------------------------------------
+
+
+def _slice_axis(x, axis: int, start: int, stop: int | None, step: int = 1):
+    from .structural import slice as lax_slice
+
+    aval = aval_of(x)
+    n = aval.shape[axis]
+    stop = n if stop is None else (stop if stop >= 0 else n + stop)
+    starts = [0] * aval.ndim
+    limits = list(aval.shape)
+    strides = [1] * aval.ndim
+    starts[axis], limits[axis], strides[axis] = start, max(stop, start), step
+    return lax_slice(x, starts, limits, strides)
+
+
+def _interleave(evens, odds, axis: int):
+    """Return ``[e0, o0, e1, o1, ...]`` along ``axis`` (``len(evens)`` is ``len(odds)`` or +1)."""
+    from .structural import broadcast_in_dim, concatenate, reshape
+
+    aval_e, aval_o = aval_of(evens), aval_of(odds)
+    n_odd = aval_o.shape[axis]
+    tail = None
+    if aval_e.shape[axis] > n_odd:
+        tail = _slice_axis(evens, axis, n_odd, None)
+        evens = _slice_axis(evens, axis, 0, n_odd)
+
+    def pair_axis(x):
+        shape = aval_of(x).shape
+        new = shape[: axis + 1] + (1,) + shape[axis + 1 :]
+        dims = tuple(i for i in range(len(new)) if i != axis + 1)
+        return broadcast_in_dim(x, new, dims)
+
+    both = concatenate([pair_axis(evens), pair_axis(odds)], axis + 1)
+    shape = list(aval_o.shape)
+    shape[axis] = 2 * n_odd
+    out = reshape(both, tuple(shape))
+    return out if tail is None else concatenate([out, tail], axis)
+
+
+def _scan(fn: Callable, elems: list, axis: int) -> list:
+    n = aval_of(elems[0]).shape[axis]
+    if n < 2:
+        return elems
+    pairs = fn(
+        [_slice_axis(e, axis, 0, -1 if n % 2 else None, 2) for e in elems],
+        [_slice_axis(e, axis, 1, None, 2) for e in elems],
+    )
+    odds = _scan(fn, pairs, axis)  # prefixes ending at positions 1, 3, 5, ...
+    rest = [_slice_axis(e, axis, 2, None, 2) for e in elems]
+    evens = fn([_slice_axis(o, axis, 0, -1) for o in odds], rest) if n % 2 == 0 else fn(odds, rest)
+    from .structural import concatenate
+
+    evens = [
+        concatenate([_slice_axis(e, axis, 0, 1), v], axis)
+        for e, v in zip(elems, evens, strict=True)
+    ]
+    return [_interleave(e, o, axis) for e, o in zip(evens, odds, strict=True)]
+
+
+def associative_scan(fn: Callable, elems, reverse: bool = False, axis: int = 0):
+    """Scan ``elems`` with the associative ``fn`` in parallel (jax.lax.associative_scan).
+
+    ``elems`` is a pytree of arrays of one length along ``axis``; ``fn(a, b)``
+    combines two such pytrees elementwise. The result's element ``i`` is
+    ``fn`` applied to elements ``0..i`` (``i..n-1`` with ``reverse``), computed
+    in ``O(log n)`` rounds of slices, combines and interleaves.
+    """
+    from modjax.tracecore import tree_util
+
+    from .structural import rev
+
+    leaves, tree = tree_util.tree_flatten(elems)
+    if not leaves:
+        return elems
+    ndim = aval_of(leaves[0]).ndim
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"associative_scan: axis {axis} is out of bounds for rank {ndim}")
+    axis %= ndim
+    lengths = {aval_of(x).shape[axis] for x in leaves}
+    if len(lengths) != 1:
+        raise ValueError(
+            f"associative_scan: array inputs to associative_scan must have the same first "
+            f"dimension, got sizes {sorted(lengths)} along axis {axis}"
+        )
+
+    def combine(a, b):
+        out = fn(tree_util.tree_unflatten(tree, a), tree_util.tree_unflatten(tree, b))
+        return tree_util.tree_leaves(out)
+
+    if reverse:
+        leaves = [rev(x, (axis,)) for x in leaves]
+    out = _scan(combine, leaves, axis)
+    if reverse:
+        out = [rev(x, (axis,)) for x in out]
+    return tree_util.tree_unflatten(tree, out)
+
+
+# --- JVPs of the non-linear cumulative ops --------------------------------------------------
+
+
+def _prod_pair(a, b):
+    from .elementwise import add, mul
+
+    (x, tx), (y, ty) = a, b
+    return mul(x, y), add(mul(tx, y), mul(x, ty))
+
+
+def _chooser_pair(choose, a, b):
+    """max/min of pairs, each tangent weighted by 1 if its value alone wins, 1/2 on a tie."""
+    from .elementwise import add, convert_element_type, div, eq, mul
+
+    (x, tx), (y, ty) = a, b
+    m = choose(x, y)
+    dtype = aval_of(tx).dtype
+    x_wins = convert_element_type(eq(x, m), dtype)
+    y_wins = convert_element_type(eq(y, m), dtype)
+    one = np.ones((), dtype)
+    wx = div(x_wins, add(y_wins, one))
+    wy = div(y_wins, add(x_wins, one))
+    return m, add(mul(tx, wx), mul(ty, wy))
+
+
+def _logaddexp_pair(a, b):
+    from .elementwise import abs, add, exp, is_finite, log1p, max, mul, ne, neg, select_n, sub
+    from .structural import full_like
+
+    (x, tx), (y, ty) = a, b
+    diff = sub(x, y)
+    stable = add(max(x, y), log1p(exp(neg(abs(diff)))))
+    m = select_n(ne(diff, diff), stable, add(x, y))
+
+    def finite(v):  # infinities count as 0 in the weights, as in JAX's logaddexp JVP
+        return select_n(is_finite(v), full_like(v, 0), v)
+
+    wx = exp(sub(finite(x), finite(m)))
+    wy = exp(sub(finite(y), finite(m)))
+    return m, add(mul(tx, wx), mul(ty, wy))
+
+
+def _scan_jvp(prim, pair_fn, primals, tangents, *, axis, reverse):
+    (x,), (t,) = primals, tangents
+    out = prim.bind(x, axis=axis, reverse=reverse)
+    if type(t) is Zero:
+        return out, Zero(t.aval)
+    _, t_out = associative_scan(pair_fn, (x, t), reverse=reverse, axis=axis)
+    return out, t_out
+
+
+def _max_fn(x, y):
+    from .elementwise import max as lax_max
+
+    return lax_max(x, y)
+
+
+def _min_fn(x, y):
+    from .elementwise import min as lax_min
+
+    return lax_min(x, y)
+
+
+jvp_rules[cumprod_p] = partial(_scan_jvp, cumprod_p, _prod_pair)
+jvp_rules[cummax_p] = partial(_scan_jvp, cummax_p, partial(_chooser_pair, _max_fn))
+jvp_rules[cummin_p] = partial(_scan_jvp, cummin_p, partial(_chooser_pair, _min_fn))
+jvp_rules[cumlogsumexp_p] = partial(_scan_jvp, cumlogsumexp_p, _logaddexp_pair)
+
+
+# --- public functions ----------------------------------------------------------------------------
+
+
+def _bind(prim, operand, axis, reverse):
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{prim.name} axis must be an integer, got {axis!r}") from None
+    if axis < 0:
+        raise ValueError(f"{prim.name}: XLA operations do not allow negative axes, got {axis}")
+    return prim.bind(operand, axis=axis, reverse=bool(reverse))
+
+
+def cumsum(operand, axis: int = 0, reverse: bool = False):
+    """Return the running sum of ``operand`` along ``axis`` (jax.lax.cumsum).
+
+    The dtype is kept (int8 stays int8 and wraps); ``reverse`` sums from the end.
+    """
+    return _bind(cumsum_p, operand, axis, reverse)
+
+
+def cumprod(operand, axis: int = 0, reverse: bool = False):
+    """Return the running product of ``operand`` along ``axis`` (jax.lax.cumprod)."""
+    return _bind(cumprod_p, operand, axis, reverse)
+
+
+def cummax(operand, axis: int = 0, reverse: bool = False):
+    """Return the running maximum of ``operand`` along ``axis``; NaN propagates (jax.lax.cummax)."""
+    return _bind(cummax_p, operand, axis, reverse)
+
+
+def cummin(operand, axis: int = 0, reverse: bool = False):
+    """Return the running minimum of ``operand`` along ``axis``; NaN propagates (jax.lax.cummin)."""
+    return _bind(cummin_p, operand, axis, reverse)
+
+
+def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
+    """Return the running ``log(sum(exp(x)))`` along ``axis`` (jax.lax.cumlogsumexp)."""
+    return _bind(cumlogsumexp_p, operand, axis, reverse)

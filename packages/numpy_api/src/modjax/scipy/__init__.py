@@ -1,0 +1,8 @@
+"""modjax.scipy: SciPy-style functions on modjax arrays (the counterpart of ``jax.scipy``).
+
+Only ``modjax.scipy.special`` exists so far.
+"""
+
+from . import special
+
+__all__ = ["special"]

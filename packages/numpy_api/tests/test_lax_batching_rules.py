@@ -1,0 +1,309 @@
+"""Batching rules of the lax primitives.
+
+For every primitive, ``vmap(f, in_axes)(*xs)`` must equal stacking ``f`` over
+the slices, for generated batch positions (negative ones, and ``None`` for
+some operands) and batch sizes 1, 3 and 0. Then the shape of a few batched
+programs: elementwise ops broadcast unbatched operands instead of
+materializing them, and ``dot_general`` folds every batch axis into one
+``dot_general``.
+
+Eager evaluation: each batched primitive runs through runtime's ``apply_primitive``.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from modjax import lax
+from modjax.batching import vmap
+from modjax.tracecore import make_jaxpr
+
+F32, I32 = np.float32, np.int32
+
+
+def f32(*shape, lo=-2.0, hi=2.0):
+    """An operand spec: float32 values of ``shape`` in [lo, hi]."""
+    return lambda rng: np.asarray(rng.uniform(lo, hi, shape), F32)
+
+
+def i32(*shape, lo=-5, hi=5):
+    return lambda rng: np.asarray(rng.randint(lo, hi + 1, shape), I32)
+
+
+def boolean(*shape):
+    return lambda rng: np.asarray(rng.rand(*shape) > 0.5)
+
+
+def _stack(makers, axes, size, rng):
+    """Batched operands: ``size`` samples of each spec stacked along its axis (or one sample)."""
+    out = []
+    for make, axis in zip(makers, axes, strict=True):
+        if axis is None:
+            out.append(make(rng))
+            continue
+        sample = make(rng)
+        items = [make(rng) for _ in range(size)] if size else []
+        stacked = np.stack(items) if items else np.zeros((0, *sample.shape), sample.dtype)
+        out.append(np.moveaxis(stacked, 0, axis))
+    return out
+
+
+def check_vmap(fn, makers, axes, size, seed):
+    """Check ``vmap(fn, axes)`` against a loop over the slices of the batched operands."""
+    rng = np.random.RandomState(seed)
+    args = _stack(makers, axes, size, rng)
+    out = np.asarray(vmap(fn, in_axes=tuple(axes))(*args))
+    if size == 0:  # nothing to loop over: compare the type of one slice's result
+        one = np.asarray(fn(*[m(rng) for m in makers]))
+        assert out.shape == (0, *one.shape) and out.dtype == one.dtype
+        return
+    slices = [
+        [a if ax is None else np.take(a, i, axis=ax) for a, ax in zip(args, axes, strict=True)]
+        for i in range(size)
+    ]
+    expected = np.stack([np.asarray(fn(*s)) for s in slices])
+    assert out.dtype == expected.dtype
+    if out.dtype.kind in "fc":
+        np.testing.assert_allclose(out, expected, rtol=2e-6, atol=1e-6, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(out, expected)
+
+
+@st.composite
+def batching(draw, makers, ndims):
+    """Draw (batch axes, batch size): each operand batched at some (maybe negative) axis or not."""
+    axes = [draw(st.one_of(st.none(), st.integers(-n - 1, n))) for n in ndims]
+    if all(a is None for a in axes):
+        i = draw(st.integers(0, len(ndims) - 1))
+        axes[i] = draw(st.integers(-ndims[i] - 1, ndims[i]))
+    size = draw(st.sampled_from([3, 1, 0]))
+    return axes, size
+
+
+def _ndims(makers):
+    return [np.ndim(m(np.random.RandomState(0))) for m in makers]
+
+
+def _run(data, fn, makers, seed):
+    axes, size = data.draw(batching(makers, _ndims(makers)))
+    check_vmap(fn, makers, axes, size, seed)
+
+
+seeds = st.integers(0, 2**16)
+
+# --- every primitive: name -> (function, operand specs) ---------------------------------------
+
+X = f32(2, 3)
+POS = f32(2, 3, lo=0.2, hi=3.0)
+UNIT = f32(2, 3, lo=-0.9, hi=0.9)
+
+CASES = {
+    # unary elementwise
+    "neg": (lax.neg, [X]),
+    "sign": (lax.sign, [X]),
+    "floor": (lax.floor, [X]),
+    "ceil": (lax.ceil, [X]),
+    "round": (lambda x: lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN), [X]),
+    "is_finite": (lax.is_finite, [X]),
+    "exp": (lax.exp, [X]),
+    "exp2": (lax.exp2, [X]),
+    "log": (lax.log, [POS]),
+    "log1p": (lax.log1p, [POS]),
+    "expm1": (lax.expm1, [X]),
+    "tanh": (lax.tanh, [X]),
+    "logistic": (lax.logistic, [X]),
+    "sin": (lax.sin, [X]),
+    "cos": (lax.cos, [X]),
+    "tan": (lax.tan, [UNIT]),
+    "asin": (lax.asin, [UNIT]),
+    "acos": (lax.acos, [UNIT]),
+    "atan": (lax.atan, [X]),
+    "sinh": (lax.sinh, [X]),
+    "cosh": (lax.cosh, [X]),
+    "asinh": (lax.asinh, [X]),
+    "acosh": (lax.acosh, [f32(2, 3, lo=1.1, hi=3.0)]),
+    "atanh": (lax.atanh, [UNIT]),
+    "sqrt": (lax.sqrt, [POS]),
+    "rsqrt": (lax.rsqrt, [POS]),
+    "cbrt": (lax.cbrt, [X]),
+    "abs": (lax.abs, [X]),
+    "abs_int": (lax.abs, [i32(2, 3)]),
+    "not": (lax.bitwise_not, [i32(2, 3)]),
+    "integer_pow": (lambda x: lax.integer_pow(x, 3), [X]),
+    "convert_element_type": (lambda x: lax.convert_element_type(x, I32), [X]),
+    "copy": (lax.copy, [X]),
+    # binary elementwise, with lax's broadcasting of rank-0 and size-1 operands
+    "add": (lax.add, [X, X]),
+    "add_scalar": (lax.add, [f32(), X]),
+    "sub": (lax.sub, [X, f32(1, 3)]),
+    "mul": (lax.mul, [f32(2, 1), X]),
+    "div": (lax.div, [X, POS]),
+    "div_int": (lax.div, [i32(2, 3), i32(2, 3, lo=1, hi=4)]),
+    "rem": (lax.rem, [X, POS]),
+    "pow": (lax.pow, [POS, X]),
+    "pow_int": (lax.pow, [POS, i32(2, 3, lo=-2, hi=3)]),
+    "max": (lax.max, [X, f32()]),
+    "min": (lax.min, [X, X]),
+    "atan2": (lax.atan2, [X, X]),
+    "and": (lax.bitwise_and, [i32(2, 3), i32(2, 3)]),
+    "or": (lax.bitwise_or, [boolean(2, 3), boolean(2, 3)]),
+    "xor": (lax.bitwise_xor, [i32(2, 3), i32()]),
+    "shift_left": (lax.shift_left, [i32(2, 3), i32(2, 3, lo=0, hi=40)]),
+    "shift_right_logical": (lax.shift_right_logical, [i32(2, 3), i32(1, 3, lo=0, hi=40)]),
+    "shift_right_arithmetic": (lax.shift_right_arithmetic, [i32(2, 3), i32(2, 3, lo=0, hi=9)]),
+    "nextafter": (lax.nextafter, [X, X]),
+    "eq": (lax.eq, [i32(2, 3, lo=0, hi=2), i32(2, 3, lo=0, hi=2)]),
+    "ne": (lax.ne, [X, X]),
+    "lt": (lax.lt, [X, f32()]),
+    "le": (lax.le, [X, X]),
+    "gt": (lax.gt, [f32(1, 3), X]),
+    "ge": (lax.ge, [X, X]),
+    # select_n and clamp: scalar or full-shaped predicates and bounds
+    "select_n_bool": (lax.select_n, [boolean(2, 3), X, X]),
+    "select_n_scalar_which": (lax.select_n, [boolean(), X, X]),
+    "select_n_int": (lax.select_n, [i32(2, 3, lo=0, hi=2), X, X, X]),
+    "clamp": (lax.clamp, [f32(lo=-1, hi=-0.5), X, f32(lo=0.5, hi=1)]),
+    "clamp_arrays": (lax.clamp, [f32(2, 3, lo=-1, hi=0), X, f32(2, 3, lo=0, hi=1)]),
+    # structural
+    "broadcast_in_dim": (lambda x: lax.broadcast_in_dim(x, (2, 4, 3), (0, 2)), [X]),
+    "broadcast_in_dim_stretch": (lambda x: lax.broadcast_in_dim(x, (2, 3), (0, 1)), [f32(1, 3)]),
+    "broadcast_scalar": (lambda x: lax.broadcast_in_dim(x, (2, 3), ()), [f32()]),
+    "reshape": (lambda x: lax.reshape(x, (3, 2)), [X]),
+    "reshape_dimensions": (lambda x: lax.reshape(x, (6,), dimensions=(1, 0)), [X]),
+    "squeeze": (lambda x: lax.squeeze(x, (0, 2)), [f32(1, 3, 1)]),
+    "expand_dims": (lambda x: lax.expand_dims(x, (0, 2)), [X]),
+    "transpose": (lambda x: lax.transpose(x, (2, 0, 1)), [f32(2, 3, 4)]),
+    "rev": (lambda x: lax.rev(x, (1,)), [X]),
+    "slice": (lambda x: lax.slice(x, (1, 0), (7, 3), (2, 2)), [f32(8, 3)]),
+    "concatenate": (lambda *xs: lax.concatenate(xs, 1), [X, f32(2, 1), X]),
+    "pad": (lambda x, v: lax.pad(x, v, ((1, -1, 1), (0, 2, 0))), [X, f32()]),
+    "iota": (
+        lambda x: lax.add(x, lax.convert_element_type(lax.broadcasted_iota(I32, (2, 3), 1), F32)),
+        [X],
+    ),
+    # reductions
+    "reduce_sum": (lambda x: lax.reduce_sum(x, (1,)), [X]),
+    "reduce_prod": (lambda x: lax.reduce_prod(x, (0, 1)), [X]),
+    "reduce_max": (lambda x: lax.reduce_max(x, (0,)), [X]),
+    "reduce_min": (lambda x: lax.reduce_min(x, (1,)), [X]),
+    "reduce_and": (lambda x: lax.reduce_and(x, (1,)), [boolean(2, 3)]),
+    "reduce_or": (lambda x: lax.reduce_or(x, (0,)), [i32(2, 3)]),
+    "reduce_xor": (lambda x: lax.reduce_xor(x, (0, 1)), [i32(2, 3)]),
+    "argmax": (lambda x: lax.argmax(x, 1, I32), [X]),
+    "argmin": (lambda x: lax.argmin(x, 0, I32), [X]),
+    # contractions
+    "dot": (lax.dot, [X, f32(3, 4)]),
+    "dot_general_batch": (
+        lambda x, y: lax.dot_general(x, y, (((2,), (0,)), ((0,), (2,)))),
+        [f32(2, 4, 3), f32(3, 5, 2)],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@given(data=st.data(), seed=seeds)
+def test_vmap_equals_a_loop_over_slices(name, data, seed):
+    fn, makers = CASES[name]
+    _run(data, fn, makers, seed)
+
+
+@given(data=st.data(), seed=seeds, which_batched=st.booleans())
+def test_pad_with_a_batch_of_padding_values(data, seed, which_batched):
+    fn = lambda x, v: lax.pad(x, v, ((1, -1, 1), (0, 2, 0)))  # noqa: E731
+    axes = [data.draw(st.sampled_from([None, 0, -1])) if which_batched else None, 0]
+    check_vmap(fn, [X, f32()], axes, data.draw(st.sampled_from([3, 1])), seed)
+
+
+# --- the shape of batched programs --------------------------------------------------------------
+
+
+def _primitives(fn, *args):
+    return [e.primitive.name for e in make_jaxpr(fn)(*args).jaxpr.eqns]
+
+
+def test_unbatched_operands_of_elementwise_ops_are_not_materialized():
+    xs, y = np.ones((5, 2, 3), F32), np.ones((2, 3), F32)
+    # a full-shaped unbatched operand only gets a size-1 axis
+    closed = make_jaxpr(vmap(lax.add, in_axes=(0, None)))(xs, y)
+    assert [e.primitive.name for e in closed.jaxpr.eqns] == ["expand_dims", "add"]
+    assert all(np.prod(v.aval.shape) <= xs.size for e in closed.jaxpr.eqns for v in e.outvars)
+    # scalars broadcast as they are
+    assert _primitives(vmap(lax.mul, in_axes=(0, None)), xs, F32(2)) == ["mul"]
+    assert _primitives(vmap(lambda x: lax.max(x, 0.0)), xs) == ["max"]
+    # several operands batched at different axes: one move, no broadcast
+    names = _primitives(vmap(lax.clamp, in_axes=(None, 1, None)), F32(0), xs, F32(1))
+    assert names == ["clamp", "moveaxis"]  # the final move is out_axes=0's
+    names = _primitives(vmap(lax.select_n, in_axes=(None, 0, 0)), True, xs, xs)
+    assert names == ["select_n"]
+
+
+@pytest.mark.parametrize(
+    "axes", [(0, 0), (1, None), (None, 2), (2, 1), (-1, 0), (None, -1)], ids=str
+)
+def test_dot_general_batching_is_one_dot_general(axes):
+    lhs, rhs = np.ones((2, 3), F32), np.ones((3, 4), F32)
+    numbers = (((1,), (0,)), ((), ()))
+    blhs = lhs if axes[0] is None else np.stack([lhs] * 5, axes[0])
+    brhs = rhs if axes[1] is None else np.stack([rhs] * 5, axes[1])
+    fn = lambda x, y: lax.dot_general(x, y, numbers)  # noqa: E731
+    closed = make_jaxpr(vmap(fn, in_axes=axes))(blhs, brhs)
+    names = [e.primitive.name for e in closed.jaxpr.eqns]
+    assert names.count("dot_general") == 1
+    assert set(names) <= {"dot_general", "moveaxis"} and names.count("moveaxis") <= 1
+    out = vmap(fn, in_axes=axes)(blhs, brhs)
+    np.testing.assert_allclose(out, np.full((5, 2, 4), 3.0))
+
+
+def test_nested_vmaps_keep_batch_axes_in_place():
+    xs = np.random.RandomState(0).rand(4, 2, 3, 6).astype(F32)
+
+    def f(x):  # (4, 6) -> (4, 4) through elementwise and structural ops
+        y = lax.rev(lax.slice(lax.sin(x), (0, 1), (4, 5)), (1,))
+        return lax.mul(y, lax.transpose(lax.slice(lax.cos(x), (0, 0), (4, 4)), (1, 0)))
+
+    fn = vmap(vmap(f, in_axes=1, out_axes=1), in_axes=1, out_axes=1)
+    assert "moveaxis" not in _primitives(fn, xs)
+    out = np.asarray(fn(xs))
+    for i in range(2):
+        for j in range(3):
+            np.testing.assert_allclose(out[:, i, j], f(xs[:, i, j]), rtol=1e-6)
+
+
+def test_per_example_gradients_and_gradient_of_a_vmap():
+    from modjax.autodiff import grad
+
+    def loss(w, x):  # squared error of a linear model on one example
+        r = lax.sub(lax.dot_general(x, w, (((0,), (0,)), ((), ()))), 1.0)
+        return lax.reduce_sum(lax.integer_pow(r, 2), (0,))
+
+    rng = np.random.RandomState(0)
+    w, xs = rng.rand(3, 2).astype(F32), rng.rand(5, 3).astype(F32)
+    per_example = vmap(grad(loss), in_axes=(None, 0))(w, xs)
+    expected = np.stack([np.asarray(grad(loss)(w, x)) for x in xs])
+    np.testing.assert_allclose(per_example, expected, rtol=1e-5)
+    names = _primitives(vmap(grad(loss), in_axes=(None, 0)), w, xs)
+    assert names.count("dot_general") == 2 and "broadcast_batch" not in names
+
+    def total(w):
+        return lax.reduce_sum(vmap(loss, in_axes=(None, 0))(w, xs), (0,))
+
+    np.testing.assert_allclose(grad(total)(w), expected.sum(0), rtol=1e-5)
+
+
+def test_vmap_and_jit_compose():
+    from modjax.autodiff import grad
+    from modjax.runtime import jit
+
+    def f(x, y):
+        return lax.dot_general(lax.add(x, y), lax.transpose(x, (1, 0)), (((1,), (0,)), ((), ())))
+
+    xs, y = np.random.RandomState(0).rand(4, 2, 3).astype(F32), np.ones((2, 3), F32)
+    expected = np.stack([np.asarray(f(x, y)) for x in xs])
+    np.testing.assert_allclose(jit(vmap(f, in_axes=(0, None)))(xs, y), expected, rtol=1e-6)
+    np.testing.assert_allclose(vmap(jit(f), in_axes=(0, None))(xs, y), expected, rtol=1e-6)
+    # per-example gradients, compiled as one program
+    loss = lambda x, y: lax.reduce_sum(lax.tanh(f(x, y)), (0, 1))  # noqa: E731
+    per_example = jit(vmap(grad(loss), in_axes=(0, None)))(xs, y)
+    expected = np.stack([np.asarray(grad(loss)(x, y)) for x in xs])
+    np.testing.assert_allclose(per_example, expected, rtol=1e-5, atol=1e-6)
