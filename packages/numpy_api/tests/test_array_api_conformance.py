@@ -175,10 +175,7 @@ JAX_SIGNATURE_DEVIATIONS = {
     ("expand_dims", "required"): "JAX requires axis (the standard defaults it to 0)",
 }
 # Calls JAX accepts and modjax does not yet.
-SIGNATURE_GAPS = {
-    ("asarray", "positional"): "asarray has no device= parameter yet",
-    ("asarray", "keyword"): "asarray has no device= parameter yet",
-}
+SIGNATURE_GAPS: dict[tuple[str, str], str] = {}
 
 
 @pytest.mark.parametrize("name", [_xfail_missing(n, n) for n in NAMES])

@@ -141,14 +141,26 @@ def _stack_nested(obj: Any, dtype: np.dtype) -> Any:
 
 
 def array(
-    object: Any, dtype: Any = None, copy: bool = True, order: str | None = "K", ndmin: int = 0
+    object: Any,
+    dtype: Any = None,
+    copy: bool = True,
+    order: str | None = "K",
+    ndmin: int = 0,
+    *,
+    device: Any = None,
 ):  # noqa: A002
     """Create an array from an array, scalar or nested sequence (jax.numpy.array).
 
     Python scalars give weakly typed arrays; lists of arrays are stacked; host
-    data is placed on the default device. A Python int out of the default
-    integer range raises OverflowError, as in JAX.
+    data is placed on the default device, or on ``device`` (a Device or Sharding)
+    when given. A Python int out of the default integer range raises
+    OverflowError, as in JAX.
     """
+    out = _array(object, dtype, copy, order, ndmin)
+    return out if device is None else device_put(out, device)
+
+
+def _array(object: Any, dtype: Any, copy: bool, order: str | None, ndmin: int):  # noqa: A002
     if order not in (None, "K", "A", "C"):
         raise NotImplementedError(f"jnp.array: order={order!r} is not supported")
     dt = None if dtype is None else canonical_dtype(dtype)
@@ -168,7 +180,7 @@ def array(
         if isinstance(out, np.ndarray):
             out = device_put(out)
     elif hasattr(object, "__jax_array__"):
-        return array(object.__jax_array__(), dtype, copy, order, ndmin)
+        return _array(object.__jax_array__(), dtype, copy, order, ndmin)
     else:
         out = device_put(_host_array(object, dt))
     ndim = aval(out).ndim
@@ -177,9 +189,19 @@ def array(
     return out
 
 
-def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None):
-    """Convert ``a`` to an array, without copying arrays that already fit (jax.numpy.asarray)."""
-    return array(a, dtype=dtype, copy=bool(copy), order=order)
+def asarray(
+    a: Any,
+    dtype: Any = None,
+    order: str | None = None,
+    *,
+    copy: bool | None = None,
+    device: Any = None,
+):
+    """Convert ``a`` to an array, without copying arrays that already fit (jax.numpy.asarray).
+
+    ``device`` (a Device or Sharding) places the result, as the Array API asks.
+    """
+    return array(a, dtype=dtype, copy=bool(copy), order=order, device=device)
 
 
 def _shape(shape: Any, name: str) -> tuple[int, ...]:
