@@ -23,12 +23,9 @@ two primitives defined here (with the same lowering) stand in for them.
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import json
-import os
-import subprocess
-import sys
 import timeit
+
+from jax_side import jax_python, measure_jax
 
 NUMBER = 20000
 REPEAT = 7
@@ -107,31 +104,6 @@ def measure_modjax(number: int, repeat: int) -> dict[str, float]:
     }
 
 
-def jax_python(explicit: str | None) -> str | None:
-    """Return an interpreter that can import jax, or None."""
-    if explicit:
-        return explicit
-    if importlib.util.find_spec("jax") is not None:
-        return sys.executable
-    return os.environ.get("MODJAX_BENCH_JAX_PYTHON") or None
-
-
-def measure_jax(python: str, number: int, repeat: int) -> dict | None:
-    """Run the JAX side in a child process; return its times, or None if it failed."""
-    try:
-        out = subprocess.run(
-            [python, "-c", JAX_CODE, str(number), str(repeat)],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=True,
-        )
-        return json.loads(out.stdout.strip().splitlines()[-1])
-    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as err:
-        print(f"(JAX run failed: {err})", file=sys.stderr)
-        return None
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -147,7 +119,7 @@ def main() -> None:
         for k, v in measure_modjax(args.number, REPEAT).items():
             ours[k] = min(v, ours.get(k, v))
         if python is not None:
-            result = measure_jax(python, args.number, REPEAT)
+            result = measure_jax(python, JAX_CODE, args.number, REPEAT, timeout=600)
             if result is None:
                 python = None
                 continue

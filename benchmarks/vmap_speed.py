@@ -19,12 +19,9 @@ a third of JAX's time, the step no slower than JAX's. Prints figures only.
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import json
-import os
-import subprocess
-import sys
 import timeit
+
+from jax_side import jax_python, measure_jax
 
 STEPS = 1000  # two equations per step
 BATCH = 16
@@ -121,31 +118,6 @@ def measure_modjax(repeat: int, number: int) -> dict[str, float]:
     return out
 
 
-def jax_python(explicit: str | None) -> str | None:
-    """Return an interpreter that can import jax, or None."""
-    if explicit:
-        return explicit
-    if importlib.util.find_spec("jax") is not None:
-        return sys.executable
-    return os.environ.get("MODJAX_BENCH_JAX_PYTHON") or None
-
-
-def measure_jax(python: str, repeat: int, number: int) -> dict | None:
-    """Run the JAX side in a child process; return its times, or None if it failed."""
-    try:
-        out = subprocess.run(
-            [python, "-c", JAX_CODE, str(STEPS), str(BATCH), str(repeat), str(number)],
-            capture_output=True,
-            text=True,
-            timeout=1200,
-            check=True,
-        )
-        return json.loads(out.stdout.strip().splitlines()[-1])
-    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as err:
-        print(f"(JAX run failed: {err})", file=sys.stderr)
-        return None
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=2)
@@ -160,7 +132,7 @@ def main() -> None:
         for k, v in measure_modjax(REPEAT, STEP_NUMBER).items():
             ours[k] = min(v, ours.get(k, v))
         if python is not None:
-            result = measure_jax(python, REPEAT, STEP_NUMBER)
+            result = measure_jax(python, JAX_CODE, STEPS, BATCH, REPEAT, STEP_NUMBER)
             if result is None:
                 python = None
                 continue

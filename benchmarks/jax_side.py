@@ -1,0 +1,40 @@
+"""Run the JAX half of a side-by-side benchmark in a child interpreter.
+
+JAX is never a dependency of modjax: a benchmark measures modjax in its own
+process and, when some interpreter can import jax, runs a snippet of JAX code in
+that interpreter and reads its times back as the last line of JSON it prints.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+
+def jax_python(explicit: str | None) -> str | None:
+    """Return an interpreter that can import jax (``--jax-python``, this one, or
+    ``MODJAX_BENCH_JAX_PYTHON``), or None."""
+    if explicit:
+        return explicit
+    if importlib.util.find_spec("jax") is not None:
+        return sys.executable
+    return os.environ.get("MODJAX_BENCH_JAX_PYTHON") or None
+
+
+def measure_jax(python: str, code: str, *args, timeout: int = 1200) -> dict | None:
+    """Run ``code`` with ``args`` in ``python``; return the JSON it prints last, or None."""
+    try:
+        out = subprocess.run(
+            [python, "-c", code, *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
+        )
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as err:
+        print(f"(JAX run failed: {err})", file=sys.stderr)
+        return None
