@@ -14,6 +14,7 @@ refuse the dtypes JAX refuses with the same exception types.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
@@ -22,6 +23,7 @@ from modjax import lax
 from modjax.autodiff import custom_jvp
 from modjax.lax._common import kind, python_scalar_as
 from modjax.lax.elementwise import _convert_element_type
+from modjax.runtime import Array, jit
 from modjax.tracecore import dtypes
 
 from ._util import (
@@ -206,6 +208,26 @@ def _full_like(x, value, dtype=None):
 # --- factories ------------------------------------------------------------------------------
 
 
+def _compiled(fn):
+    """Give ``fn`` jit's C++ fast path for calls on device Arrays, as JAX's jnp functions.
+
+    Eagerly, a call on Arrays is then one cache lookup and one executable instead of
+    promotion and dispatch in Python per call. Any other argument (a tracer, a Python
+    scalar, a numpy array) takes the plain function, so jaxprs stay as before: a
+    Python scalar stays a literal of the array's dtype.
+    """
+    compiled = jit(fn)
+
+    @functools.wraps(fn)
+    def dispatch(*args):
+        for arg in args:
+            if type(arg) is not Array:
+                return fn(*args)
+        return compiled(*args)
+
+    return dispatch
+
+
 def _unary_inexact(lax_fn, name: str, what: str):
     """A unary function that computes in floating point (ints and bools become float)."""
 
@@ -217,7 +239,7 @@ def _unary_inexact(lax_fn, name: str, what: str):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{what} elementwise (jax.numpy.{name})."
-    return fn
+    return _compiled(fn)
 
 
 def _unary(lax_fn, name: str, what: str):
@@ -229,7 +251,7 @@ def _unary(lax_fn, name: str, what: str):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{what} elementwise (jax.numpy.{name})."
-    return fn
+    return _compiled(fn)
 
 
 def _binary(lax_fn, name: str, what: str):
@@ -242,7 +264,7 @@ def _binary(lax_fn, name: str, what: str):
     fn.__doc__ = (
         f"{what} elementwise, with JAX's type promotion and broadcasting (jax.numpy.{name})."
     )
-    return fn
+    return _compiled(fn)
 
 
 def _binary_inexact(lax_fn, name: str, what: str):
@@ -251,7 +273,7 @@ def _binary_inexact(lax_fn, name: str, what: str):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{what} elementwise, computing in floating point (jax.numpy.{name})."
-    return fn
+    return _compiled(fn)
 
 
 def _binary_int(lax_fn, name: str, what: str):
