@@ -21,6 +21,7 @@ import numpy as np
 from modjax import lax
 from modjax import numpy as jnp
 from modjax.autodiff import jvp, vjp
+from modjax.autodiff.api import check_input_dtype
 from modjax.batching import vmap
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import to_aval
@@ -104,28 +105,6 @@ def _check_output_jacfwd(holomorphic: bool, y) -> None:
         raise TypeError(
             "jacfwd with holomorphic=True requires outputs with complex dtype, but got "
             f"{_dtype_name(y)}."
-        )
-
-
-def _check_input_jacrev(holomorphic: bool, allow_int: bool, x) -> None:
-    dt = to_aval(x).dtype
-    if holomorphic:
-        if not dtypes.issubdtype(dt, np.complexfloating):
-            raise TypeError(
-                "jacrev with holomorphic=True requires inputs with complex dtype, but got "
-                f"{_dtype_name(x)}."
-            )
-    elif dtypes.issubdtype(dt, np.integer) or dtypes.issubdtype(dt, np.bool_):
-        if not allow_int:
-            raise TypeError(
-                "jacrev requires real- or complex-valued inputs (input dtype that is a "
-                f"sub-dtype of np.inexact), but got {_dtype_name(x)}. If you want to use "
-                "Boolean- or integer-valued inputs, use vjp or set allow_int to True."
-            )
-    elif not dtypes.issubdtype(dt, np.inexact):
-        raise TypeError(
-            "jacrev requires numerical-valued inputs (input dtype that is a sub-dtype of "
-            f"np.bool_ or np.number), but got {_dtype_name(x)}."
         )
 
 
@@ -263,7 +242,7 @@ def jacrev(
     def jacfun(*args, **kwargs):
         f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs, "jacrev")
         for leaf in tree_leaves(dyn_args):
-            _check_input_jacrev(holomorphic, allow_int, leaf)
+            check_input_dtype("jacrev", holomorphic, allow_int, leaf)
         y, pullback, *aux = vjp(f_partial, *dyn_args, has_aux=has_aux)
         for leaf in tree_leaves(y):
             _check_output_jacrev(holomorphic, leaf)

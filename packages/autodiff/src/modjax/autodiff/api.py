@@ -277,24 +277,29 @@ class _Pullback:
 # --- grad -------------------------------------------------------------------------------
 
 
-def _check_input_dtype_grad(holomorphic: bool, allow_int: bool, x) -> None:
+def check_input_dtype(transform: str, holomorphic: bool, allow_int: bool, x) -> None:
+    """Raise JAX's TypeError when ``x`` cannot be differentiated by ``transform``.
+
+    ``transform`` names the caller in the message (``"grad"``, ``"jacrev"``):
+    holomorphic needs complex inputs; integer and boolean inputs need ``allow_int``.
+    """
     dt = to_aval(x).dtype
     name = _dtype_name(dt)
     if holomorphic and not dtypes.issubdtype(dt, np.complexfloating):
         raise TypeError(
-            f"grad with holomorphic=True requires inputs with complex dtype, but got {name}."
+            f"{transform} with holomorphic=True requires inputs with complex dtype, but got {name}."
         )
     if dtypes.issubdtype(dt, np.integer) or dtypes.issubdtype(dt, np.bool_):
         if not allow_int:
             raise TypeError(
-                "grad requires real- or complex-valued inputs (input dtype that is a "
+                f"{transform} requires real- or complex-valued inputs (input dtype that is a "
                 f"sub-dtype of np.inexact), but got {name}. If you want to use Boolean- or "
                 "integer-valued inputs, use vjp or set allow_int to True."
             )
     elif not dtypes.issubdtype(dt, np.inexact):
         raise TypeError(
-            "grad requires numerical-valued inputs (input dtype that is a sub-dtype of "
-            f"np.bool_ or np.number), but got {name}."
+            f"{transform} requires numerical-valued inputs (input dtype that is a sub-dtype "
+            f"of np.bool_ or np.number), but got {name}."
         )
 
 
@@ -381,7 +386,7 @@ def value_and_grad(
             return fun(*full, **kwargs)
 
         for leaf in tree_flatten(dyn_args)[0]:
-            _check_input_dtype_grad(holomorphic, allow_int, leaf)
+            check_input_dtype("grad", holomorphic, allow_int, leaf)
         if has_aux:
             ans, vjp_fun, aux = vjp(f_partial, *dyn_args, has_aux=True)
         else:
