@@ -72,9 +72,8 @@ def _single_precision(x):
 
 
 def _stack(samples, axis, size):
-    if size == 0:
-        return np.zeros((0, *samples[0].shape), samples[0].dtype).swapaxes(0, axis)
-    return np.moveaxis(np.stack(samples[:size]), 0, axis)
+    stacked = np.stack(samples)[:size]
+    return np.moveaxis(stacked, 0, axis)
 
 
 @st.composite
