@@ -1,17 +1,19 @@
-"""vmap and gradients of every public ``modjax.numpy`` function, checked against loops and
-finite differences.
+"""vmap and gradients of every public ``modjax.numpy`` function, checked against loops
+and finite differences.
 
-The specs come from the ``jnp_sweep_specs_*`` modules. For each: ``vmap(f, in_axes)`` over
-generated batch positions (negative ones, and ``None`` for some operands) and batch sizes
-3, 1 and 0 equals stacking ``f`` over the slices; and ``check_grads(f, args, order,
-modes=("fwd", "rev"))`` in float64 holds at generated points. Operand shapes are fixed per
-spec and seeds are drawn, so that compiled programs are shared between examples.
+The specs come from the ``jnp_sweep_specs_*`` modules (every one found is imported). For
+each: ``vmap(f, in_axes)`` over generated batch positions (negative ones, and ``None`` for
+some operands) and batch sizes 3, 1 and 0 equals stacking ``f`` over the slices; and
+``check_grads(f, args, order, modes=("fwd", "rev"))`` in float64 holds at generated points.
+Operand shapes are fixed per spec and seeds are drawn, so that compiled programs are shared
+between examples.
 """
 
 from __future__ import annotations
 
-import jnp_sweep_specs_elementwise  # noqa: F401  (adds its specs)
-import jnp_sweep_specs_structural  # noqa: F401  (adds its specs)
+import importlib
+import pathlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -24,6 +26,10 @@ from modjax.batching import vmap
 from modjax.numpy import _operators
 from modjax.tracecore import core, tree_util
 from modjax.tracecore.config import enable_x64
+
+# Each family module adds its specs to SPECS when imported.
+for _path in sorted(pathlib.Path(__file__).parent.glob("jnp_sweep_specs_*.py")):
+    importlib.import_module(_path.stem)
 
 SPEC_IDS = [spec.name for spec in SPECS]
 GRAD_SPECS = [spec for spec in SPECS if spec.diff]
