@@ -18,6 +18,7 @@ from modjax.tracecore.core import Primitive, Trace, Tracer, set_current_trace, t
 from modjax.tracecore.dce import default_params_updater
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
 from modjax.tracecore.source_info import SourceInfo
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.wrapped_fun import wrap_init
@@ -160,6 +161,10 @@ def jvp_flat(fun: Callable, primals: Sequence, tangents: Sequence, *, has_aux: b
     return primals_out, tangents_out
 
 
+# JVPs of programs, by (nonzero tangents, instantiate); see tracecore's jaxpr_cache.
+_jvp_jaxprs = JaxprCache("jvp")
+
+
 def jvp_jaxpr(
     closed: ClosedJaxpr, nonzeros: Sequence[bool], instantiate: bool | Sequence[bool] = False
 ) -> tuple[ClosedJaxpr, list[bool]]:
@@ -168,11 +173,22 @@ def jvp_jaxpr(
     The new jaxpr takes ``(*primals, *nonzero_tangents)`` (tangents only of inputs where
     ``nonzeros`` is True) and returns ``(*primal_outs, *nonzero_tangent_outs)``;
     ``instantiate`` forces output tangents to be materialized (jax's ``ad.jvp_jaxpr``).
+    The result is derived once per ``closed`` object and flags (cached weakly).
     """
-    nonzeros = list(nonzeros)
-    n_in, n_out = len(closed.in_avals), len(closed.out_avals)
-    if isinstance(instantiate, bool):
-        instantiate = [instantiate] * n_out
+    nonzeros = tuple(nonzeros)
+    n_out = len(closed.out_avals)
+    instantiate = (instantiate,) * n_out if isinstance(instantiate, bool) else tuple(instantiate)
+    jvp_closed, out_nonzeros = _jvp_jaxprs.get(
+        closed,
+        (nonzeros, instantiate),
+        lambda: _jvp_jaxpr(closed, nonzeros, instantiate),
+        lambda value: not has_tracers(value[0].consts),
+    )
+    return jvp_closed, list(out_nonzeros)
+
+
+def _jvp_jaxpr(closed: ClosedJaxpr, nonzeros: tuple, instantiate: tuple):
+    n_in = len(closed.in_avals)
     in_avals = list(closed.in_avals) + [
         tangent_aval(a) for a, nz in zip(closed.in_avals, nonzeros, strict=True) if nz
     ]
@@ -194,7 +210,22 @@ def jvp_jaxpr(
         return outs_p + [t for t in outs_t if type(t) is not Zero]
 
     jaxpr, consts = trace_to_jaxpr(wrap_init(fun, closed.jaxpr.debug_info), in_avals)
-    return ClosedJaxpr(jaxpr, consts), out_nonzeros
+    return ClosedJaxpr(jaxpr, consts), tuple(out_nonzeros)
+
+
+def _call_jvp_jaxpr(closed: ClosedJaxpr, nonzeros: tuple):
+    """Return the JVP of a call's program with its consts as leading operands (cached)."""
+
+    def compute():
+        jvp_closed, out_nonzeros = jvp_jaxpr(closed, nonzeros)
+        consts = jvp_closed.consts
+        if consts:  # closed-over values become leading operands, seen by the outer traces
+            jvp_closed = ClosedJaxpr(convert_constvars_jaxpr(jvp_closed.jaxpr), ())
+        return jvp_closed, tuple(consts), tuple(out_nonzeros)
+
+    return _jvp_jaxprs.get(
+        closed, ("call", nonzeros), compute, lambda value: not has_tracers(value[1])
+    )
 
 
 def jvp_call_rule(primitive: Primitive, primals, tangents, *, update_params=None, **params):
@@ -206,14 +237,12 @@ def jvp_call_rule(primitive: Primitive, primals, tangents, *, update_params=None
     operands; register it with ``register_call_rules``. Only nonzero tangents become
     operands. ``update_params(params, in_map, out_map, new_jaxpr)`` fixes params that
     describe operands or results (tracecore's ``ParamsUpdater``; tangent operands and
-    results are new, ``None`` in the maps).
+    results are new, ``None`` in the maps). The JVP of a program is derived once per
+    program and set of nonzero tangents.
     """
     closed: ClosedJaxpr = params["jaxpr"]
-    nonzeros = [type(t) is not Zero for t in tangents]
-    jvp_closed, out_nonzeros = jvp_jaxpr(closed, nonzeros)
-    consts = jvp_closed.consts
-    if consts:  # closed-over values become leading operands, seen by the outer traces
-        jvp_closed = ClosedJaxpr(convert_constvars_jaxpr(jvp_closed.jaxpr), ())
+    nonzeros = tuple(type(t) is not Zero for t in tangents)
+    jvp_closed, consts, out_nonzeros = _call_jvp_jaxpr(closed, nonzeros)
     nz_tangents = [t for t in tangents if type(t) is not Zero]
     n_out = len(closed.out_avals)
     in_map = [None] * len(consts) + list(range(len(primals))) + [None] * len(nz_tangents)

@@ -20,6 +20,7 @@ from modjax.tracecore.call import call_p
 from modjax.tracecore.core import Primitive
 from modjax.tracecore.dce import default_params_updater
 from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
+from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.wrapped_fun import wrap_init
 
@@ -122,6 +123,10 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cota
     return [ct_env.get(v, Zero(v.aval)) if v in linear else None for v in jaxpr.invars]
 
 
+# Transposes of programs, by (linear inputs, zero output cotangents); see jaxpr_cache.
+_transposed_jaxprs = JaxprCache("transpose")
+
+
 def transpose_jaxpr(
     closed: ClosedJaxpr, linear: Sequence[bool], out_zeros: Sequence[bool]
 ) -> tuple[ClosedJaxpr, list[bool]]:
@@ -131,9 +136,20 @@ def transpose_jaxpr(
 
     The new jaxpr takes ``(*nonlinear_inputs, *nonzero_output_cotangents)`` (cotangents
     of the outputs where ``out_zeros`` is False) and returns the cotangents of the
-    linear inputs, except those that are symbolically zero (the returned mask).
+    linear inputs, except those that are symbolically zero (the returned mask). The
+    result is derived once per ``closed`` object and flags (cached weakly).
     """
-    linear, out_zeros = list(linear), list(out_zeros)
+    linear, out_zeros = tuple(linear), tuple(out_zeros)
+    t_closed, in_zeros = _transposed_jaxprs.get(
+        closed,
+        (linear, out_zeros),
+        lambda: _transpose_jaxpr(closed, linear, out_zeros),
+        lambda value: not has_tracers(value[0].consts),
+    )
+    return t_closed, list(in_zeros)
+
+
+def _transpose_jaxpr(closed: ClosedJaxpr, linear: tuple, out_zeros: tuple):
     in_avals = [a for a, lin in zip(closed.in_avals, linear, strict=True) if not lin] + [
         tangent_aval(a) for a, z in zip(closed.out_avals, out_zeros, strict=True) if not z
     ]
@@ -153,7 +169,22 @@ def transpose_jaxpr(
         return [ct for ct in lin_cts if type(ct) is not Zero]
 
     jaxpr, consts = trace_to_jaxpr(wrap_init(fun, None), in_avals)
-    return ClosedJaxpr(jaxpr, consts), in_zeros
+    return ClosedJaxpr(jaxpr, consts), tuple(in_zeros)
+
+
+def _call_transpose_jaxpr(closed: ClosedJaxpr, linear: tuple, out_zeros: tuple):
+    """Return the transpose of a call's program with its consts as leading operands (cached)."""
+
+    def compute():
+        t_closed, in_zeros = transpose_jaxpr(closed, linear, out_zeros)
+        consts = t_closed.consts
+        if consts:
+            t_closed = ClosedJaxpr(convert_constvars_jaxpr(t_closed.jaxpr), ())
+        return t_closed, tuple(consts), tuple(in_zeros)
+
+    return _transposed_jaxprs.get(
+        closed, ("call", linear, out_zeros), compute, lambda value: not has_tracers(value[1])
+    )
 
 
 def transpose_call_rule(primitive: Primitive, cts, *args, update_params=None, **params):
@@ -164,15 +195,14 @@ def transpose_call_rule(primitive: Primitive, cts, *args, update_params=None, **
     The new call takes the non-linear operands and the nonzero cotangents and returns
     the nonzero cotangents of the linear operands. Non-linear equations of the inner
     program (recomputation) run inside the new call. ``update_params`` is tracecore's
-    ``ParamsUpdater`` (all results and the cotangent operands are new: ``None``).
+    ``ParamsUpdater`` (all results and the cotangent operands are new: ``None``). The
+    transpose of a program is derived once per program, linear operands and zero
+    cotangents.
     """
     closed: ClosedJaxpr = params["jaxpr"]
-    linear = [is_undefined_primal(a) for a in args]
-    out_zeros = [type(ct) is Zero for ct in cts]
-    t_closed, in_zeros = transpose_jaxpr(closed, linear, out_zeros)
-    consts = t_closed.consts
-    if consts:
-        t_closed = ClosedJaxpr(convert_constvars_jaxpr(t_closed.jaxpr), ())
+    linear = tuple(is_undefined_primal(a) for a in args)
+    out_zeros = tuple(type(ct) is Zero for ct in cts)
+    t_closed, consts, in_zeros = _call_transpose_jaxpr(closed, linear, out_zeros)
     nonlinear = [(i, a) for i, (a, lin) in enumerate(zip(args, linear, strict=True)) if not lin]
     nz_cts = [ct for ct in cts if type(ct) is not Zero]
     results: list[Any] = [None] * len(args)

@@ -1,14 +1,13 @@
 """Batching programs held by higher-order primitives: ``batch_jaxpr`` and the call rule.
 
 ``batch_jaxpr`` traces a ClosedJaxpr through a BatchTrace into a new ClosedJaxpr
-that takes and returns batched values. It is memoized on the identity of the
-jaxpr, the batch dims and the axis, so a call-like primitive applied many times
+that takes and returns batched values. It is memoized on the jaxpr object
+(weakly), the batch dims and the axis, so a call-like primitive applied many times
 to the same program under vmap (jit's primitive in a loop, say) is batched once.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -18,6 +17,7 @@ from modjax.tracecore.call import call_p
 from modjax.tracecore.core import Primitive, to_aval
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, subjaxprs
+from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.wrapped_fun import wrap_init
 
@@ -33,35 +33,10 @@ __all__ = [
 ]
 
 
-class _IdentityCache:
-    """A bounded LRU cache keyed on an object's identity plus a hashable key.
-
-    Jaxprs have no weak references, so an entry keeps its object alive (which
-    also keeps its ``id`` from being reused) until it is evicted.
-    """
-
-    def __init__(self, maxsize: int = 1024):
-        self.maxsize = maxsize
-        self.entries: OrderedDict = OrderedDict()
-
-    def get(self, obj, key, compute: Callable[[], Any]):
-        full_key = (id(obj), key)
-        hit = self.entries.get(full_key)
-        if hit is not None and hit[0] is obj:
-            self.entries.move_to_end(full_key)
-            return hit[1]
-        value = compute()
-        self.entries[full_key] = (obj, value)
-        if len(self.entries) > self.maxsize:
-            self.entries.popitem(last=False)
-        return value
-
-    def clear(self) -> None:
-        self.entries.clear()
-
-
-_batched_jaxprs = _IdentityCache()
-_axis_use = _IdentityCache()
+# Batched programs, by (axis, in dims, out dims); whether a program uses named-axis
+# primitives. Keyed weakly on the jaxpr: see tracecore's jaxpr_cache.
+_batched_jaxprs = JaxprCache("batch")
+_axis_use = JaxprCache("axis_use")
 
 
 def clear_caches() -> None:
@@ -136,7 +111,10 @@ def batch_jaxpr_axis(
     out_inst = _normalize_out_dims(out_dims_instantiate, len(closed_jaxpr.out_avals))
     key = (axis_data, dims, out_inst)
     return _batched_jaxprs.get(
-        closed_jaxpr, key, lambda: _trace_batched(closed_jaxpr, axis_data, dims, out_inst)
+        closed_jaxpr,
+        key,
+        lambda: _trace_batched(closed_jaxpr, axis_data, dims, out_inst),
+        lambda value: not has_tracers(value[0].consts),
     )
 
 
@@ -202,7 +180,9 @@ def _batched_call_jaxpr(closed: ClosedJaxpr, axis_data: AxisData, dims: tuple):
             batched = ClosedJaxpr(convert_constvars_jaxpr(batched.jaxpr), ())
         return batched, consts, out_dims
 
-    return _batched_jaxprs.get(closed, ("call", axis_data, dims), compute)
+    return _batched_jaxprs.get(
+        closed, ("call", axis_data, dims), compute, lambda value: not has_tracers(value[1])
+    )
 
 
 def call_batching_rule(

@@ -40,6 +40,7 @@ from modjax.tracecore.call import check_call_operands, register_call_rules
 from modjax.tracecore.config import enable_x64
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.jaxpr_cache import clear_jaxpr_caches
 from modjax.tracecore.tracing import arg_aval, convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.tree_util import tree_flatten, tree_map, tree_unflatten
 from modjax.tracecore.wrapped_fun import debug_info, flatten_fun, wrap_init
@@ -305,13 +306,15 @@ def clear_caches() -> None:
     """Drop every jitted function's traces and executables, and the eager op caches.
 
     Counterpart of ``jax.clear_caches``. The compile cache in memory is cleared
-    too; the persistent cache on disk is kept.
+    too, and so are the programs derived from jaxprs (JVPs, partial-evaluation
+    splits, transposes, batched programs); the persistent cache on disk is kept.
     """
     from . import compile_cache, dispatch
 
     for fn in list(_all_functions):
         fn.clear_cache()
     _impl_cache.clear()
+    clear_jaxpr_caches()
     dispatch.clear_cache()
     compile_cache.clear_caches()
 

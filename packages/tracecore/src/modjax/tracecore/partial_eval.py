@@ -15,6 +15,7 @@ sweep sorts each equation to a side, then both sides go through DCE.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from .core import Primitive
 from .dce import (
@@ -27,6 +28,7 @@ from .dce import (
     has_effects,
 )
 from .jaxpr import Atom, ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Var
+from .jaxpr_cache import JaxprCache
 
 __all__ = [
     "Saveable",
@@ -223,6 +225,88 @@ def _residual_debug_info(debug_info, unknowns, num_res: int):
     )
 
 
+class _CallSplit(NamedTuple):
+    """The jaxpr-level half of splitting a call, independent of the equation's atoms.
+
+    ``residuals[k]`` says where the caller finds the unknown call's residual operand
+    ``k``: ``("operand", i)`` is known operand ``i`` of the call, ``("result", i)`` its
+    result ``i``, ``("new", None)`` a new result of the known call.
+    """
+
+    known: ClosedJaxpr
+    staged: ClosedJaxpr
+    out_unknowns: tuple[bool, ...]
+    residuals: tuple[tuple[str, int | None], ...]
+    staged_out_idx: tuple[int, ...]
+
+
+# Splits of call programs, by (unknowns, which results the caller drops); only without a
+# ``saveable`` policy, whose predicates are made afresh per equation.
+_call_splits = JaxprCache("partial_eval_call")
+
+
+def _split_call_jaxpr(closed: ClosedJaxpr, unknowns: tuple, saveable, dropped: tuple) -> _CallSplit:
+    """Partially evaluate a call's program; see ``partial_eval_call_rule``.
+
+    ``dropped[i]`` says whether the caller drops result ``i`` (a DropVar), in which
+    case the unknown call cannot read that result as a residual.
+    """
+    n_out = len(dropped)
+
+    def choose(prop_unknowns):
+        return [not u for u in prop_unknowns], [True] * n_out
+
+    known_cj, staged_cj, out_unks, _, _, num_res = _partial_eval(closed, unknowns, choose, saveable)
+    kj, sj = known_cj.jaxpr, staged_cj.jaxpr
+    known_out_idx = [i for i, u in enumerate(out_unks) if not u]
+    n_known = len(known_out_idx)
+
+    # Where the caller finds each inner residual: a known operand, a known result of
+    # the known call, or a new result of the known call.
+    operand_of = {v: ("operand", k) for k, v in enumerate(kj.invars)}
+    result_of: dict[Var, tuple[str, int]] = {}
+    for k, atom in enumerate(kj.outvars[:n_known]):
+        i = known_out_idx[k]
+        if isinstance(atom, Var) and not dropped[i]:
+            result_of.setdefault(atom, ("result", i))
+    inner_res = kj.outvars[n_known:]
+    kinds = [operand_of.get(r) or result_of.get(r) or ("new", None) for r in inner_res]
+
+    # A known result that the unknown call would only pass through from a residual
+    # which is itself a result of the known call: let the caller read it from there,
+    # and drop the residuals nothing reads any more.
+    res_index = {v: k for k, v in enumerate(sj.invars[:num_res])}
+    staged_out_idx = [
+        i
+        for i, atom in enumerate(sj.outvars)
+        if out_unks[i]
+        or not (
+            isinstance(atom, Var) and atom in res_index and kinds[res_index[atom]][0] == "result"
+        )
+    ]
+    staged_outvars = [sj.outvars[i] for i in staged_out_idx]
+    read = {a for eqn in sj.eqns for a in eqn.invars if isinstance(a, Var)}
+    read.update(a for a in staged_outvars if isinstance(a, Var))
+    keep = [v in read for v in sj.invars[:num_res]]
+    residuals = [kind for kind, kept in zip(kinds, keep, strict=True) if kept]
+    kept_inner_res = [
+        r for r, kind, kept in zip(inner_res, kinds, keep, strict=True) if kept and kind[0] == "new"
+    ]
+    if len(kept_inner_res) != num_res:
+        kj = kj.replace(outvars=kj.outvars[:n_known] + kept_inner_res)
+        known_cj = ClosedJaxpr(kj, known_cj.consts)
+    if len(staged_out_idx) != n_out or not all(keep):
+        n_unknown_in = len(sj.invars) - num_res
+        sj = sj.replace(
+            invars=[v for v, kept in zip(sj.invars[:num_res], keep, strict=True) if kept]
+            + sj.invars[num_res:],
+            outvars=staged_outvars,
+            debug_info=filter_debug_info(sj.debug_info, keep + [True] * n_unknown_in),
+        )
+        staged_cj = ClosedJaxpr(sj, staged_cj.consts)
+    return _CallSplit(known_cj, staged_cj, tuple(out_unks), tuple(residuals), tuple(staged_out_idx))
+
+
 def partial_eval_call_rule(
     eqn: JaxprEqn,
     unknowns: list[bool],
@@ -241,61 +325,41 @@ def partial_eval_call_rule(
     recomputes (under a ``saveable`` policy), so the caller needs no residual for
     them; the caller's DCE drops what it does not use. ``update_params`` fixes params
     that describe operands or results (see ``ParamsUpdater``).
+
+    Without a ``saveable`` policy the split of the inner program is derived once per
+    program, unknowns and dropped results (``_call_splits``), so splitting the same
+    call again gives the same known and unknown programs.
     """
     update = update_params or default_params_updater
     closed = eqn.params["jaxpr"]
     if isinstance(closed, Jaxpr):
         closed = ClosedJaxpr(closed, ())
-    n_out = len(eqn.outvars)
-
-    def choose(prop_unknowns):
-        return [not u for u in prop_unknowns], [True] * n_out
-
-    known_cj, staged_cj, out_unks, _, _, num_res = _partial_eval(closed, unknowns, choose, saveable)
-    kj, sj = known_cj.jaxpr, staged_cj.jaxpr
+    unknowns_t = tuple(unknowns)
+    dropped = tuple(isinstance(v, DropVar) for v in eqn.outvars)
+    if saveable is None:
+        split = _call_splits.get(
+            closed,
+            (unknowns_t, dropped),
+            lambda: _split_call_jaxpr(closed, unknowns_t, None, dropped),
+        )
+    else:
+        split = _split_call_jaxpr(closed, unknowns_t, saveable, dropped)
+    known_cj, staged_cj, out_unks = split.known, split.staged, split.out_unknowns
     known_out_idx = [i for i, u in enumerate(out_unks) if not u]
     known_in_idx = [i for i, u in enumerate(unknowns) if not u]
     unknown_in_idx = [i for i, u in enumerate(unknowns) if u]
-    n_known = len(known_out_idx)
 
-    # Where the caller finds each inner residual: a known operand, a known result of
-    # the known call, or a new result of the known call.
-    operand_of = {v: eqn.invars[known_in_idx[k]] for k, v in enumerate(kj.invars)}
-    result_of: dict[Var, Var] = {}
-    for k, atom in enumerate(kj.outvars[:n_known]):
-        outer = eqn.outvars[known_out_idx[k]]
-        if isinstance(atom, Var) and not isinstance(outer, DropVar):
-            result_of.setdefault(atom, outer)
     res_atoms: list[Atom] = []
     new_res_vars: list[Var] = []
-    kept_inner_res: list[Var] = []
-    for r in kj.outvars[n_known:]:
-        if r in operand_of:
-            res_atoms.append(operand_of[r])
-        elif r in result_of:
-            res_atoms.append(result_of[r])
+    for kind, index in split.residuals:
+        if kind == "operand":
+            res_atoms.append(eqn.invars[known_in_idx[index]])
+        elif kind == "result":
+            res_atoms.append(eqn.outvars[index])
         else:
-            var = Var(r.aval)
+            var = Var(known_cj.jaxpr.outvars[len(known_out_idx) + len(new_res_vars)].aval)
             new_res_vars.append(var)
-            kept_inner_res.append(r)
             res_atoms.append(var)
-    if len(kept_inner_res) != num_res:
-        kj = kj.replace(outvars=kj.outvars[:n_known] + kept_inner_res)
-        known_cj = ClosedJaxpr(kj, known_cj.consts)
-
-    # A known result that the unknown call would only pass through from a residual
-    # which is itself a result of the known call: let the caller read it from there.
-    caller_results = set(eqn.outvars)
-    staged_out_idx = []
-    for i, atom in enumerate(sj.outvars):
-        if not out_unks[i] and isinstance(atom, Var) and atom in sj.invars[:num_res]:
-            source = res_atoms[sj.invars.index(atom)]
-            if isinstance(source, Var) and source in caller_results:
-                continue
-        staged_out_idx.append(i)
-    if len(staged_out_idx) != n_out:
-        sj = sj.replace(outvars=[sj.outvars[i] for i in staged_out_idx])
-        staged_cj = ClosedJaxpr(sj, staged_cj.consts)
 
     known_eqn = None
     known_outvars = [eqn.outvars[i] for i in known_out_idx] + new_res_vars
@@ -309,11 +373,12 @@ def partial_eval_call_rule(
         )
 
     staged_eqn = None
+    staged_out_idx = split.staged_out_idx
     if staged_out_idx or has_effects(staged_cj):
-        in_map = [None] * num_res + unknown_in_idx
+        in_map = [None] * len(res_atoms) + unknown_in_idx
         staged_eqn = eqn.replace(
             invars=res_atoms + [eqn.invars[i] for i in unknown_in_idx],
             outvars=[eqn.outvars[i] for i in staged_out_idx],
             params=update(eqn.params, in_map, list(staged_out_idx), staged_cj),
         )
-    return known_eqn, staged_eqn, out_unks
+    return known_eqn, staged_eqn, list(out_unks)
