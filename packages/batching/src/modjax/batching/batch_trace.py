@@ -28,7 +28,14 @@ from typing import Any, NamedTuple
 
 from modjax.tracecore import source_info
 from modjax.tracecore.abstract import ShapedArray
-from modjax.tracecore.core import Primitive, Trace, Tracer, set_current_trace, to_aval
+from modjax.tracecore.core import (
+    Primitive,
+    Trace,
+    Tracer,
+    set_current_trace,
+    to_aval,
+    trace_state,
+)
 
 __all__ = [
     "not_mapped",
@@ -131,19 +138,24 @@ def extend_axis_env(axis_data: AxisData):
 class BatchTracer(Tracer):
     """A batched value: ``val`` holds all elements, stacked along axis ``batch_dim``."""
 
-    __slots__ = ("val", "batch_dim")
+    __slots__ = ("val", "batch_dim", "_aval")
 
     def __init__(self, trace: BatchTrace, val, batch_dim: int):
         self._trace = trace
         self.val = val
         self.batch_dim = batch_dim
+        self._aval = None
 
     @property
     def aval(self) -> ShapedArray:
         """Return the aval of one element: the batched value's, without the batch axis."""
-        aval = to_aval(self.val)
-        shape, d = aval.shape, self.batch_dim
-        return ShapedArray(shape[:d] + shape[d + 1 :], aval.dtype, aval.weak_type)
+        aval = self._aval
+        if aval is None:  # computed once: array functions ask each operand for it
+            batched = to_aval(self.val)
+            shape, d = batched.shape, self.batch_dim
+            aval = ShapedArray(shape[:d] + shape[d + 1 :], batched.dtype, batched.weak_type)
+            self._aval = aval
+        return aval
 
     def _origin(self) -> str:
         name = self._trace.axis_data.name
@@ -178,7 +190,10 @@ class BatchTrace(Trace):
                 vals.append(x)
                 dims.append(None)
         axis_rule = axis_primitive_batchers.get(primitive)
-        with set_current_trace(self.parent):
+        # set_current_trace(self.parent), spelled out: this runs for every batched bind.
+        state = trace_state
+        saved, state.trace = state.trace, self.parent
+        try:
             if axis_rule is not None:
                 out, out_dim = axis_rule(self.axis_data, vals, dims, **params)
             elif not batched:
@@ -190,6 +205,8 @@ class BatchTrace(Trace):
                         f"Batching rule for '{primitive.name}' not implemented"
                     )
                 out, out_dim = rule(vals, dims, **params)
+        finally:
+            state.trace = saved
         if primitive.multiple_results:
             return [
                 x if d is None else BatchTracer(self, x, d)

@@ -75,8 +75,10 @@ def kind(dtype: Any) -> str:
 
 def check_dtype(name: str, aval: ShapedArray, accepted: Sequence[Category], position=None):
     """Raise TypeError unless ``aval``'s dtype is in one of the ``accepted`` categories."""
-    if kind(aval.dtype) in "".join(c.kinds for c in accepted):
-        return
+    k = kind(aval.dtype)
+    for category in accepted:  # a plain loop: this runs for every operand of every equation
+        if k in category.kinds:
+            return
     at = "" if position is None else f" at position {position}"
     names = ", ".join(c.name for c in accepted)
     raise TypeError(

@@ -560,7 +560,10 @@ def _binary_abstract_eval(name, accepted, out_bool, x, y):
     shape = broadcast_shapes(name, (x.shape, y.shape))
     if out_bool:
         return ShapedArray(shape, np.dtype(np.bool_))
-    return ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)
+    weak_type = x.weak_type and y.weak_type
+    if shape == x.shape and weak_type == x.weak_type:
+        return x  # avals are immutable: share the operand's (one fewer per equation)
+    return ShapedArray(shape, x.dtype, weak_type)
 
 
 def _hlo_binary(op):

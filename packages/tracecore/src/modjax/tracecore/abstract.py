@@ -257,6 +257,10 @@ def _python_scalar_aval(x: bool | int | float | complex) -> ShapedArray:
 
 register_aval_handler(np.ndarray, _numpy_aval)
 register_aval_handler(np.generic, _numpy_aval)
+# Each numpy scalar type too: scalar literals are looked up on every equation that reads
+# one, and an exact-type hit skips the walk up the class hierarchy.
+for _scalar_dtype in _SUPPORTED:
+    register_aval_handler(_scalar_dtype.type, _numpy_aval)
 for _scalar_type in (bool, int, float, complex):
     register_aval_handler(_scalar_type, _python_scalar_aval)
 register_aval_handler(ShapeDtypeStruct, lambda s: s.aval)

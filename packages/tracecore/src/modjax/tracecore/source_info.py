@@ -58,6 +58,7 @@ _MODJAX_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _excluded_prefixes: list[str] = [_MODJAX_ROOT + os.sep]
 # Caches, per code object, whether its frames are modjax's own (skipped).
 _excluded_code: dict[object, bool] = {}
+_known_excluded: set[object] = set()  # the code objects _excluded_code maps to True
 
 
 def register_exclusion(path: str) -> None:
@@ -70,6 +71,7 @@ def register_exclusion(path: str) -> None:
     if prefix not in _excluded_prefixes:
         _excluded_prefixes.append(prefix)
         _excluded_code.clear()
+        _known_excluded.clear()
 
 
 def _is_excluded(code) -> bool:
@@ -78,15 +80,19 @@ def _is_excluded(code) -> bool:
         name = code.co_filename
         excluded = name.startswith((*_excluded_prefixes, "<frozen "))
         _excluded_code[code] = excluded
+        if excluded:
+            _known_excluded.add(code)
     return excluded
 
 
 def user_frame() -> Frame | None:
     """Return the innermost frame on the stack that is not modjax's own code."""
     frame = sys._getframe(1)
+    # This loop runs over every modjax frame of every bind: known frames cost one set lookup.
+    known = _known_excluded
     while frame is not None:
         code = frame.f_code
-        if not _is_excluded(code):
+        if code not in known and not _is_excluded(code):
             return Frame(code.co_filename, frame.f_lineno, code.co_name)
         frame = frame.f_back
     return None

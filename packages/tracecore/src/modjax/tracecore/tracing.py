@@ -92,8 +92,18 @@ class JaxprTrace(Trace):
         return var
 
     def process_primitive(self, primitive, args, params):
-        invars = [self.to_atom(arg) for arg in args]
-        out = primitive.abstract_eval(*[atom.aval for atom in invars], **params)
+        # Own tracers inline and the abstract eval rule called directly: every traced
+        # equation goes through here.
+        invars = [
+            arg.var if type(arg) is JaxprTracer and arg._trace is self else self.to_atom(arg)
+            for arg in args
+        ]
+        avals = [atom.aval for atom in invars]
+        abstract_eval = primitive._abstract_eval
+        if abstract_eval is None:
+            out = primitive.abstract_eval(*avals, **params)  # raises its error
+        else:
+            out = abstract_eval(*avals, **params)
         info = source_info_util.current()
         if primitive.multiple_results:
             outvars = [Var(aval) for aval in out]
