@@ -42,6 +42,7 @@ from modjax.batching import (
     vmap,
 )
 from modjax.lowering import LoweringError, hlo, ir_type, register_lowering
+from modjax.runtime import compile_cache
 from modjax.runtime.jit import jit_p
 from modjax.runtime.transform_rules import _jit_batching_update_params, sum_batch, sum_batch_p
 from modjax.tracecore import core, dtypes, make_jaxpr
@@ -189,6 +190,27 @@ def test_vmap_of_jit_batches_the_program_once():
     assert a.params["jaxpr"] is b1.params["jaxpr"] is b2.params["jaxpr"]
     out = vmap(jf, in_axes=1, out_axes=1)(XS.T)
     np.testing.assert_allclose(out, np.sin(XS.T) * XS.sum(1), rtol=1e-6)
+
+
+def test_grad_of_jit_derives_the_forward_and_backward_calls_once():
+    jf = R.jit(f)
+    first = [e.params["jaxpr"] for e in jit_eqns(make_jaxpr(grad(jf))(X))]
+    second = [e.params["jaxpr"] for e in jit_eqns(make_jaxpr(grad(jf))(X))]
+    assert len(first) == 2 and all(a is b for a, b in zip(first, second, strict=True))
+
+
+def test_eager_grad_of_jit_does_not_lower_again():
+    jf = R.jit(f)
+    x = R.device_put(X)
+    np.testing.assert_allclose(grad(jf)(x), f_grad(X), rtol=1e-6)
+    stats = dict(compile_cache.stats)
+    for xs in (x, R.device_put(2 * X)):  # same shapes: the same executables
+        np.testing.assert_allclose(grad(jf)(xs), f_grad(np.asarray(xs)), rtol=1e-6)
+    # Every lowering reaches the compile cache (a compile or a memory hit): none did.
+    assert compile_cache.stats == stats
+    R.clear_caches()  # the derived programs go too: the next call lowers again
+    np.testing.assert_allclose(grad(jf)(x), f_grad(X), rtol=1e-6)
+    assert compile_cache.stats != stats
 
 
 def test_batching_keeps_donated_invars_in_step():
