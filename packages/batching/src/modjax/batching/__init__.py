@@ -19,6 +19,26 @@ from .batch_trace import (
     extend_axis_env,
     not_mapped,
 )
+from .collectives import (
+    all_gather,
+    all_gather_p,
+    all_to_all,
+    all_to_all_p,
+    pmax,
+    pmax_p,
+    pmean,
+    pmin,
+    pmin_p,
+    ppermute,
+    ppermute_p,
+    pshuffle,
+    psum,
+    psum_p,
+    psum_scatter,
+    psum_scatter_p,
+    reshape,
+    reshape_p,
+)
 from .higher_order import (
     batch_jaxpr,
     batch_jaxpr_axis,

@@ -260,16 +260,42 @@ def iota(size: int, dtype=np.int32):
 
 
 axis_index_p = Primitive("axis_index")
-axis_index_p.def_abstract_eval(lambda *, axis_name: ShapedArray((), np.int32))
+
+
+def _index_entries(axis_name) -> tuple:
+    return axis_name if isinstance(axis_name, tuple) else (axis_name,)
+
+
+def _positional_sizes(axis_name) -> tuple:
+    return tuple(e for e in _index_entries(axis_name) if isinstance(e, int))
+
+
+# A tuple ``axis_name`` numbers the members row-major over its names. vmaps replace
+# their name by their size (an int): the result gets an axis per int entry, in order.
+axis_index_p.def_abstract_eval(
+    lambda *, axis_name: ShapedArray(_positional_sizes(axis_name), np.int32)
+)
 
 
 @axis_index_p.def_impl
 def _axis_index_impl(*, axis_name):
-    # Reached only when no mapping transform handled the name on its way out.
-    raise _unbound(axis_name)
+    # A name left here was handled by no mapping transform on its way out.
+    for entry in _index_entries(axis_name):
+        if not isinstance(entry, int):
+            raise _unbound(entry)
+    sizes = _positional_sizes(axis_name)
+    return np.arange(int(np.prod(sizes)), dtype=np.int32).reshape(sizes)
 
 
 def _axis_index_batcher(axis_data: AxisData, args, dims, *, axis_name):
+    if isinstance(axis_name, tuple):
+        entries, name = axis_name, axis_data.name
+        if name is None or isinstance(name, int) or name not in entries:
+            return axis_index_p.bind(axis_name=entries), None
+        at = entries.index(name)
+        out_dim = sum(isinstance(e, int) for e in entries[:at])
+        entries = (*entries[:at], axis_data.size, *entries[at + 1 :])
+        return axis_index_p.bind(axis_name=entries), out_dim
     if axis_name is not None and axis_data.name == axis_name:
         return iota(axis_data.size, np.int32), 0
     return axis_index_p.bind(axis_name=axis_name), None
@@ -282,11 +308,15 @@ def axis_index(axis_name):
     """Return the index along the mapped axis ``axis_name`` (jax.lax.axis_index).
 
     Inside ``vmap(f, axis_name="i")`` it is ``0, 1, ..., size-1`` along the batch.
-    Raise NameError when no enclosing vmap (or shard_map) binds the name.
+    A tuple of names numbers the members row-major (the first name major).
+    Raise NameError when no enclosing vmap (or shard_map) binds a name.
     """
-    if axis_name is None or not any(frame.name == axis_name for frame in axis_frames()):
-        raise _unbound(axis_name)
-    return axis_index_p.bind(axis_name=axis_name)
+    names = tuple(axis_name) if isinstance(axis_name, tuple | list) else (axis_name,)
+    bound = {frame.name for frame in axis_frames()}
+    for name in names:
+        if name is None or isinstance(name, int) or name not in bound:
+            raise _unbound(name)
+    return axis_index_p.bind(axis_name=names if len(names) > 1 else names[0])
 
 
 # --- putting batch dims where rules want them ---------------------------------------------------

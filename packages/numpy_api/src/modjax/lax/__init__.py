@@ -18,6 +18,26 @@ JAX), XLA's integer division and shift rules, static shapes.
 """
 
 from modjax.autodiff import stop_gradient  # noqa: E402  (jax.lax.stop_gradient)
+from modjax.batching import (  # noqa: E402  (collectives over vmapped named axes)
+    all_gather,
+    all_gather_p,
+    all_to_all,
+    all_to_all_p,
+    axis_index,
+    axis_index_p,
+    axis_size,
+    pmax,
+    pmax_p,
+    pmean,
+    pmin,
+    pmin_p,
+    ppermute,
+    ppermute_p,
+    pshuffle,
+    psum,
+    psum_p,
+    psum_scatter,
+)
 
 from .bits import *  # noqa: F403
 from .convolution import *  # noqa: F403
