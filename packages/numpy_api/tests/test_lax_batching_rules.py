@@ -307,3 +307,20 @@ def test_vmap_and_jit_compose():
     per_example = jit(vmap(grad(loss), in_axes=(0, None)))(xs, y)
     expected = np.stack([np.asarray(grad(loss)(x, y)) for x in xs])
     np.testing.assert_allclose(per_example, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_gather_and_scatter_over_zero_members():
+    # Both operands batched: a batching dimension takes size-1 slices, which a size-0
+    # axis cannot give, so zero members must not reach the gather or scatter itself.
+    x, idx = np.zeros((0, 3), np.float32), np.zeros((0, 2, 1), np.int32)
+    dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
+    out = vmap(lambda o, i: lax.gather(o, i, dn, (1,)))(x, idx)
+    assert out.shape == (0, 2) and out.dtype == np.float32
+    sdn = lax.ScatterDimensionNumbers(
+        update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+    )
+    updates = np.zeros((0, 2), np.float32)
+    added = vmap(lambda o, i, u: lax.scatter_add(o, i, u, sdn))(x, idx, updates)
+    assert added.shape == (0, 3)
+    unbatched = vmap(lambda i, u: lax.scatter_add(np.ones(3, np.float32), i, u, sdn))(idx, updates)
+    assert unbatched.shape == (0, 3)

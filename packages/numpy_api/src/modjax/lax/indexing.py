@@ -583,6 +583,12 @@ def _batch_size(args, dims) -> int:
     return next(aval_of(x).shape[d] for x, d in zip(args, dims, strict=True) if d is not None)
 
 
+def _unbatched_aval(x) -> ShapedArray:
+    """The aval of one member of ``x``, batched along 0."""
+    a = aval_of(x)
+    return ShapedArray(a.shape[1:], a.dtype, a.weak_type)
+
+
 def _shift(dims, by=1) -> tuple[int, ...]:
     return tuple(d + by for d in dims)
 
@@ -611,6 +617,17 @@ def _gather_batched(operand, od, indices, idd, *, dimension_numbers, slice_sizes
     else:
         operand = _move_to_front(operand, od)
         indices = _move_to_front(indices, idd)
+        if aval_of(operand).shape[0] == 0:
+            # A batching dimension takes size-1 slices, which a size-0 axis cannot give;
+            # zero members gather nothing.
+            one = gather_p.abstract_eval(
+                _unbatched_aval(operand),
+                _unbatched_aval(indices),
+                dimension_numbers=dn,
+                slice_sizes=slice_sizes,
+                **params,
+            )
+            return _st.full((0, *one.shape), 0, one.dtype), 0
         params = {**params, "indices_are_sorted": False}
         dn = GatherDimensionNumbers(
             offset_dims=_shift(dn.offset_dims),
@@ -832,6 +849,8 @@ def _scatter_batching(prim, args, dims, *, dimension_numbers, **params):
     od, idd, ud = dims
     size = _batch_size(args, dims)
     operand = _front(operand, od, size)
+    if size == 0:  # zero members update nothing (and size-1 windows of a size-0 axis fail)
+        return operand, 0
     updates = _front(updates, ud, size)
     dn = dimension_numbers
     if idd is None:  # the batch axis is one more window dimension
