@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import modjax.numpy as jnp
@@ -289,3 +289,162 @@ def test_vmap_of_activations():
         np.testing.assert_allclose(np.asarray(out), REFERENCES[name](x), rtol=2e-6, atol=1e-6)
     out = vmap(nn.softmax)(x)
     np.testing.assert_allclose(np.asarray(out), _softmax_reference(x, 1), rtol=1e-6)
+
+
+# --- dot_product_attention ----------------------------------------------------------------------
+
+ATT_B, ATT_T, ATT_S, ATT_H = 2, 4, 5, 3
+
+
+def _attention_reference(
+    q, k, v, bias=None, mask=None, scale=None, causal=False, q_len=None, kv_len=None, window=None
+):
+    """Attention by its definition, in float64 with loops over batch and heads.
+
+    Masked logits are -0.7 * float32 max, as in JAX (a fully masked row averages the values).
+    """
+    q, k, v = (np.asarray(t, np.float64) for t in (q, k, v))
+    b, t, n, h = q.shape
+    s, kh = k.shape[1], k.shape[2]
+    scale = 1 / np.sqrt(h) if scale is None else scale
+    out = np.zeros_like(q)
+    i, j = np.arange(t)[:, None], np.arange(s)[None, :]
+    for bi in range(b):
+        for head in range(n):
+            kv = head // (n // kh)  # grouped-query attention: consecutive query heads share
+            logits = scale * q[bi, :, head] @ k[bi, :, kv].T
+            if bias is not None:
+                logits = logits + np.broadcast_to(bias, (b, n, t, s))[bi, head]
+            keep = np.ones((t, s), bool)
+            if mask is not None:
+                keep &= np.broadcast_to(mask, (b, n, t, s))[bi, head]
+            if causal:
+                keep &= j <= i
+            if window is not None:
+                keep &= (j >= i - window[0]) & (j <= i + window[1])
+            if q_len is not None:
+                keep &= i < q_len[bi]
+            if kv_len is not None:
+                keep &= j < kv_len[bi]
+            logits = np.where(keep, logits, -0.7 * np.finfo(np.float32).max)
+            p = np.exp(logits - logits.max(-1, keepdims=True))
+            out[bi, :, head] = (p / p.sum(-1, keepdims=True)) @ v[bi, :, kv]
+            if q_len is not None:
+                out[bi, q_len[bi] :, head] = 0
+    return out
+
+
+def _attention_inputs(n=4, kv_heads=2, dtype=np.float32, seed=0):
+    rng = np.random.default_rng(seed)
+    q = rng.normal(size=(ATT_B, ATT_T, n, ATT_H)).astype(dtype)
+    k = rng.normal(size=(ATT_B, ATT_S, kv_heads, ATT_H)).astype(dtype)
+    v = rng.normal(size=(ATT_B, ATT_S, kv_heads, ATT_H)).astype(dtype)
+    return q, k, v
+
+
+ATTENTION_OPTIONS = {
+    "plain": {},
+    "scale": {"scale": 0.3},
+    "causal": {"causal": True},
+    "lengths": {"q_len": [3, 4], "kv_len": [5, 2]},
+    "window": {"window": (1, 0)},
+    "window_causal": {"window": (1, 1), "causal": True},
+}
+
+
+@settings(max_examples=12)
+@given(
+    heads=st.sampled_from([(4, 4), (4, 2), (4, 1)]),
+    with_bias=st.booleans(),
+    with_mask=st.booleans(),
+    option=st.sampled_from(sorted(ATTENTION_OPTIONS)),
+    seed=st.integers(0, 2**16),
+)
+def test_dot_product_attention_matches_numpy(heads, with_bias, with_mask, option, seed):
+    n, kh = heads
+    q, k, v = _attention_inputs(n, kh, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    bias = rng.normal(size=(1, n, ATT_T, ATT_S)).astype(np.float32) if with_bias else None
+    mask = rng.random((ATT_B, 1, ATT_T, ATT_S)) < 0.7 if with_mask else None
+    ref = dict(ATTENTION_OPTIONS[option])
+    kwargs = {
+        "scale": ref.get("scale"),
+        "is_causal": ref.get("causal", False),
+        "local_window_size": ref.get("window"),
+    }
+    for name, key in (("q_len", "query_seq_lengths"), ("kv_len", "key_value_seq_lengths")):
+        if name in ref:
+            kwargs[key] = np.array(ref[name], np.int32)
+    expected = _attention_reference(q, k, v, bias, mask, **ref)
+    eager = nn.dot_product_attention(q, k, v, bias, mask, **kwargs)
+    traced = jit(lambda q, k, v: nn.dot_product_attention(q, k, v, bias, mask, **kwargs))(q, k, v)
+    for out in (eager, traced):
+        assert out.shape == q.shape and out.dtype == np.float32
+        np.testing.assert_allclose(np.asarray(out), expected, rtol=2e-5, atol=2e-5)
+
+
+def test_dot_product_attention_layouts_dtypes_and_residual():
+    q, k, v = _attention_inputs(4, 2)
+    # without the batch axis
+    out = nn.dot_product_attention(q[0], k[0], v[0], implementation="xla")
+    np.testing.assert_allclose(np.asarray(out), _attention_reference(q, k, v)[0], rtol=2e-5)
+    # int local_window_size means (w, w); an all-masked row averages the values
+    out = nn.dot_product_attention(q, k, v, local_window_size=1)
+    expected = _attention_reference(q, k, v, window=(1, 1))
+    np.testing.assert_allclose(np.asarray(out), expected, rtol=2e-5, atol=2e-5)
+    none = np.zeros((1, 1, ATT_T, ATT_S), bool)
+    out = nn.dot_product_attention(q, k, v, mask=none)
+    averaged = np.repeat(v.mean(1, keepdims=True), ATT_T, 1).repeat(2, 2)
+    np.testing.assert_allclose(np.asarray(out), averaged, rtol=2e-5, atol=2e-6)
+    # float16/bfloat16: logits in float32, result in the input dtype
+    for dtype in (np.float16, jnp.bfloat16):
+        low = [jnp.asarray(t, dtype) for t in (q, k, v)]
+        out = nn.dot_product_attention(*low, is_causal=True)
+        assert out.dtype == np.dtype(dtype)
+        expected = _attention_reference(*(np.asarray(t, np.float32) for t in low), causal=True)
+        np.testing.assert_allclose(np.asarray(out, np.float32), expected, rtol=0.05, atol=0.05)
+    # return_residual: logsumexp of the (scaled, masked) logits per (B, T, N)
+    out, residual = nn.dot_product_attention(q, k, v, scale=0.5, return_residual=True)
+    logits = 0.5 * np.einsum("btkgh,bskh->btkgs", q.reshape(ATT_B, ATT_T, 2, 2, ATT_H), k)
+    expected = np.log(np.exp(logits).sum(-1)).reshape(ATT_B, ATT_T, 4)
+    assert residual.shape == (ATT_B, ATT_T, 4) and residual.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(residual), expected, rtol=1e-5)
+
+
+def test_dot_product_attention_errors_as_jax():
+    q, k, v = _attention_inputs(4, 2)
+    attention = nn.dot_product_attention
+    with pytest.raises(ValueError, match="multiple of key/value heads, but got 3 vs 2"):
+        attention(q[:, :, :3], k, v)
+    with pytest.raises(ValueError, match="query dtype should be float32, but got float16"):
+        attention(q.astype(np.float16), k, v)
+    with pytest.raises(ValueError, match="value shape should be"):
+        attention(q, k, v[:, :4])
+    with pytest.raises(ValueError, match="mask dtype should be bool"):
+        attention(q, k, v, mask=np.ones((1, 1, ATT_T, ATT_S), np.int32))
+    with pytest.raises(ValueError, match="query_seq_lengths shape should be"):
+        attention(q, k, v, query_seq_lengths=np.array([1], np.int32))
+    with pytest.raises(ValueError, match="1 or 4 heads"):
+        attention(q, k, v, np.ones((1, 2, ATT_T, ATT_S), np.float32))
+    with pytest.raises(ValueError, match="Unsupported implementation option: foo"):
+        attention(q, k, v, implementation="foo")
+    with pytest.raises(NotImplementedError, match="cudnn"):
+        attention(q, k, v, implementation="cudnn")
+
+
+def test_dot_product_attention_grad_and_vmap():
+    from modjax.autodiff.testing import check_grads
+
+    q, k, v = _attention_inputs(2, 1, seed=5)
+    bias = np.random.default_rng(6).normal(size=(1, 2, ATT_T, ATT_S)).astype(np.float32)
+
+    @jit  # one compilation per derivative program instead of op-by-op dispatch
+    def f(q, k, v, bias):
+        return nn.dot_product_attention(q, k, v, bias, is_causal=True, scale=0.7)
+
+    check_grads(f, (q, k, v, bias), order=1, modes=("fwd", "rev"), eps=1e-2)
+    # vmap over a leading axis of queries and keys against a loop
+    qs, ks = np.stack([q, q[::-1]]), np.stack([k, 2 * k])
+    out = vmap(lambda q, k: f(q, k, v, bias))(qs, ks)
+    loop = np.stack([np.asarray(f(qs[i], ks[i], v, bias)) for i in range(2)])
+    np.testing.assert_allclose(np.asarray(out), loop, rtol=1e-5, atol=1e-6)

@@ -4,7 +4,12 @@ Every function is written with modjax.numpy and lax primitives, so it works
 eagerly, under ``jit``, ``vmap`` and ``grad``. ``relu`` and ``relu6`` carry
 JAX's custom derivatives at their kinks; ``softmax``, ``log_softmax`` and
 ``logsumexp`` use the max-shifted, overflow-free formulation.
+``dot_product_attention`` is JAX's XLA implementation, grouped-query heads included.
 """
 
+from ._attention import *  # noqa: F403
+from ._attention import __all__ as _attention_all
 from ._functions import *  # noqa: F403
-from ._functions import __all__  # noqa: F401
+from ._functions import __all__ as _functions_all
+
+__all__ = sorted(_functions_all + _attention_all)
