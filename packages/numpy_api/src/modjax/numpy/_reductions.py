@@ -1,17 +1,21 @@
 """Reductions of modjax.numpy: ``sum``, ``mean``, ``var``, the ``nan*`` family, ``quantile``, ...
 
 Every reduction takes ``axis`` (None, an int or a tuple), ``keepdims`` and,
-where numpy has them, ``where`` (a mask broadcast against the input),
-``dtype`` and ``initial``; ``out`` must be None. Dtypes follow JAX: ``sum``/
-``prod`` of bool and small integers accumulate in the default integer type
-(int8 -> int32, uint8 -> uint32), means of integers are float32, and float16/
-bfloat16 means accumulate in float32 and round back. Results are strongly
-typed. ``median`` and ``quantile`` sort with ``lax.sort`` and pick with ``take_along_axis``.
+where JAX has them, ``where`` (a boolean mask broadcast against the input),
+``dtype`` and ``initial``; ``out`` must be None. On device Arrays each public
+function runs as one compiled program per signature (``_compiled``), as JAX's do.
+Dtypes follow JAX: ``sum``/``prod`` of bool and small integers accumulate in the
+default integer type (int8 -> int32, uint8 -> uint32), means of integers are
+float32, and float16/bfloat16 means accumulate in float32 and round back. Results
+are strongly typed. ``median`` and ``quantile`` sort with ``lax.sort`` and pick
+with ``take_along_axis``.
 """
 
 from __future__ import annotations
 
 import builtins
+import functools
+import inspect
 import math
 from typing import Any
 
@@ -19,6 +23,7 @@ import numpy as np
 from modjax import lax
 from modjax.lax._common import kind, real_dtype
 from modjax.lax.elementwise import _convert_element_type
+from modjax.runtime import Array, jit
 from modjax.tracecore import dtypes
 
 from . import _util
@@ -90,12 +95,18 @@ def _prepare(name: str, a: Any, out: Any):
 
 
 def _mask(name: str, where: Any, shape: tuple[int, ...]):
-    """Return the ``where`` mask as a bool array broadcast to ``shape`` (None stays None)."""
+    """Return the ``where`` mask as a bool array broadcast to ``shape`` (None stays None).
+
+    As in JAX, the mask must be boolean: numpy's truthiness of other dtypes is refused.
+    """
     if where is None:
         return None
     where = _asarray(name, where)
     if aval(where).dtype != np.bool_:
-        where = lax.ne(where, np.zeros((), aval(where).dtype))
+        raise ValueError(
+            f"jnp.{name}: where must be None or a boolean array; got where.dtype="
+            f"{aval(where).dtype!r}."
+        )
     try:
         return _util.broadcast_to(where, shape)
     except ValueError:
@@ -110,6 +121,15 @@ def _masked(x, mask, fill):
     if mask is None:
         return x
     return lax.select_n(mask, lax.full_like(x, fill), x)
+
+
+def _initial(name: str, initial: Any, dtype: np.dtype):
+    """Return the scalar ``initial`` in ``dtype``; arrays of other shapes are refused, as in JAX."""
+    shape = np.shape(initial) if not isinstance(initial, ARRAY_TYPES) else aval(initial).shape
+    if shape != ():
+        raise ValueError(f"jnp.{name}: initial value must be a scalar. Got array of shape {shape}")
+    check_arraylike(name, initial)
+    return convert(initial, dtype, False)
 
 
 def _keep(result, axes: tuple[int, ...], keepdims: bool):
@@ -165,7 +185,7 @@ def _sum_like(name, a, axis, dtype, out, keepdims, initial, where, promote_integ
             if kind(target) == "b"
             else (lax.add if is_sum else lax.mul)
         )
-        result = combine(result, convert(initial, target, False))
+        result = combine(result, _initial(name, initial, target))
     return _keep(result, axes, keepdims)
 
 
@@ -229,8 +249,8 @@ def _extreme(name, a, axis, out, keepdims, initial, where, largest: bool, skip_n
     mask = _mask(name, where, av.shape)
     if mask is not None and initial is None:
         raise ValueError(
-            f"reduction operation {name} does not have an identity, so to use a where mask one "
-            "has to specify 'initial'"
+            f"reduction operation {name.removeprefix('nan')} does not have an identity, so to "
+            "use a where mask one has to specify 'initial'"
         )
     if initial is None and builtins.any(av.shape[i] == 0 for i in axes):
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
@@ -246,7 +266,7 @@ def _extreme(name, a, axis, out, keepdims, initial, where, largest: bool, skip_n
             )
     result = (lax.reduce_min if largest else lax.reduce_max)(x, axes)
     if initial is not None:
-        result = (lax.min if largest else lax.max)(result, convert(initial, av.dtype))
+        result = (lax.min if largest else lax.max)(result, _initial(name, initial, av.dtype))
     if all_nan is not None:
         result = lax.select_n(all_nan, result, lax.full_like(result, np.nan))
     return _keep(result, axes, keepdims)
@@ -283,7 +303,8 @@ def ptp(a, axis=None, out=None, keepdims=False):
     """Return the range (maximum minus minimum) over ``axis`` (jax.numpy.ptp)."""
     from ._ufuncs import subtract
 
-    return subtract(max(a, axis, out, keepdims), min(a, axis, out, keepdims))
+    a = _prepare("ptp", a, out)
+    return subtract(max(a, axis, None, keepdims), min(a, axis, None, keepdims))
 
 
 # --- all, any, count_nonzero ------------------------------------------------------------------
@@ -365,7 +386,30 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     return _mean("nanmean", a, axis, dtype, out, keepdims, where, skip_nan=True)
 
 
-def _var(name, a, axis, dtype, out, ddof, keepdims, where, correction, skip_nan=False):
+def _var_dtypes(name: str, dtype_in: np.dtype, dtype) -> tuple[np.dtype, np.dtype]:
+    """Return (result dtype, accumulation dtype) of a variance.
+
+    Without ``dtype`` the result is real; an explicit complex ``dtype`` keeps a
+    complex result (of zero imaginary part) and a real one is refused for
+    complex input, as in JAX.
+    """
+    if dtype is None:
+        result, compute = _mean_dtypes(dtype_in, None)
+        return real_dtype(result), compute
+    dtype = canonical_dtype(dtype)
+    if kind(dtype_in) == "c" and kind(dtype) != "c":
+        raise ValueError(
+            f"jnp.{name} of complex input does not support the real dtype {dtype} (as in JAX: "
+            "numpy's semantics are unclear there)"
+        )
+    if name == "std" and kind(dtype) not in "fc":
+        raise ValueError(f"dtype argument to jnp.std must be inexact; got {dtype}")
+    if name == "nanstd" and kind(dtype) not in "fc":
+        raise TypeError(f"jnp.nanstd: sqrt does not accept dtype {dtype}")
+    return _mean_dtypes(dtype_in, dtype)
+
+
+def _var(name, a, axis, dtype, out, ddof, keepdims, where, correction, a_mean, skip_nan=False):
     if correction is not None:
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
@@ -373,8 +417,7 @@ def _var(name, a, axis, dtype, out, ddof, keepdims, where, correction, skip_nan=
     a = _prepare(name, a, out)
     av = aval(a)
     axes = canonicalize_axes(axis, av.ndim)
-    result_dtype, compute = _mean_dtypes(av.dtype, dtype)
-    result_dtype = real_dtype(to_inexact(result_dtype))
+    result_dtype, compute = _var_dtypes(name, av.dtype, dtype)
     mask = _mask(name, where, av.shape)
     x = convert(a, compute)
     if skip_nan and kind(av.dtype) in "fc":
@@ -382,11 +425,18 @@ def _var(name, a, axis, dtype, out, ddof, keepdims, where, correction, skip_nan=
         mask = valid if mask is None else lax.bitwise_and(mask, valid)
     real = real_dtype(compute)
     count = _count(av, axes, mask, real)
-    centered = lax.sub(
-        x, _keep_all(lax.div(lax.reduce_sum(_masked(x, mask, 0), axes), _as(count, compute)), axes)
-    )
-    squares = lax.square(lax.abs(centered) if kind(compute) == "c" else centered)
-    total = lax.reduce_sum(_masked(squares, mask, 0), axes)
+    if a_mean is None:
+        total = lax.reduce_sum(_masked(x, mask, 0), axes)
+        a_mean = _keep_all(lax.div(total, _as(count, compute)), axes)
+    else:  # a given mean has the keepdims shape (or is a scalar); lax.sub checks the ranks
+        a_mean = convert(_asarray(name, a_mean), compute)
+    # Masked before squaring, so that masked-out elements (NaNs, say) reach no derivative.
+    centered = _masked(lax.sub(x, a_mean), mask, 0)
+    if kind(compute) == "c":  # |c|^2 from the parts: abs has no derivative at 0
+        squares = lax.add(lax.square(lax.real(centered)), lax.square(lax.imag(centered)))
+    else:
+        squares = lax.square(centered)
+    total = lax.reduce_sum(squares, axes)
     normalizer = lax.sub(count, _scalar(ddof, real))
     positive = lax.gt(normalizer, _scalar(0, real))
     result = lax.div(total, normalizer)
@@ -406,28 +456,51 @@ def _as(value, dtype):
     return _scalar(value, dtype)
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
+def var(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=False,
+    *,
+    where=None,
+    mean=None,
+    correction=None,
+):
     """Return the variance over ``axis`` with ``ddof`` delta degrees of freedom (jax.numpy.var).
 
     Complex inputs give the real variance of the modulus; no degrees of freedom
-    left (``count <= ddof``) gives NaN, as in JAX.
+    left (``count <= ddof``) gives NaN, as in JAX. ``mean``, a precomputed mean
+    of the ``keepdims=True`` shape (or a scalar), replaces the computed one.
     """
-    return _var("var", a, axis, dtype, out, ddof, keepdims, where, correction)
+    return _var("var", a, axis, dtype, out, ddof, keepdims, where, correction, mean)
 
 
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
-    """Return the standard deviation over ``axis`` (jax.numpy.std)."""
-    return lax.sqrt(_var("std", a, axis, dtype, out, ddof, keepdims, where, correction))
+def std(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=False,
+    *,
+    where=None,
+    mean=None,
+    correction=None,
+):
+    """Return the standard deviation over ``axis`` (jax.numpy.std); ``mean`` as in ``var``."""
+    return lax.sqrt(_var("std", a, axis, dtype, out, ddof, keepdims, where, correction, mean))
 
 
-def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, correction=None):
-    """Return the variance over ``axis`` ignoring NaN (jax.numpy.nanvar)."""
-    return _var("nanvar", a, axis, dtype, out, ddof, keepdims, where, correction, skip_nan=True)
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
+    """Return the variance over ``axis`` ignoring NaN (jax.numpy.nanvar); ``mean`` as in ``var``."""
+    return _var("nanvar", a, axis, dtype, out, ddof, keepdims, where, None, mean, skip_nan=True)
 
 
-def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, correction=None):
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
     """Return the standard deviation over ``axis`` ignoring NaN (jax.numpy.nanstd)."""
-    v = _var("nanstd", a, axis, dtype, out, ddof, keepdims, where, correction, skip_nan=True)
+    v = _var("nanstd", a, axis, dtype, out, ddof, keepdims, where, None, mean, skip_nan=True)
     return lax.sqrt(v)
 
 
@@ -545,9 +618,12 @@ def _snap(pos):
     return lax.select_n(near, pos, rounded)
 
 
-def _quantile(name, a, q, axis, out, method, keepdims, skip_nan, weights=None):
-    if out is not None:
-        raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+def _quantile(name, a, q, axis, out, method, keepdims, skip_nan, weights=None, overwrite=False):
+    if out is not None or overwrite:
+        family = "nanquantile" if skip_nan else "quantile"
+        raise ValueError(
+            f"jnp.{name}: jax.numpy.{family} does not support overwrite_input=True or out != None"
+        )
     if weights is not None:
         raise NotImplementedError(f"The 'weights' argument to jnp.{name} is not supported yet.")
     if method not in _METHODS:
@@ -647,7 +723,7 @@ def quantile(
     the lower value, as in JAX) and ``inverted_cdf``. A NaN in a slice makes
     its quantiles NaN.
     """
-    return _quantile("quantile", a, q, axis, out, method, keepdims, False, weights)
+    return _quantile("quantile", a, q, axis, out, method, keepdims, False, weights, overwrite_input)
 
 
 def nanquantile(
@@ -662,7 +738,9 @@ def nanquantile(
     weights=None,
 ):
     """Return the ``q``-th quantiles over ``axis`` ignoring NaN (jax.numpy.nanquantile)."""
-    return _quantile("nanquantile", a, q, axis, out, method, keepdims, True, weights)
+    return _quantile(
+        "nanquantile", a, q, axis, out, method, keepdims, True, weights, overwrite_input
+    )
 
 
 def _percent(q):
@@ -683,7 +761,10 @@ def percentile(
     weights=None,
 ):
     """Return the ``q``-th percentiles over ``axis`` (jax.numpy.percentile)."""
-    return _quantile("percentile", a, _percent(q), axis, out, method, keepdims, False, weights)
+    q = _percent(q)
+    return _quantile(
+        "percentile", a, q, axis, out, method, keepdims, False, weights, overwrite_input
+    )
 
 
 def nanpercentile(
@@ -698,14 +779,74 @@ def nanpercentile(
     weights=None,
 ):
     """Return the ``q``-th percentiles over ``axis`` ignoring NaN (jax.numpy.nanpercentile)."""
-    return _quantile("nanpercentile", a, _percent(q), axis, out, method, keepdims, True, weights)
+    q = _percent(q)
+    return _quantile(
+        "nanpercentile", a, q, axis, out, method, keepdims, True, weights, overwrite_input
+    )
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """Return the median over ``axis``: the midpoint of the middle values (jax.numpy.median)."""
-    return _quantile("median", a, 0.5, axis, out, "midpoint", keepdims, False)
+    return _quantile(
+        "median", a, 0.5, axis, out, "midpoint", keepdims, False, None, overwrite_input
+    )
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """Return the median over ``axis`` ignoring NaN (jax.numpy.nanmedian)."""
-    return _quantile("nanmedian", a, 0.5, axis, out, "midpoint", keepdims, True)
+    return _quantile(
+        "nanmedian", a, 0.5, axis, out, "midpoint", keepdims, True, None, overwrite_input
+    )
+
+
+# --- one compiled program per eager call ------------------------------------------------------
+
+
+def _static(value: Any) -> bool:
+    """Whether ``value`` can key a compilation: hashable and equal to itself (no NaN)."""
+    try:
+        hash(value)
+        return bool(value == value)
+    except (TypeError, ValueError):
+        return False
+
+
+def _compiled(fn):
+    """Give the reduction ``fn`` one compiled program per signature on device Arrays, as JAX.
+
+    A reduction is many primitives (``median`` about fifty); op by op, each compiles
+    on its first use and dispatches from Python on every call. With ``a`` a device
+    Array, its Array arguments become the program's operands and every other
+    argument (axes, dtypes, Python scalars) part of its static signature, so a
+    call is one cache lookup and one executable. Anything else (a tracer, a numpy
+    array, a list, an unhashable argument) takes the plain function, whose errors
+    and jaxprs are unchanged.
+    """
+    names = tuple(inspect.signature(fn).parameters)
+
+    def run(arrays, statics):
+        return fn(**arrays, **dict(statics))
+
+    run.__name__ = run.__qualname__ = fn.__name__
+    compiled = jit(run, static_argnums=1)
+
+    @functools.wraps(fn)
+    def dispatch(*args, **kwargs):
+        if not args or type(args[0]) is not Array or len(args) > len(names):
+            return fn(*args, **kwargs)
+        arrays, statics = {}, []
+        for name, value in (*zip(names, args, strict=False), *kwargs.items()):
+            if type(value) is Array:
+                arrays[name] = value
+            elif name in names and not isinstance(value, ARRAY_TYPES) and _static(value):
+                statics.append((name, value))
+            else:
+                return fn(*args, **kwargs)
+        return compiled(arrays, tuple(sorted(statics, key=lambda item: item[0])))
+
+    return dispatch
+
+
+for _name in __all__:
+    globals()[_name] = _compiled(globals()[_name])
+del _name
