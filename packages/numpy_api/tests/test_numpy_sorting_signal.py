@@ -373,3 +373,84 @@ def test_bincount_against_numpy():
         jnp.bincount(np.ones(3, np.float32))
     with pytest.raises(ConcretizationTypeError, match="static `length`"):
         jit(jnp.bincount)(x)
+
+
+# --- unique along an axis ------------------------------------------------------------------------
+
+UNIQUE_AXIS_SHAPES = [(4, 3), (3, 2, 2), (5, 1), (6,)]
+
+
+@given(st.data())
+def test_unique_axis_against_numpy(data):
+    shape = data.draw(st.sampled_from(UNIQUE_AXIS_SHAPES), label="shape")
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1), label="axis")
+    dtype = data.draw(st.sampled_from([np.int32, np.float32, np.bool_]), label="dtype")
+    values = data.draw(st.lists(st.integers(0, 1), min_size=12, max_size=12), label="values")
+    x = np.resize(np.array(values), shape).astype(dtype)  # few distinct values: repeated slices
+    want = np.unique(x, axis=axis, return_index=True, return_inverse=True, return_counts=True)
+    flags = {"return_index": True, "return_inverse": True, "return_counts": True}
+    got = jnp.unique(x, axis=axis, **flags)
+    for g, w, dt in zip(got, want, (dtype, np.int32, np.int32, np.int32), strict=True):
+        check(g, w.reshape(np.shape(g)) if g is got[2] else w, dt)
+    check(jnp.unique(x, axis=axis), want[0], dtype)
+    # under jit with size=: extra slices repeat the first unique slice (or fill_value),
+    # with its first index and zero counts; fewer slots truncate
+    k = want[0].shape[axis]
+    for size, fill in ((k + 2, None), (k + 1, 7), (1, None)):
+        fn = jit(lambda x, s=size, f=fill: jnp.unique(x, axis=axis, size=s, fill_value=f, **flags))
+        values_, index, inverse, counts = fn(x)
+        pad = max(size - k, 0)
+        fill_slice = (
+            np.take(want[0], [0], axis)
+            if fill is None
+            else np.full_like(np.take(want[0], [0], axis), fill)
+        )
+        expect = np.concatenate(
+            [np.take(want[0], range(min(k, size)), axis)] + [fill_slice] * pad, axis
+        )
+        check(values_, expect, dtype)
+        check(index, np.concatenate([want[1][:size], np.full(pad, want[1][0])]))
+        check(inverse, want[2].reshape(-1))
+        check(counts, np.concatenate([want[3][:size], np.zeros(pad, int)]))
+
+
+def test_unique_axis_nan_complex_empty_and_errors():
+    x = np.array([[1, 2, 1], [0, np.nan, 0], [1, 2, 1], [0, np.nan, 0]], np.float32)
+    # NaNs compare equal by default (JAX; numpy keeps the rows apart), not with equal_nan=False
+    values, counts = jnp.unique(x, axis=0, return_counts=True)
+    check(values, [[0, np.nan, 0], [1, 2, 1]])
+    check(counts, [2, 2])
+    values, inverse = jnp.unique(x, axis=0, return_inverse=True, equal_nan=False)
+    check(values, [[0, np.nan, 0], [0, np.nan, 0], [1, 2, 1]])
+    check(inverse, [2, 0, 2, 1])
+    check(
+        jnp.unique(np.array([[1 + 2j, 1 - 1j, 1 + 2j]], np.complex64), axis=1), [[1 - 1j, 1 + 2j]]
+    )
+    check(jnp.unique(np.array([[0.0], [-0.0]], np.float32), axis=0), [[0.0]])
+    # zero-size: no rows, or rows of no elements (all equal)
+    values, index, inverse, counts = jnp.unique(
+        np.zeros((0, 3), np.float32),
+        axis=0,
+        return_index=True,
+        return_inverse=True,
+        return_counts=True,
+    )
+    assert values.shape == (0, 3) and index.shape == inverse.shape == counts.shape == (0,)
+    values, index, inverse, counts = jnp.unique(
+        np.zeros((3, 0), np.float32),
+        axis=0,
+        return_index=True,
+        return_inverse=True,
+        return_counts=True,
+    )
+    assert values.shape == (1, 0)
+    check(index, [0])
+    check(inverse, [0, 0, 0])
+    check(counts, [3])
+    check(jnp.unique(np.zeros((0, 2), np.int32), axis=0, size=2, fill_value=4), [[4, 4], [4, 4]])
+    with pytest.raises(ValueError, match="fill_value must be specified"):
+        jnp.unique(np.zeros((0, 3), np.float32), axis=0, size=2)
+    with pytest.raises(ValueError, match="out of bounds"):
+        jnp.unique(np.ones(3), axis=1)
+    with pytest.raises(ConcretizationTypeError, match="size argument of jnp.unique"):
+        jit(lambda x: jnp.unique(x, axis=0))(x)

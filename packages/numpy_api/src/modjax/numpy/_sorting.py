@@ -6,7 +6,8 @@ Everything is built on ``lax.sort`` (variadic, stable, NaN-last total order,
 ``-0.0`` equal to ``0.0``), so results match JAX's, NaNs included. ``unique``
 works on static shapes: without ``size=`` its input must be concrete (as in
 JAX); with ``size=`` it pads with ``fill_value`` (default: the smallest
-unique value) or truncates.
+unique value) or truncates. ``unique(axis=)`` finds the unique rows of the array
+with that axis first and the others flattened: a variadic sort with one key per column.
 """
 
 from __future__ import annotations
@@ -314,20 +315,44 @@ class _UniqueInverseResult(NamedTuple):
     inverse_indices: Any
 
 
+def _columns(x) -> list:
+    """The columns of the 2-D ``x`` as 1-D arrays: the sort keys of unique rows."""
+    n, m = aval(x).shape
+    return [lax.reshape(lax.slice(x, (0, j), (n, j + 1)), (n,)) for j in range(m)]
+
+
+def _differs(prev, cur, equal_nan: bool):
+    """Where adjacent sorted keys differ (NaNs equal to each other with ``equal_nan``)."""
+    differs = lax.ne(prev, cur)
+    if equal_nan and kind(aval(prev).dtype) in "fc":
+        both_nan = lax.bitwise_and(_isnan(prev), _isnan(cur))
+        differs = lax.bitwise_and(differs, lax.bitwise_not(both_nan))
+    return differs
+
+
 def _unique_flat(x, *, equal_nan: bool, size, fill_value, want_index, want_inverse, want_counts):
-    """Unique values of the 1-D ``x`` and, as asked, first indices, inverse and counts."""
+    """Unique values of the 1-D ``x`` and, as asked, first indices, inverse and counts.
+
+    A 2-D ``x`` gives its unique rows, ordered lexicographically (one sort key per column).
+    """
+    rows = aval(x).ndim == 2
     n = aval(x).shape[0]
     dtype = aval(x).dtype
     position = lax.iota(np.int32, n)
-    s, perm = sort_p.bind(x, position, dimension=0, is_stable=True, num_keys=1)
+    keys = _columns(x) if rows else [x]
+    if keys:
+        *sorted_keys, perm = sort_p.bind(
+            *keys, position, dimension=0, is_stable=True, num_keys=len(keys)
+        )
+    else:  # rows of no elements are all equal: the first one is the only unique row
+        sorted_keys, perm = [], position
+    s = None if rows else sorted_keys[0]
     # A new value starts where a sorted element differs from its predecessor.
     if n:
-        prev, cur = lax.slice(s, (0,), (n - 1,)), lax.slice(s, (1,), (n,))
-        differs = lax.ne(prev, cur)
-        if equal_nan and kind(dtype) in "fc":
-            differs = lax.bitwise_and(
-                differs, lax.bitwise_not(lax.bitwise_and(_isnan(prev), _isnan(cur)))
-            )
+        differs = lax.full((n - 1,), np.False_)
+        for key in sorted_keys:
+            prev, cur = lax.slice(key, (0,), (n - 1,)), lax.slice(key, (1,), (n,))
+            differs = lax.bitwise_or(differs, _differs(prev, cur, equal_nan))
         starts = lax.concatenate([lax.full((1,), np.True_), differs], 0)
     else:
         starts = lax.full((0,), np.True_)
@@ -351,9 +376,14 @@ def _unique_flat(x, *, equal_nan: bool, size, fill_value, want_index, want_inver
         count_value = lax.reduce_sum(lax.convert_element_type(starts, np.int32), (0,))
     # Move the starts to the front (a stable sort on "not a start"), keeping their order.
     not_start = lax.convert_element_type(lax.bitwise_not(starts), np.int8)
-    _, values, first, where = sort_p.bind(
-        not_start, s, perm, position, dimension=0, is_stable=True, num_keys=1
-    )
+    if rows:
+        _, first, where = sort_p.bind(
+            not_start, perm, position, dimension=0, is_stable=True, num_keys=1
+        )
+    else:
+        _, values, first, where = sort_p.bind(
+            not_start, s, perm, position, dimension=0, is_stable=True, num_keys=1
+        )
     group = lax.sub(lax.cumsum(lax.convert_element_type(starts, np.int32)), np.int32(1))
 
     def fit(arr, fill):
@@ -365,17 +395,10 @@ def _unique_flat(x, *, equal_nan: bool, size, fill_value, want_index, want_inver
     results = {}
     slot = lax.iota(np.int32, size)
     valid = None if count_value is None else lax.lt(slot, count_value)
-    fill_scalar = lax.slice(values, (0,), (1,)) if n and fill_value is None else None
-    vals = fit(values, 0)
-    if valid is not None:
-        if fill_value is not None:
-            from ._util import convert
-
-            fill_arr = lax.full((size,), convert(fill_value, dtype))
-        else:
-            fill_arr = lax.broadcast_in_dim(fill_scalar, (size,), (0,))
-        vals = lax.select_n(valid, fill_arr, vals)
-    results["values"] = vals
+    if rows:
+        results["values"] = _unique_rows(x, fit(first, 0), valid, fill_value)
+    else:
+        results["values"] = _unique_values(values, fit, valid, fill_value, size, n, dtype)
     if want_index:
         idx = fit(first, 0)
         if valid is not None:
@@ -407,6 +430,46 @@ def _unique_flat(x, *, equal_nan: bool, size, fill_value, want_index, want_inver
     return results
 
 
+def _unique_values(values, fit, valid, fill_value, size, n, dtype):
+    """The sorted unique values, padded with ``fill_value`` (or the smallest) beyond the count."""
+    fill_scalar = lax.slice(values, (0,), (1,)) if n and fill_value is None else None
+    vals = fit(values, 0)
+    if valid is not None:
+        if fill_value is not None:
+            from ._util import convert
+
+            fill_arr = lax.full((size,), convert(fill_value, dtype))
+        else:
+            fill_arr = lax.broadcast_in_dim(fill_scalar, (size,), (0,))
+        vals = lax.select_n(valid, fill_arr, vals)
+    return vals
+
+
+def _unique_rows(x, first, valid, fill_value):
+    """The rows of the 2-D ``x`` at ``first``; beyond the count ``fill_value`` (or the first row).
+
+    ``fill_value`` broadcasts against one row.
+    """
+    from ._indexing import take
+
+    size, m = aval(first).shape[0], aval(x).shape[1]
+    if aval(x).shape[0] == 0:  # nothing to take from: every slot is a fill slot
+        picked = lax.full((size, m), 0, aval(x).dtype)
+    else:
+        picked = take(x, first, axis=0, mode="clip")
+    if valid is None:
+        return picked
+    if fill_value is None:
+        fill = lax.broadcast_in_dim(lax.slice(picked, (0, 0), (1, m)), (size, m), (0, 1))
+    else:
+        from ._util import broadcast_to, convert
+
+        fill = broadcast_to(convert(_asarray("unique", fill_value), aval(x).dtype), (m,))
+        fill = lax.broadcast_in_dim(fill, (size, m), (1,))
+    mask = lax.broadcast_in_dim(valid, (size, m), (0,))
+    return lax.select_n(mask, fill, picked)
+
+
 def unique(
     ar,
     return_index: bool = False,
@@ -431,7 +494,9 @@ def unique(
     del sorted  # the result is always sorted, as in JAX
     arr = _asarray("unique", ar)
     if axis is not None:
-        raise NotImplementedError("jnp.unique with axis is not supported yet")
+        return _unique_axis(
+            arr, axis, return_index, return_inverse, return_counts, equal_nan, size, fill_value
+        )
     shape = aval(arr).shape
     flat = _ravel(arr)
     res = _unique_flat(
@@ -451,6 +516,32 @@ def unique(
         out.append(lax.reshape(inverse, shape) if shape else lax.reshape(inverse, ()))
     if return_counts:
         out.append(res["counts"])
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_axis(arr, axis, return_index, return_inverse, return_counts, equal_nan, size, fill):
+    """``unique`` of the slices along ``axis``: the unique rows of the array with ``axis``
+    first and the other axes flattened, then put back in place."""
+    shape = aval(arr).shape
+    axis = canonicalize_axis(axis, len(shape))
+    moved = lax.transpose(arr, (axis, *(i for i in range(len(shape)) if i != axis)))
+    rest = aval(moved).shape[1:]
+    rows = lax.reshape(moved, (shape[axis], int(np.prod(rest, dtype=np.int64))))
+    res = _unique_flat(
+        rows,
+        equal_nan=bool(equal_nan),
+        size=size,
+        fill_value=fill,
+        want_index=return_index,
+        want_inverse=return_inverse,
+        want_counts=return_counts,
+    )
+    values = lax.reshape(res["values"], (aval(res["values"]).shape[0], *rest))
+    order = list(range(1, len(shape)))
+    order.insert(axis, 0)
+    out = [lax.transpose(values, tuple(order))]
+    wanted = (("index", return_index), ("inverse", return_inverse), ("counts", return_counts))
+    out += [res[k] for k, want in wanted if want]
     return out[0] if len(out) == 1 else tuple(out)
 
 
