@@ -522,6 +522,17 @@ def test_repeat_with_traced_counts():
     assert_same(short, np.repeat(x, [2, 0, 5], axis=1))  # the last element fills the rest
     cut = jnp.repeat(jnp.arange(3), 2, total_repeat_length=4)
     assert cut.tolist() == [0, 0, 1, 1]
+    # Concrete counts fill with the axis' last element too, not the last repeated one (JAX).
+    for r, expected in (
+        ([3, 0, 0], [0, 0, 0, 2, 2]),
+        ([0, 0, 0], [2] * 5),
+        ([0, 1, 0], [1, 2, 2, 2, 2]),
+    ):
+        eager = jnp.repeat(jnp.arange(3), np.array(r), total_repeat_length=5)
+        traced = jit(lambda v, c: jnp.repeat(v, c, total_repeat_length=5))(
+            jnp.arange(3), np.array(r)
+        )
+        assert eager.tolist() == traced.tolist() == expected, r
     with pytest.raises(ConcretizationTypeError):
         jit(lambda v, r: jnp.repeat(v, r))(x, counts)
 

@@ -642,8 +642,8 @@ def repeat(
 
     ``repeats`` is an int or one count per element; with ``axis=None`` the
     flattened array is repeated. Traced counts need ``total_repeat_length``
-    (the static output length: longer results are cut, shorter ones repeat
-    the last element).
+    (the static output length: longer results are cut, shorter ones are
+    filled with the axis' last element, as in JAX).
     """
     a = _array(a, "repeat")
     if axis is None:
@@ -670,12 +670,10 @@ def repeat(
         if total_repeat_length is not None:
             if index.size >= total_repeat_length:
                 index = index[:total_repeat_length]
-            elif index.size:
-                index = np.concatenate(
-                    [index, np.full(total_repeat_length - index.size, index[-1])]
-                )
+            elif n:  # JAX fills with the axis' last element, whatever the counts
+                index = np.concatenate([index, np.full(total_repeat_length - index.size, n - 1)])
             else:
-                raise ValueError("repeat: cannot fill total_repeat_length from an empty result")
+                raise ValueError("repeat: cannot fill total_repeat_length from an empty axis")
         if counts.ndim == 0 and index.size == n * int(counts) and int(counts) > 0:
             r = int(counts)  # one broadcast and one reshape
             shape_out = av.shape[:axis] + (n, r) + av.shape[axis + 1 :]
@@ -856,7 +854,9 @@ def _pad_widths(pad_width: Any, ndim: int) -> list[tuple[int, int]]:
 
 def _pair_values(values: Any, ndim: int, name: str) -> list[tuple[Any, Any]]:
     """Broadcast numpy's per-axis ``(before, after)`` values (scalars allowed) to ``ndim`` pairs."""
-    if isinstance(values, ARRAY_TYPES) and not _is_concrete(values):
+    # Values are data, never shapes: a tracer stays one even when its value is known
+    # (a JVP tracer's tangent must reach the padding).
+    if isinstance(values, Tracer):
         flat = values
         s = aval(flat).shape
         if s == ():
