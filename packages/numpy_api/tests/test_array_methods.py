@@ -100,9 +100,12 @@ METHODS = {
     "real_of_real": (lambda x: x.real, np.real, XI),
     "imag_of_real": (lambda x: x.imag, np.imag, X),
     "choose": (
-        lambda x: x.choose([jnp.zeros(4, jnp.int32), jnp.arange(4), jnp.full(4, 9)]),
+        # mode="raise" needs concrete indices, so jit would refuse it (as in JAX)
+        lambda x: x.choose([jnp.zeros(4, jnp.int32), jnp.arange(4), jnp.full(4, 9)], mode="clip"),
         lambda x: np.choose(
-            x, [np.zeros(4, np.int32), np.arange(4, dtype=np.int32), np.full(4, 9, np.int32)]
+            x,
+            [np.zeros(4, np.int32), np.arange(4, dtype=np.int32), np.full(4, 9, np.int32)],
+            mode="clip",
         ),
         XI,
     ),

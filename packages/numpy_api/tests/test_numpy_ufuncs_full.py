@@ -484,6 +484,48 @@ def test_ufunc_reduce_dtypes_initial_and_where():
     np.testing.assert_array_equal(np.asarray(jnp.bitwise_or.reduce(x8, axis=1)), [3, 7])
 
 
+def _clipped_difference(x, y):
+    """A non-associative scalar function: ``x - y`` where positive, else ``y``."""
+    return jnp.where(x > y, x - y, y)
+
+
+@given(st.lists(st.integers(-4, 4), min_size=6, max_size=6), st.sampled_from([0, 1, None]))
+def test_frompyfunc_matches_numpy_in_numpy_order(values, axis):
+    x = np.array(values, np.float32).reshape(2, 3)
+    uf = jnp.frompyfunc(_clipped_difference, 2, 1, identity=0)
+    ref = np.frompyfunc(lambda a, b: a - b if a > b else b, 2, 1, identity=0)
+    assert isinstance(uf, jnp.ufunc) and (uf.nin, uf.nout, uf.identity) == (2, 1, 0)
+    _check(uf(x, np.float32(1)), ref(x, np.float32(1)).astype(np.float32), name="call")
+    for fn in (lambda a: uf.reduce(a, axis=axis), jit(lambda a: uf.reduce(a, axis=axis))):
+        _check(fn(x), np.asarray(ref.reduce(x, axis=axis), np.float32), name="reduce")
+    _check(
+        uf.reduce(x, axis=0, initial=np.float32(2)),
+        np.asarray(ref.reduce(x, axis=0, initial=np.float32(2)), np.float32),
+        name="reduce initial",
+    )
+    if axis is not None:
+        _check(uf.accumulate(x, axis), ref.accumulate(x, axis).astype(np.float32), name="acc")
+    _check(uf.outer(x[0], x[1]), ref.outer(x[0], x[1]).astype(np.float32), name="outer")
+    assert float(uf.reduce(np.zeros(0, np.float32))) == 0.0
+
+
+def test_frompyfunc_of_several_outputs_and_unsupported_overrides():
+    split = jnp.frompyfunc(lambda v: (v, 2 * v), 1, 2)
+    first, second = split(np.arange(3, dtype=np.int32))
+    assert isinstance(first, type(jnp.zeros(1)))
+    np.testing.assert_array_equal(np.asarray(second), [0, 2, 4])
+    with pytest.raises(NotImplementedError, match="custom reduce"):
+        jnp.ufunc(_clipped_difference, 2, 1, reduce=lambda *a: None)
+    with pytest.raises(NotImplementedError, match="at is not supported"):
+        jnp.frompyfunc(_clipped_difference, 2, 1).at(np.zeros(3), 0, 1.0, inplace=False)
+
+
+def test_numpy_types_and_iterable_reexported():
+    assert jnp.object_ is np.object_ and jnp.character is np.character
+    assert jnp.flexible is np.flexible and jnp.ComplexWarning is np.exceptions.ComplexWarning
+    assert jnp.iterable(jnp.ones(3)) and jnp.iterable([1]) and not jnp.iterable(jnp.ones(()))
+
+
 def test_ufunc_at_accumulates_repeated_indices():
     x = jnp.zeros(4, jnp.float32)
     if not hasattr(x, "at"):

@@ -16,6 +16,7 @@ from modjax.tracecore import source_info as _source_info
 
 from . import _array_methods, _operators  # noqa: F401
 from ._array_api import *  # noqa: F403
+from ._bits_pack import *  # noqa: F403
 from ._comparison import *  # noqa: F403
 from ._creation import *  # noqa: F403
 from ._creation import (
@@ -35,6 +36,7 @@ from ._creation import (
     zeros_like,
 )
 from ._cumulative import *  # noqa: F403
+from ._dtypes import *  # noqa: F403  (the dtype aliases: single, float8_e4m3, int2, ...)
 from ._dtypes import (
     bfloat16,
     bool_,
@@ -76,7 +78,11 @@ from ._dtypes import (
     unsignedinteger,
 )
 from ._einsum import *  # noqa: F403
+from ._functional import *  # noqa: F403
+from ._index_tricks import *  # noqa: F403
 from ._indexing import *  # noqa: F403
+from ._insert_delete import *  # noqa: F403
+from ._io import *  # noqa: F403
 from ._manipulation import *  # noqa: F403
 from ._manipulation import (
     astype,
@@ -100,6 +106,8 @@ from ._manipulation import (
     transpose,
     where,
 )
+from ._numerical import *  # noqa: F403
+from ._polynomial import *  # noqa: F403
 from ._products import *  # noqa: F403
 from ._reductions import *  # noqa: F403
 from ._reductions import (
@@ -117,6 +125,8 @@ from ._reductions import (
     sum,
     var,
 )
+from ._selection import *  # noqa: F403
+from ._setops import *  # noqa: F403
 from ._signal import *  # noqa: F403
 from ._sorting import *  # noqa: F403
 from ._ufuncs import *  # noqa: F403
@@ -194,6 +204,7 @@ from ._ufuncs import (
     true_divide,
     trunc,
 )
+from ._windows import *  # noqa: F403
 
 # Frames of modjax.numpy are never "the user's line" of an equation.
 _source_info.register_exclusion(_os.path.dirname(_os.path.abspath(__file__)))

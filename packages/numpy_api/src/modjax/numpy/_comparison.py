@@ -28,6 +28,7 @@ __all__ = [
     "isclose",
     "isrealobj",
     "isscalar",
+    "iterable",
 ]
 
 
@@ -167,6 +168,11 @@ def isscalar(element: Any) -> bool:
     if isinstance(element, ARRAY_TYPES + (np.ndarray,)):
         return len(shape_of(element)) == 0
     return bool(np.isscalar(element))
+
+
+def iterable(y: Any) -> bool:
+    """Tell whether ``y`` can be iterated over (jax.numpy.iterable; a 0-d array cannot)."""
+    return bool(np.iterable(y))
 
 
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}

@@ -13,24 +13,40 @@ import numpy as np
 from modjax.tracecore import dtypes as _dtypes
 
 __all__ = [
+    "ComplexWarning",
     "bfloat16",
     "bool_",
     "complex64",
     "complex128",
+    "cdouble",
+    "character",
     "complex_",
     "complexfloating",
+    "csingle",
+    "double",
     "dtype",
     "finfo",
+    "flexible",
     "float16",
     "float32",
     "float64",
+    "float4_e2m1fn",
+    "float6_e2m3fn",
+    "float6_e3m2fn",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e4m3b11fnuz",
     "float8_e4m3fn",
+    "float8_e4m3fnuz",
     "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
     "float_",
     "floating",
     "generic",
     "iinfo",
     "inexact",
+    "int2",
     "int4",
     "int8",
     "int16",
@@ -41,9 +57,12 @@ __all__ = [
     "isdtype",
     "issubdtype",
     "number",
+    "object_",
     "promote_types",
     "result_type",
     "signedinteger",
+    "single",
+    "uint2",
     "uint4",
     "uint8",
     "uint16",
@@ -112,6 +131,27 @@ float8_e4m3fn = _scalar_type(_dtypes.float8_e4m3fn)
 float8_e5m2 = _scalar_type(_dtypes.float8_e5m2)
 int4 = _scalar_type(_dtypes.int4)
 uint4 = _scalar_type(_dtypes.uint4)
+# The rest of ml_dtypes' narrow types, as JAX exposes them (int1/uint1 where ml_dtypes has them).
+float8_e3m4 = _scalar_type(_dtypes.float8_e3m4)
+float8_e4m3 = _scalar_type(_dtypes.float8_e4m3)
+float8_e4m3b11fnuz = _scalar_type(_dtypes.float8_e4m3b11fnuz)
+float8_e4m3fnuz = _scalar_type(_dtypes.float8_e4m3fnuz)
+float8_e5m2fnuz = _scalar_type(_dtypes.float8_e5m2fnuz)
+float8_e8m0fnu = _scalar_type(_dtypes.float8_e8m0fnu)
+float6_e2m3fn = _scalar_type(_dtypes.float6_e2m3fn)
+float6_e3m2fn = _scalar_type(_dtypes.float6_e3m2fn)
+float4_e2m1fn = _scalar_type(_dtypes.float4_e2m1fn)
+int2 = _scalar_type(_dtypes.int2)
+uint2 = _scalar_type(_dtypes.uint2)
+if _dtypes.int1 is not None:
+    int1 = _scalar_type(_dtypes.int1)
+    uint1 = _scalar_type(_dtypes.uint1)
+    __all__ += ["int1", "uint1"]
+# numpy's C-style names, as in JAX.
+single = float32
+double = float64
+csingle = complex64
+cdouble = complex128
 # The 64-bit names of numpy's defaults, as in JAX (canonicalized when used).
 int_ = int64
 uint = uint64
@@ -127,6 +167,11 @@ unsignedinteger = np.unsignedinteger
 inexact = np.inexact
 floating = np.floating
 complexfloating = np.complexfloating
+# numpy's other categories and types, which JAX re-exports; modjax arrays hold none of them.
+character = np.character
+flexible = np.flexible
+object_ = np.object_
+ComplexWarning = np.exceptions.ComplexWarning
 
 # Promotion and introspection come from tracecore, which implements JAX's lattice.
 promote_types = _dtypes.promote_types

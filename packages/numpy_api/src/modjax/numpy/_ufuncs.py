@@ -21,6 +21,7 @@ import operator
 import numpy as np
 from modjax import lax
 from modjax.autodiff import custom_jvp
+from modjax.batching import vectorize
 from modjax.lax._common import kind, python_scalar_as
 from modjax.lax.elementwise import _convert_element_type
 from modjax.runtime import Array, jit
@@ -90,6 +91,7 @@ __all__ = [
     "float_power",
     "floor",
     "floor_divide",
+    "frompyfunc",
     "fmax",
     "fmin",
     "fmod",
@@ -291,6 +293,17 @@ def _binary_int(lax_fn, name: str, what: str):
 # --- the ufunc objects ------------------------------------------------------------------------
 
 
+def _vectorized_call(func, nout: int):
+    """Call ``func`` elementwise over broadcast operands; give modjax arrays back."""
+    vectorized = vectorize(func)
+
+    def call(*args):
+        out = vectorized(*args)
+        return tuple(_as_array(o) for o in out) if nout > 1 else _as_array(out)
+
+    return call
+
+
 class ufunc:  # noqa: N801 - numpy's and JAX's name
     """A universal function: an elementwise function with reductions (jax.numpy.ufunc).
 
@@ -303,14 +316,38 @@ class ufunc:  # noqa: N801 - numpy's and JAX's name
 
     __module__ = "modjax.numpy"
 
-    def __init__(self, func, name: str, nin: int, nout: int = 1, identity=None, doc: str = ""):
-        self._func = func
-        self.__name__ = name
-        self.nin = nin
-        self.nout = nout
-        self.nargs = nin
+    def __init__(
+        self,
+        func,
+        /,
+        nin: int,
+        nout: int,
+        *,
+        name: str | None = None,
+        nargs: int | None = None,
+        identity=None,
+        call=None,
+        reduce=None,
+        accumulate=None,
+        at=None,
+        reduceat=None,
+    ):
+        overrides = {"reduce": reduce, "accumulate": accumulate, "at": at, "reduceat": reduceat}
+        given = [k for k, v in overrides.items() if v is not None]
+        if given:
+            raise NotImplementedError(f"jnp.ufunc: custom {', '.join(given)} implementations")
+        self.nin = operator.index(nin)
+        self.nout = operator.index(nout)
+        if self.nin < 1 or self.nout < 1:
+            raise ValueError(f"jnp.ufunc: nin and nout must be positive, got {nin} and {nout}")
+        # ``_func`` is what a call runs: a scalar function is vectorized, as numpy's frompyfunc.
+        self._func = call if call is not None else _vectorized_call(func, self.nout)
+        self.__name__ = name if name is not None else getattr(func, "__name__", "<ufunc>")
+        self.nargs = self.nin if nargs is None else operator.index(nargs)
         self.identity = identity
-        self.__doc__ = doc
+        self.__doc__ = getattr(func, "__doc__", None) or ""
+        # The name of the built-in ufunc this is (its fast reductions and .at), else None.
+        self._builtin = None
 
     def __repr__(self) -> str:
         return f"<jnp.ufunc '{self.__name__}'>"
@@ -350,16 +387,17 @@ class ufunc:  # noqa: N801 - numpy's and JAX's name
         x = _asarray(a)
         if dtype is not None:
             x = _convert_element_type(x, canonical_dtype(dtype))
-        fast = _REDUCERS.get(self.__name__)
+        fast = _REDUCERS.get(self._builtin)
         if fast is not None:
             return fast(x, axis, keepdims, initial, where)
         return self._generic_reduce(self._promote(x), axis, keepdims, initial, where)
 
     def _promote(self, x):
         """``x`` in the dtype the ufunc computes in, so that reductions keep one dtype."""
-        if self.__name__.startswith("logical_"):
+        builtin = self._builtin or ""
+        if builtin.startswith("logical_"):
             return _as_bool(x, self.__name__)
-        if self.__name__.startswith("logaddexp"):
+        if builtin.startswith("logaddexp"):
             return _as_array(promote_args_inexact(self.__name__, x)[0])
         return x
 
@@ -371,7 +409,7 @@ class ufunc:  # noqa: N801 - numpy's and JAX's name
             axes = tuple(sorted(canonicalize_axis(ax, ndim) for ax in axis))
         else:
             axes = (canonicalize_axis(axis, ndim),)
-        if self.__name__ == "subtract" and len(axes) > 1:
+        if self._builtin == "subtract" and len(axes) > 1:
             raise ValueError(
                 "reduction operation 'subtract' is not reorderable, so at most one axis may be "
                 "specified"
@@ -399,13 +437,15 @@ class ufunc:  # noqa: N801 - numpy's and JAX's name
                 )
             result = lax.full(kept, fill, _dtype(x))
         else:
-            if self.__name__ == "subtract":  # x0 - x1 - ... - xn = x0 - (x1 + ... + xn)
+            if self._builtin == "subtract":  # x0 - x1 - ... - xn = x0 - (x1 + ... + xn)
                 first = lax.squeeze(_slice_axis(x, 0, 1, 0), (0,))
                 rest_sum = _tree_reduce(add, _slice_axis(x, 1, n, 0), n - 1) if n > 1 else None
                 result = first if rest_sum is None else subtract(first, rest_sum)
+            elif self._builtin is None:  # not known to be associative: numpy's order
+                result = _fold_left(self, x, n, initial)
             else:
                 result = _tree_reduce(self, x, n)
-            if initial is not None:
+            if initial is not None and self._builtin is not None:
                 result = self(initial, result)
         if keepdims:
             result = lax.reshape(result, tuple(1 if i in axes else shape[i] for i in range(ndim)))
@@ -425,11 +465,16 @@ class ufunc:  # noqa: N801 - numpy's and JAX's name
         if ndim == 0:
             raise ValueError(f"{self.__name__}.accumulate does not allow scalar inputs")
         axis = canonicalize_axis(axis, ndim)
-        if self.__name__ == "subtract":  # x0 - x1 - ... - xk = 2 x0 - (x0 + ... + xk)
+        if self._builtin == "subtract":  # x0 - x1 - ... - xk = 2 x0 - (x0 + ... + xk)
             first = _slice_axis(x, 0, min(1, aval(x).shape[axis]), axis)
             return subtract(multiply(first, 2), add.accumulate(x, axis))
-        # Hillis-Steele scan: log2(n) steps of "combine with the element d places back"
         n = aval(x).shape[axis]
+        if self._builtin is None:  # not known to be associative: one step per element
+            running = [_slice_axis(x, 0, min(n, 1), axis)]
+            for i in range(1, n):
+                running.append(self(running[-1], _slice_axis(x, i, i + 1, axis)))
+            return _as_array(lax.concatenate(running, axis))
+        # Hillis-Steele scan: log2(n) steps of "combine with the element d places back"
         d = 1
         while d < n:
             head = _slice_axis(x, 0, d, axis)
@@ -451,10 +496,10 @@ class ufunc:  # noqa: N801 - numpy's and JAX's name
                 ">>> arr = jnp.add.at(arr, ind, val, inplace=False)"
             )
         x = _asarray(a)
-        method = _AT_METHODS.get(self.__name__)
+        method = _AT_METHODS.get(self._builtin)
         if method is None or b is None:
             raise NotImplementedError(f"{self.__name__}.at is not supported yet")
-        if self.__name__ == "subtract":
+        if self._builtin == "subtract":
             b = negative(b)
         return getattr(x.at[indices], method)(b)
 
@@ -489,6 +534,15 @@ def _tree_reduce(uf, x, n):
             paired = lax.concatenate([paired, _slice_axis(x, 2 * half, n, 0)], 0)
         x, n = paired, half + n % 2
     return lax.squeeze(x, (0,))
+
+
+def _fold_left(uf, x, n, initial=None):
+    """Reduce the leading axis of ``x`` (of size ``n`` >= 1) in order: ``((x0 . x1) . x2) ...``."""
+    rows = [lax.squeeze(_slice_axis(x, i, i + 1, 0), (0,)) for i in range(n)]
+    result = rows[0] if initial is None else uf(initial, rows[0])
+    for row in rows[1:]:
+        result = uf(result, row)
+    return result
 
 
 def _reduce_with(name):
@@ -534,7 +588,19 @@ _AT_METHODS = {
 
 
 def _make_ufunc(func, name: str, nin: int, identity=None):
-    return ufunc(func, name, nin, identity=identity, doc=func.__doc__ or "")
+    made = ufunc(func, nin, 1, name=name, identity=identity, call=func)
+    made._builtin = name
+    return made
+
+
+def frompyfunc(func, /, nin: int, nout: int, *, identity=None) -> ufunc:
+    """Make a ufunc of a scalar function of ``nin`` arguments (jax.numpy.frompyfunc).
+
+    ``func`` is traced once per call on one element of each broadcast operand
+    (``vectorize``); ``reduce``, ``accumulate`` and ``outer`` of binary ufuncs
+    work from it, ``identity`` starting empty reductions.
+    """
+    return ufunc(func, nin, nout, identity=identity)
 
 
 # --- unary ---------------------------------------------------------------------------------------

@@ -1,0 +1,222 @@
+"""Polynomials as 1-D coefficient arrays, highest power first: ``poly``, ``polyadd``,
+``polysub``, ``polymul``, ``polydiv``, ``polyder``, ``polyint``, ``polyval``, ``polyfit``,
+``roots``.
+
+Loops run over the static number of coefficients at trace time, so every
+function works under ``jit``, ``grad`` and ``vmap``; results are inexact
+except for ``polyadd``/``polysub``/``polyval``, which keep the promoted dtype,
+as in JAX. ``trim_leading_zeros`` needs concrete inputs. ``polyfit`` (a least
+squares solve) and ``roots`` (eigenvalues of the companion matrix) need
+``modjax.numpy.linalg``, which does not exist yet.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+from modjax.tracecore.core import concrete_or_error
+
+from ._creation import arange, asarray, zeros
+from ._manipulation import broadcast_to, concatenate, trim_zeros
+from ._signal import convolve
+from ._util import aval, check_arraylike, promote_dtypes, promote_dtypes_inexact
+
+__all__ = [
+    "poly",
+    "polyadd",
+    "polyder",
+    "polydiv",
+    "polyfit",
+    "polyint",
+    "polymul",
+    "polysub",
+    "polyval",
+    "roots",
+]
+
+
+def _coefficients(name: str, *args):
+    """The arguments as 1-D arrays (a ValueError names ``name`` otherwise)."""
+    arrays = [asarray(a) for a in args]
+    for a in arrays:
+        if aval(a).ndim != 1:
+            raise ValueError(
+                f"jnp.{name}: polynomial coefficients must be a 1-D array, got shape "
+                f"{aval(a).shape}"
+            )
+    return arrays
+
+
+def _order(name: str, what: str, m) -> int:
+    m = operator.index(concrete_or_error(m, f"order argument of jnp.{name}"))
+    if m < 0:
+        raise ValueError(f"Order of {what} must be positive, got {m}")
+    return m
+
+
+def _pad_front(a, n: int):
+    """``a`` with zeros before it, to length ``n``."""
+    k = aval(a).shape[0]
+    if k == n:
+        return a
+    return concatenate([zeros((n - k,), aval(a).dtype), a])
+
+
+def poly(seq_of_zeros):
+    """Return the coefficients of the monic polynomial with the given roots (jax.numpy.poly).
+
+    A 0-d input is one root; no roots give ``1.0``. The characteristic
+    polynomial of a square matrix needs its eigenvalues (``modjax.numpy.linalg``),
+    which is not supported yet.
+    """
+    check_arraylike("poly", seq_of_zeros)
+    (roots_,) = promote_dtypes_inexact(seq_of_zeros)
+    roots_ = asarray(roots_)
+    shape = aval(roots_).shape
+    if len(shape) == 2 and shape[0] == shape[1] and shape[0]:
+        raise NotImplementedError(
+            "jnp.poly of a square matrix needs its eigenvalues, and modjax.numpy.linalg is not "
+            "supported yet"
+        )
+    if len(shape) > 1:
+        raise ValueError(f"input must be 1d or non-empty square 2d array, got shape {shape}.")
+    roots_ = roots_.reshape(-1)
+    dtype = aval(roots_).dtype
+    coeffs = asarray(np.ones((1,), dtype))
+    for i in range(aval(roots_).shape[0]):
+        zero = zeros((1,), dtype)
+        coeffs = concatenate([coeffs, zero]) - roots_[i] * concatenate([zero, coeffs])
+    return coeffs[0] if aval(coeffs).shape[0] == 1 else coeffs
+
+
+def polyadd(a1, a2):
+    """Return the sum of two polynomials (jax.numpy.polyadd)."""
+    check_arraylike("polyadd", a1, a2)
+    a1, a2 = _coefficients("polyadd", *promote_dtypes(a1, a2))
+    n = max(aval(a1).shape[0], aval(a2).shape[0])
+    return _pad_front(a1, n) + _pad_front(a2, n)
+
+
+def polysub(a1, a2):
+    """Return the difference of two polynomials (jax.numpy.polysub)."""
+    check_arraylike("polysub", a1, a2)
+    a1, a2 = _coefficients("polysub", *promote_dtypes(a1, a2))
+    n = max(aval(a1).shape[0], aval(a2).shape[0])
+    return _pad_front(a1, n) - _pad_front(a2, n)
+
+
+def polymul(a1, a2, *, trim_leading_zeros: bool = False):
+    """Return the product of two polynomials (jax.numpy.polymul).
+
+    ``trim_leading_zeros`` drops the inputs' leading zeros first (concrete inputs only).
+    """
+    check_arraylike("polymul", a1, a2)
+    a1, a2 = _coefficients("polymul", *promote_dtypes_inexact(a1, a2))
+    if trim_leading_zeros:
+        a1, a2 = trim_zeros(a1, "f"), trim_zeros(a2, "f")
+    if aval(a1).shape[0] == 0 or aval(a2).shape[0] == 0:
+        return zeros((0,), aval(a1).dtype)
+    return convolve(a1, a2, mode="full")
+
+
+def polydiv(u, v, *, trim_leading_zeros: bool = False):
+    """Return the quotient and remainder of dividing polynomial ``u`` by ``v`` (jax.numpy.polydiv).
+
+    The remainder keeps ``u``'s length (leading zeros included); ``trim_leading_zeros``
+    drops ``u``'s leading zeros first (concrete input only).
+    """
+    check_arraylike("polydiv", u, v)
+    u, v = _coefficients("polydiv", *promote_dtypes_inexact(u, v))
+    if trim_leading_zeros:
+        u = trim_zeros(u, "f")
+    m, n = aval(u).shape[0] - 1, aval(v).shape[0] - 1
+    if n < 0:
+        raise ValueError("jnp.polydiv: the divisor v must have at least one coefficient")
+    scale = 1 / v[0]
+    quotient = []
+    remainder = u
+    for k in range(m - n + 1):
+        d = scale * remainder[k]
+        quotient.append(d)
+        remainder = remainder.at[k : k + n + 1].add(-d * v)
+    q = asarray(quotient) if quotient else zeros((1,), aval(u).dtype)
+    return q.astype(aval(u).dtype), remainder
+
+
+def polyder(p, m: int = 1):
+    """Return the ``m``-th derivative of polynomial ``p`` (jax.numpy.polyder)."""
+    check_arraylike("polyder", p)
+    m = _order("polyder", "derivative", m)
+    (p,) = _coefficients("polyder", *promote_dtypes_inexact(p))
+    for _ in range(m):
+        n = aval(p).shape[0]
+        if n == 0:
+            break
+        p = p[:-1] * arange(n - 1, 0, -1, dtype=aval(p).dtype)
+    return p
+
+
+def polyint(p, m: int = 1, k=None):
+    """Return the ``m``-th antiderivative of polynomial ``p`` (jax.numpy.polyint).
+
+    ``k`` gives the ``m`` integration constants (a scalar is used for all; the
+    first is added by the first integration); they default to 0.
+    """
+    m = _order("polyint", "integral", m)
+    if k is None:
+        check_arraylike("polyint", p)
+        (p,) = promote_dtypes_inexact(p)
+        k = zeros((m,), aval(asarray(p)).dtype)
+    else:
+        check_arraylike("polyint", p, k)
+        p, k = promote_dtypes_inexact(p, k)
+    (p,) = _coefficients("polyint", p)
+    k = broadcast_to(asarray(k).reshape(-1) if aval(asarray(k)).ndim else asarray(k), (m,))
+    dtype = aval(p).dtype
+    for i in range(m):
+        n = aval(p).shape[0]
+        p = concatenate([p / arange(n, 0, -1, dtype=dtype), k[i : i + 1].astype(dtype)])
+    return p
+
+
+def polyval(p, x, *, unroll: int = 16):
+    """Return the value of polynomial ``p`` at ``x`` by Horner's rule (jax.numpy.polyval).
+
+    The loop over the coefficients is unrolled while tracing, so ``unroll`` only
+    exists for compatibility.
+    """
+    del unroll
+    check_arraylike("polyval", p, x)
+    p, x = (asarray(a) for a in promote_dtypes(p, x))
+    (p,) = _coefficients("polyval", p)
+    y = zeros(aval(x).shape, aval(x).dtype)
+    for i in range(aval(p).shape[0]):
+        y = y * x + p[i]
+    return y
+
+
+def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov: bool = False):
+    """Fit a polynomial of degree ``deg`` by least squares (jax.numpy.polyfit).
+
+    Not supported yet: the fit needs a least-squares solve
+    (``modjax.numpy.linalg.lstsq``), and ``modjax.numpy.linalg`` does not exist yet.
+    """
+    check_arraylike("polyfit", x, y)
+    raise NotImplementedError(
+        "jnp.polyfit needs a least-squares solve (modjax.numpy.linalg.lstsq), and "
+        "modjax.numpy.linalg is not supported yet"
+    )
+
+
+def roots(p, *, strip_zeros: bool = True):
+    """Return the roots of polynomial ``p`` (jax.numpy.roots).
+
+    Not supported yet: the roots are the eigenvalues of the companion matrix
+    (``modjax.numpy.linalg.eigvals``), and ``modjax.numpy.linalg`` does not exist yet.
+    """
+    check_arraylike("roots", p)
+    raise NotImplementedError(
+        "jnp.roots needs the eigenvalues of the companion matrix (modjax.numpy.linalg.eigvals), "
+        "and modjax.numpy.linalg is not supported yet"
+    )
