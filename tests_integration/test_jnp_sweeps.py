@@ -12,11 +12,12 @@ between examples.
 from __future__ import annotations
 
 import importlib
+import os
 import pathlib
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from jnp_sweep_specs import EXCLUDED, SPECS
 
@@ -32,6 +33,13 @@ for _path in sorted(pathlib.Path(__file__).parent.glob("jnp_sweep_specs_*.py")):
     importlib.import_module(_path.stem)
 
 SPEC_IDS = [spec.name for spec in SPECS]
+# Each example compiles programs of its own: no shrinking (a failure reports its seed and
+# batching, which reproduce it with derandomize).
+PHASES = (Phase.explicit, Phase.reuse, Phase.generate)
+# Examples per spec: a few by default (the sweeps cover some 750 specs), many more with
+# HYPOTHESIS_PROFILE=thorough.
+THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+VMAP_EXAMPLES, GRAD_EXAMPLES = (25, 10) if THOROUGH else (3, 1)
 GRAD_SPECS = [spec for spec in SPECS if spec.diff]
 VMAP_SPECS = [spec for spec in SPECS if spec.vmap]
 
@@ -107,7 +115,7 @@ def _assert_close(out, expected, spec, what):
 
 
 @pytest.mark.parametrize("spec", VMAP_SPECS, ids=[s.name for s in VMAP_SPECS])
-@settings(max_examples=4, deadline=None, derandomize=True)
+@settings(max_examples=VMAP_EXAMPLES, deadline=None, derandomize=not THOROUGH, phases=PHASES)
 @given(data=st.data())
 def test_vmap_equals_a_loop_of_slices(spec, data):
     rng = np.random.RandomState(data.draw(st.integers(0, 2**16), label="seed"))
@@ -134,7 +142,7 @@ def jax_tree_stack(per_slice, size):
 
 
 @pytest.mark.parametrize("spec", GRAD_SPECS, ids=[s.name for s in GRAD_SPECS])
-@settings(max_examples=2, deadline=None, derandomize=True)
+@settings(max_examples=GRAD_EXAMPLES, deadline=None, derandomize=not THOROUGH, phases=PHASES)
 @given(seed=st.integers(0, 2**16))
 def test_check_grads(spec, seed):
     rng = np.random.RandomState(seed)
