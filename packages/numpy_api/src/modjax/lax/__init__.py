@@ -40,6 +40,7 @@ from modjax.batching import (  # noqa: E402  (collectives over vmapped named axe
 )
 
 from .bits import *  # noqa: F403
+from .composites import *  # noqa: F403
 from .convolution import *  # noqa: F403
 from .cumulative import *  # noqa: F403
 from .dot import Precision, dot, dot_general, dot_general_p

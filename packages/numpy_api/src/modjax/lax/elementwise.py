@@ -554,10 +554,14 @@ def square(x):
 
 
 def _binary_abstract_eval(name, accepted, out_bool, x, y):
-    check_dtype(name, x, accepted, 0)
-    check_dtype(name, y, accepted, 1)
-    check_same_dtypes(name, (x, y))
-    shape = broadcast_shapes(name, (x.shape, y.shape))
+    # Equal dtypes and shapes are the common case of every traced binary op: one check.
+    if x.dtype == y.dtype:
+        check_dtype(name, x, accepted, 0)
+    else:
+        check_dtype(name, x, accepted, 0)
+        check_dtype(name, y, accepted, 1)
+        check_same_dtypes(name, (x, y))
+    shape = x.shape if x.shape == y.shape else broadcast_shapes(name, (x.shape, y.shape))
     if out_bool:
         return ShapedArray(shape, np.dtype(np.bool_))
     weak_type = x.weak_type and y.weak_type

@@ -1,0 +1,174 @@
+"""lax functions written with other lax operations: ``reciprocal``, ``select``, ``collapse``,
+``broadcast_to_rank``, ``broadcast_shapes``, ``batch_matmul``, ``split``, ``tile``, ``stack``,
+``unstack``.
+
+JAX declares some of these as primitives of their own (``split_p``, ``tile_p``); here
+they trace to the slices, reshapes and broadcasts they stand for, so every transform
+already has their rules. Shapes and errors are JAX's.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import elementwise as _ew
+from . import indexing as _ix
+from . import structural as _st
+from ._common import aval_of
+from .dot import dot_general
+
+__all__ = [
+    "batch_matmul",
+    "broadcast_shapes",
+    "broadcast_to_rank",
+    "collapse",
+    "reciprocal",
+    "select",
+    "split",
+    "stack",
+    "tile",
+    "unstack",
+]
+
+
+def _axis(axis: int, ndim: int, name: str) -> int:
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"lax.{name}: axis {axis} is out of bounds for an array of rank {ndim}")
+    return axis % ndim
+
+
+def reciprocal(x: Any):
+    """Return ``1 / x`` elementwise, as ``integer_pow(x, -1)`` (jax.lax.reciprocal)."""
+    return _ew.integer_pow(x, -1)
+
+
+def select(pred: Any, on_true: Any, on_false: Any):
+    """Return ``on_true`` where the boolean ``pred`` holds, else ``on_false`` (jax.lax.select).
+
+    ``pred`` is a scalar or has the branches' shape; ``select_n`` with the cases
+    in the other order.
+    """
+    return _ew.select_n(pred, on_false, on_true)
+
+
+def collapse(operand: Any, start_dimension: int, stop_dimension: int | None = None):
+    """Merge dimensions ``start_dimension`` up to ``stop_dimension`` into one (jax.lax.collapse).
+
+    ``stop_dimension`` is exclusive; negative dimensions count from the end and
+    ``stop_dimension=None`` is the rank.
+    """
+    shape = aval_of(operand).shape
+    ndim = len(shape)
+    start = start_dimension + ndim if start_dimension < 0 else start_dimension
+    stop = ndim if stop_dimension is None else stop_dimension
+    stop = stop + ndim if stop < 0 else stop
+    if not 0 <= start <= stop <= ndim:
+        raise ValueError(
+            f"lax.collapse: start_dimension={start_dimension} and stop_dimension="
+            f"{stop_dimension} do not delimit dimensions of shape {shape}"
+        )
+    merged = math.prod(shape[start:stop])
+    return _st.reshape(operand, shape[:start] + (merged,) + shape[stop:])
+
+
+def broadcast_to_rank(x: Any, rank: int):
+    """Add leading size-1 dimensions until ``x`` has rank ``rank`` (jax.lax.broadcast_to_rank)."""
+    shape = aval_of(x).shape
+    if len(shape) >= rank:
+        return x
+    return _st.reshape(x, (1,) * (rank - len(shape)) + shape)
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """Return the shape numpy broadcasting gives ``shapes`` (jax.lax.broadcast_shapes).
+
+    Raises ValueError for shapes that do not broadcast, naming them.
+    """
+    shapes = [tuple(operator.index(d) for d in s) for s in shapes]
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(
+            f"Incompatible shapes for broadcasting: shapes={[list(s) for s in shapes]}"
+        ) from None
+
+
+def batch_matmul(lhs: Any, rhs: Any, precision: Any = None):
+    """Multiply the matrices of ``lhs`` and ``rhs`` batch by batch (jax.lax.batch_matmul).
+
+    Both have rank at least 2 and the same leading (batch) dimensions.
+    """
+    lhs_shape, rhs_shape = aval_of(lhs).shape, aval_of(rhs).shape
+    if len(lhs_shape) != len(rhs_shape) or len(lhs_shape) < 2:
+        raise ValueError(
+            "lax.batch_matmul needs operands of the same rank, at least 2; got shapes "
+            f"{lhs_shape} and {rhs_shape}"
+        )
+    if lhs_shape[:-2] != rhs_shape[:-2]:
+        raise ValueError(
+            f"lax.batch_matmul needs equal batch dimensions; got shapes {lhs_shape} and {rhs_shape}"
+        )
+    batch = tuple(range(len(lhs_shape) - 2))
+    contract = (((len(lhs_shape) - 1,), (len(rhs_shape) - 2,)), (batch, batch))
+    return dot_general(lhs, rhs, contract, precision=precision)
+
+
+def split(operand: Any, sizes: Sequence[int], axis: int = 0) -> list:
+    """Cut ``operand`` along ``axis`` into pieces of ``sizes`` (jax.lax.split).
+
+    The sizes must add up to the axis' size.
+    """
+    shape = aval_of(operand).shape
+    axis = _axis(axis, len(shape), "split")
+    sizes = [operator.index(s) for s in sizes]
+    if any(s < 0 for s in sizes) or sum(sizes) != shape[axis]:
+        raise ValueError(
+            f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of the operand shape "
+            f"{list(shape)} (sizes {sizes})"
+        )
+    pieces, start = [], 0
+    for size in sizes:
+        pieces.append(_ix.slice_in_dim(operand, start, start + size, axis=axis))
+        start += size
+    return pieces
+
+
+def tile(operand: Any, reps: Sequence[int]):
+    """Repeat ``operand`` ``reps[d]`` times along each dimension ``d`` (jax.lax.tile)."""
+    shape = aval_of(operand).shape
+    reps = tuple(operator.index(r) for r in reps)
+    if len(reps) != len(shape):
+        raise TypeError(
+            f"reps length must be equal to the ndim of x, got len(reps)={len(reps)} and "
+            f"x.ndim={len(shape)}."
+        )
+    if any(r < 0 for r in reps):
+        raise ValueError(f"lax.tile: reps must be non-negative, got {reps}")
+    # Broadcast to (r0, s0, r1, s1, ...) and merge each pair.
+    spread = tuple(d for pair in zip(reps, shape, strict=True) for d in pair)
+    dims = tuple(2 * d + 1 for d in range(len(shape)))
+    tiled = _st.broadcast_in_dim(operand, spread, dims)
+    return _st.reshape(tiled, tuple(r * s for r, s in zip(reps, shape, strict=True)))
+
+
+def stack(operands: Sequence[Any], axis: int = 0):
+    """Join arrays of one shape along a new axis ``axis`` (jax.lax.stack)."""
+    operands = list(operands)
+    if not operands:
+        raise ValueError("lax.stack needs at least one operand")
+    ndim = len(aval_of(operands[0]).shape)
+    axis = _axis(axis, ndim + 1, "stack")
+    return _st.concatenate([_st.expand_dims(x, (axis,)) for x in operands], axis)
+
+
+def unstack(x: Any, axis: int = 0) -> tuple:
+    """Split ``x`` along ``axis`` into its slices, without that axis (jax.lax.unstack)."""
+    shape = aval_of(x).shape
+    axis = _axis(axis, len(shape), "unstack")
+    return tuple(_ix.index_in_dim(x, i, axis, keepdims=False) for i in range(shape[axis]))
