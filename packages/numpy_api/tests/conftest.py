@@ -7,12 +7,16 @@ in values. ``HYPOTHESIS_PROFILE=thorough`` runs many more.
 """
 
 import os
+import sys
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from modjax.numpy import _operators
 from modjax.tracecore import core
+
+# The shared helpers (numpy_api_checks) import by name in pytest's importlib mode.
+sys.path.insert(0, os.path.dirname(__file__))
 
 settings.register_profile(
     "modjax",

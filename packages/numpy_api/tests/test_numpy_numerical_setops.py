@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from numpy_api_checks import both, check
 
 import modjax.numpy as jnp
 from modjax.autodiff import grad
@@ -25,22 +26,6 @@ other_ints = st.lists(st.integers(2, 7), min_size=4, max_size=4)
 # XLA on CPU flushes subnormals to zero; numpy keeps them.
 finite = st.floats(-2.0, 2.0, width=32, allow_subnormal=False)
 floats5 = st.lists(finite, min_size=5, max_size=5)
-
-
-def check(got, want, dtype=None, tol=1e-5):
-    got, want = np.asarray(got), np.asarray(want)
-    if dtype is not None:
-        assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    if want.dtype.kind in "fc":
-        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, equal_nan=True)
-    else:
-        np.testing.assert_array_equal(got, want)
-
-
-def both(fn, *args):
-    """``fn`` eagerly and under jit."""
-    return fn(*args), jit(fn)(*args)
 
 
 # --- set operations -------------------------------------------------------------------------------

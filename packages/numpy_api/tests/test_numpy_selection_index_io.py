@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from numpy_api_checks import both, check
 
 import modjax.numpy as jnp
 from modjax.autodiff import grad
@@ -31,22 +32,6 @@ bools4 = st.lists(st.booleans(), min_size=4, max_size=4)
 bools6 = st.lists(st.booleans(), min_size=6, max_size=6)
 # XLA on CPU flushes subnormals to zero; numpy keeps them.
 finite = st.floats(-2.0, 2.0, width=32, allow_subnormal=False)
-
-
-def check(got, want, dtype=None, tol=1e-5):
-    got, want = np.asarray(got), np.asarray(want)
-    if dtype is not None:
-        assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    if want.dtype.kind in "fc":
-        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, equal_nan=True)
-    else:
-        np.testing.assert_array_equal(got, want)
-
-
-def both(fn, *args):
-    """``fn`` eagerly and under jit."""
-    return fn(*args), jit(fn)(*args)
 
 
 def x32(dtype):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from numpy_api_checks import both, check
 
 import modjax.numpy as jnp
 from modjax.runtime import jit
@@ -17,23 +18,6 @@ from modjax.tracecore.core import ConcretizationTypeError
 
 VALUES = [0.0, -0.0, 1.0, -1.0, 2.5, np.nan, np.inf, -np.inf]
 floats6 = st.lists(st.sampled_from(VALUES), min_size=6, max_size=6)
-
-
-def check(got, want, dtype=None, tol=1e-5):
-    got = np.asarray(got)
-    want = np.asarray(want)
-    if dtype is not None:
-        assert got.dtype == np.dtype(dtype), (got.dtype, dtype)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    if want.dtype.kind in "fc":
-        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, equal_nan=True)
-    else:
-        np.testing.assert_array_equal(got, want)
-
-
-def both(fn, *args):
-    """``fn`` eagerly and under jit."""
-    return fn(*args), jit(fn)(*args)
 
 
 # --- sort, argsort, lexsort, partition -----------------------------------------------------------
