@@ -15,23 +15,10 @@ from hypothesis import strategies as st
 import modjax as jax
 import modjax.numpy as jnp
 from modjax import lax
-from modjax.numpy import _operators
-from modjax.tracecore import core
 
 SETTINGS = settings(max_examples=8, derandomize=True, deadline=None)
 XS = np.array([1.0, 2.0, 3.0], np.float32)
 RING = [(0, 1), (1, 2), (2, 0)]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _numpy_operators():
-    """Run with modjax.numpy's tracer operators (other packages' tests swap their own in)."""
-    saved = dict(core.tracer_operators), dict(core.tracer_attributes)
-    _operators.register_operators()
-    yield
-    for table, entries in zip((core.tracer_operators, core.tracer_attributes), saved, strict=True):
-        table.clear()
-        table.update(entries)
 
 
 def _grads(f):

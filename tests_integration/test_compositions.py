@@ -12,26 +12,12 @@ programs are reused.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import modjax as jax
 import modjax.numpy as jnp
-from modjax.numpy import _operators
-from modjax.tracecore import core
 
 X3 = np.array([0.3, -1.2, 2.0], np.float32)
 XS = np.array([[0.5, 1.0, -0.7], [2.0, -0.3, 0.1], [0.9, 1.5, -1.1], [-2.0, 0.4, 0.6]], np.float32)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _numpy_operators():
-    """Run with modjax.numpy's tracer operators (other packages' tests swap their own in)."""
-    saved = dict(core.tracer_operators), dict(core.tracer_attributes)
-    _operators.register_operators()
-    yield
-    for table, entries in zip((core.tracer_operators, core.tracer_attributes), saved, strict=True):
-        table.clear()
-        table.update(entries)
 
 
 def f_scalar(x):

@@ -24,8 +24,7 @@ from jnp_sweep_specs import EXCLUDED, SPECS
 import modjax.numpy as jnp
 from modjax.autodiff.testing import check_grads
 from modjax.batching import vmap
-from modjax.numpy import _operators
-from modjax.tracecore import core, tree_util
+from modjax.tracecore import tree_util
 from modjax.tracecore.config import enable_x64
 
 # Each family module adds its specs to SPECS when imported.
@@ -42,17 +41,6 @@ THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 VMAP_EXAMPLES, GRAD_EXAMPLES = (25, 10) if THOROUGH else (3, 1)
 GRAD_SPECS = [spec for spec in SPECS if spec.diff]
 VMAP_SPECS = [spec for spec in SPECS if spec.vmap]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _numpy_operators():
-    """Run with modjax.numpy's tracer operators (other packages' tests swap their own in)."""
-    saved = dict(core.tracer_operators), dict(core.tracer_attributes)
-    _operators.register_operators()
-    yield
-    for table, entries in zip((core.tracer_operators, core.tracer_attributes), saved, strict=True):
-        table.clear()
-        table.update(entries)
 
 
 def public_callables():
