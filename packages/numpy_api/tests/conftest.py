@@ -3,7 +3,9 @@
 Every distinct (primitive, shapes, dtypes) costs an XLA compilation (tens of
 milliseconds), so the tests draw shapes and dtypes from small pools and run
 few examples: compiled programs are shared between examples that differ only
-in values. ``HYPOTHESIS_PROFILE=thorough`` runs many more.
+in values. ``HYPOTHESIS_PROFILE=thorough`` runs many more; ``smoke`` (two examples)
+is what the per-package wheel check runs, after the workspace run has run these
+tests in full.
 """
 
 import os
@@ -21,6 +23,13 @@ sys.path.insert(0, os.path.dirname(__file__))
 settings.register_profile(
     "modjax",
     max_examples=6,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "smoke",
+    max_examples=2,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
