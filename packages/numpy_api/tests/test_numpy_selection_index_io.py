@@ -445,8 +445,12 @@ def test_insert_errors():
         jnp.insert(x, np.array([[1]]), 5)
     with pytest.raises(TypeError, match="requires ndarray or scalar"):
         jnp.insert([0, 1, 2], 1, 5)
-    with pytest.raises(TypeError, match="requires ndarray or scalar"):
+    with pytest.raises(TypeError, match="at position 1"):  # obj is argument 1, as in JAX
         jnp.insert(x, [1], 5)
+    with pytest.raises(TypeError, match="at position 2"):
+        jnp.insert(x, 1, [5])
+    with pytest.raises(TypeError, match="at position 1"):
+        jnp.delete(x, [1])
 
 
 def test_insert_under_vmap_and_grad():
@@ -757,6 +761,13 @@ def test_unravel_index_edge_cases():
     check(got[0], [0, 2, 2], np.uint8)
     check(got[1], [0, 2, 2], np.uint8)
     assert jnp.unravel_index(np.array([3, -1], np.int32), (4,))[0].tolist() == [3, 3]
+    # More elements than the narrow dtype counts: computed wide, given back narrow (JAX).
+    got = jnp.unravel_index(np.array([255, 200, 0], np.uint8), (3, 100))
+    check(got[0], [2, 2, 0], np.uint8)
+    check(got[1], [55, 0, 0], np.uint8)
+    got = jnp.unravel_index(np.array([-1, 127, -128], np.int8), (20, 20))
+    check(got[0], [19, 6, 13], np.int8)
+    check(got[1], [19, 7, 12], np.int8)
     assert jnp.unravel_index(np.int32(0), ()) == ()
     got = vmap(lambda i: jnp.stack(jnp.unravel_index(i, (3, 4))))(np.array([5, -1], np.int32))
     check(got, [[1, 1], [2, 3]], np.int32)

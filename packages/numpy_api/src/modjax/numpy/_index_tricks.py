@@ -223,19 +223,22 @@ def unravel_index(indices: Any, shape: Any) -> tuple:
         return ()
     total = math.prod(shape)
     a = aval(indices)
-    dt = a.dtype
     idx = indices if isinstance(indices, Tracer) else array(indices, copy=False)
-    if kind(dt) != "u":
-        idx = lax.select_n(
-            lax.lt(idx, lax.full((), 0, dt)), idx, lax.add(idx, lax.full((), total, dt))
-        )
+    # The size of the array may not fit narrow integer indices (uint8 indices into 300
+    # elements): compute in the widest integer type, then give the coordinates back in
+    # the indices' dtype, which holds them (each is at most the index).
+    widest = dtypes.canonicalize_dtype(np.int64)
+    narrow = kind(a.dtype) in "iu" and a.dtype.itemsize < widest.itemsize
+    dt = widest if narrow else a.dtype
+    idx = lax.convert_element_type(idx, dt)
+    idx = lax.select_n(lax.lt(idx, lax.full((), 0, dt)), idx, lax.add(idx, lax.full((), total, dt)))
     idx = lax.clamp(lax.full((), 0, dt), idx, lax.full((), max(total - 1, 0), dt))
     out = []
     for d in reversed(shape):
         d_ = lax.full((), d, dt)
         out.append(remainder(idx, d_) if d else idx)
         idx = floor_divide(idx, d_) if d else idx
-    return tuple(reversed(out))
+    return tuple(lax.convert_element_type(c, a.dtype) for c in reversed(out))
 
 
 # --- mask_indices ------------------------------------------------------------------------------

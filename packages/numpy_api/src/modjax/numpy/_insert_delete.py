@@ -39,9 +39,9 @@ def _flattened(arr: Any, axis: int | None) -> tuple[Any, int]:
     return arr, canonicalize_axis(axis, aval(arr).ndim)
 
 
-def _check_obj(name: str, obj: Any) -> None:
-    if not isinstance(obj, slice):
-        check_arraylike(name, obj)
+def _check_arrays(name: str, arr: Any, obj: Any, *rest: Any) -> None:
+    """Refuse lists and other non-arrays, naming their position (a slice ``obj`` is fine)."""
+    check_arraylike(name, arr, 0 if isinstance(obj, slice) else obj, *rest)
 
 
 # --- insert ------------------------------------------------------------------------------------
@@ -78,8 +78,7 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None):
     ``arr``'s dtype and broadcast as numpy's ``insert`` does; ``axis=None``
     inserts into the flattened array.
     """
-    check_arraylike("insert", arr, values)
-    _check_obj("insert", obj)
+    _check_arrays("insert", arr, obj, values)
     arr, axis = _flattened(arr, axis)
     a_aval = aval(arr)
     n = a_aval.shape[axis]
@@ -170,8 +169,7 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *, assume_unique_indices
     distinct in-range integer positions and then traces (a boolean ``obj``
     ignores it, as in JAX). ``axis=None`` deletes from the flattened array.
     """
-    check_arraylike("delete", arr)
-    _check_obj("delete", obj)
+    _check_arrays("delete", arr, obj)
     arr, axis = _flattened(arr, axis)
     n = aval(arr).shape[axis]
     if isinstance(obj, slice):
