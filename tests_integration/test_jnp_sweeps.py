@@ -2,8 +2,10 @@
 and finite differences.
 
 The specs come from the ``jnp_sweep_specs_*`` modules (every one found is imported). For
-each: ``vmap(f, in_axes)`` over generated batch positions (negative ones, and ``None`` for
-some operands) and batch sizes 3, 1 and 0 equals stacking ``f`` over the slices; and
+each: the call on device Arrays (one compiled program) equals the call on numpy
+arrays (op by op); ``vmap(f, in_axes)`` over generated batch positions (negative ones,
+and ``None`` for some operands) and batch sizes 3, 1 and 0 equals stacking ``f`` over
+the slices; and
 ``check_grads(f, args, order, modes=("fwd", "rev"))`` in float64 holds at generated points.
 Operand shapes are fixed per spec and seeds are drawn, so that compiled programs are shared
 between examples.
@@ -120,6 +122,21 @@ def test_vmap_equals_a_loop_of_slices(spec, data):
     expected = jax_tree_stack(per_slice, size)
     for o, e in zip(tree_util.tree_leaves(out), tree_util.tree_leaves(expected), strict=True):
         _assert_close(o, e, spec, f"vmap({spec.name}, in_axes={axes}) at size {size}")
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=SPEC_IDS)
+def test_calls_on_device_arrays_equal_calls_on_numpy_arrays(spec):
+    # On device Arrays most functions run as one compiled program (_eager_jit); on numpy
+    # arrays op by op. Both must give the same values, dtypes and weak types.
+    rng = np.random.RandomState(0)
+    args = [_single_precision(make(rng)) for make in spec.args]
+    expected = spec.fn(*args)
+    out = spec.fn(*[jnp.asarray(a) for a in args])
+    out_leaves, expected_leaves = tree_util.tree_leaves(out), tree_util.tree_leaves(expected)
+    assert len(out_leaves) == len(expected_leaves)
+    for o, e in zip(out_leaves, expected_leaves, strict=True):
+        assert getattr(o, "weak_type", False) == getattr(e, "weak_type", False), spec.name
+        _assert_close(o, e, spec, f"{spec.name} on device Arrays")
 
 
 def jax_tree_stack(per_slice, size):

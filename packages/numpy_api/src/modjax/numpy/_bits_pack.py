@@ -9,6 +9,7 @@ from modjax import lax
 from modjax.lax._common import kind
 
 from ._creation import asarray
+from ._eager_jit import compile_on_arrays
 from ._manipulation import ravel
 from ._util import aval, canonicalize_axis, check_arraylike
 
@@ -103,3 +104,7 @@ def unpackbits(a: Any, axis: int | None = None, count: int | None = None, bitord
     config = [(0, 0, 0)] * len(shape)
     config[axis] = (0, length - total, 0)
     return lax.pad(bits, np.uint8(0), config) if length != total else bits
+
+
+# Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
+compile_on_arrays(globals(), "packbits unpackbits")

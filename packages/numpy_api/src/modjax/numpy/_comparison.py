@@ -17,6 +17,7 @@ from modjax import lax
 from modjax.lax._common import kind, real_dtype
 from modjax.tracecore import dtypes
 
+from ._eager_jit import compile_on_arrays
 from ._util import ARRAY_TYPES, aval, check_arraylike, promote_args, shape_of
 
 __all__ = [
@@ -210,3 +211,7 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
     if ks == kt:
         return True
     return _KIND_RANK.get(ks, 9) < _KIND_RANK.get(kt, -1) and not (ks in "iu" and kt in "iu")
+
+
+# Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
+compile_on_arrays(globals(), "allclose array_equal array_equiv isclose")

@@ -20,6 +20,7 @@ from modjax.lax._common import kind
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import concrete_or_error
 
+from ._eager_jit import compile_on_arrays
 from ._util import (
     aval,
     canonical_dtype,
@@ -397,3 +398,7 @@ def digitize(x, bins, right: bool = False, *, method: str | None = None):
     first = lax.reshape(lax.slice(edges, (0,), (1,)), ())
     last_edge = lax.reshape(lax.slice(edges, (n - 1,), (n,)), ())
     return lax.select_n(lax.ge(last_edge, first), decreasing, increasing)
+
+
+# Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
+compile_on_arrays(globals(), "diff ediff1d digitize histogram histogram_bin_edges bincount")

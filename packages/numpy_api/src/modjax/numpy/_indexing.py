@@ -34,6 +34,7 @@ from modjax.lax.indexing import GatherDimensionNumbers, GatherScatterMode, Scatt
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import Tracer, concrete_or_error
 
+from ._eager_jit import compile_on_arrays
 from ._util import ARRAY_TYPES, aval, canonicalize_axis, check_arraylike, convert
 
 __all__ = [
@@ -904,3 +905,7 @@ def flatnonzero(a: Any, *, size: int | None = None, fill_value: Any = None):
 def where_indices(condition: Any, *, size: int | None = None, fill_value: Any = None):
     """``jnp.where(condition)`` with one argument: ``nonzero(condition)`` (jax.numpy.where)."""
     return nonzero(condition, size=size, fill_value=fill_value)
+
+
+# Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
+compile_on_arrays(globals(), "take take_along_axis")

@@ -16,6 +16,7 @@ from modjax.lax._common import kind
 from modjax.tracecore.core import Tracer, concrete_or_error
 
 from ._creation import array, asarray
+from ._eager_jit import compile_on_arrays
 from ._indexing import scatter_update, take
 from ._manipulation import moveaxis, ravel
 from ._sorting import argsort, searchsorted
@@ -185,3 +186,7 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *, assume_unique_indices
     if not isinstance(keep, Tracer) and len(keep) == n:
         return arr
     return take(arr, keep, axis=axis, mode="clip")
+
+
+# Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
+compile_on_arrays(globals(), "delete insert")

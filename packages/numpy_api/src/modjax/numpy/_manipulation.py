@@ -24,6 +24,7 @@ from modjax.tracecore import dtypes
 from modjax.tracecore.core import Tracer, concrete_or_error
 
 from . import _util
+from ._eager_jit import compile_on_arrays
 from ._util import (
     ARRAY_TYPES,
     aval,
@@ -1256,3 +1257,9 @@ def copy(a: Any, order: str | None = None):
 
 # The products live in _products; these names stay importable from here.
 from ._products import dot, matmul  # noqa: E402
+
+# Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
+compile_on_arrays(
+    globals(),
+    "append array_split dsplit hsplit vsplit split repeat resize roll rot90 tile clip where pad",
+)

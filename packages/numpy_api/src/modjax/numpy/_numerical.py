@@ -21,6 +21,7 @@ from modjax.tracecore import dtypes
 
 from ._creation import asarray, zeros
 from ._cumulative import bincount, cumsum, diff, histogram_bin_edges
+from ._eager_jit import compile_on_arrays
 from ._indexing import take
 from ._manipulation import (
     atleast_2d,
@@ -427,3 +428,7 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density: bool | None = 
         bins = [bins, bins]
     counts, (ex, ey) = histogramdd(stack([x, y], axis=1), bins, range, weights, density)
     return counts, ex, ey
+
+
+# Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
+compile_on_arrays(globals(), "corrcoef cov histogram2d histogramdd interp trapezoid unwrap")

@@ -18,6 +18,7 @@ import numpy as np
 from modjax.tracecore.core import concrete_or_error
 
 from ._creation import arange, asarray, zeros
+from ._eager_jit import compile_on_arrays
 from ._manipulation import broadcast_to, concatenate, trim_zeros
 from ._signal import convolve
 from ._util import aval, check_arraylike, promote_dtypes, promote_dtypes_inexact
@@ -220,3 +221,7 @@ def roots(p, *, strip_zeros: bool = True):
         "jnp.roots needs the eigenvalues of the companion matrix (modjax.numpy.linalg.eigvals), "
         "and modjax.numpy.linalg is not supported yet"
     )
+
+
+# Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
+compile_on_arrays(globals(), "poly polyadd polyder polydiv polyint polymul polysub polyval")

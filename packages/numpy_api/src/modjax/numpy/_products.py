@@ -20,6 +20,7 @@ from modjax import lax
 from modjax.lax._common import kind
 
 from . import _util
+from ._eager_jit import compile_on_arrays
 from ._util import (
     ARRAY_TYPES,
     aval,
@@ -421,3 +422,7 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
     from ._reductions import sum as _sum
 
     return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+# Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
+compile_on_arrays(globals(), "cross inner kron outer tensordot trace vdot")

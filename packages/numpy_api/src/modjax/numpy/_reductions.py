@@ -14,8 +14,6 @@ with ``take_along_axis``.
 from __future__ import annotations
 
 import builtins
-import functools
-import inspect
 import math
 from typing import Any
 
@@ -23,10 +21,10 @@ import numpy as np
 from modjax import lax
 from modjax.lax._common import kind, real_dtype
 from modjax.lax.elementwise import _convert_element_type
-from modjax.runtime import Array, jit
 from modjax.tracecore import dtypes
 
 from . import _util
+from ._eager_jit import compiled_on_arrays
 from ._util import (
     ARRAY_TYPES,
     aval,
@@ -799,54 +797,6 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     )
 
 
-# --- one compiled program per eager call ------------------------------------------------------
-
-
-def _static(value: Any) -> bool:
-    """Whether ``value`` can key a compilation: hashable and equal to itself (no NaN)."""
-    try:
-        hash(value)
-        return bool(value == value)
-    except (TypeError, ValueError):
-        return False
-
-
-def _compiled(fn):
-    """Give the reduction ``fn`` one compiled program per signature on device Arrays, as JAX.
-
-    A reduction is many primitives (``median`` about fifty); op by op, each compiles
-    on its first use and dispatches from Python on every call. With ``a`` a device
-    Array, its Array arguments become the program's operands and every other
-    argument (axes, dtypes, Python scalars) part of its static signature, so a
-    call is one cache lookup and one executable. Anything else (a tracer, a numpy
-    array, a list, an unhashable argument) takes the plain function, whose errors
-    and jaxprs are unchanged.
-    """
-    names = tuple(inspect.signature(fn).parameters)
-
-    def run(arrays, statics):
-        return fn(**arrays, **dict(statics))
-
-    run.__name__ = run.__qualname__ = fn.__name__
-    compiled = jit(run, static_argnums=1)
-
-    @functools.wraps(fn)
-    def dispatch(*args, **kwargs):
-        if not args or type(args[0]) is not Array or len(args) > len(names):
-            return fn(*args, **kwargs)
-        arrays, statics = {}, []
-        for name, value in (*zip(names, args, strict=False), *kwargs.items()):
-            if type(value) is Array:
-                arrays[name] = value
-            elif name in names and not isinstance(value, ARRAY_TYPES) and _static(value):
-                statics.append((name, value))
-            else:
-                return fn(*args, **kwargs)
-        return compiled(arrays, tuple(sorted(statics, key=lambda item: item[0])))
-
-    return dispatch
-
-
 for _name in __all__:
-    globals()[_name] = _compiled(globals()[_name])
+    globals()[_name] = compiled_on_arrays(globals()[_name])
 del _name

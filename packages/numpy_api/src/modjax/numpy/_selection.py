@@ -20,6 +20,7 @@ from modjax.tracecore.core import concrete_or_error
 
 from ._creation import asarray
 from ._cumulative import cumsum
+from ._eager_jit import compile_on_arrays
 from ._indexing import nonzero, scatter_update, take
 from ._manipulation import ravel, resize
 from ._util import (
@@ -296,3 +297,7 @@ def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True)
         flat_val = resize(flat_val, (n,))
     diagonal = np.arange(n, dtype=np.int32)
     return scatter_update(a, (diagonal,) * len(shape), flat_val, "set", unique_indices=True)
+
+
+# Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
+compile_on_arrays(globals(), "choose compress extract fill_diagonal place put")

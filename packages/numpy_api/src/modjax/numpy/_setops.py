@@ -21,6 +21,7 @@ from modjax import lax
 from modjax.lax.sorting import sort_p
 from modjax.tracecore.core import concrete_or_error
 
+from ._eager_jit import compile_on_arrays
 from ._util import aval, check_arraylike, promote_dtypes
 
 __all__ = ["intersect1d", "isin", "setdiff1d", "setxor1d", "union1d"]
@@ -282,3 +283,7 @@ def intersect1d(
     fills = [_given_or(fill_value, _smallest_or_zero), _length(n1), _length(n2)]
     values, index1, index2 = _compact(keep, [s1, p1, index2], size, fills)
     return (values, index1, index2) if return_indices else values
+
+
+# Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
+compile_on_arrays(globals(), "intersect1d isin setdiff1d setxor1d union1d")

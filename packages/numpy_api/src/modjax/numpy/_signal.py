@@ -13,6 +13,7 @@ from typing import Any
 from modjax import lax
 from modjax.lax._common import kind
 
+from ._eager_jit import compile_on_arrays
 from ._util import aval, check_arraylike, promote_dtypes_inexact
 
 __all__ = ["convolve", "correlate"]
@@ -79,3 +80,7 @@ def correlate(a: Any, v: Any, mode: str = "valid", *, precision=None, preferred_
     ``mode`` is as in :func:`convolve`, with ``"valid"`` the default.
     """
     return _conv("correlate", a, v, mode, precision, preferred_element_type)
+
+
+# Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
+compile_on_arrays(globals(), "convolve correlate")

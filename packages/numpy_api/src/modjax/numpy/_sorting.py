@@ -23,6 +23,7 @@ from modjax.lax.sorting import sort_p
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import concrete_or_error
 
+from ._eager_jit import compile_on_arrays
 from ._util import aval, canonicalize_axis, check_arraylike
 
 __all__ = [
@@ -573,3 +574,7 @@ def unique_all(x, /, *, size: int | None = None, fill_value=None):
         fill_value=fill_value,
     )
     return _UniqueAllResult(values, index, inverse, counts)
+
+
+# Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
+compile_on_arrays(globals(), "argpartition partition searchsorted sort_complex unique")

@@ -1,0 +1,114 @@
+"""One compiled program per eager call of a composite function on device Arrays.
+
+JAX jits most of its jnp functions, so an eager ``jnp.interp(x, xp, fp)`` is one
+cache lookup and one executable; op by op it would be dozens of dispatches from
+Python (and as many compilations on first use). ``compiled_on_arrays`` gives a
+modjax.numpy function that path: with a device Array as the first argument, its
+Array arguments become the program's operands and every other argument (axes,
+dtypes, Python scalars, modes) part of its static signature. Anything else (a
+tracer, a numpy array, a list, an unhashable argument) takes the plain function,
+whose errors and jaxprs are unchanged. A signature whose trace needs concrete
+values (``where(cond)`` with one argument, ``bincount`` without ``length``, ...)
+is remembered and runs the plain function from then on.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from modjax.runtime import Array, jit
+from modjax.tracecore.core import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    TracerIntegerConversionError,
+)
+
+from ._util import ARRAY_TYPES
+
+__all__ = ["compile_on_arrays", "compiled_on_arrays"]
+
+# What a trace raises when the function needs the values, not just the shapes.
+_NEEDS_VALUES = (ConcretizationTypeError, TracerArrayConversionError, TracerIntegerConversionError)
+
+
+def _static(value: Any) -> bool:
+    """Whether ``value`` can key a compilation: hashable and equal to itself (no NaN)."""
+    try:
+        hash(value)
+        return bool(value == value)
+    except (TypeError, ValueError):
+        return False
+
+
+def _signature_key(arrays: dict, statics: tuple) -> tuple:
+    return statics, tuple((k, v.shape, v.dtype, v.weak_type) for k, v in arrays.items())
+
+
+def compiled_on_arrays(fn: Callable) -> Callable:
+    """Return ``fn`` with one compiled program per signature for calls on device Arrays.
+
+    ``fn`` must return arrays. Its arguments are passed on by name, except its
+    positional-only ones; it may take ``**kwargs`` but not ``*args``.
+    """
+    parameters = inspect.signature(fn).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
+        raise TypeError(f"compiled_on_arrays: {fn.__name__} takes *args")
+    names = tuple(p.name for p in parameters if p.kind is not inspect.Parameter.VAR_KEYWORD)
+    positional_only = [p.name for p in parameters if p.kind is inspect.Parameter.POSITIONAL_ONLY]
+    positional = [
+        p.name
+        for p in parameters
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    any_keyword = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+    def run(arrays, statics):
+        bound = {**arrays, **dict(statics)}
+        leading = []
+        for name in positional_only:  # contiguous from the first: stop at one not given
+            if name not in bound:
+                break
+            leading.append(bound.pop(name))
+        return fn(*leading, **bound)
+
+    run.__name__ = run.__qualname__ = fn.__name__
+    compiled = jit(run, static_argnums=1)
+    needs_values: set = set()
+
+    @functools.wraps(fn)
+    def dispatch(*args, **kwargs):
+        if not args or type(args[0]) is not Array or len(args) > len(positional):
+            return fn(*args, **kwargs)
+        arrays, statics = {}, []
+        for name, value in (*zip(positional, args, strict=False), *kwargs.items()):
+            if name in positional_only and name in kwargs:
+                return fn(*args, **kwargs)  # the plain function raises its TypeError
+            if type(value) is Array:
+                arrays[name] = value
+            elif (
+                (any_keyword or name in names)
+                and not isinstance(value, ARRAY_TYPES)
+                and _static(value)
+            ):
+                statics.append((name, value))
+            else:
+                return fn(*args, **kwargs)
+        statics = tuple(sorted(statics, key=lambda item: item[0]))
+        if needs_values and _signature_key(arrays, statics) in needs_values:
+            return fn(*args, **kwargs)
+        try:
+            return compiled(arrays, statics)
+        except _NEEDS_VALUES:
+            needs_values.add(_signature_key(arrays, statics))
+            return fn(*args, **kwargs)
+
+    return dispatch
+
+
+def compile_on_arrays(namespace: dict, names: str) -> None:
+    """Replace each function named in ``names`` (space-separated) in ``namespace``."""
+    for name in names.split():
+        namespace[name] = compiled_on_arrays(namespace[name])
