@@ -40,7 +40,7 @@ PHASES = (Phase.explicit, Phase.reuse, Phase.generate)
 # Examples per spec: a few by default (the sweeps cover some 750 specs), many more with
 # HYPOTHESIS_PROFILE=thorough.
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
-VMAP_EXAMPLES, GRAD_EXAMPLES = (25, 10) if THOROUGH else (3, 1)
+VMAP_EXAMPLES, GRAD_EXAMPLES = (25, 10) if THOROUGH else (2, 1)
 GRAD_SPECS = [spec for spec in SPECS if spec.diff]
 VMAP_SPECS = [spec for spec in SPECS if spec.vmap]
 
