@@ -76,12 +76,23 @@ def compiled_on_arrays(fn: Callable) -> Callable:
 
     run.__name__ = run.__qualname__ = fn.__name__
     compiled = jit(run, static_argnums=1)
+    # Only Arrays, passed positionally: jit's C++ fast path on ``fn`` itself.
+    all_arrays = jit(fn)
     needs_values: set = set()
 
     @functools.wraps(fn)
     def dispatch(*args, **kwargs):
         if not args or type(args[0]) is not Array or len(args) > len(positional):
             return fn(*args, **kwargs)
+        if not kwargs and all(type(a) is Array for a in args):
+            key = tuple((a.shape, a.dtype, a.weak_type) for a in args) if needs_values else None
+            if key not in needs_values:
+                try:
+                    return all_arrays(*args)
+                except _NEEDS_VALUES:
+                    needs_values.add(tuple((a.shape, a.dtype, a.weak_type) for a in args))
+                    return fn(*args)
+            return fn(*args)
         arrays, statics = {}, []
         for name, value in (*zip(positional, args, strict=False), *kwargs.items()):
             if name in positional_only and name in kwargs:
