@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 
 
 def jax_python(explicit: str | None) -> str | None:
@@ -38,3 +39,35 @@ def measure_jax(python: str, code: str, *args, timeout: int = 1200) -> dict | No
     except (OSError, subprocess.SubprocessError, ValueError, IndexError) as err:
         print(f"(JAX run failed: {err})", file=sys.stderr)
         return None
+
+
+def best_of_rounds(
+    rounds: int,
+    measure_modjax: Callable[[], dict[str, float]],
+    python: str | None,
+    code: str,
+    *args,
+    timeout: int = 1200,
+) -> tuple[dict[str, float], dict[str, float], str | None]:
+    """Alternate modjax's and JAX's measurements for ``rounds``; keep each figure's best.
+
+    Return ``(ours, theirs, jax_version)``; ``theirs`` is empty (and the version None)
+    without a JAX interpreter or when its run fails. Alternating makes a noisy
+    machine hurt both sides alike.
+    """
+    ours: dict[str, float] = {}
+    theirs: dict[str, float] = {}
+    version = None
+    for _ in range(rounds):
+        for k, v in measure_modjax().items():
+            ours[k] = min(v, ours.get(k, v))
+        if python is None:
+            continue
+        result = measure_jax(python, code, *args, timeout=timeout)
+        if result is None:
+            python = None
+            continue
+        version = result.pop("version")
+        for k, v in result.items():
+            theirs[k] = min(v, theirs.get(k, v))
+    return ours, theirs, version

@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import timeit
 
-from jax_side import jax_python, measure_jax
+from jax_side import best_of_rounds, jax_python
 
 STEPS = 1000  # two equations per step
 BATCH = 16
@@ -124,21 +124,16 @@ def main() -> None:
     parser.add_argument("--jax-python", default=None)
     args = parser.parse_args()
 
-    python = jax_python(args.jax_python)
-    ours: dict[str, float] = {}
-    theirs: dict[str, float] = {}
-    version = None
-    for _ in range(args.rounds):
-        for k, v in measure_modjax(REPEAT, STEP_NUMBER).items():
-            ours[k] = min(v, ours.get(k, v))
-        if python is not None:
-            result = measure_jax(python, JAX_CODE, STEPS, BATCH, REPEAT, STEP_NUMBER)
-            if result is None:
-                python = None
-                continue
-            version = result.pop("version")
-            for k, v in result.items():
-                theirs[k] = min(v, theirs.get(k, v))
+    ours, theirs, version = best_of_rounds(
+        args.rounds,
+        lambda: measure_modjax(REPEAT, STEP_NUMBER),
+        jax_python(args.jax_python),
+        JAX_CODE,
+        STEPS,
+        BATCH,
+        REPEAT,
+        STEP_NUMBER,
+    )
 
     print(f"vmap on CPU, best of {args.rounds} rounds (microseconds)")
     header = f"{'':44}{'modjax':>10}"
