@@ -41,6 +41,18 @@ from modjax.batching import (  # noqa: E402  (collectives over vmapped named axe
 
 from .bits import *  # noqa: F403
 from .composites import *  # noqa: F403
+from .control_flow import (
+    associative_scan,
+    cond,
+    cond_p,
+    fori_loop,
+    map,
+    scan,
+    scan_p,
+    switch,
+    while_loop,
+    while_p,
+)
 from .convolution import *  # noqa: F403
 from .cumulative import *  # noqa: F403
 from .dot import Precision, dot, dot_general, dot_general_p

@@ -1,0 +1,277 @@
+"""What the control-flow primitives share: tracing user functions, and their type checks.
+
+Every construct (cond, while, scan, ...) traces the user's Python functions
+once to a ``ClosedJaxpr`` whose closed-over values are hoisted to leading
+operands (``trace_closed``): the inner program has no consts, so it prints and
+parses back, and the enclosing trace sees every value (tracers of outer
+transformations included). The traced program is memoized on the function
+object and the input types, so an eager loop called again with the same
+function reuses its program, and with it the compiled executable.
+
+The checks raise the TypeErrors JAX raises, naming pytree paths and both types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from modjax.tracecore.abstract import ShapedArray
+from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
+from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
+from modjax.tracecore.tracing import arg_aval, convert_constvars_jaxpr, trace_to_jaxpr
+from modjax.tracecore.tree_util import (
+    PyTreeDef,
+    keystr,
+    tree_flatten_with_path,
+    tree_unflatten,
+)
+from modjax.tracecore.wrapped_fun import debug_info, flatten_fun_nokwargs, wrap_init
+
+__all__ = [
+    "Traced",
+    "trace_closed",
+    "abstractify",
+    "func_description",
+    "check_tree_and_avals",
+    "check_carry_type",
+    "promote_weak_carry",
+    "leaf_paths",
+    "join_consts",
+    "jaxpr_with_leading_inputs",
+    "typematch",
+]
+
+
+class Traced:
+    """A traced user function: its program (no consts), the hoisted consts, its output tree."""
+
+    __slots__ = ("jaxpr", "consts", "out_tree")
+
+    def __init__(self, jaxpr: ClosedJaxpr, consts: list, out_tree: PyTreeDef):
+        self.jaxpr = jaxpr
+        self.consts = consts
+        self.out_tree = out_tree
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return self.jaxpr.out_avals
+
+
+# Traced programs, weakly by the user's function; keyed by input tree and types.
+_traced = JaxprCache("control_flow_trace")
+
+
+def abstractify(x) -> ShapedArray:
+    """Return the aval a loop or branch traces the leaf ``x`` with."""
+    return arg_aval(x)
+
+
+def trace_closed(fun: Callable, in_tree: PyTreeDef, in_avals: Sequence[ShapedArray]) -> Traced:
+    """Trace ``fun`` (taking the pytree ``in_tree`` of ``in_avals`` positionally) once.
+
+    The result's jaxpr takes ``(*consts, *flat_inputs)`` and returns the flat outputs;
+    ``consts`` are the values ``fun`` closed over (concrete arrays or tracers of
+    enclosing traces). Memoized per function object and input types while the
+    consts hold no tracers (JAX's ``_initial_style_jaxpr`` cache).
+    """
+    in_avals = tuple(in_avals)
+
+    def compute() -> Traced:
+        args = tree_unflatten(in_tree, in_avals)
+        info = debug_info(fun, args if isinstance(args, tuple) else (args,))
+        flat_fun, out_tree = flatten_fun_nokwargs(wrap_init(fun, info), in_tree)
+        jaxpr, consts = trace_to_jaxpr(flat_fun, in_avals)
+        closed = ClosedJaxpr(convert_constvars_jaxpr(jaxpr), ())
+        return Traced(closed, list(consts), out_tree.val)
+
+    try:
+        return _traced.get(fun, (in_tree, in_avals), compute, lambda t: not has_tracers(t.consts))
+    except TypeError:  # a callable that cannot be weakly referenced: trace every time
+        return compute()
+
+
+def func_description(fun: Callable) -> str:
+    """Name ``fun`` and where it is defined, as JAX's errors do (``f at file.py:12``)."""
+    info = debug_info(fun)
+    where = f" at {info.func_src_info}" if info.func_src_info else ""
+    return f"{info.func_name}{where}"
+
+
+def leaf_paths(tree: PyTreeDef, prefix: str) -> list[str]:
+    """Name each leaf of ``tree`` as ``prefix`` followed by its key path (``carry[0]['a']``)."""
+    leaves = tree_unflatten(tree, [0] * tree.num_leaves)
+    return [prefix + keystr(path) for path, _ in tree_flatten_with_path(leaves)[0]]
+
+
+def typematch(a: ShapedArray, b: ShapedArray) -> bool:
+    """Tell whether two avals agree in shape and dtype (weak types aside; ``core.typematch``)."""
+    return a.shape == b.shape and a.dtype == b.dtype
+
+
+def _mismatch_extra(a: ShapedArray, b: ShapedArray) -> str:
+    parts = []
+    if a.dtype != b.dtype:
+        parts.append("the dtypes do not match")
+    if a.shape != b.shape:
+        parts.append("the shapes do not match")
+    return ", so " + ", and ".join(parts) if parts else ""
+
+
+def _node_type(tree: PyTreeDef) -> str:
+    example = tree_unflatten(tree, [0] * tree.num_leaves)
+    return str(type(example))
+
+
+def check_tree_and_avals(
+    what: str,
+    names: tuple[str, str],
+    descriptions: tuple[str, str],
+    trees: tuple[PyTreeDef, PyTreeDef],
+    avals: tuple[Sequence[ShapedArray], Sequence[ShapedArray]],
+) -> None:
+    """Raise TypeError unless two outputs (of branches, say) agree in tree, shapes and dtypes.
+
+    ``names`` are how the message calls the two functions (``true_fun``), and
+    ``descriptions`` say what and where they are; weak types may differ.
+    """
+    name1, name2 = names
+    header = f"{name1} is {descriptions[0]}\n{name2} is {descriptions[1]}\n\n"
+    if trees[0] != trees[1]:
+        kind1 = "a pytree leaf" if trees[0].num_nodes == 1 else _node_type(trees[0])
+        kind2 = "a pytree leaf" if trees[1].num_nodes == 1 else _node_type(trees[1])
+        detail = (
+            f"{name1} output is {kind1} but {name2} output is {kind2}, so their Python "
+            "types differ."
+            if kind1 != kind2
+            else f"{name1} output has structure {trees[0]} but {name2} output has "
+            f"structure {trees[1]}."
+        )
+        raise TypeError(
+            f"{what} must have the same pytree structure, but they differ:\n\n{header}"
+            f"{detail}\n\nRevise {name1} and/or {name2} so that they have the same "
+            "pytree structure."
+        )
+    paths = leaf_paths(trees[0], "")
+    diffs = [
+        f"The output of {name1}{path} has type {a.str_short()} but the corresponding output "
+        f"of {name2} has type {b.str_short()}{_mismatch_extra(a, b)}."
+        for path, a, b in zip(paths, avals[0], avals[1], strict=True)
+        if not typematch(a, b)
+    ]
+    if diffs:
+        raise TypeError(
+            f"{what} must have equal output types but they differ.\n\n{header}"
+            + "\n".join(diffs)
+            + f"\n\nRevise {name1} and/or {name2} so that all output types match."
+        )
+
+
+def check_carry_type(
+    name: str,
+    in_tree: PyTreeDef,
+    in_avals: Sequence[ShapedArray],
+    out_tree: PyTreeDef,
+    out_avals: Sequence[ShapedArray],
+    carry_name: str = "carry",
+) -> None:
+    """Raise TypeError unless a loop body's carry output matches its carry input.
+
+    Shapes and dtypes must agree; weak types may differ (JAX's ``_check_carry_type``).
+    ``name`` is the function, e.g. ``"scan body function"``.
+    """
+    paths = leaf_paths(in_tree, carry_name)
+    if in_tree != out_tree:
+        raise TypeError(
+            f"{name} carry input and carry output must have the same pytree structure, "
+            f"but they differ:\n\nThe input carry {carry_name} has structure {in_tree} but "
+            f"the carry output has structure {out_tree}.\n\nRevise the function so that "
+            "the carry output has the same pytree structure as the carry input."
+        )
+    diffs = [
+        f"The input carry component {path} has type {a.str_short()} but the corresponding "
+        f"output carry component has type {b.str_short()}{_mismatch_extra(a, b)}."
+        for path, a, b in zip(paths, in_avals, out_avals, strict=True)
+        if not typematch(a, b)
+    ]
+    if diffs:
+        raise TypeError(
+            f"{name} carry input and carry output must have equal types, but they "
+            "differ:\n\n" + "\n".join(diffs) + "\n\nRevise the function so that all output "
+            "types match the corresponding input types."
+        )
+
+
+def promote_weak_carry(
+    values: list, in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]
+) -> bool:
+    """Make weakly typed carry leaves strong, of the dtype the body gives; tell if any changed.
+
+    A weak initial value (``0`` in ``fori_loop(0, n, lambda i, acc: acc + x[i], 0)``)
+    whose body result is strongly typed or of another dtype takes the result's dtype,
+    strongly typed, as in JAX (``_promote_weak_typed_inputs``); the caller traces the
+    body again. ``values`` is updated in place.
+    """
+    from ..elementwise import _convert_element_type
+
+    changed = False
+    for i, (a, b) in enumerate(zip(in_avals, out_avals, strict=True)):
+        if a.weak_type and a.shape == b.shape and (a.dtype != b.dtype or not b.weak_type):
+            values[i] = _convert_element_type(values[i], b.dtype, weak_type=False)
+            changed = True
+    return changed
+
+
+def join_consts(traced: Sequence[Traced]) -> tuple[list, list[ClosedJaxpr]]:
+    """Give several traced functions one shared list of consts (cond's branches).
+
+    Return the consts (each distinct value once, by identity) and each program
+    rewritten to take all of them as its leading inputs, ignoring those it does not read.
+    """
+    consts: list = []
+    index: dict[int, int] = {}
+    for t in traced:
+        for c in t.consts:
+            if id(c) not in index:
+                index[id(c)] = len(consts)
+                consts.append(c)
+    const_avals = [abstractify(c) for c in consts]
+    jaxprs = []
+    for t in traced:
+        positions = [index[id(c)] for c in t.consts]
+        jaxprs.append(jaxpr_with_leading_inputs(t.jaxpr, const_avals, positions))
+    return consts, jaxprs
+
+
+def jaxpr_with_leading_inputs(
+    closed: ClosedJaxpr, avals: Sequence[ShapedArray], positions: Sequence[int]
+) -> ClosedJaxpr:
+    """Return ``closed`` taking ``len(avals)`` new leading inputs in place of its first ones.
+
+    Its first ``len(positions)`` inputs become the new inputs at ``positions``; the
+    other new inputs are unused.
+    """
+    j = closed.jaxpr
+    n_old = len(positions)
+    if n_old == len(avals) and list(positions) == list(range(n_old)):
+        return closed
+    new_vars = [Var(a) for a in avals]
+    substitute = {}
+    for old, pos in zip(j.invars[:n_old], positions, strict=True):
+        substitute[old] = new_vars[pos]
+    renamed = _rename(j, substitute)
+    return ClosedJaxpr(renamed.replace(invars=new_vars + renamed.invars[n_old:]), closed.consts)
+
+
+def _rename(jaxpr: Jaxpr, substitute: dict) -> Jaxpr:
+    if not substitute:
+        return jaxpr
+
+    def atom(a):
+        return a if isinstance(a, Literal) else substitute.get(a, a)
+
+    eqns = [eqn.replace(invars=[atom(a) for a in eqn.invars]) for eqn in jaxpr.eqns]
+    return jaxpr.replace(
+        invars=[substitute.get(v, v) for v in jaxpr.invars],
+        outvars=[atom(a) for a in jaxpr.outvars],
+        eqns=eqns,
+    )

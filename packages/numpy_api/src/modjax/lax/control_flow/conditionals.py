@@ -1,0 +1,205 @@
+"""Conditionals: ``cond`` and ``switch`` on one primitive, ``cond_p``.
+
+``cond_p.bind(index, *operands, branches=(jaxpr_0, ..., jaxpr_n))`` runs the
+branch ``index`` (an int32 scalar already clamped into range) on the operands.
+Every branch takes the same operands (the closed-over values of all branches
+first, then the user's operands) and returns values of the same types; as in
+JAX, ``cond(pred, true_fun, false_fun)`` is ``branches=(false_fun, true_fun)``.
+It lowers to ``stablehlo.case``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from modjax.lowering import hlo, ir, ir_types, lower_jaxpr_inline, register_lowering
+from modjax.runtime import apply_primitive
+from modjax.tracecore.core import Primitive
+from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.tracing import trace_to_jaxpr
+from modjax.tracecore.tree_util import tree_flatten, tree_unflatten
+from modjax.tracecore.wrapped_fun import wrap_init
+
+from .. import elementwise as ew
+from .._common import aval_of, kind
+from .common import abstractify, check_tree_and_avals, func_description, join_consts, trace_closed
+
+__all__ = ["cond", "switch", "cond_p"]
+
+cond_p = Primitive("cond")
+cond_p.multiple_results = True
+
+
+def _cond_abstract_eval(index, *operands, branches: tuple[ClosedJaxpr, ...]):
+    if index.shape != () or index.dtype != np.int32:
+        raise TypeError(f"cond: the branch index must be an int32 scalar, got {index.str_short()}")
+    if not branches:
+        raise TypeError("cond: needs at least one branch")
+    out0 = branches[0].out_avals
+    for i, branch in enumerate(branches):
+        ins = branch.in_avals
+        if len(ins) != len(operands) or any(
+            a.shape != b.shape or a.dtype != b.dtype for a, b in zip(ins, operands, strict=True)
+        ):
+            raise TypeError(
+                f"cond: branch {i} takes ({_types(ins)}) but the operands are ({_types(operands)})"
+            )
+        if branch.out_avals != out0:
+            raise TypeError(
+                f"cond: branch {i} returns ({_types(branch.out_avals)}) but branch 0 returns "
+                f"({_types(out0)})"
+            )
+    return list(out0)
+
+
+def _types(avals) -> str:
+    return ", ".join(a.str_short() for a in avals)
+
+
+def _cond_lowering(ctx, index, *operands, branches):
+    case = hlo.CaseOp(ir_types(ctx.avals_out), index, len(branches))
+    for region, branch in zip(case.regions, branches, strict=True):
+        block = region.blocks.append()
+        with ir.InsertionPoint(block):
+            hlo.return_(lower_jaxpr_inline(ctx, branch, operands))
+    return list(case.results)
+
+
+cond_p.def_impl(functools.partial(apply_primitive, cond_p))
+cond_p.def_abstract_eval(_cond_abstract_eval)
+register_lowering(cond_p, _cond_lowering)
+
+
+# --- the API ---------------------------------------------------------------------------------
+
+
+def _trace_branches(branches: Sequence[Callable], operands) -> tuple[list, list]:
+    """Trace each branch on the operands; return the flat operands and the traced branches."""
+    ops_flat, in_tree = tree_flatten(operands)
+    in_avals = [abstractify(x) for x in ops_flat]
+    traced = [trace_closed(branch, in_tree, in_avals) for branch in branches]
+    return ops_flat, traced
+
+
+def _join_weak_types(jaxprs: list[ClosedJaxpr]) -> list[ClosedJaxpr]:
+    """Make every branch return the same weak types: strong where any branch is strong.
+
+    JAX's branches may differ only in weak types, and the result is then strongly
+    typed (``cond(p, lambda: 1.0, lambda: x)`` is float32 for float32 ``x``).
+    """
+    columns = list(zip(*(j.out_avals for j in jaxprs), strict=True))
+    weak = [all(a.weak_type for a in column) for column in columns]
+    return [_with_out_weak_types(j, weak) for j in jaxprs]
+
+
+def _with_out_weak_types(closed: ClosedJaxpr, weak: list[bool]) -> ClosedJaxpr:
+    if all(a.weak_type == w for a, w in zip(closed.out_avals, weak, strict=True)):
+        return closed
+
+    def fun(*args):
+        from modjax.tracecore.evaluation import eval_jaxpr
+
+        outs = eval_jaxpr(closed.jaxpr, closed.consts, *args)
+        return [
+            ew._convert_element_type(o, aval_of(o).dtype, weak_type=w)
+            if aval_of(o).weak_type != w
+            else o
+            for o, w in zip(outs, weak, strict=True)
+        ]
+
+    jaxpr, consts = trace_to_jaxpr(wrap_init(fun, closed.jaxpr.debug_info), closed.in_avals)
+    return ClosedJaxpr(jaxpr, consts)
+
+
+def _bind_cond(index, branches: Sequence[Callable], what: str, pairs, operands):
+    """Trace and check the branches, then bind ``cond_p``.
+
+    ``pairs`` lists ``(i, name_i, j, name_j)``: the branches whose outputs are compared
+    and how the error calls them.
+    """
+    ops_flat, traced = _trace_branches(branches, operands)
+    for i, name_i, j, name_j in pairs:
+        check_tree_and_avals(
+            what,
+            (name_i, name_j),
+            (func_description(branches[i]), func_description(branches[j])),
+            (traced[i].out_tree, traced[j].out_tree),
+            (traced[i].out_avals, traced[j].out_avals),
+        )
+    consts, jaxprs = join_consts(traced)
+    jaxprs = _join_weak_types(jaxprs)
+    outs = cond_p.bind(index, *consts, *ops_flat, branches=tuple(jaxprs))
+    return tree_unflatten(traced[0].out_tree, outs)
+
+
+_NO_OPERAND = object()
+
+
+def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_OPERAND):
+    """Apply ``true_fun`` or ``false_fun`` to ``operands`` as ``pred`` says (jax.lax.cond).
+
+    Both functions are traced once, and must return the same pytree of the same
+    shapes and dtypes (weak types may differ). ``pred`` is a boolean or number
+    scalar (nonzero is true); under ``vmap`` a batched ``pred`` evaluates both
+    branches and selects. ``operand=`` is the deprecated single-operand keyword.
+    """
+    if operand is not _NO_OPERAND:
+        if operands:
+            raise TypeError(
+                "if `operand` is passed, it must be the only operand: lax.cond(pred, "
+                "true_fun, false_fun, operand=x) or lax.cond(pred, true_fun, false_fun, x)"
+            )
+        operands = (operand,)
+    if not callable(true_fun) or not callable(false_fun):
+        raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
+    pred_aval = abstractify(pred)
+    if pred_aval.shape != ():
+        raise TypeError(f"Pred must be a scalar, got {pred} of shape {pred_aval.shape}.")
+    pred_kind = kind(pred_aval.dtype)
+    if pred_kind not in "biuf":
+        raise TypeError(f"Pred type must be either boolean or number, got {pred_aval.dtype}.")
+    if pred_kind != "b":
+        pred = ew.ne(pred, np.zeros((), pred_aval.dtype)[()])
+    index = ew.convert_element_type(pred, np.int32)
+    return _bind_cond(
+        index,
+        (false_fun, true_fun),
+        "cond branches",
+        [(1, "true_fun", 0, "false_fun")],
+        operands,
+    )
+
+
+def switch(index, branches: Sequence[Callable], *operands, operand=_NO_OPERAND):
+    """Apply ``branches[index]`` to ``operands`` (jax.lax.switch).
+
+    ``index`` is an integer scalar, clamped into ``[0, len(branches) - 1]``. Every
+    branch is traced once and must return the same pytree of the same types.
+    """
+    if operand is not _NO_OPERAND:
+        operands = (*operands, operand)
+    branches = tuple(branches)
+    if not branches:
+        raise ValueError("Empty branch sequence")
+    for b in branches:
+        if not callable(b):
+            raise TypeError("lax.switch: branches argument should be a sequence of callables.")
+    index_aval = abstractify(index)
+    if index_aval.shape != ():
+        raise TypeError(f"Branch index must be scalar, got {index} of shape {index_aval.shape}.")
+    if kind(index_aval.dtype) not in "iu":
+        raise TypeError(f"Index type must be an integer, got {index} as {index_aval.dtype}")
+    if len(branches) == 1:
+        return branches[0](*operands)
+    index = ew.convert_element_type(index, np.int32)
+    index = ew.clamp(np.int32(0), index, np.int32(len(branches) - 1))
+    return _bind_cond(
+        index,
+        branches,
+        "switch branches",
+        [(0, "branch 0", i, f"branch {i}") for i in range(1, len(branches))],
+        operands,
+    )
