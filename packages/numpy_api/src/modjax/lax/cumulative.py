@@ -1,5 +1,5 @@
 """Cumulative reductions along an axis: ``cumsum``, ``cumprod``, ``cummax``, ``cummin``,
-``cumlogsumexp`` (each with ``reverse``), and ``associative_scan``.
+``cumlogsumexp`` (each with ``reverse``).
 
 Each primitive lowers, as JAX does on CPU, to a ``stablehlo.reduce_window``
 whose window spans the whole axis, padded on one side with the monoid's
@@ -12,7 +12,6 @@ evenly between tied values at each combine.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
 from functools import partial
 
 import numpy as np
@@ -29,7 +28,6 @@ from .reductions import _extreme, _lexicographic
 from .windowed import lower_monoid_window
 
 __all__ = [
-    "associative_scan",
     "cumlogsumexp",
     "cumlogsumexp_p",
     "cummax",
@@ -119,102 +117,6 @@ deflinear(
 # --- associative scan -----------------------------------------------------------------------
 
 
-def _slice_axis(x, axis: int, start: int, stop: int | None, step: int = 1):
-    from .structural import slice as lax_slice
-
-    aval = aval_of(x)
-    n = aval.shape[axis]
-    stop = n if stop is None else (stop if stop >= 0 else n + stop)
-    starts = [0] * aval.ndim
-    limits = list(aval.shape)
-    strides = [1] * aval.ndim
-    starts[axis], limits[axis], strides[axis] = start, max(stop, start), step
-    return lax_slice(x, starts, limits, strides)
-
-
-def _interleave(evens, odds, axis: int):
-    """Return ``[e0, o0, e1, o1, ...]`` along ``axis`` (``len(evens)`` is ``len(odds)`` or +1)."""
-    from .structural import broadcast_in_dim, concatenate, reshape
-
-    aval_e, aval_o = aval_of(evens), aval_of(odds)
-    n_odd = aval_o.shape[axis]
-    tail = None
-    if aval_e.shape[axis] > n_odd:
-        tail = _slice_axis(evens, axis, n_odd, None)
-        evens = _slice_axis(evens, axis, 0, n_odd)
-
-    def pair_axis(x):
-        shape = aval_of(x).shape
-        new = shape[: axis + 1] + (1,) + shape[axis + 1 :]
-        dims = tuple(i for i in range(len(new)) if i != axis + 1)
-        return broadcast_in_dim(x, new, dims)
-
-    both = concatenate([pair_axis(evens), pair_axis(odds)], axis + 1)
-    shape = list(aval_o.shape)
-    shape[axis] = 2 * n_odd
-    out = reshape(both, tuple(shape))
-    return out if tail is None else concatenate([out, tail], axis)
-
-
-def _scan(fn: Callable, elems: list, axis: int) -> list:
-    n = aval_of(elems[0]).shape[axis]
-    if n < 2:
-        return elems
-    pairs = fn(
-        [_slice_axis(e, axis, 0, -1 if n % 2 else None, 2) for e in elems],
-        [_slice_axis(e, axis, 1, None, 2) for e in elems],
-    )
-    odds = _scan(fn, pairs, axis)  # prefixes ending at positions 1, 3, 5, ...
-    rest = [_slice_axis(e, axis, 2, None, 2) for e in elems]
-    evens = fn([_slice_axis(o, axis, 0, -1) for o in odds], rest) if n % 2 == 0 else fn(odds, rest)
-    from .structural import concatenate
-
-    evens = [
-        concatenate([_slice_axis(e, axis, 0, 1), v], axis)
-        for e, v in zip(elems, evens, strict=True)
-    ]
-    return [_interleave(e, o, axis) for e, o in zip(evens, odds, strict=True)]
-
-
-def associative_scan(fn: Callable, elems, reverse: bool = False, axis: int = 0):
-    """Scan ``elems`` with the associative ``fn`` in parallel (jax.lax.associative_scan).
-
-    ``elems`` is a pytree of arrays of one length along ``axis``; ``fn(a, b)``
-    combines two such pytrees elementwise. The result's element ``i`` is
-    ``fn`` applied to elements ``0..i`` (``i..n-1`` with ``reverse``), computed
-    in ``O(log n)`` rounds of slices, combines and interleaves.
-    """
-    from modjax.tracecore import tree_util
-
-    from .structural import rev
-
-    leaves, tree = tree_util.tree_flatten(elems)
-    if not leaves:
-        return elems
-    ndim = aval_of(leaves[0]).ndim
-    axis = operator.index(axis)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"associative_scan: axis {axis} is out of bounds for rank {ndim}")
-    axis %= ndim
-    lengths = {aval_of(x).shape[axis] for x in leaves}
-    if len(lengths) != 1:
-        raise ValueError(
-            f"associative_scan: array inputs to associative_scan must have the same first "
-            f"dimension, got sizes {sorted(lengths)} along axis {axis}"
-        )
-
-    def combine(a, b):
-        out = fn(tree_util.tree_unflatten(tree, a), tree_util.tree_unflatten(tree, b))
-        return tree_util.tree_leaves(out)
-
-    if reverse:
-        leaves = [rev(x, (axis,)) for x in leaves]
-    out = _scan(combine, leaves, axis)
-    if reverse:
-        out = [rev(x, (axis,)) for x in out]
-    return tree_util.tree_unflatten(tree, out)
-
-
 # --- JVPs of the non-linear cumulative ops --------------------------------------------------
 
 
@@ -262,6 +164,8 @@ def _scan_jvp(prim, pair_fn, primals, tangents, *, axis, reverse):
     out = prim.bind(x, axis=axis, reverse=reverse)
     if type(t) is Zero:
         return out, Zero(t.aval)
+    from .control_flow.associative_scan import associative_scan
+
     _, t_out = associative_scan(pair_fn, (x, t), reverse=reverse, axis=axis)
     return out, t_out
 
