@@ -222,8 +222,10 @@ def _concretization_message(tracer: Tracer, what: str) -> str:
     return (
         f"{what} of an abstract tracer with shape {tracer.aval.str_short()} at "
         f"{source_info_util.user_frame()}. Its value is not known while tracing with "
-        f"{type(tracer._trace).__name__}.{tracer._origin()} Use jnp.where or lax.cond "
-        "for value-dependent control flow, or mark the argument static "
+        f"{type(tracer._trace).__name__}.{tracer._origin()} For value-dependent "
+        "control flow use lax.cond or lax.switch (for an if), lax.while_loop or "
+        "lax.fori_loop (for a loop) or jnp.where (to select elementwise), or mark the "
+        "argument static "
         "(static_argnums) if it is a Python value."
     )
 

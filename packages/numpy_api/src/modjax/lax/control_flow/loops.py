@@ -339,7 +339,7 @@ def _leading_length(xs_flat, length):
         raise ValueError("scan got no values to scan over and `length` not provided.")
     if len(set(sizes)) > 1:
         raise ValueError(
-            "scan got values with different leading axis sizes: " + ", ".join(map(str, sizes)) + "."
+            "scan got values with different leading axis sizes: " + ", ".join(str(s) for s in sizes) + "."
         )
     return sizes[0]
 
