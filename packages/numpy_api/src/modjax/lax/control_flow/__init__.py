@@ -15,3 +15,4 @@ from .associative_scan import *  # noqa: F403
 from .conditionals import *  # noqa: F403
 from .loops import *  # noqa: F403
 from .solves import *  # noqa: F403
+from . import scan_batching  # noqa: F401  (registers rules)
