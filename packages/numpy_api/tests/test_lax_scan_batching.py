@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import modjax.numpy as jnp
 from modjax import lax
-from modjax.batching import psum, vmap
+from modjax.batching import batching_rules, psum, vmap
 from modjax.runtime import jit
 from modjax.tracecore import (
     Primitive,
@@ -144,6 +144,21 @@ def test_unbatched_scan_under_vmap_is_rebound_as_is():
     closed = make_jaxpr(f)(np.zeros(B, np.float32))
     (eqn,) = [e for e in closed.jaxpr.eqns if e.primitive.name == "scan"]
     assert eqn.outvars[0].aval.shape == (D,)  # not batched
+
+
+def test_vmap_scan_pytree_xs_mixed_axes_and_no_xs():
+    rng = np.random.default_rng(19)
+    xs = {"a": rand(rng, B, T), "b": rand(rng, T, B)}
+    carry, none = vmap(
+        lambda xs: lax.scan(lambda c, x: (c + x["a"] * x["b"], None), 0.0, xs),
+        in_axes=({"a": 0, "b": 1},),
+    )(xs)
+    assert none is None
+    close(carry, (xs["a"] * xs["b"].T).sum(1))
+    c0 = np.arange(B, dtype=np.float32)
+    carry, ys = vmap(lambda c: lax.scan(lambda c, _: (c * 2, c), c, None, length=3))(c0)
+    close(carry, c0 * 8)
+    close(ys, c0[:, None] * np.array([1, 2, 4], np.float32))
 
 
 @pytest.mark.parametrize(("reverse", "unroll"), [(True, 1), (False, 2), (True, 2)])
@@ -342,3 +357,37 @@ def test_dce_keeps_an_effectful_scan_whole():
     new, _ = dce_jaxpr(closed.jaxpr, [False])
     (eqn,) = scan_eqns(new)
     assert eqn is scan_eqns(closed.jaxpr)[0]
+
+
+# A primitive whose batching rule closes over an array: the batched body gets a const,
+# which the rule hoists to a leading operand of the batched scan.
+offset_p = Primitive("scan_test_offset")
+offset_p.def_abstract_eval(lambda x: x)
+
+
+def _offset_batching_rule(args, dims):
+    (x,), (d,) = args, dims
+    offsets = np.arange(np.prod(x.shape), dtype=np.float32).reshape(x.shape)
+    return jnp.add(x, offsets), d
+
+
+batching_rules[offset_p] = _offset_batching_rule
+
+
+def test_consts_of_the_batched_body_become_operands():
+    xs = rand(np.random.default_rng(17), B, T, D)
+    w = rand(np.random.default_rng(18), D)
+    c0 = np.zeros(D, np.float32)
+    f = vmap(lambda xs: lax.scan(lambda c, x: (c + offset_p.bind(x) * w, c), c0, xs))
+    closed = make_jaxpr(f)(xs)
+    (eqn,) = scan_eqns(closed.jaxpr)
+    assert eqn.params["num_consts"] == 2 and not eqn.params["jaxpr"].consts  # offsets and w
+    assert len(eqn.params["linear"]) == len(eqn.invars)
+    check_jaxpr(closed)
+    assert jaxpr_equal(parse_jaxpr(str(closed), consts=closed.consts), closed)
+    carry, ys = f(xs)
+    offsets = np.arange(B * D, dtype=np.float32).reshape(B, D)  # per slice, batch at 0
+    for b in range(B):
+        ref = scan_reference(lambda c, x, b=b: (c + (x + offsets[b]) * w, c), np.zeros(D), xs[b])
+        close(carry[b], ref[0])
+        close(ys[b], ref[1])
