@@ -26,12 +26,10 @@ import numpy as np
 
 from modjax.autodiff import defjvp, defjvp2
 from modjax.batching import defbroadcasting, defvectorized
-from modjax.lowering import chlo, hlo, ir, ir_type, lower_fun, lower_jaxpr_inline, register_lowering
+from modjax.lowering import chlo, lower_fun, register_lowering
 from modjax.runtime import apply_primitive
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive
-from modjax.tracecore.tracing import trace_to_jaxpr
-from modjax.tracecore.wrapped_fun import wrap_init
 
 from . import elementwise as ew
 from . import reductions as red
@@ -44,6 +42,7 @@ from ._common import (
     check_same_dtypes,
     convert_weak_scalars,
 )
+from .control_flow.loops import while_loop
 from .elementwise import _hlo_binary, _hlo_unary, binary_primitive, unary_primitive
 
 __all__ = [
@@ -116,53 +115,12 @@ def _upcast(fun):
     return wrapped
 
 
-# A loop for the composites: ``special_while`` carries a list of arrays through
-# ``body`` while ``cond`` holds. It appears only in the programs that ``lower_fun``
-# traces for this module's lowerings (never in a user's jaxpr) and lowers to
-# ``stablehlo.while``; ``cond`` and ``body`` are plain functions of the carry.
-
-
-def _special_while_abstract_eval(*avals, cond, body):
-    return list(avals)
-
-
-def _special_while_lowering(ctx, *init, cond, body):
-    avals = list(ctx.avals_in)
-    types = [ir_type(a) for a in avals]
-
-    def trace(fn):
-        jaxpr, consts = trace_to_jaxpr(wrap_init(lambda *c: list(fn(list(c)))), avals)
-        return jaxpr, consts
-
-    cond_jaxpr, cond_consts = trace(lambda carry: [cond(carry)])
-    body_jaxpr, body_consts = trace(body)
-    op = hlo.WhileOp(types, list(init))
-    cond_block = op.cond.blocks.append(*types)
-    with ir.InsertionPoint(cond_block):
-        (pred,) = _lower_traced(ctx, cond_jaxpr, cond_consts, cond_block.arguments)
-        hlo.return_([pred])
-    body_block = op.body.blocks.append(*types)
-    with ir.InsertionPoint(body_block):
-        outs = _lower_traced(ctx, body_jaxpr, body_consts, body_block.arguments)
-        hlo.return_(list(outs))
-    return list(op.results)
-
-
-def _lower_traced(ctx, jaxpr, consts, args):
-    from modjax.tracecore.jaxpr import ClosedJaxpr
-
-    return lower_jaxpr_inline(ctx, ClosedJaxpr(jaxpr, consts), list(args))
-
-
-special_while_p = Primitive("special_while")
-special_while_p.multiple_results = True
-special_while_p.def_abstract_eval(_special_while_abstract_eval)
-register_lowering(special_while_p, _special_while_lowering)
-
-
 def _loop(cond, body, carry):
-    """Run ``body`` on the list ``carry`` while ``cond(carry)``; ``body`` closes over no tracer."""
-    return special_while_p.bind(*carry, cond=cond, body=body)
+    """Run ``body`` on the list ``carry`` while ``cond(carry)`` holds: a ``while_p`` loop.
+
+    The composites are traced by ``lower_fun``, so the loop lowers to ``stablehlo.while``.
+    """
+    return while_loop(cond, body, list(carry))
 
 
 def _any_enabled(axes, carry):

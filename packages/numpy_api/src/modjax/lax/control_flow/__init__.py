@@ -16,3 +16,4 @@ from .conditionals import *  # noqa: F403
 from .loops import *  # noqa: F403
 from .solves import *  # noqa: F403
 from . import scan_batching  # noqa: F401  (registers rules)
+from . import while_rules  # noqa: F401  (registers rules)
