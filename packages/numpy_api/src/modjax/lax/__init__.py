@@ -45,6 +45,8 @@ from .control_flow import (
     associative_scan,
     cond,
     cond_p,
+    custom_linear_solve,
+    custom_root,
     fori_loop,
     map,
     scan,
