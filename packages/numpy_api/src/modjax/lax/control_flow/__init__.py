@@ -17,3 +17,4 @@ from .loops import *  # noqa: F403
 from .solves import *  # noqa: F403
 from . import scan_batching  # noqa: F401  (registers rules)
 from . import while_rules  # noqa: F401  (registers rules)
+from . import cond_rules  # noqa: F401  (registers rules)
