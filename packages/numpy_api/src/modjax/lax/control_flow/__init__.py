@@ -17,4 +17,5 @@ from .loops import *  # noqa: F403
 from .solves import *  # noqa: F403
 from . import scan_batching  # noqa: F401  (registers rules)
 from . import while_rules  # noqa: F401  (registers rules)
+from . import scan_autodiff  # noqa: F401  (registers rules)
 from . import cond_rules  # noqa: F401  (registers rules)
