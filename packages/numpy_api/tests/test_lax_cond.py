@@ -20,7 +20,7 @@ from modjax import lax
 from modjax.autodiff import checkpoint, checkpoint_policies, grad, jvp, linearize, vjp
 from modjax.autodiff.testing import check_grads
 from modjax.batching import axis_index, vmap
-from modjax.runtime import jit
+from modjax.runtime import dispatch, jit
 from modjax.tracecore import check_jaxpr, jaxpr_equal, make_jaxpr, parse_jaxpr
 from modjax.tracecore.core import Primitive
 from modjax.tracecore.dce import dce_jaxpr
@@ -475,6 +475,65 @@ def test_grad_of_vmap_never_leaks_nan_from_the_branch_not_taken():
 
     x = np.array([2.0, -1.0, 0.5], np.float32)
     assert_close(grad(f)(x), [0.5, 1.0, 2.0])
+
+
+def test_nested_conds_under_grad_and_vmap():
+    def f(p, q, x):
+        inner = lambda v: lax.cond(q, jnp.sin, lambda w: w * w, v)  # noqa: E731
+        return lax.cond(p, inner, lambda v: -inner(v) * 2.0, x)
+
+    def np_f(p, q, x):
+        inner = np.sin(x) if q else x * x
+        return inner if p else -inner * 2.0
+
+    x = np.linspace(-1.0, 1.0, B).astype(np.float32)
+    ps, qs = np.array([1, 0, 1, 0, 1], bool), np.array([1, 1, 0, 0, 1], bool)
+    assert_close(vmap(f)(ps, qs, x), _loop(np_f, ps, qs, x, in_axes=(0, 0, 0)))
+    for p in (True, False):
+        for q in (True, False):
+            check_grads(lambda v, p=p, q=q: f(p, q, v), (x,), order=1, modes=("fwd", "rev"))
+
+
+def test_eager_transformations_compile_once_per_signature():
+    x, y = arrays(0, N)
+    xb, yb = arrays(0, B, N)
+    ps = np.ones(B, bool)
+    calls = [
+        lambda: grad(loss_switch, argnums=1)(np.int32(0), x, y),
+        lambda: jvp(lambda a: f_cond(True, a, y), (x,), (x,)),
+        lambda: vmap(f_switch, in_axes=(None, 0, 0))(np.int32(2), xb, yb),
+        lambda: vmap(f_cond)(ps, xb, yb),
+    ]
+    for call in calls:
+        call()
+    before = dispatch.stats["compiles"]
+    for call in calls:
+        call()
+    assert dispatch.stats["compiles"] == before
+
+
+def test_known_operands_are_residuals_without_a_copy():
+    # true_fun's tangent reads y: the backward cond takes y itself, not a copy
+    x, y = arrays(0, N)
+    closed = make_jaxpr(grad(loss_cond, argnums=1))(True, x, y)
+    fwd, bwd = [e for e in closed.eqns if e.primitive.name == "cond"]
+    y_var = closed.jaxpr.invars[2]
+    assert any(a is y_var for a in bwd.invars)
+    # the two outputs and one slot: cos(x) of true_fun or sin(x) of false_fun
+    assert len(fwd.outvars) == 2 + 1
+
+
+def test_grad_through_jit_and_of_one_output():
+    x, y = arrays(4, N)
+    for i in (0, 1, 2):
+        want = _np_grad_switch(i, x, y)[0]
+        assert_close(grad(jit(loss_switch), argnums=1)(np.int32(i), x, y), want, rtol=1e-4)
+    # the second output gets no cotangent: transposed with a symbolic zero
+    g = grad(lambda p, a, b: jnp.sum(f_cond(p, a, b)[0]), argnums=(1, 2))
+    for p in (True, False):
+        dx, dy = g(p, x, y)
+        assert_close(dx, np.cos(x) * y if p else -np.sin(x))
+        assert_close(dy, np.sin(x) if p else np.zeros(N))
 
 
 # --- printed jaxprs ------------------------------------------------------------------------
