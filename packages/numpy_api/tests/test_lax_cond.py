@@ -228,7 +228,16 @@ def _ident(x):
             TypeError,
             ["lax.cond: true_fun and false_fun arguments should be callable."],
         ),
-        (lambda x: lax.cond(True, _ident, _ident, x, operand=x), TypeError, ["operand"]),
+        (
+            lambda x: lax.cond(True, _ident, _ident, x, operand=x),
+            TypeError,
+            ["if 'operand' keyword is passed then no positional operands can be passed"],
+        ),
+        (
+            lambda x: lax.switch(0, [lambda a, b: a + b], x, operand=x),
+            TypeError,
+            ["if 'operand' keyword is passed then no positional operands", "operand=np.float32"],
+        ),
         (lambda x: lax.switch(0, [], x), ValueError, ["Empty branch sequence"]),
         (
             lambda x: lax.switch(1.0, [_ident], x),

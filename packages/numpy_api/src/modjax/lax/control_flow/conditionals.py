@@ -138,6 +138,18 @@ def _bind_cond(index, branches: Sequence[Callable], what: str, pairs, operands):
 _NO_OPERAND = object()
 
 
+def _with_operand_keyword(operands: tuple, operand) -> tuple:
+    """Return the operands, given positionally or as the deprecated ``operand=`` (not both)."""
+    if operand is _NO_OPERAND:
+        return operands
+    if operands:
+        raise TypeError(
+            "if 'operand' keyword is passed then no positional operands can be passed, "
+            f"got operand={operand!r} and positional operands {operands!r}"
+        )
+    return (operand,)
+
+
 def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_OPERAND):
     """Apply ``true_fun`` or ``false_fun`` to ``operands`` as ``pred`` says (jax.lax.cond).
 
@@ -146,13 +158,7 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_O
     scalar (nonzero is true); under ``vmap`` a batched ``pred`` evaluates both
     branches and selects. ``operand=`` is the deprecated single-operand keyword.
     """
-    if operand is not _NO_OPERAND:
-        if operands:
-            raise TypeError(
-                "if `operand` is passed, it must be the only operand: lax.cond(pred, "
-                "true_fun, false_fun, operand=x) or lax.cond(pred, true_fun, false_fun, x)"
-            )
-        operands = (operand,)
+    operands = _with_operand_keyword(operands, operand)
     if not callable(true_fun) or not callable(false_fun):
         raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
     pred_aval = abstractify(pred)
@@ -179,8 +185,7 @@ def switch(index, branches: Sequence[Callable], *operands, operand=_NO_OPERAND):
     ``index`` is an integer scalar, clamped into ``[0, len(branches) - 1]``. Every
     branch is traced once and must return the same pytree of the same types.
     """
-    if operand is not _NO_OPERAND:
-        operands = (*operands, operand)
+    operands = _with_operand_keyword(operands, operand)
     branches = tuple(branches)
     if not branches:
         raise ValueError("Empty branch sequence")
