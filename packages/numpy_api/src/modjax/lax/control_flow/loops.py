@@ -116,7 +116,12 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
         avals = [abstractify(x) for x in init_flat]
         body = trace_closed(body_fun, cond_in_tree, avals)
     check_carry_type(
-        "while_loop body function", in_tree, avals, body.out_tree, body.out_avals, "carry"
+        "while_loop body function",
+        in_tree,
+        avals,
+        body.out_tree,
+        body.out_avals,
+        _carry_name(body_fun),
     )
     cond = trace_closed(cond_fun, cond_in_tree, avals)
     pred = cond.out_avals
@@ -155,8 +160,8 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll=None):
 
         start = np.asarray(lower_c, dtype)[()]
 
-        def step(carry, _):
-            i, val = carry
+        def step(loop_carry, _):  # JAX's errors name the carry after this parameter
+            i, val = loop_carry
             return (ew.add(i, np.asarray(1, dtype)[()]), body_fun(i, val)), None
 
         length = max(upper_c - lower_c, 0)
@@ -173,11 +178,11 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll=None):
     lower_t = ew.convert_element_type(lower, dtype) if abstractify(lower).dtype != dtype else lower
     upper_t = ew.convert_element_type(upper, dtype) if abstractify(upper).dtype != dtype else upper
 
-    def cond(carry):
-        return ew.lt(carry[0], carry[1])
+    def cond(loop_carry):
+        return ew.lt(loop_carry[0], loop_carry[1])
 
-    def body(carry):
-        i, hi, val = carry
+    def body(loop_carry):
+        i, hi, val = loop_carry
         return ew.add(i, np.asarray(1, dtype)[()]), hi, body_fun(i, val)
 
     _, _, result = while_loop(cond, body, (lower_t, upper_t, init_val))
