@@ -117,9 +117,43 @@ def _mismatch_extra(a: ShapedArray, b: ShapedArray) -> str:
     return ", so " + ", and ".join(parts) if parts else ""
 
 
-def _node_type(tree: PyTreeDef) -> str:
-    example = tree_unflatten(tree, [0] * tree.num_leaves)
-    return str(type(example))
+def _structure_difference(name1: str, tree1: PyTreeDef, name2: str, tree2: PyTreeDef) -> str:
+    """Say how two output structures differ at the root, as JAX's messages do."""
+    root1 = tree_unflatten(tree1, [0] * tree1.num_leaves)
+    root2 = tree_unflatten(tree2, [0] * tree2.num_leaves)
+    leaf1, leaf2 = tree1.num_nodes == 1, tree2.num_nodes == 1
+    if leaf1 or leaf2 or type(root1) is not type(root2):
+        kind1 = "a pytree leaf" if leaf1 else f"a {type(root1)}"
+        kind2 = "a pytree leaf" if leaf2 else f"a {type(root2)}"
+        return (
+            f"{name1} output is {kind1} but {name2} output is {kind2}, so their Python "
+            "types differ."
+        )
+    if isinstance(root1, tuple | list) and len(root1) != len(root2):
+        kind = type(root1).__name__
+        return (
+            f"{name1} output is a {kind} of length {len(root1)} but {name2} output is a "
+            f"{kind} of length {len(root2)}, so the lengths do not match."
+        )
+    if tree1.node_data() != tree2.node_data():
+        return (
+            f"{name1} output is a {type(root1)} with pytree metadata {_metadata(tree1)} but "
+            f"{name2} output is a {type(root2)} with pytree metadata {_metadata(tree2)}, so "
+            "the pytree node metadata does not match."
+        )
+    return f"{name1} output has structure {tree1} but {name2} output has structure {tree2}."
+
+
+def _carry_structure_difference(name: str, in_tree: PyTreeDef, out_tree: PyTreeDef) -> str:
+    """Say how a body's carry output differs in structure from its carry input."""
+    detail = _structure_difference("in", in_tree, "out", out_tree)
+    detail = detail.replace("in output is", f"The input carry {name} is", 1)
+    return detail.replace("out output is", "the corresponding component of the carry output is")
+
+
+def _metadata(tree: PyTreeDef):
+    data = tree.node_data()
+    return data[1] if isinstance(data, tuple) and len(data) == 2 else data
 
 
 def check_tree_and_avals(
@@ -137,19 +171,11 @@ def check_tree_and_avals(
     name1, name2 = names
     header = f"{name1} is {descriptions[0]}\n{name2} is {descriptions[1]}\n\n"
     if trees[0] != trees[1]:
-        kind1 = "a pytree leaf" if trees[0].num_nodes == 1 else _node_type(trees[0])
-        kind2 = "a pytree leaf" if trees[1].num_nodes == 1 else _node_type(trees[1])
-        detail = (
-            f"{name1} output is {kind1} but {name2} output is {kind2}, so their Python "
-            "types differ."
-            if kind1 != kind2
-            else f"{name1} output has structure {trees[0]} but {name2} output has "
-            f"structure {trees[1]}."
-        )
+        detail = _structure_difference(name1, trees[0], name2, trees[1])
         raise TypeError(
-            f"{what} must have the same pytree structure, but they differ:\n\n{header}"
-            f"{detail}\n\nRevise {name1} and/or {name2} so that they have the same "
-            "pytree structure."
+            f"{what.replace('branches', 'branch outputs')} must have the same pytree "
+            f"structure, but they differ:\n\n{header}{detail}\n\nRevise {name1} and/or "
+            f"{name2} so that they have the same pytree structure."
         )
     paths = leaf_paths(trees[0], "")
     diffs = [
@@ -183,9 +209,9 @@ def check_carry_type(
     if in_tree != out_tree:
         raise TypeError(
             f"{name} carry input and carry output must have the same pytree structure, "
-            f"but they differ:\n\nThe input carry {carry_name} has structure {in_tree} but "
-            f"the carry output has structure {out_tree}.\n\nRevise the function so that "
-            "the carry output has the same pytree structure as the carry input."
+            f"but they differ:\n\n{_carry_structure_difference(carry_name, in_tree, out_tree)}"
+            "\n\nRevise the function so that the carry output has the same pytree structure "
+            "as the carry input."
         )
     diffs = [
         f"The input carry component {path} has type {a.str_short()} but the corresponding "
