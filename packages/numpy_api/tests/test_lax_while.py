@@ -23,7 +23,7 @@ from modjax import lax
 from modjax.autodiff import grad, jvp, linearize
 from modjax.autodiff.testing import check_grads
 from modjax.batching import axis_index, batching_rules, vmap
-from modjax.runtime import jit
+from modjax.runtime import dispatch, jit
 from modjax.tracecore import check_jaxpr, jaxpr_equal, make_jaxpr, parse_jaxpr
 from modjax.tracecore.core import Primitive
 from modjax.tracecore.dce import dce_jaxpr
@@ -264,6 +264,20 @@ def test_jvp_of_the_loop_under_jit_and_of_fori_loop_with_traced_bounds():
     xs = np.arange(6, dtype=np.float32)
     _, t = jit(lambda x, t, n: jvp(lambda x: fori_sum(x, 0, n), (x,), (t,)))(xs, xs, 4)
     assert float(t) == pytest.approx(sum(i * i for i in range(4)))
+
+
+def test_eager_transformed_loops_compile_once_per_signature():
+    x, t, n = np.full(3, 0.5, np.float32), np.ones(3, np.float32), np.asarray([1, 2, 3], np.int32)
+
+    def run():
+        jvp(lambda x: decay_loop(x, 3), (x,), (t,))
+        linearize(lambda x: decay_loop(x, 3)[1], x)[1](t)
+        vmap(decay_loop)(np.stack([x] * 3), n)
+
+    run()
+    before = dispatch.stats["compiles"]
+    run()
+    assert dispatch.stats["compiles"] == before
 
 
 def test_jacfwd_style_vmap_of_jvp_gives_the_jacobian():

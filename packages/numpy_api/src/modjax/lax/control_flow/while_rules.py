@@ -419,6 +419,28 @@ def _while_batching(
 # --- DCE -------------------------------------------------------------------------------------
 
 
+def _pruned_loop(cond: ClosedJaxpr, body: ClosedJaxpr, ncc: int, nbc: int, used_outputs: tuple):
+    """Find the carries that stay (by fixpoint) and prune cond and body to them.
+
+    Return ``(used_carries, cond, cond_used_inputs, body, body_used_inputs)``.
+    """
+
+    def compute():
+        _, cond_reads = dce_jaxpr(cond.jaxpr, [True])
+
+        def grow(used):
+            _, reads = dce_jaxpr(body.jaxpr, used)
+            return None, reads[nbc:]
+
+        start = [u or c for u, c in zip(used_outputs, cond_reads[ncc:], strict=True)]
+        used, _ = _fixpoint(start, grow)
+        new_body, body_used = dce_closed_jaxpr(body, used, instantiate=[False] * nbc + used)
+        new_cond, cond_used = dce_closed_jaxpr(cond, [True], instantiate=[False] * ncc + used)
+        return used, new_cond, cond_used, new_body, body_used
+
+    return _derived.get(body, ("dce", cond, ncc, nbc, used_outputs), compute)
+
+
 def _while_dce(used_outputs: list[bool], eqn: JaxprEqn):
     """Drop unused carries and consts of a while loop (jax's ``_while_dce_rule``).
 
@@ -432,17 +454,9 @@ def _while_dce(used_outputs: list[bool], eqn: JaxprEqn):
         return [True] * len(eqn.invars), eqn
     if not any(used_outputs):
         return [False] * len(eqn.invars), None
-    _, cond_reads = dce_jaxpr(cond.jaxpr, [True])
-    cond_carry = cond_reads[ncc:]
-
-    def grow(used):
-        _, reads = dce_jaxpr(body.jaxpr, used)
-        return None, reads[nbc:]
-
-    start = [u or c for u, c in zip(used_outputs, cond_carry, strict=True)]
-    used, _ = _fixpoint(start, grow)
-    new_body, body_used = dce_closed_jaxpr(body, used, instantiate=[False] * nbc + used)
-    new_cond, cond_used = dce_closed_jaxpr(cond, [True], instantiate=[False] * ncc + used)
+    used, new_cond, cond_used, new_body, body_used = _pruned_loop(
+        cond, body, ncc, nbc, tuple(used_outputs)
+    )
     used_inputs = [*cond_used[:ncc], *body_used[:nbc], *used]
     if all(used_inputs) and new_body is body and new_cond is cond:
         return used_inputs, eqn
