@@ -283,3 +283,40 @@ def test_transpose_of_linear_scan_keeps_zero_cotangents_symbolic(reverse):
         return jnp.sum(ys)
 
     check_grads(f, (f32(3), f32(4, 3)), order=1, **TOL)
+
+
+def test_grad_of_a_const_only_with_a_constant_initial_carry():
+    # The carry's tangent starts as a (known) zero and becomes unknown by fixpoint.
+    xs = f32(4, 3)
+
+    def f(w):
+        c, ys = lax.scan(lambda c, x: (c * jnp.sin(w) + x, c * x), np.ones(3, np.float32), xs)
+        return jnp.sum(c) + jnp.sum(ys)
+
+    check_grads(f, (np.float32(0.5),), order=2, **TOL)
+
+
+def test_a_residual_that_is_a_known_y_is_not_stacked_twice():
+    xs = f32(L, H)
+
+    def f(h0):
+        _, hs = lax.scan(lambda h, x: (jnp.tanh(h * x), h), h0, xs)  # the residual h is a y
+        return jnp.sum(hs**2)
+
+    _, linear, *_ = linearize_flat(lambda h: [f(h)], [f32(H)])
+    stacked = [c for c in linear.consts if np.shape(c) == (L, H) and c is not xs]
+    assert len(stacked) == 2, [np.shape(c) for c in linear.consts]  # hs and 1 - tanh^2
+    check_grads(f, (f32(H),), order=1, **TOL)
+
+
+def test_vmap_of_grad_of_scan_equals_a_loop_of_grads():
+    from modjax.batching import vmap
+
+    def loss(c, xs):
+        c, ys = lax.scan(lambda c, x: (jnp.sin(c) * x, c), c, xs)
+        return jnp.sum(c) + jnp.sum(ys)
+
+    cs, xss = f32(2, 3), f32(2, 4, 3)
+    batched = np.asarray(vmap(grad(loss))(cs, xss))
+    looped = np.stack([np.asarray(grad(loss)(cs[i], xss[i])) for i in range(2)])
+    np.testing.assert_allclose(batched, looped, rtol=1e-5, atol=1e-6)

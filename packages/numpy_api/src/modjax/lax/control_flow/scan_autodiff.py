@@ -39,7 +39,7 @@ from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.call import call_p
 from modjax.tracecore.core import to_aval
 from modjax.tracecore.evaluation import eval_jaxpr
-from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
+from modjax.tracecore.jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Var
 from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
 from modjax.tracecore.partial_eval import partial_eval_jaxpr, partial_eval_rules
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
@@ -196,7 +196,8 @@ class _ScanSplit(NamedTuple):
     *unknown_carry, *unknown_xs, *extensive_res) -> (*unknown_carry, *unknown_ys)``.
     ``intensive`` names each intensive residual (``("const", i)``: known const ``i``;
     ``("hoisted", k)``: invariant residual ``k``), ``extensive`` each extensive one
-    (``("xs", i)``: known xs ``i``; ``("stacked", k)``: stacked residual ``k``).
+    (``("xs", i)``: known xs ``i``; ``("ys", j)``: known y ``j`` of the known scan;
+    ``("stacked", k)``: stacked residual ``k``).
     """
 
     in_uk: tuple[bool, ...]
@@ -229,8 +230,13 @@ def _body_fixpoint(body: ClosedJaxpr, unknowns, num_consts, num_carry, saveable)
     raise AssertionError("scan partial evaluation: the carry fixpoint was not reached")
 
 
-def _split_scan(body: ClosedJaxpr, unknowns: tuple, params: dict, saveable) -> _ScanSplit:
-    """Split a scan's body into the known and unknown scans' bodies (see ``_ScanSplit``)."""
+def _split_scan(body: ClosedJaxpr, unknowns: tuple, params: dict, saveable, dropped: tuple
+                ) -> _ScanSplit:  # fmt: skip
+    """Split a scan's body into the known and unknown scans' bodies (see ``_ScanSplit``).
+
+    ``dropped[i]`` says whether the equation's output ``i`` is dropped (a DropVar): a
+    residual cannot be read from a dropped y.
+    """
     num_consts, num_carry = params["num_consts"], params["num_carry"]
     const_uk, carry_uk, xs_uk, known, staged, out_uk, num_res = _body_fixpoint(
         body, unknowns, num_consts, num_carry, saveable
@@ -267,9 +273,18 @@ def _split_scan(body: ClosedJaxpr, unknowns: tuple, params: dict, saveable) -> _
         if h.jaxpr.eqns or not all(loop_dep):
             hoist, known = h, loop
             n_loop_dep = sum(loop_dep)
-    hoisted_index, stacked_index = iter(range(len(computed))), iter(range(len(computed)))
+    stacked_kinds = _forward_known_ys(known, n_kk, n_known_out, out_uk[num_carry:], dropped)
+    kj = known.jaxpr
+    known = ClosedJaxpr(
+        kj.replace(outvars=kj.outvars[:n_known_out]
+                   + [a for a, k in zip(kj.outvars[n_known_out:], stacked_kinds, strict=True)
+                      if k[0] == "stacked"]),
+        known.consts,
+    )  # fmt: skip
+    n_stacked = sum(k[0] == "stacked" for k in stacked_kinds)
+    dep_index, hoisted_index = iter(range(len(computed))), iter(range(len(computed)))
     computed_kind = [
-        ("stacked", next(stacked_index)) if dep else ("hoisted", next(hoisted_index))
+        stacked_kinds[next(dep_index)] if dep else ("hoisted", next(hoisted_index))
         for dep in loop_dep
     ]
     kinds = [computed_kind[k] if kind == "computed" else (kind, k) for kind, k in kinds]
@@ -280,7 +295,9 @@ def _split_scan(body: ClosedJaxpr, unknowns: tuple, params: dict, saveable) -> _
     intensive = [
         (k, v) for k, v in zip(kinds, res_vars, strict=True) if k[0] in ("const", "hoisted")
     ]
-    extensive = [(k, v) for k, v in zip(kinds, res_vars, strict=True) if k[0] in ("xs", "stacked")]
+    extensive = [
+        (k, v) for k, v in zip(kinds, res_vars, strict=True) if k[0] in ("xs", "ys", "stacked")
+    ]
     staged = ClosedJaxpr(
         sj.replace(
             invars=[v for _, v in intensive] + unknown_ins + [v for _, v in extensive],
@@ -298,7 +315,7 @@ def _split_scan(body: ClosedJaxpr, unknowns: tuple, params: dict, saveable) -> _
         tuple(k for k, _ in intensive),
         tuple(k for k, _ in extensive),
         len(computed) - n_loop_dep,
-        n_loop_dep,
+        n_stacked,
         None,
     )
     if hoist is None:
@@ -307,6 +324,30 @@ def _split_scan(body: ClosedJaxpr, unknowns: tuple, params: dict, saveable) -> _
     n_kk = num_carry - sum(carry_uk)
     avals = avals[: n_kc + n_kk] + [_stacked(a, params["length"]) for a in avals[n_kc + n_kk :]]
     return split._replace(known_call=_known_call(split, params, n_kc, avals))
+
+
+def _forward_known_ys(known: ClosedJaxpr, n_kk: int, n_known_out: int, ys_uk, dropped):
+    """Name each loop-dependent residual: a known y that is the same value, or a new stack.
+
+    A residual that the body also returns as a known y (the stacked hidden states of an
+    RNN, say) is read from that y instead of being stacked twice.
+    """
+    outs = known.jaxpr.outvars
+    known_ys_dropped = [d for d, uk in zip(dropped[len(dropped) - len(ys_uk) :], ys_uk,
+                                           strict=True) if not uk]  # fmt: skip
+    y_of: dict = {}
+    for j, (atom, drop) in enumerate(zip(outs[n_kk:n_known_out], known_ys_dropped, strict=True)):
+        if isinstance(atom, Var) and not drop:
+            y_of.setdefault(atom, j)
+    kinds, n_new = [], 0
+    for atom in outs[n_known_out:]:
+        j = y_of.get(atom)
+        if j is not None:
+            kinds.append(("ys", j))
+        else:
+            kinds.append(("stacked", n_new))
+            n_new += 1
+    return kinds
 
 
 def _known_call(split: _ScanSplit, params: dict, n_kc: int, in_avals) -> ClosedJaxpr:
@@ -347,11 +388,14 @@ def _scan_partial_eval(eqn: JaxprEqn, unknowns, saveable):
         return eqn, eqn if recompute else None, [False] * len(eqn.outvars)
     body: ClosedJaxpr = params["jaxpr"]
     unknowns = tuple(unknowns)
+    dropped = tuple(isinstance(v, DropVar) for v in eqn.outvars)
     if saveable is None:  # policies are made afresh per equation: split those every time
-        key = (unknowns, *(params[name] for name in _STATIC))
-        split = _scan_splits.get(body, key, lambda: _split_scan(body, unknowns, params, None))
+        key = (unknowns, dropped, *(params[name] for name in _STATIC))
+        split = _scan_splits.get(
+            body, key, lambda: _split_scan(body, unknowns, params, None, dropped)
+        )
     else:
-        split = _split_scan(body, unknowns, params, saveable)
+        split = _split_scan(body, unknowns, params, saveable, dropped)
     known_eqn, residuals = _known_eqn(eqn, split)
     return known_eqn, _staged_eqn(eqn, split, residuals), list(split.out_uk)
 
@@ -385,7 +429,9 @@ def _known_eqn(eqn: JaxprEqn, split: _ScanSplit):
         )
     else:
         known_eqn = None
-    source = {"const": known_consts, "hoisted": invariant, "xs": known_xs, "stacked": stacked}
+    known_ys = known_outs[len(split.carry_uk) - sum(split.carry_uk) :]
+    source = {"const": known_consts, "hoisted": invariant, "xs": known_xs, "ys": known_ys,
+              "stacked": stacked}  # fmt: skip
     intensive = [source[kind][k] for kind, k in split.intensive]
     extensive = [source[kind][k] for kind, k in split.extensive]
     return known_eqn, (intensive, extensive)
