@@ -320,3 +320,20 @@ def test_vmap_of_grad_of_scan_equals_a_loop_of_grads():
     batched = np.asarray(vmap(grad(loss))(cs, xss))
     looped = np.stack([np.asarray(grad(loss)(cs[i], xss[i])) for i in range(2)])
     np.testing.assert_allclose(batched, looped, rtol=1e-5, atol=1e-6)
+
+
+def test_grad_of_grad_forward_and_reverse():
+    check_grads(grad(rnn_loss), (f32(3), f32(4, 3)), order=1, **TOL)
+
+
+def test_eager_grad_of_scan_compiles_nothing_new_when_called_again():
+    from modjax.runtime import dispatch
+
+    args = (f32(3), f32(5, 3))
+    g = grad(rnn_loss, argnums=(0, 1))
+    first = g(*args)
+    before = dispatch.stats["compiles"]
+    again = g(*args)
+    assert dispatch.stats["compiles"] == before
+    for a, b in zip(first, again, strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
