@@ -45,6 +45,7 @@ from .higher_order import (
     call_batching_rule,
     clear_caches,
     register_call_batching,
+    uses_axis_primitives,
 )
 from .primitives import (
     axis_index,

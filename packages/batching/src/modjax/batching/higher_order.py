@@ -30,6 +30,7 @@ __all__ = [
     "call_batching_rule",
     "register_call_batching",
     "clear_caches",
+    "uses_axis_primitives",
 ]
 
 
@@ -151,15 +152,20 @@ def batch_jaxpr(
 # --- call-like primitives ------------------------------------------------------------------
 
 
-def _uses_axis_primitives(jaxpr: Jaxpr) -> bool:
-    """Tell whether ``jaxpr`` (or a jaxpr inside it) binds a first-order axis-aware primitive."""
+def uses_axis_primitives(jaxpr: Jaxpr) -> bool:
+    """Tell whether ``jaxpr`` (or a jaxpr inside it) binds a first-order axis-aware primitive.
+
+    Batching rules of higher-order primitives ask this before leaving an equation with
+    no batched operand alone: a program that reads a named axis must see the vmap.
+    Memoized per jaxpr object.
+    """
 
     def scan() -> bool:
         for eqn in jaxpr.eqns:
             inner = list(subjaxprs(eqn.params))
             if inner:
                 if any(
-                    _uses_axis_primitives(j.jaxpr if isinstance(j, ClosedJaxpr) else j)
+                    uses_axis_primitives(j.jaxpr if isinstance(j, ClosedJaxpr) else j)
                     for j in inner
                 ):
                     return True
@@ -206,7 +212,7 @@ def call_batching_rule(
     where ``in_dims`` has a leading None for each such operand.
     """
     closed = params["jaxpr"]
-    if all(d is None for d in dims) and not _uses_axis_primitives(closed.jaxpr):
+    if all(d is None for d in dims) and not uses_axis_primitives(closed.jaxpr):
         outs = prim.bind(*args, **params)
         return outs, [None] * len(outs)
     dims = tuple(dims)

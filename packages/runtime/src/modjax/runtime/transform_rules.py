@@ -62,6 +62,7 @@ from modjax.batching import (
     moveaxis_p,
     register_call_batching,
     squeeze_p,
+    uses_axis_primitives,
 )
 from modjax.lowering import (
     dense_int_array,
@@ -75,7 +76,7 @@ from modjax.lowering import (
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive, to_aval
-from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, Literal, subjaxprs
+from modjax.tracecore.jaxpr import ClosedJaxpr, Literal
 from modjax.tracecore.partial_eval import partial_eval_rules
 from modjax.tracecore.tracing import convert_constvars_jaxpr
 
@@ -311,17 +312,6 @@ defvectorized(name_p)
 register_call_batching(remat_p)
 
 
-def _uses_axis_primitives(jaxpr: Jaxpr) -> bool:
-    for eqn in jaxpr.eqns:
-        inner = list(subjaxprs(eqn.params))
-        if eqn.primitive in axis_primitive_batchers and not inner:
-            return True
-        for sub in inner:
-            if _uses_axis_primitives(sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub):
-                return True
-    return False
-
-
 def _unbatched_aval(aval: ShapedArray, dim: int | None) -> ShapedArray:
     if dim is None:
         return aval
@@ -400,7 +390,7 @@ def _batched_aval(aval: ShapedArray, size: int) -> ShapedArray:
 
 
 def _custom_jvp_call_batcher(axis_data, args, dims, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
-    if all(d is None for d in dims) and not _uses_axis_primitives(call_jaxpr.jaxpr):
+    if all(d is None for d in dims) and not uses_axis_primitives(call_jaxpr.jaxpr):
         outs = custom_jvp_call_p.bind(
             *args,
             call_jaxpr=call_jaxpr,
@@ -497,7 +487,7 @@ class _BatchedBwd:
 def _custom_vjp_call_batcher(
     axis_data, args, dims, *, call_jaxpr, fwd, bwd, num_consts, symbolic_zeros
 ):
-    if all(d is None for d in dims) and not _uses_axis_primitives(call_jaxpr.jaxpr):
+    if all(d is None for d in dims) and not uses_axis_primitives(call_jaxpr.jaxpr):
         outs = custom_vjp_call_p.bind(
             *args,
             call_jaxpr=call_jaxpr,

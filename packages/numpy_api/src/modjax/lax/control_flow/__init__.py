@@ -11,11 +11,13 @@ tables of tracecore, autodiff, batching and lowering by the module that
 declares it; ``common`` holds the tracing of user functions and the type checks.
 """
 
+from . import (
+    cond_rules,  # noqa: F401  (registers rules)
+    scan_autodiff,  # noqa: F401  (registers rules)
+    scan_batching,  # noqa: F401  (registers rules)
+    while_rules,  # noqa: F401  (registers rules)
+)
 from .associative_scan import *  # noqa: F403
 from .conditionals import *  # noqa: F403
 from .loops import *  # noqa: F403
 from .solves import *  # noqa: F403
-from . import scan_batching  # noqa: F401  (registers rules)
-from . import while_rules  # noqa: F401  (registers rules)
-from . import scan_autodiff  # noqa: F401  (registers rules)
-from . import cond_rules  # noqa: F401  (registers rules)

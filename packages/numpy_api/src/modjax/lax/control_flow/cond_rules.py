@@ -28,8 +28,13 @@ from modjax.autodiff import (
     transpose_jaxpr,
     transpose_rules,
 )
-from modjax.batching import AxisData, axis_primitive_batchers, batch_jaxpr_axis, bdim_at_front
-from modjax.batching.higher_order import _uses_axis_primitives
+from modjax.batching import (
+    AxisData,
+    axis_primitive_batchers,
+    batch_jaxpr_axis,
+    bdim_at_front,
+    uses_axis_primitives,
+)
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.dce import dce_closed_jaxpr, dce_rules, eqn_has_effects, has_effects
 from modjax.tracecore.evaluation import eval_jaxpr
@@ -43,7 +48,7 @@ from .. import elementwise as ew
 from .. import structural
 from .._rules import zeros
 from .common import Traced, jaxpr_with_leading_inputs, join_consts
-from .conditionals import _join_weak_types, cond_p
+from .conditionals import cond_p, join_weak_types
 
 __all__: list[str] = []
 
@@ -75,7 +80,7 @@ def _hoist_and_join(closeds: Sequence[ClosedJaxpr]) -> tuple[tuple, tuple[Closed
         for c in closeds
     ]
     consts, jaxprs = join_consts(traced)
-    return tuple(consts), tuple(_join_weak_types(list(jaxprs)))
+    return tuple(consts), tuple(join_weak_types(list(jaxprs)))
 
 
 def _trace(fun: Callable, in_avals: Sequence[ShapedArray], debug_info=None) -> ClosedJaxpr:
@@ -181,8 +186,8 @@ def _split_branches(branches, ops_uk: tuple, saveable) -> _Split:
     for j in (*known_branches, *staged_branches):
         assert not j.consts, "cond partial eval: branches derived from const-free ones"
     return _Split(
-        tuple(_join_weak_types(known_branches)),
-        tuple(_join_weak_types(staged_branches)),
+        tuple(join_weak_types(known_branches)),
+        tuple(join_weak_types(staged_branches)),
         tuple(out_uk),
         tuple(op_res_list),
         tuple(slots),
@@ -378,7 +383,7 @@ def _cond_batcher(axis_data: AxisData, args, dims, *, branches):
     An unbatched index keeps one cond of batched branches; a batched index turns the
     cond into a select of all branches' results.
     """
-    if all(d is None for d in dims) and not any(_uses_axis_primitives(b.jaxpr) for b in branches):
+    if all(d is None for d in dims) and not any(uses_axis_primitives(b.jaxpr) for b in branches):
         outs = cond_p.bind(*args, branches=branches)
         return outs, [None] * len(outs)
     index, *ops = args

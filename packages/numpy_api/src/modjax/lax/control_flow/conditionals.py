@@ -84,7 +84,7 @@ def _trace_branches(branches: Sequence[Callable], operands) -> tuple[list, list]
     return ops_flat, traced
 
 
-def _join_weak_types(jaxprs: list[ClosedJaxpr]) -> list[ClosedJaxpr]:
+def join_weak_types(jaxprs: list[ClosedJaxpr]) -> list[ClosedJaxpr]:
     """Make every branch return the same weak types: strong where any branch is strong.
 
     JAX's branches may differ only in weak types, and the result is then strongly
@@ -130,7 +130,7 @@ def _bind_cond(index, branches: Sequence[Callable], what: str, pairs, operands):
             (traced[i].out_avals, traced[j].out_avals),
         )
     consts, jaxprs = join_consts(traced)
-    jaxprs = _join_weak_types(jaxprs)
+    jaxprs = join_weak_types(jaxprs)
     outs = cond_p.bind(index, *consts, *ops_flat, branches=tuple(jaxprs))
     return tree_unflatten(traced[0].out_tree, outs)
 

@@ -10,8 +10,9 @@ num_consts=, num_carry=, linear=, _split_transpose=)`` runs ``jaxpr`` (taking
 leading axis of the ``xs`` and stacks the ``ys``. Both lower to one
 ``stablehlo.while``, so an eager call compiles the whole loop once per signature.
 
-The transformation rules of both primitives live in ``while_rules`` and
-``scan_rules``; this module declares them, their abstract evaluation (which is
+The transformation rules live in ``while_rules`` (while_p), ``scan_autodiff``
+(scan_p's JVP, partial evaluation and transpose) and ``scan_batching`` (its
+batching and DCE); this module declares the primitives, their abstract evaluation (which is
 also what ``check_jaxpr`` checks of body and carry types) and their lowering.
 """
 
@@ -344,7 +345,9 @@ def _leading_length(xs_flat, length):
         raise ValueError("scan got no values to scan over and `length` not provided.")
     if len(set(sizes)) > 1:
         raise ValueError(
-            "scan got values with different leading axis sizes: " + ", ".join(str(s) for s in sizes) + "."
+            "scan got values with different leading axis sizes: "
+            + ", ".join(str(s) for s in sizes)
+            + "."
         )
     return sizes[0]
 

@@ -15,8 +15,14 @@ Two rules, registered here:
 
 from __future__ import annotations
 
-from modjax.batching import AxisData, axis_primitive_batchers, batch_jaxpr_axis, matchaxis, moveaxis
-from modjax.batching.higher_order import _uses_axis_primitives
+from modjax.batching import (
+    AxisData,
+    axis_primitive_batchers,
+    batch_jaxpr_axis,
+    matchaxis,
+    moveaxis,
+    uses_axis_primitives,
+)
 from modjax.tracecore.dce import dce_closed_jaxpr, dce_rules, has_effects
 from modjax.tracecore.jaxpr import ClosedJaxpr, JaxprEqn
 from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
@@ -76,7 +82,7 @@ def _scan_batching_rule(
 
     ``params`` are the ones the batched scan keeps: length, reverse, unroll, _split_transpose.
     """
-    if all(d is None for d in dims) and not _uses_axis_primitives(jaxpr.jaxpr):
+    if all(d is None for d in dims) and not uses_axis_primitives(jaxpr.jaxpr):
         outs = scan_p.bind(*args, jaxpr=jaxpr, num_consts=num_consts, num_carry=num_carry,
                            linear=linear, **params)  # fmt: skip
         return outs, [None] * len(outs)

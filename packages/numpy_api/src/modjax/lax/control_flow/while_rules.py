@@ -31,8 +31,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from modjax.autodiff import Zero, jvp_jaxpr, jvp_rules, tangent_aval, transpose_rules
-from modjax.batching import AxisData, axis_primitive_batchers, batch_jaxpr_axis, matchaxis
-from modjax.batching.higher_order import _uses_axis_primitives
+from modjax.batching import (
+    AxisData,
+    axis_primitive_batchers,
+    batch_jaxpr_axis,
+    matchaxis,
+    uses_axis_primitives,
+)
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import to_aval
 from modjax.tracecore.dce import dce_closed_jaxpr, dce_jaxpr, dce_rules, has_effects
@@ -381,7 +386,7 @@ def _while_batching(
         "body_nconsts": body_nconsts,
     }
     if all(d is None for d in dims) and not (
-        _uses_axis_primitives(cond_jaxpr.jaxpr) or _uses_axis_primitives(body_jaxpr.jaxpr)
+        uses_axis_primitives(cond_jaxpr.jaxpr) or uses_axis_primitives(body_jaxpr.jaxpr)
     ):
         outs = while_p.bind(*args, **params)
         return outs, [None] * len(outs)
