@@ -230,6 +230,48 @@ def _body_fixpoint(body: ClosedJaxpr, unknowns, num_consts, num_carry, saveable)
     raise AssertionError("scan partial evaluation: the carry fixpoint was not reached")
 
 
+def _operand_residuals(invars, residuals, n_kc: int, n_kk: int):
+    """Name residuals that are known consts or xs (read from the scan's own operands).
+
+    Return ``(kinds, computed)``: ``("const", i)``, ``("xs", i)`` or ``("computed", k)``
+    per residual, and the computed ones (made in the loop, or known carries: different
+    at every step).
+    """
+    position = {v: i for i, v in enumerate(invars)}
+    kinds: list[tuple[str, int]] = []
+    computed: list = []
+    for r in residuals:
+        i = position.get(r)
+        if i is not None and i < n_kc:
+            kinds.append(("const", i))
+        elif i is not None and i >= n_kc + n_kk:
+            kinds.append(("xs", i - n_kc - n_kk))
+        else:
+            kinds.append(("computed", len(computed)))
+            computed.append(r)
+    return kinds, computed
+
+
+def _hoist_invariants(known: ClosedJaxpr, n_kc: int, n_known_out: int, n_res: int):
+    """Move the residuals (and known work) that depend on known consts only out of the loop.
+
+    ``known`` returns its known outputs, then ``n_res`` residuals. Return ``(hoist,
+    loop, loop_dep)``: ``hoist`` (None if nothing moves) maps the known consts to the
+    invariant residuals and the loop's consts; ``loop`` is the new body;
+    ``loop_dep[k]`` tells whether residual ``k`` stays in the loop.
+    """
+    if not n_kc:
+        return None, known, [True] * n_res
+    n_in = len(known.in_avals)
+    hoist, loop, uk, _ = partial_eval_jaxpr(
+        known, [False] * n_kc + [True] * (n_in - n_kc), [True] * n_known_out + [False] * n_res
+    )
+    loop_dep = uk[n_known_out:]
+    if not hoist.jaxpr.eqns and all(loop_dep):
+        return None, known, loop_dep
+    return hoist, loop, loop_dep
+
+
 def _split_scan(body: ClosedJaxpr, unknowns: tuple, params: dict, saveable, dropped: tuple
                 ) -> _ScanSplit:  # fmt: skip
     """Split a scan's body into the known and unknown scans' bodies (see ``_ScanSplit``).
@@ -246,33 +288,10 @@ def _split_scan(body: ClosedJaxpr, unknowns: tuple, params: dict, saveable, drop
     n_known_out = len(kj.outvars) - num_res
     known_outs, residuals = kj.outvars[:n_known_out], kj.outvars[n_known_out:]
 
-    # Residuals that are known consts or xs are read from the scan's own operands.
-    position = {v: i for i, v in enumerate(kj.invars)}
-    kinds: list[tuple[str, int]] = []
-    computed: list = []
-    for r in residuals:
-        i = position.get(r)
-        if i is not None and i < n_kc:
-            kinds.append(("const", i))
-        elif i is not None and i >= n_kc + n_kk:
-            kinds.append(("xs", i - n_kc - n_kk))
-        else:  # computed in the loop, or a known carry: different at every step
-            kinds.append(("computed", len(computed)))
-            computed.append(r)
+    kinds, computed = _operand_residuals(kj.invars, residuals, n_kc, n_kk)
     known = ClosedJaxpr(kj.replace(outvars=known_outs + computed), known.consts)
-
-    # Residuals (and known work) that depend on known consts only leave the loop.
-    hoist, n_loop_dep = None, len(computed)
-    loop_dep = [True] * len(computed)
-    if n_kc:
-        h, loop, h_uk, _ = partial_eval_jaxpr(
-            known, [False] * n_kc + [True] * (len(kj.invars) - n_kc),
-            [True] * n_known_out + [False] * len(computed),
-        )  # fmt: skip
-        loop_dep = h_uk[n_known_out:]
-        if h.jaxpr.eqns or not all(loop_dep):
-            hoist, known = h, loop
-            n_loop_dep = sum(loop_dep)
+    hoist, known, loop_dep = _hoist_invariants(known, n_kc, n_known_out, len(computed))
+    n_loop_dep = sum(loop_dep)
     stacked_kinds = _forward_known_ys(known, n_kk, n_known_out, out_uk[num_carry:], dropped)
     kj = known.jaxpr
     known = ClosedJaxpr(
