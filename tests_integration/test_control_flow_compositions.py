@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_compositions import numerical_grad
 
 import modjax as jax
 import modjax.numpy as jnp
@@ -20,17 +21,6 @@ from modjax.tracecore import check_jaxpr, jaxpr_equal, parse_jaxpr
 
 XS = np.array([[0.5, 1.0, -0.7], [2.0, -0.3, 0.1], [0.9, 1.5, -1.1], [-2.0, 0.4, 0.6]], np.float32)
 W = np.array([[0.4, -0.2, 0.1], [0.3, 0.5, -0.6], [-0.1, 0.2, 0.3]], np.float32)
-
-
-def numerical_grad(f, x, eps=1e-4):
-    """Central finite differences of scalar numpy ``f`` at ``x``, in float64."""
-    x = np.asarray(x, np.float64)
-    out = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        dx = np.zeros_like(x)
-        dx[i] = eps
-        out[i] = (f(x + dx) - f(x - dx)) / (2 * eps)
-    return out
 
 
 def close(got, want, tol=2e-3):
@@ -175,7 +165,9 @@ def test_jacfwd_of_while_loop():
 
 
 def test_grad_of_while_loop_raises_jax_error():
-    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work for lax.while_loop"):
+    with pytest.raises(
+        ValueError, match="Reverse-mode differentiation does not work for lax.while_loop"
+    ):
         jax.grad(lambda a: newton_sqrt(a).sum())(np.float32([2.0]))
 
 

@@ -22,3 +22,26 @@ def check(got, want, dtype=None, tol=1e-5):
 def both(fn, *args):
     """Return ``fn(*args)`` eagerly and under jit."""
     return fn(*args), jit(fn)(*args)
+
+
+def offset_primitive(name: str):
+    """Return a test primitive whose batching rule closes over an array.
+
+    Batching a program that binds it gives the batched program a const (lane-ordered
+    offsets added to the operand), which control-flow rules must hoist to operands.
+    It has no impl and no lowering of its own: only its batched form runs.
+    """
+    from modjax.batching import batching_rules
+    from modjax.numpy import add
+    from modjax.tracecore.core import Primitive
+
+    prim = Primitive(name)
+    prim.def_abstract_eval(lambda x: x)
+
+    def batching_rule(args, dims):
+        (x,), (d,) = args, dims
+        offsets = np.arange(np.prod(x.shape), dtype=np.float32).reshape(x.shape)
+        return add(x, offsets), d
+
+    batching_rules[prim] = batching_rule
+    return prim

@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from numpy_api_checks import offset_primitive
 
 import modjax.numpy as jnp
 from modjax import lax
-from modjax.batching import batching_rules, psum, vmap
+from modjax.batching import psum, vmap
 from modjax.runtime import jit
 from modjax.tracecore import (
     Primitive,
@@ -361,17 +362,7 @@ def test_dce_keeps_an_effectful_scan_whole():
 
 # A primitive whose batching rule closes over an array: the batched body gets a const,
 # which the rule hoists to a leading operand of the batched scan.
-offset_p = Primitive("scan_test_offset")
-offset_p.def_abstract_eval(lambda x: x)
-
-
-def _offset_batching_rule(args, dims):
-    (x,), (d,) = args, dims
-    offsets = np.arange(np.prod(x.shape), dtype=np.float32).reshape(x.shape)
-    return jnp.add(x, offsets), d
-
-
-batching_rules[offset_p] = _offset_batching_rule
+offset_p = offset_primitive("scan_test_offset")
 
 
 def test_consts_of_the_batched_body_become_operands():

@@ -17,12 +17,13 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from numpy_api_checks import offset_primitive
 
 import modjax.numpy as jnp
 from modjax import lax
 from modjax.autodiff import grad, jvp, linearize
 from modjax.autodiff.testing import check_grads
-from modjax.batching import axis_index, batching_rules, vmap
+from modjax.batching import axis_index, vmap
 from modjax.runtime import dispatch, jit
 from modjax.tracecore import check_jaxpr, jaxpr_equal, make_jaxpr, parse_jaxpr
 from modjax.tracecore.core import Primitive
@@ -430,17 +431,7 @@ def test_collectives_inside_the_body_see_the_vmapped_axis():
 
 # A primitive whose batching rule closes over an array: the batched body and cond get a
 # const, which the rule hoists to a leading operand of the batched loop.
-offset_p = Primitive("while_test_offset")
-offset_p.def_abstract_eval(lambda x: x)
-
-
-def _offset_batching_rule(args, dims):
-    (x,), (d,) = args, dims
-    offsets = np.arange(np.prod(x.shape), dtype=np.float32).reshape(x.shape)
-    return jnp.add(x, offsets), d
-
-
-batching_rules[offset_p] = _offset_batching_rule
+offset_p = offset_primitive("while_test_offset")
 
 
 def test_consts_of_batched_programs_are_hoisted_to_operands():
