@@ -181,7 +181,7 @@ def test_map_with_and_without_batches():
             TypeError,
             [
                 "carry input and carry output must have equal types",
-                "input carry component c",
+                "The input carry c has",
                 "float32[]",
                 "int32[]",
                 "the dtypes do not match",
@@ -215,6 +215,24 @@ def test_scan_errors(call, error, parts):
         call()
     for part in parts:
         assert part in str(info.value), (part, str(info.value))
+
+
+def test_several_carry_mismatches_are_listed():
+    def body(c, x):
+        return (c[0].astype(np.int32), c[1][:1]), x
+
+    with pytest.raises(TypeError) as info:
+        lax.scan(body, (np.float32(0), np.ones(2, np.float32)), np.ones(3))
+    message = str(info.value)
+    assert "  * the input carry component c[0] has type float32[]" in message
+    assert "  * the input carry component c[1] has type float32[2]" in message
+
+
+def test_fori_loop_with_python_bounds_has_a_weak_index():
+    out = lax.fori_loop(0, 4, lambda i, c: c + i, 0)
+    assert int(out) == 6 and out.weak_type
+    out = lax.fori_loop(np.int8(0), np.int8(3), lambda i, c: c + i, np.int8(1))
+    assert out.dtype == np.int8 and int(out) == 4
 
 
 def test_carry_errors_name_the_leaf_of_a_pytree():

@@ -214,17 +214,27 @@ def check_carry_type(
             "as the carry input."
         )
     diffs = [
-        f"The input carry component {path} has type {a.str_short()} but the corresponding "
-        f"output carry component has type {b.str_short()}{_mismatch_extra(a, b)}."
+        f"{_carry_component(path, carry_name)} has type {a.str_short()} but the corresponding "
+        f"output carry component has type {b.str_short()}{_mismatch_extra(a, b)}"
         for path, a, b in zip(paths, in_avals, out_avals, strict=True)
         if not typematch(a, b)
     ]
     if diffs:
+        if len(diffs) == 1:
+            listed = diffs[0][0].upper() + diffs[0][1:] + "."
+        else:
+            listed = ";\n".join(f"  * {d}" for d in diffs) + "."
         raise TypeError(
             f"{name} carry input and carry output must have equal types, but they "
-            "differ:\n\n" + "\n".join(diffs) + "\n\nRevise the function so that all output "
-            "types match the corresponding input types."
+            f"differ:\n\n{listed}\n\nRevise the function so that all output types match "
+            "the corresponding input types."
         )
+
+
+def _carry_component(path: str, carry_name: str) -> str:
+    if path == carry_name:
+        return f"the input carry {carry_name}"
+    return f"the input carry component {path}"
 
 
 def promote_weak_carry(

@@ -159,11 +159,14 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll=None):
     if lower_c is not None and upper_c is not None:
         from .. import elementwise as ew
 
-        start = np.asarray(lower_c, dtype)[()]
+        # Weakly typed bounds (Python ints) give a weakly typed index, as in JAX.
+        weak = abstractify(lower).weak_type and abstractify(upper).weak_type
+        start = lower_c if weak else np.asarray(lower_c, dtype)[()]
+        one = 1 if weak else np.asarray(1, dtype)[()]
 
         def step(loop_carry, _):  # JAX's errors name the carry after this parameter
             i, val = loop_carry
-            return (ew.add(i, np.asarray(1, dtype)[()]), body_fun(i, val)), None
+            return (ew.add(i, one), body_fun(i, val)), None
 
         length = max(upper_c - lower_c, 0)
         (_, result), _ = scan(
