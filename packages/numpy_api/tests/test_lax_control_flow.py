@@ -19,6 +19,7 @@ from numpy_api_checks import check
 
 import modjax.numpy as jnp
 from modjax import lax
+from modjax.autodiff import vjp
 from modjax.runtime import dispatch, jit
 from modjax.tracecore import (
     ConcretizationTypeError,
@@ -29,7 +30,9 @@ from modjax.tracecore import (
     make_jaxpr,
     parse_jaxpr,
 )
-from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.core import Primitive
+from modjax.tracecore.dce import dce_jaxpr
+from modjax.tracecore.jaxpr import ClosedJaxpr, subjaxprs
 
 # --- references ---------------------------------------------------------------------------
 
@@ -392,3 +395,50 @@ def test_python_for_over_a_traced_array_unrolls():
     closed = make_jaxpr(total)(np.ones((3, 2), np.float32))
     assert not any(e.primitive in (lax.scan_p, lax.while_p) for e in closed.jaxpr.eqns)
     check(jit(total)(np.ones((3, 2), np.float32)), 6.0)
+
+
+# --- effects inside loops ---------------------------------------------------------------------
+
+# An effectful test primitive (a stand-in for a host callback): it returns its operand.
+effect_p = Primitive("control_flow_test_effect")
+effect_p.effectful = True
+effect_p.def_abstract_eval(lambda x: x)
+
+
+def _all_eqns(jaxpr):
+    for eqn in jaxpr.eqns:
+        yield eqn, jaxpr
+        for sub in subjaxprs(eqn.params):
+            yield from _all_eqns(sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub)
+
+
+def test_dce_keeps_loops_whose_bodies_have_effects():
+    def f(x):
+        lax.scan(lambda c, y: (effect_p.bind(c) + y, None), x[0], x)
+        lax.while_loop(lambda c: c < 3.0, lambda c: effect_p.bind(c) + 1.0, x[0, 0])
+        lax.cond(x[0, 0] > 0, lambda: effect_p.bind(x), lambda: x)
+        return x.sum()
+
+    closed = make_jaxpr(f)(np.ones((3, 3), np.float32))
+    pruned, _ = dce_jaxpr(closed.jaxpr, [True])
+    kept = {e.primitive for e in pruned.eqns}
+    assert {lax.scan_p, lax.while_p, lax.cond_p} <= kept
+
+
+def test_partial_eval_keeps_a_loop_invariant_effect_inside_the_loop():
+    w = np.full(2, 0.5, np.float32)  # an array: a const of the body, not a literal
+
+    def loss(h0):
+        def body(c, x):
+            scale = effect_p.bind(w * 2.0)  # depends on consts only, but runs every step
+            return c * scale + x, None
+
+        return lax.scan(body, h0, np.ones((4, 2), np.float32))[0]
+
+    ones = np.ones(2, np.float32)
+    closed = make_jaxpr(lambda h: vjp(loss, h)[1](ones))(ones)
+    homes = [owner for eqn, owner in _all_eqns(closed.jaxpr) if eqn.primitive is effect_p]
+    assert homes and all(owner is not closed.jaxpr for owner in homes)
+    for owner in homes:
+        scans = [e for e, _ in _all_eqns(closed.jaxpr) if e.primitive is lax.scan_p]
+        assert any(s.params["jaxpr"].jaxpr is owner for s in scans)

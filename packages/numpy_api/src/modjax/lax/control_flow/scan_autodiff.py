@@ -38,6 +38,7 @@ from modjax.autodiff import (
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.call import call_p
 from modjax.tracecore.core import to_aval
+from modjax.tracecore.dce import has_effects
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Var
 from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
@@ -260,7 +261,8 @@ def _hoist_invariants(known: ClosedJaxpr, n_kc: int, n_known_out: int, n_res: in
     invariant residuals and the loop's consts; ``loop`` is the new body;
     ``loop_dep[k]`` tells whether residual ``k`` stays in the loop.
     """
-    if not n_kc:
+    # An effect of the body must run once per iteration, so nothing is hoisted past it.
+    if not n_kc or has_effects(known):
         return None, known, [True] * n_res
     n_in = len(known.in_avals)
     hoist, loop, uk, _ = partial_eval_jaxpr(
