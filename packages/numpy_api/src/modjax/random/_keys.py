@@ -1,0 +1,3 @@
+"""Placeholder: filled in by the random work."""
+
+__all__: list[str] = []
