@@ -14,7 +14,7 @@ from modjax.batching import vectorize  # noqa: E402  (jax.numpy.vectorize)
 from modjax.runtime import Array as _Array
 from modjax.tracecore import source_info as _source_info
 
-from . import _array_methods, _operators  # noqa: F401
+from . import _array_methods, _operators, fft  # noqa: F401
 from ._array_api import *  # noqa: F403
 from ._bits_pack import *  # noqa: F403
 from ._comparison import *  # noqa: F403
@@ -205,6 +205,7 @@ from ._ufuncs import (
     trunc,
 )
 from ._windows import *  # noqa: F403
+from . import linalg  # noqa: E402  (jax.numpy.linalg; needs the names above)
 
 # Frames of modjax.numpy are never "the user's line" of an equation.
 _source_info.register_exclusion(_os.path.dirname(_os.path.abspath(__file__)))

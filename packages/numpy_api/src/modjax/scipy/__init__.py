@@ -3,6 +3,6 @@
 Only ``modjax.scipy.special`` exists so far.
 """
 
-from . import special
+from . import fft, special
 
-__all__ = ["special"]
+__all__ = ["fft", "special"]
