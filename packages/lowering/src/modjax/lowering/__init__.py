@@ -10,6 +10,7 @@ module (``_mlir.py``).
 
 from ._mlir import (
     chlo,
+    custom_call,
     dense_bool_array,
     dense_elements,
     dense_int_array,
@@ -24,7 +25,9 @@ from ._mlir import (
     ir_type,
     ir_types,
     make_context,
+    u8_attr,
 )
+from .lapack import lapack_target
 from .lowering import (
     LoweredModule,
     LoweringError,
@@ -67,6 +70,9 @@ __all__ = [
     "dense_int_elements",
     "i32_attr",
     "i64_attr",
+    "u8_attr",
+    "custom_call",
+    "lapack_target",
     # the MLIR bindings
     "ir",
     "hlo",

@@ -48,6 +48,8 @@ __all__ = [
     "i64_attr",
     "string_attr",
     "bool_attr",
+    "u8_attr",
+    "custom_call",
 ]
 
 # Bytes of non-splat constants a thread's context may hold before it is replaced.
@@ -315,6 +317,68 @@ def string_attr(value: str) -> ir.StringAttr:
 def bool_attr(value: bool) -> ir.BoolAttr:
     """Return a boolean attribute."""
     return ir.BoolAttr.get(bool(value))
+
+
+def u8_attr(value: int | str) -> ir.IntegerAttr:
+    """Return a ``ui8`` attribute; a one-character string gives its code (LAPACK's ``'L'``)."""
+    if isinstance(value, str):
+        value = ord(value)
+    return ir.IntegerAttr.get(ir.IntegerType.get_unsigned(8), int(value))
+
+
+def _layout_attr(layout: Sequence[int]) -> ir.DenseIntElementsAttr:
+    array = np.asarray(list(layout), np.int64).reshape(-1)
+    return ir.DenseIntElementsAttr.get(array, type=ir.IndexType.get())
+
+
+def custom_call(
+    target: str,
+    result_types: Sequence[ir.Type],
+    operands: Sequence[ir.Value],
+    *,
+    attributes: dict[str, ir.Attribute] | None = None,
+    operand_layouts: Sequence[Sequence[int]] | None = None,
+    result_layouts: Sequence[Sequence[int]] | None = None,
+    operand_output_aliases: dict[int, int] | None = None,
+    has_side_effect: bool = False,
+) -> list[ir.Value]:
+    """Emit a typed-FFI ``stablehlo.custom_call @target``; return its results (mlir.custom_call).
+
+    ``attributes`` are the handler's named attributes: with ``api_version = 4``
+    (XLA's typed FFI) ``backend_config`` is their dictionary. (JAX writes the
+    older equivalent, ``api_version = 1`` with an empty ``backend_config`` and
+    the dictionary as ``mhlo.backend_config``.) Layouts are minor-to-major
+    dimension lists, one per operand/result (``(0, 1)`` for a column-major
+    matrix, which makes XLA transpose around the call); ``operand_output_aliases``
+    maps operand indices to the results that reuse their buffers.
+    """
+    named: dict[str, ir.Attribute] = {
+        "call_target_name": ir.StringAttr.get(target),
+        "has_side_effect": ir.BoolAttr.get(has_side_effect),
+        "backend_config": ir.DictAttr.get(dict(attributes or {})),
+        "api_version": i32_attr(4),
+        "called_computations": ir.ArrayAttr.get([]),
+    }
+    if operand_layouts is not None:
+        named["operand_layouts"] = ir.ArrayAttr.get([_layout_attr(x) for x in operand_layouts])
+    if result_layouts is not None:
+        named["result_layouts"] = ir.ArrayAttr.get([_layout_attr(x) for x in result_layouts])
+    if operand_output_aliases:
+        tupled = len(result_types) > 1
+        named["output_operand_aliases"] = ir.ArrayAttr.get(
+            [
+                hlo.OutputOperandAlias.get(
+                    output_tuple_indices=[result] if tupled else [],
+                    operand_index=operand,
+                    operand_tuple_indices=[],
+                )
+                for operand, result in operand_output_aliases.items()
+            ]
+        )
+    op = hlo.CustomCallOp.build_generic(
+        results=list(result_types), operands=list(operands), attributes=named
+    )
+    return list(op.results)
 
 
 # --- modules, functions, locations ---------------------------------------------------------

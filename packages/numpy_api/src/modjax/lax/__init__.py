@@ -175,6 +175,7 @@ from .elementwise import (
 from .fft import FftType, fft, fft_p
 from .indexing import *  # noqa: F403
 from .reduce import *  # noqa: F403
+from .rng import *  # noqa: F403
 from .reductions import (
     argmax,
     argmax_p,
@@ -225,3 +226,5 @@ from .structural import (
     transpose_p,
 )
 from .windowed import *  # noqa: F403
+
+from . import linalg  # noqa: E402  (modjax.lax.linalg, as jax.lax.linalg)

@@ -1,0 +1,38 @@
+"""modjax.lax.linalg: linear-algebra primitives (the counterpart of ``jax.lax.linalg``).
+
+Each primitive acts on the trailing matrix (or vector) dimensions of its
+operands; leading dimensions are batch dimensions, handled natively by XLA's
+ops and jaxlib's LAPACK kernels, so ``vmap`` only moves the mapped axis to the
+front. Where XLA has an op (``stablehlo.cholesky``, ``stablehlo.triangular_solve``)
+it is the generic lowering; on CPU every primitive calls jaxlib's LAPACK
+kernels as typed-FFI custom calls (the targets, attributes and layouts are
+listed in modjax-lowering's README). Modules by topic:
+
+* ``cholesky``: ``cholesky``, ``triangular_solve``;
+* ``lu``: ``lu``, ``lu_pivots_to_permutation``;
+* ``qr``: ``qr``, ``householder_product`` (and the private ``geqrf``);
+* ``eigh``: ``eigh``; ``svd``: ``svd``;
+* ``nonsymmetric``: ``eig``, ``schur``, ``hessenberg``;
+* ``tridiagonal``: ``tridiagonal``, ``tridiagonal_solve``.
+"""
+
+from .cholesky import cholesky, cholesky_p, triangular_solve, triangular_solve_p
+from .lu import lu, lu_p, lu_pivots_to_permutation, lu_pivots_to_permutation_p
+from .qr import geqrf, geqrf_p, householder_product, householder_product_p, qr, qr_p
+
+__all__ = [
+    "cholesky",
+    "cholesky_p",
+    "geqrf",
+    "geqrf_p",
+    "householder_product",
+    "householder_product_p",
+    "qr",
+    "qr_p",
+    "lu",
+    "lu_p",
+    "lu_pivots_to_permutation",
+    "lu_pivots_to_permutation_p",
+    "triangular_solve",
+    "triangular_solve_p",
+]

@@ -1,0 +1,219 @@
+"""``qr``, ``householder_product`` and ``geqrf``: Householder QR with LAPACK.
+
+``geqrf`` (``lapack_?geqrf_ffi``: results the reflectors below R and ``tau``)
+and ``householder_product`` (``lapack_?orgqr_ffi`` / ``?ungqr``: Q from the
+reflectors) are primitives; ``qr`` is a primitive too (so it has JAX's JVP)
+lowered as their composition, as in JAX: for ``full_matrices`` with ``m > n``
+the reflectors are padded to ``m x m`` before forming Q; a wide matrix forms Q
+from its leading ``m x m`` block.
+
+The JVP is JAX's (j-towns.github.io/papers/qr-derivative.pdf for the thin
+case; wide matrices split ``X = [X1 X2]``; full ``Q`` of tall matrices per
+arXiv:2409.13374, with one LU solve).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from modjax.autodiff import Zero, jvp_rules
+from modjax.lowering import lower_fun, register_lowering
+from modjax.tracecore.core import to_aval
+
+from ..elementwise import add, mul, sub
+from ..structural import concatenate, full, pad
+from ._base import lapack_call, linalg_primitive
+from ._matrix import (
+    H,
+    T,
+    astype,
+    block,
+    eye_like,
+    matmul,
+    permutation_matrix,
+    real_part,
+    tril,
+    triu,
+)
+from .cholesky import triangular_solve
+from .lu import lu
+
+__all__ = [
+    "geqrf",
+    "geqrf_p",
+    "householder_product",
+    "householder_product_p",
+    "qr",
+    "qr_p",
+]
+
+
+# --- geqrf --------------------------------------------------------------------------------------
+
+
+def _geqrf_cpu_lowering(ctx, a):
+    return lapack_call(ctx, "geqrf", [a], ctx.avals_out, aliases={0: 0})
+
+
+geqrf_p = linalg_primitive(
+    "geqrf",
+    (2,),
+    lambda shape: (shape, (min(shape),)),
+    lambda d: (d, d),
+    multiple_results=True,
+)
+register_lowering(geqrf_p, _geqrf_cpu_lowering, platform="cpu")
+
+
+def geqrf(a):
+    """Return ``(a, taus)``: R on and above the diagonal, reflectors below (lax.linalg.geqrf)."""
+    out, taus = geqrf_p.bind(a)
+    return out, taus
+
+
+# --- householder_product ------------------------------------------------------------------------
+
+
+def _householder_shape(a_shape, taus_shape):
+    m, n = a_shape
+    if m < n:
+        raise ValueError(
+            "The first argument to householder_product must have at least as many rows as "
+            f"columns, got shape {a_shape}"
+        )
+    if taus_shape[0] > min(m, n):
+        raise ValueError(
+            "The second argument to householder_product must not have more rows than the "
+            "minimum of the first argument's rows and columns."
+        )
+    return a_shape
+
+
+def _householder_cpu_lowering(ctx, a, taus):
+    routine = "ungqr" if ctx.avals_in[0].dtype.kind == "c" else "orgqr"
+    return lapack_call(ctx, routine, [a, taus], ctx.avals_out, aliases={0: 0})[0]
+
+
+householder_product_p = linalg_primitive(
+    "householder_product", (2, 1), _householder_shape, lambda a, t: a
+)
+register_lowering(householder_product_p, _householder_cpu_lowering, platform="cpu")
+
+
+def householder_product(a, taus):
+    """Return the product of the Householder reflectors stored in ``a`` and ``taus``.
+
+    The counterpart of jax.lax.linalg.householder_product: ``a`` is
+    ``[..., m, n]`` with ``m >= n``, its columns below the diagonal the
+    reflectors; ``taus`` ``[..., k]`` (``k <= n``) their scale factors. The
+    result has ``a``'s shape, with orthonormal (unitary) columns.
+    """
+    return householder_product_p.bind(a, taus)
+
+
+# --- qr -----------------------------------------------------------------------------------------
+
+
+def _qr_shape(shape, *, full_matrices):
+    m, n = shape
+    k = m if full_matrices else min(m, n)
+    return (m, k), (k, n)
+
+
+def _qr_composite(a, *, full_matrices):
+    *batch, m, n = to_aval(a).shape
+    dtype = to_aval(a).dtype
+    if m == 0 or n == 0:
+        k = m if full_matrices else min(m, n)
+        return eye_like((*batch, m, k), dtype), full((*batch, k, n), 0, dtype)
+    r, taus = geqrf_p.bind(a)
+    if m < n:
+        q = householder_product_p.bind(block(r, (0, m), (0, m)), taus)
+    elif full_matrices:
+        config = [(0, 0, 0)] * (len(batch) + 1) + [(0, m - n, 0)]
+        q = householder_product_p.bind(pad(r, np.zeros((), dtype), config), taus)
+    else:
+        q = householder_product_p.bind(r, taus)
+        r = block(r, (0, n), (0, n))
+    return q, triu(r)
+
+
+def _thin_qr_tangent(q, r, dx):
+    """Tangents of ``Q`` and ``R`` for ``[..., m, n]`` inputs with ``m >= n`` (thin factors)."""
+    dtype = to_aval(q).dtype
+    dx_rinv = triangular_solve(r, dx)  # dx R^-1: a right-side solve
+    qt_dx_rinv = matmul(H(q), dx_rinv)
+    lower = tril(qt_dx_rinv, -1)
+    omega = sub(lower, H(lower))  # skew-Hermitian
+    if dtype.kind == "c":
+        # The imaginary part of the diagonal is free; JAX's choice keeps R's diagonal real.
+        eye = eye_like(to_aval(omega).shape, dtype)
+        omega = add(omega, mul(eye, sub(qt_dx_rinv, astype(real_part(qt_dx_rinv), dtype))))
+    dq = add(matmul(q, sub(omega, qt_dx_rinv)), dx_rinv)
+    dr = matmul(sub(qt_dx_rinv, omega), r)
+    return dq, dr
+
+
+def _solve_adjoint(a, b):
+    """Solve ``a^H x = b`` for square ``a`` by LU (JAX's ``lu_solve(..., trans=2)``)."""
+    lu_, _, permutation = lu(a)
+    # P a = L U, so a^H = U^H L^H P and x = P^T L^-H U^-H b.
+    y = triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True, conjugate_a=True)
+    z = triangular_solve(
+        lu_, y, left_side=True, lower=True, transpose_a=True, conjugate_a=True, unit_diagonal=True
+    )
+    return matmul(T(permutation_matrix(permutation, to_aval(a).dtype)), z)
+
+
+def _qr_jvp(primals, tangents, *, full_matrices):
+    (x,), (dx,) = primals, tangents
+    q, r = qr_p.bind(x, full_matrices=full_matrices)
+    if type(dx) is Zero:
+        return [q, r], [Zero(to_aval(q)), Zero(to_aval(r))]
+    *batch, m, n = to_aval(x).shape
+    if m < n:
+        dq, dr1 = _thin_qr_tangent(q, block(r, None, (0, m)), block(dx, None, (0, m)))
+        dr2 = add(matmul(H(dq), block(x, None, (m, n))), matmul(H(q), block(dx, None, (m, n))))
+        return [q, r], [dq, concatenate([dr1, dr2], len(batch) + 1)]
+    q_mn = block(q, None, (0, n)) if full_matrices else q
+    r_nn = block(r, (0, n), (0, n)) if full_matrices else r
+    dq_mn, dr_nn = _thin_qr_tangent(q_mn, r_nn, dx)
+    if not full_matrices or m == n:
+        return [q, r], [dq_mn, dr_nn]
+    # Full Q of a tall matrix: the completion's tangent (arXiv:2409.13374, eqs. 32-33).
+    dtype = to_aval(x).dtype
+    q_nn, q_pn = block(q_mn, (0, n)), block(q_mn, (n, m))
+    q_mp = block(q, None, (n, m))
+    dq_nn, dq_pn = block(dq_mn, (0, n)), block(dq_mn, (n, m))
+    eye = eye_like((*batch, n, n), dtype)
+    z_pn_h = _solve_adjoint(sub(q_nn, eye), H(q_pn))
+    z_pn = H(z_pn_h)
+    dq_mp = sub(
+        matmul(dq_mn, z_pn_h),
+        matmul(add(q_mn, matmul(q_mp, z_pn)), H(sub(dq_pn, matmul(z_pn, dq_nn)))),
+    )
+    dq = concatenate([dq_mn, dq_mp], len(batch) + 1)
+    dr = concatenate([dr_nn, full((*batch, m - n, n), 0, dtype)], len(batch))
+    return [q, r], [dq, dr]
+
+
+qr_p = linalg_primitive("qr", (2,), _qr_shape, lambda d, **_: (d, d), multiple_results=True)
+register_lowering(qr_p, lower_fun(_qr_composite, multiple_results=True))
+jvp_rules[qr_p] = _qr_jvp
+
+
+def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None):
+    """Return ``(q, r)`` with ``x = q r``, ``q`` unitary and ``r`` upper triangular.
+
+    The counterpart of jax.lax.linalg.qr for ``x`` of shape ``[..., m, n]``:
+    ``q`` is ``[..., m, m]`` and ``r`` ``[..., m, n]`` with ``full_matrices``,
+    else ``[..., m, k]`` and ``[..., k, n]`` with ``k = min(m, n)``.
+    ``pivoting=True`` (LAPACK geqp3) is not supported yet.
+    """
+    del use_magma  # GPU only in JAX
+    if pivoting:
+        raise NotImplementedError(
+            "lax.linalg.qr(pivoting=True) (LAPACK geqp3) is not supported yet"
+        )
+    q, r = qr_p.bind(x, full_matrices=bool(full_matrices))
+    return q, r
