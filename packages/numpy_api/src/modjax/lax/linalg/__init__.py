@@ -17,10 +17,17 @@ listed in modjax-lowering's README). Modules by topic:
 """
 
 from .cholesky import cholesky, cholesky_p, triangular_solve, triangular_solve_p
+from .eigh import eigh, eigh_p
 from .lu import lu, lu_p, lu_pivots_to_permutation, lu_pivots_to_permutation_p
 from .qr import geqrf, geqrf_p, householder_product, householder_product_p, qr, qr_p
+from .svd import SvdAlgorithm, svd, svd_p
 
 __all__ = [
+    "SvdAlgorithm",
+    "eigh",
+    "eigh_p",
+    "svd",
+    "svd_p",
     "cholesky",
     "cholesky_p",
     "geqrf",
