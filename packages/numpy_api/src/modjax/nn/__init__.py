@@ -7,6 +7,7 @@ JAX's custom derivatives at their kinks; ``softmax``, ``log_softmax`` and
 ``dot_product_attention`` is JAX's XLA implementation, grouped-query heads included.
 """
 
+from . import initializers  # jax.nn.initializers
 from ._attention import *  # noqa: F403
 from ._attention import __all__ as _attention_all
 from ._functions import *  # noqa: F403
