@@ -44,13 +44,19 @@ def _register() -> None:
         _registered = True
 
 
-def lapack_target(routine: str, dtype) -> str:
+def lapack_target(routine: str, dtype=None) -> str:
     """Return the custom-call target of LAPACK ``routine`` for ``dtype``; register it if needed.
 
     ``lapack_target("getrf", float32)`` is ``"lapack_sgetrf_ffi"``; ``routine`` is
     the name without its type letter (``"syevd"``, ``"orgqr"``: pass ``"heevd"``
-    or ``"ungqr"`` for complex types yourself, as LAPACK names them).
+    or ``"ungqr"`` for complex types yourself, as LAPACK names them). With
+    ``dtype=None`` the routine is one of jaxlib's own kernels, named without a
+    type letter (``"tridiagonal_solve_perturbed"``).
     """
+    if dtype is None:
+        if not _registered:
+            _register()
+        return f"{routine}_ffi"
     prefix = _PREFIX.get(np.dtype(dtype))
     if prefix is None:
         raise NotImplementedError(f"LAPACK {routine} does not support dtype {np.dtype(dtype)}")

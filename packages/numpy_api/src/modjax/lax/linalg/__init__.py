@@ -19,12 +19,24 @@ listed in modjax-lowering's README). Modules by topic:
 from .cholesky import cholesky, cholesky_p, triangular_solve, triangular_solve_p
 from .eigh import eigh, eigh_p
 from .lu import lu, lu_p, lu_pivots_to_permutation, lu_pivots_to_permutation_p
+from .nonsymmetric import eig, eig_p, hessenberg, hessenberg_p, schur, schur_p
 from .qr import geqrf, geqrf_p, householder_product, householder_product_p, qr, qr_p
 from .svd import SvdAlgorithm, svd, svd_p
+from .tridiagonal import tridiagonal, tridiagonal_p, tridiagonal_solve, tridiagonal_solve_p
 
 __all__ = [
     "SvdAlgorithm",
+    "eig",
+    "eig_p",
     "eigh",
+    "hessenberg",
+    "hessenberg_p",
+    "schur",
+    "schur_p",
+    "tridiagonal",
+    "tridiagonal_p",
+    "tridiagonal_solve",
+    "tridiagonal_solve_p",
     "eigh_p",
     "svd",
     "svd_p",

@@ -170,8 +170,10 @@ def lapack_call(
             return _column_major(aval.ndim)
         return _row_major(aval.ndim)
 
+    # jaxlib's own kernels have no LAPACK type letter ("tridiagonal_solve_perturbed").
+    dtype = None if routine.startswith("tridiagonal") else avals_in[0].dtype
     return custom_call(
-        lapack_target(routine, avals_in[0].dtype),
+        lapack_target(routine, dtype),
         [ir_type(a) for a in avals_out],
         list(operands),
         attributes=attributes,

@@ -34,7 +34,7 @@ from ..reductions import reduce_sum
 from ..sorting import _take_along
 from ..structural import broadcast_in_dim, broadcasted_iota, expand_dims, pad, slice
 from ._base import INT32, batch_dims_of, info_ok, lapack_call, linalg_primitive, nan_unless
-from ._matrix import eye_like, matmul, tril, triu
+from ._matrix import T, eye_like, matmul, permutation_matrix, tril, triu
 from .cholesky import triangular_solve
 
 __all__ = [
@@ -188,3 +188,21 @@ def lu(x):
     """
     lu_, pivots, permutation = lu_p.bind(x)
     return lu_, pivots, permutation
+
+
+def lu_solve(a, b, *, adjoint: bool = False):
+    """Solve ``a x = b`` (or ``a^H x = b``) for square ``a`` by LU (JAX's ``_solve``/``lu_solve``).
+
+    A helper of the derivative rules: ``P a = L U`` gives ``x = U^-1 L^-1 P b``
+    and, for the adjoint, ``x = P^T L^-H U^-H b``.
+    """
+    lu_, _, permutation = lu_p.bind(a)
+    p = permutation_matrix(permutation, to_aval(a).dtype)
+    if not adjoint:
+        y = triangular_solve(lu_, matmul(p, b), left_side=True, lower=True, unit_diagonal=True)
+        return triangular_solve(lu_, y, left_side=True, lower=False)
+    y = triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True, conjugate_a=True)
+    z = triangular_solve(
+        lu_, y, left_side=True, lower=True, transpose_a=True, conjugate_a=True, unit_diagonal=True
+    )
+    return matmul(T(p), z)

@@ -25,18 +25,16 @@ from ..structural import concatenate, full, pad
 from ._base import lapack_call, linalg_primitive
 from ._matrix import (
     H,
-    T,
     astype,
     block,
     eye_like,
     matmul,
-    permutation_matrix,
     real_part,
     tril,
     triu,
 )
 from .cholesky import triangular_solve
-from .lu import lu
+from .lu import lu_solve
 
 __all__ = [
     "geqrf",
@@ -154,17 +152,6 @@ def _thin_qr_tangent(q, r, dx):
     return dq, dr
 
 
-def _solve_adjoint(a, b):
-    """Solve ``a^H x = b`` for square ``a`` by LU (JAX's ``lu_solve(..., trans=2)``)."""
-    lu_, _, permutation = lu(a)
-    # P a = L U, so a^H = U^H L^H P and x = P^T L^-H U^-H b.
-    y = triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True, conjugate_a=True)
-    z = triangular_solve(
-        lu_, y, left_side=True, lower=True, transpose_a=True, conjugate_a=True, unit_diagonal=True
-    )
-    return matmul(T(permutation_matrix(permutation, to_aval(a).dtype)), z)
-
-
 def _qr_jvp(primals, tangents, *, full_matrices):
     (x,), (dx,) = primals, tangents
     q, r = qr_p.bind(x, full_matrices=full_matrices)
@@ -186,7 +173,7 @@ def _qr_jvp(primals, tangents, *, full_matrices):
     q_mp = block(q, None, (n, m))
     dq_nn, dq_pn = block(dq_mn, (0, n)), block(dq_mn, (n, m))
     eye = eye_like((*batch, n, n), dtype)
-    z_pn_h = _solve_adjoint(sub(q_nn, eye), H(q_pn))
+    z_pn_h = lu_solve(sub(q_nn, eye), H(q_pn), adjoint=True)
     z_pn = H(z_pn_h)
     dq_mp = sub(
         matmul(dq_mn, z_pn_h),
