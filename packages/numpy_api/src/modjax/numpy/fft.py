@@ -30,7 +30,14 @@ from ._creation import arange, array, asarray
 from ._eager_jit import compile_on_arrays
 from ._manipulation import moveaxis, roll
 from ._ufuncs import conj, multiply
-from ._util import ARRAY_TYPES, aval, canonical_dtype, canonicalize_axis, check_arraylike
+from ._util import (
+    ARRAY_TYPES,
+    aval,
+    canonical_dtype,
+    canonicalize_axis,
+    check_arraylike,
+    to_inexact,
+)
 
 __all__ = [
     "fft",
@@ -269,6 +276,9 @@ def fftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None):
     dtype = _default_float(dtype)
     _check_freq_args("fftfreq", n, d)
     work = real_dtype(_to_inexact(dtype))
+    if type(d) in (int, float):  # known values: numpy computes the same float32 divisions
+        k = (np.arange(n, dtype=work) + n // 2) % n - n // 2
+        return asarray((k / np.asarray(d * n, work)).astype(dtype), device=device)
     i = arange(n, dtype=work, device=device)
     k = (i + n // 2) % n - n // 2
     return (k / array(d * n, dtype=work, device=device)).astype(dtype)
@@ -281,6 +291,10 @@ def rfftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None):
     """
     dtype = _default_float(dtype)
     _check_freq_args("rfftfreq", n, d)
+    if type(d) in (int, float):  # known values: computed on the host, as in fftfreq
+        out = to_inexact(dtype)  # true division of integers gives the default float
+        k = np.arange(0, n // 2 + 1, dtype=dtype).astype(out)
+        return asarray(k / np.asarray(d * n, out), device=device)
     k = arange(0, n // 2 + 1, dtype=dtype, device=device)
     return k / array(d * n, dtype=dtype, device=device)
 

@@ -25,6 +25,7 @@ import modjax.numpy as jnp
 from modjax import lax
 from modjax.lax._common import kind, real_dtype
 from modjax.lax.bits import _complex_dtype
+from modjax.numpy._eager_jit import compile_on_arrays
 from modjax.numpy._util import aval, canonicalize_axis, check_arraylike, promote_dtypes_inexact
 
 __all__ = ["dct", "dctn", "idct", "idctn"]
@@ -65,8 +66,8 @@ def _resize(x, axis: int, n: int | None):
     return lax.pad(x, np.zeros((), aval(x).dtype)[()], config)
 
 
-def _split_complex(fn, x, **kwargs):
-    return lax.complex(fn(jnp.real(x), **kwargs), fn(jnp.imag(x), **kwargs))
+def _split_complex(fn, x, *args):
+    return lax.complex(fn(jnp.real(x), *args), fn(jnp.imag(x), *args))
 
 
 def dct(x: Any, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None):
@@ -76,10 +77,14 @@ def dct(x: Any, type: int = 2, n: int | None = None, axis: int = -1, norm: str |
     transform orthonormal.
     """
     x = _check("dct", x, type, norm)
+    axis = canonicalize_axis(axis, aval(x).ndim)
+    return _dctn(x, (axis,), (n,), norm == "ortho")
+
+
+def _dct(x, axis: int, n: int | None, ortho: bool):
     if kind(aval(x).dtype) == "c":
-        return _split_complex(dct, x, n=n, axis=axis, norm=norm)
+        return _split_complex(_dct, x, axis, n, ortho)
     ndim = aval(x).ndim
-    axis = canonicalize_axis(axis, ndim)
     x = _resize(x, axis, n)
     size = aval(x).shape[axis]
     # evens in order, then odds reversed: the DCT becomes a DFT of the same length
@@ -89,7 +94,7 @@ def dct(x: Any, type: int = 2, n: int | None = None, axis: int = -1, norm: str |
     dtype = aval(spectrum).dtype
     out = jnp.real(spectrum * _along(_rotation(size, -1, dtype), axis, ndim))
     out = out * 2
-    if norm == "ortho":
+    if ortho:
         out = out * _along(_ortho_scale(size, real_dtype(dtype)), axis, ndim)
     return out
 
@@ -101,18 +106,22 @@ def idct(x: Any, type: int = 2, n: int | None = None, axis: int = -1, norm: str 
     the input first.
     """
     x = _check("idct", x, type, norm)
+    axis = canonicalize_axis(axis, aval(x).ndim)
+    return _idctn(x, (axis,), (n,), norm == "ortho")
+
+
+def _idct(x, axis: int, n: int | None, ortho: bool):
     if kind(aval(x).dtype) == "c":
-        return _split_complex(idct, x, n=n, axis=axis, norm=norm)
+        return _split_complex(_idct, x, axis, n, ortho)
     ndim = aval(x).ndim
-    axis = canonicalize_axis(axis, ndim)
     x = _resize(x, axis, n)
     (x,) = promote_dtypes_inexact(x)
     size = aval(x).shape[axis]
     dtype = aval(x).dtype
     # Undo the scaling (bin 0 counts half in the real part), then the rotation:
     # the real part of the inverse DFT is the reordered signal.
-    ortho = _ortho_scale(size, np.float64)
-    weights = 2 * size * (ortho if norm == "ortho" else ortho**2)
+    scale = _ortho_scale(size, np.float64)
+    weights = 2 * size * (scale if ortho else scale**2)
     factors = (weights * _rotation(size, 1, np.complex128)).astype(_complex_dtype(dtype))
     rotated = x * _along(factors, axis, ndim)
     reordered = jnp.real(jnp.fft.ifft(rotated, axis=axis))
@@ -144,7 +153,7 @@ def _axes_and_sizes(name: str, x, s, axes):
     axes = tuple(canonicalize_axis(a, ndim) for a in axes)
     if len(set(axes)) != len(axes):
         raise ValueError(f"jax.scipy.fft.{name}: repeated axes {axes}")
-    sizes = [None] * len(axes) if s is None else s
+    sizes = (None,) * len(axes) if s is None else tuple(s)
     return axes, sizes
 
 
@@ -156,15 +165,27 @@ def dctn(x: Any, type: int = 2, s=None, axes=None, norm: str | None = None):
     """
     x = _check("dctn", x, type, norm)
     axes, sizes = _axes_and_sizes("dctn", x, s, axes)
-    for axis, n in zip(axes, sizes, strict=True):
-        x = dct(x, n=n, axis=axis, norm=norm)
-    return x
+    return _dctn(x, axes, sizes, norm == "ortho")
 
 
 def idctn(x: Any, type: int = 2, s=None, axes=None, norm: str | None = None):
     """Invert the type-2 discrete cosine transform over ``axes`` (jax.scipy.fft.idctn)."""
     x = _check("idctn", x, type, norm)
     axes, sizes = _axes_and_sizes("idctn", x, s, axes)
+    return _idctn(x, axes, sizes, norm == "ortho")
+
+
+def _dctn(x, axes: tuple[int, ...], sizes: tuple, ortho: bool):
     for axis, n in zip(axes, sizes, strict=True):
-        x = idct(x, n=n, axis=axis, norm=norm)
+        x = _dct(x, axis, n, ortho)
     return x
+
+
+def _idctn(x, axes: tuple[int, ...], sizes: tuple, ortho: bool):
+    for axis, n in zip(axes, sizes, strict=True):
+        x = _idct(x, axis, n, ortho)
+    return x
+
+
+# Eagerly, each n-D transform of device Arrays is one compiled program.
+compile_on_arrays(globals(), "_dctn _idctn")
