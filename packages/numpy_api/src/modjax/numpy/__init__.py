@@ -205,6 +205,7 @@ from ._ufuncs import (
     trunc,
 )
 from ._windows import *  # noqa: F403
+from . import linalg  # noqa: E402  (jax.numpy.linalg; needs the names above)
 
 # Frames of modjax.numpy are never "the user's line" of an equation.
 _source_info.register_exclusion(_os.path.dirname(_os.path.abspath(__file__)))

@@ -5,9 +5,9 @@
 Loops run over the static number of coefficients at trace time, so every
 function works under ``jit``, ``grad`` and ``vmap``; results are inexact
 except for ``polyadd``/``polysub``/``polyval``, which keep the promoted dtype,
-as in JAX. ``trim_leading_zeros`` needs concrete inputs. ``polyfit`` (a least
-squares solve) and ``roots`` (eigenvalues of the companion matrix) need
-``modjax.numpy.linalg``, which does not exist yet.
+as in JAX. ``trim_leading_zeros`` needs concrete inputs. ``polyfit`` is a least
+squares solve and ``roots`` the eigenvalues of the companion matrix
+(``modjax.numpy.linalg``).
 """
 
 from __future__ import annotations
@@ -67,19 +67,18 @@ def _pad_front(a, n: int):
 def poly(seq_of_zeros):
     """Return the coefficients of the monic polynomial with the given roots (jax.numpy.poly).
 
-    A 0-d input is one root; no roots give ``1.0``. The characteristic
-    polynomial of a square matrix needs its eigenvalues (``modjax.numpy.linalg``),
-    which is not supported yet.
+    A 0-d input is one root; no roots give ``1.0``. A non-empty square matrix
+    gives its characteristic polynomial (from its eigenvalues, so complex).
     """
     check_arraylike("poly", seq_of_zeros)
     (roots_,) = promote_dtypes_inexact(seq_of_zeros)
     roots_ = asarray(roots_)
     shape = aval(roots_).shape
     if len(shape) == 2 and shape[0] == shape[1] and shape[0]:
-        raise NotImplementedError(
-            "jnp.poly of a square matrix needs its eigenvalues, and modjax.numpy.linalg is not "
-            "supported yet"
-        )
+        from .linalg import eigvals
+
+        roots_ = eigvals(roots_)
+        shape = aval(roots_).shape
     if len(shape) > 1:
         raise ValueError(f"input must be 1d or non-empty square 2d array, got shape {shape}.")
     roots_ = roots_.reshape(-1)
@@ -200,27 +199,128 @@ def polyval(p, x, *, unroll: int = 16):
 def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov: bool = False):
     """Fit a polynomial of degree ``deg`` by least squares (jax.numpy.polyfit).
 
-    Not supported yet: the fit needs a least-squares solve
-    (``modjax.numpy.linalg.lstsq``), and ``modjax.numpy.linalg`` does not exist yet.
+    The Vandermonde matrix's columns are scaled to unit norm before the
+    solve (``linalg.lstsq``), as numpy and JAX do. ``full=True`` also returns
+    the residuals, rank, singular values and ``rcond``; ``cov=True`` (or
+    ``"unscaled"``) the covariance of the coefficients.
     """
-    check_arraylike("polyfit", x, y)
-    raise NotImplementedError(
-        "jnp.polyfit needs a least-squares solve (modjax.numpy.linalg.lstsq), and "
-        "modjax.numpy.linalg is not supported yet"
-    )
+    from . import linalg
+    from ._creation import array, vander
+    from ._manipulation import atleast_1d
+    from ._products import dot, outer
+    from ._ufuncs import sqrt
+
+    if w is None:
+        check_arraylike("polyfit", x, y)
+    else:
+        check_arraylike("polyfit", x, y, w)
+    x_arr, y_arr = asarray(x), asarray(y)
+    deg = operator.index(concrete_or_error(deg, "deg must be int"))
+    order = deg + 1
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    if x_arr.ndim != 1:
+        raise TypeError("expected 1D vector for x")
+    if x_arr.size == 0:
+        raise TypeError("expected non-empty vector for x")
+    if y_arr.ndim < 1 or y_arr.ndim > 2:
+        raise TypeError("expected 1D or 2D array for y")
+    if x_arr.shape[0] != y_arr.shape[0]:
+        raise TypeError("expected x and y to have same length")
+    (x_arr,) = promote_dtypes_inexact(x_arr)
+    if rcond is None:
+        rcond = len(x_arr) * float(np.finfo(aval(x_arr).dtype).eps)
+    rcond = float(concrete_or_error(rcond, "rcond must be float"))
+    lhs = vander(x_arr, order)
+    rhs = y_arr
+    if w is not None:
+        (w_arr,) = promote_dtypes_inexact(w)
+        if aval(w_arr).ndim != 1:
+            raise TypeError("expected a 1-d array for weights")
+        if aval(w_arr).shape[0] != y_arr.shape[0]:
+            raise TypeError("expected w and y to have the same length")
+        lhs = lhs * w_arr[:, None]
+        rhs = rhs * (w_arr[:, None] if rhs.ndim == 2 else w_arr)
+    # Unit-norm columns keep the Vandermonde system well scaled.
+    scale = sqrt((lhs * lhs).sum(axis=0))
+    lhs = lhs / scale[None, :]
+    c, resids, rank, s = linalg.lstsq(lhs, rhs, rcond)
+    c = (c.T / scale[None, :]).T if c.ndim > 1 else c / scale
+    if full:
+        return c, resids, rank, s, asarray(rcond)
+    if cov:
+        vbase = linalg.inv(dot(lhs.T, lhs)) / outer(scale, scale)
+        if cov == "unscaled":
+            fac = array(1.0)
+        else:
+            if len(x_arr) <= order:
+                raise ValueError(
+                    "the number of data points must exceed order to scale the covariance matrix"
+                )
+            fac = resids / (len(x_arr) - order)
+        if y_arr.ndim == 1:
+            return c, vbase * atleast_1d(fac)[None]
+        return c, vbase[:, :, None] * atleast_1d(fac)[None, None, :]
+    return c
+
+
+def _roots_no_zeros(p):
+    """The eigenvalues of the companion matrix of ``p`` (leading coefficient nonzero)."""
+    from . import linalg
+    from ._creation import diag, ones
+
+    n = aval(p).shape[0]
+    if n < 2:
+        return asarray(np.array([], _complex_dtype(aval(p).dtype)))
+    companion = diag(ones((n - 2,), aval(p).dtype), -1)
+    companion = companion.at[0, :].set(-p[1:] / p[0])
+    return linalg.eigvals(companion)
+
+
+def _complex_dtype(dtype) -> np.dtype:
+    return np.result_type(dtype, np.complex64)
 
 
 def roots(p, *, strip_zeros: bool = True):
-    """Return the roots of polynomial ``p`` (jax.numpy.roots).
+    """Return the roots of polynomial ``p``, as complex numbers (jax.numpy.roots).
 
-    Not supported yet: the roots are the eigenvalues of the companion matrix
-    (``modjax.numpy.linalg.eigvals``), and ``modjax.numpy.linalg`` does not exist yet.
+    The roots are the eigenvalues of the companion matrix. Leading zeros are
+    stripped, which needs concrete coefficients; with ``strip_zeros=False``
+    (traceable) each leading zero gives a NaN root instead, at the end.
     """
+    from modjax import lax
+
+    from ._manipulation import atleast_1d, roll, where
+    from ._reductions import all as all_
+    from ._reductions import argmin
+
     check_arraylike("roots", p)
-    raise NotImplementedError(
-        "jnp.roots needs the eigenvalues of the companion matrix (modjax.numpy.linalg.eigvals), "
-        "and modjax.numpy.linalg is not supported yet"
-    )
+    (p_arr,) = promote_dtypes_inexact(p)
+    p_arr = atleast_1d(p_arr)
+    if p_arr.ndim != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    n = p_arr.shape[0]
+    if n < 2:
+        return asarray(np.array([], _complex_dtype(aval(p_arr).dtype)))
+    leading = where(all_(p_arr == 0), n, argmin(p_arr == 0))
+    if strip_zeros:
+        leading = operator.index(
+            concrete_or_error(
+                leading,
+                "The error occurred in the jnp.roots() function. To use this within a "
+                "JIT-compiled context, pass strip_zeros=False, but be aware that leading zeros "
+                "will result in some returned roots being set to NaN.",
+            )
+        )
+        return _roots_no_zeros(p_arr[leading:])
+    # An all-zero p would make a NaN companion matrix; any polynomial does, its roots are
+    # all replaced by NaN below.
+    p_arr = where(leading == n, asarray(np.ones((), aval(p_arr).dtype)), p_arr)
+    found = _roots_no_zeros(roll(p_arr, -leading))
+    # Leading zeros rolled to the end give zero roots: sort them last, then mark them NaN.
+    found = lax.sort_key_val(found == 0, found)[1]
+    m = found.shape[0]
+    return where(arange(m) < m - leading, found, complex(np.nan, np.nan))
 
 
 # Eagerly on device Arrays, one compiled program per signature (as JAX jits these).

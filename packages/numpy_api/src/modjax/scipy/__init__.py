@@ -3,6 +3,6 @@
 Only ``modjax.scipy.special`` exists so far.
 """
 
-from . import fft, special
+from . import fft, linalg, special
 
-__all__ = ["fft", "special"]
+__all__ = ["fft", "linalg", "special"]

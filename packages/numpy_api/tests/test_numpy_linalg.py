@@ -1,0 +1,300 @@
+"""modjax.numpy.linalg against numpy.linalg, with JAX 0.10's dtypes, derivatives and errors.
+
+Inputs are generated well conditioned (a random matrix plus a multiple of the
+identity; ``B B^H + n I`` for Hermitian positive-definite ones) over a small
+pool of batch shapes, so compiled programs are shared between examples.
+Decompositions are checked by their reconstruction identities (``L L^H = a``,
+``Q R = a``, ``U diag(S) Vh = a``, ``a v = v w``) as well as against numpy;
+derivatives with ``check_grads`` in float64; ``vmap`` against a loop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import modjax.numpy as jnp
+from modjax.autodiff import grad
+from modjax.autodiff.testing import check_grads
+from modjax.batching import vmap
+from modjax.runtime import jit
+from modjax.tracecore.config import enable_x64
+
+la = jnp.linalg
+BATCHES = [(), (2,), (1, 3)]
+DTYPES = [np.float32, np.complex64]
+TOL = {np.float32: 2e-4, np.complex64: 2e-4, np.float64: 1e-10, np.complex128: 1e-10}
+
+
+@pytest.fixture
+def x64():
+    with enable_x64(True):
+        yield
+
+
+def random(rng, shape, dtype):
+    x = rng.standard_normal(shape)
+    if np.issubdtype(dtype, np.complexfloating):
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def general(rng, shape, dtype):
+    """A well-conditioned square matrix (batch): random plus ``n`` on the diagonal."""
+    n = shape[-1]
+    return (random(rng, shape, dtype) + n * np.eye(n)).astype(dtype)
+
+
+def hpd(rng, shape, dtype):
+    """A Hermitian positive-definite matrix (batch)."""
+    b = random(rng, shape, dtype)
+    return (b @ np.conj(np.swapaxes(b, -1, -2)) + shape[-1] * np.eye(shape[-1])).astype(dtype)
+
+
+def close(x, y, dtype, scale=1.0):
+    tol = TOL[np.dtype(dtype).type] * scale
+    np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=tol, atol=tol)
+
+
+cases = st.tuples(st.sampled_from(BATCHES), st.sampled_from(DTYPES), st.integers(0, 2**16))
+
+
+# --- norms and products ---------------------------------------------------------------------
+
+
+@given(cases, st.sampled_from([None, 1, -1, 2, -2, np.inf, -np.inf, "fro", "nuc"]))
+def test_matrix_norms_match_numpy(case, ord_):
+    batch, dtype, seed = case
+    x = random(np.random.default_rng(seed), batch + (3, 4), dtype)
+    for keepdims in (False, True):
+        got = la.norm(x, ord=ord_, axis=(-2, -1), keepdims=keepdims)
+        close(got, np.linalg.norm(x, ord=ord_, axis=(-2, -1), keepdims=keepdims), dtype)
+    if ord_ not in (None,):
+        close(la.matrix_norm(x, ord=ord_), np.linalg.matrix_norm(x, ord=ord_), dtype)
+
+
+@given(cases, st.sampled_from([None, 0, 1, 2, 3.5, -1.5, np.inf, -np.inf]))
+def test_vector_norms_match_numpy(case, ord_):
+    batch, dtype, seed = case
+    x = random(np.random.default_rng(seed), batch + (5,), dtype)
+    close(la.norm(x, ord=ord_, axis=-1), np.linalg.norm(x, ord=ord_, axis=-1), dtype)
+    p = 2 if ord_ is None else ord_
+    close(la.vector_norm(x, ord=p), np.linalg.vector_norm(x, ord=p), dtype)
+    close(
+        la.vector_norm(x, ord=p, axis=0, keepdims=True),
+        np.linalg.vector_norm(x, ord=p, axis=0, keepdims=True),
+        dtype,
+    )
+
+
+def test_norm_defaults_and_dtypes():
+    x = np.arange(24).reshape(2, 3, 4)
+    # Any rank without ord: the 2-norm of the flattened array; ints compute in float32.
+    assert la.norm(x).dtype == np.float32
+    close(la.norm(x), np.linalg.norm(x), np.float32)
+    assert la.norm(x.astype(np.complex64)).dtype == np.float32
+    assert la.vector_norm(x.astype(np.float32), ord=0).dtype == np.float32
+    with pytest.raises(ValueError, match="Improper number of axes"):
+        la.norm(x, ord=2)
+    with pytest.raises(ValueError, match="Invalid order 'bad' for matrix norm"):
+        la.norm(x[0], ord="bad")
+    with pytest.raises(ValueError, match="Invalid order 'inf' for vector norm"):
+        la.vector_norm(x, ord="inf")
+
+
+def test_products_and_views():
+    rng = np.random.default_rng(0)
+    a, b = random(rng, (2, 3, 4), np.float32), random(rng, (2, 4, 5), np.float32)
+    close(la.matmul(a, b), a @ b, np.float32)
+    close(
+        la.tensordot(a, b, axes=((0, 2), (0, 1))), np.tensordot(a, b, ((0, 2), (0, 1))), np.float32
+    )
+    close(la.vecdot(a, a), np.sum(a * a, -1), np.float32)
+    close(la.matrix_transpose(a), np.swapaxes(a, -1, -2), np.float32)
+    close(la.diagonal(a, offset=1), np.diagonal(a, 1, -2, -1), np.float32)
+    close(la.trace(a, offset=-1), np.trace(a, -1, -2, -1), np.float32)
+    close(la.outer(a[0, 0], b[0, 0]), np.outer(a[0, 0], b[0, 0]), np.float32)
+    v, w = random(rng, (4, 3), np.float32), random(rng, (4, 3), np.float32)
+    close(la.cross(v, w), np.cross(v, w), np.float32)
+    with pytest.raises(ValueError, match="one-dimensional"):
+        la.outer(a, b)
+    with pytest.raises(ValueError, match="3-dimensional vectors"):
+        la.cross(a, a)
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        la.matrix_transpose(np.ones(3))
+
+
+def test_multi_dot_matches_numpy_and_picks_the_cheap_order():
+    rng = np.random.default_rng(1)
+    arrs = [random(rng, s, np.float32) for s in [(10,), (10, 2), (2, 30), (30, 3)]]
+    close(la.multi_dot(arrs), np.linalg.multi_dot(arrs), np.float32, scale=10)
+    arrs2 = [random(rng, s, np.float32) for s in [(3, 4), (4, 5)]]
+    close(la.multi_dot(arrs2), np.linalg.multi_dot(arrs2), np.float32)
+    with pytest.raises(ValueError, match="at least two arrays"):
+        la.multi_dot([arrs2[0]])
+    with pytest.raises(ValueError, match="must match first dimension"):
+        la.multi_dot([arrs2[0], arrs2[0]])
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 6, -2])
+def test_matrix_power(n):
+    a = general(np.random.default_rng(2), (2, 3, 3), np.float32) / 3
+    close(la.matrix_power(a, n), np.linalg.matrix_power(a, n), np.float32, scale=10)
+
+
+def test_matrix_power_errors():
+    with pytest.raises(TypeError, match="Array must be at least two-dimensional"):
+        la.matrix_power(np.ones(3), 2)
+    with pytest.raises(TypeError, match="must be square"):
+        la.matrix_power(np.ones((2, 3)), 2)
+    with pytest.raises(TypeError, match="exponent must be an integer"):
+        la.matrix_power(np.eye(2), 1.5)
+
+
+# --- LU: solve, inv, det, slogdet -----------------------------------------------------------
+
+
+@given(cases)
+def test_solve_inv_det_slogdet_match_numpy(case):
+    batch, dtype, seed = case
+    rng = np.random.default_rng(seed)
+    a = general(rng, batch + (4, 4), dtype)
+    b = random(rng, batch + (4, 2), dtype)
+    close(la.solve(a, b), np.linalg.solve(a, b), dtype)
+    vec = b.reshape(-1)[:4]  # one vector for every matrix of the batch
+    close(la.solve(a, vec), np.linalg.solve(a, vec), dtype)
+    close(la.inv(a), np.linalg.inv(a), dtype)
+    close(la.det(a), np.linalg.det(a), dtype, scale=50)
+    sign, logdet = la.slogdet(a)
+    ref_sign, ref_logdet = np.linalg.slogdet(a)
+    close(sign, ref_sign, dtype)
+    close(logdet, ref_logdet, dtype, scale=10)
+    assert la.solve(a, b).dtype == dtype and la.det(a).dtype == dtype
+    assert logdet.dtype == np.finfo(dtype).dtype
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_det_small_and_large(n):
+    a = general(np.random.default_rng(n), (2, n, n), np.float32)
+    close(la.det(a), np.linalg.det(a), np.float32, scale=100)
+    close(la.slogdet(a)[1], np.linalg.slogdet(a)[1], np.float32, scale=10)
+
+
+def test_solve_broadcasts_and_promotes():
+    rng = np.random.default_rng(3)
+    a = general(rng, (3, 4, 4), np.float32)
+    b = random(rng, (4, 2), np.float32)
+    close(la.solve(a, b), np.linalg.solve(a, b), np.float32)
+    ints = np.array([[2, 1], [1, 3]])
+    assert la.solve(ints, np.array([1, 2])).dtype == np.float32
+    assert la.inv(ints).dtype == np.float32 and la.det(ints).dtype == np.float32
+
+
+def test_singular_matrices():
+    s = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], np.float32)
+    sign, logdet = la.slogdet(s)
+    assert float(sign) == 0 and float(logdet) == -np.inf
+    assert float(la.det(np.zeros((4, 4), np.float32))) == 0
+
+
+def test_lu_errors():
+    with pytest.raises(ValueError, match=r"Argument to inv must have shape \[..., n, n\]"):
+        la.inv(np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"Argument to slogdet\(\) must have shape"):
+        la.slogdet(np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"Argument to _det\(\) must have shape"):
+        la.det(np.ones(3))
+    with pytest.raises(ValueError, match="left hand array must be at least two dimensional"):
+        la.solve(np.ones(3), np.ones(3))
+    with pytest.raises(ValueError, match="Invalid shapes for solve"):
+        la.solve(np.ones((2, 3, 3)), np.ones((2, 3)))
+    with pytest.raises(ValueError, match="Unknown slogdet method"):
+        la.slogdet(np.eye(3), method="bad")
+
+
+def test_lu_derivatives(x64):
+    rng = np.random.default_rng(4)
+    a = general(rng, (3, 3), np.float64)
+    b = random(rng, (3, 2), np.float64)
+    check_grads(la.solve, (a, b), order=2)
+    check_grads(la.inv, (a,), order=1)
+    check_grads(la.det, (general(rng, (4, 4), np.float64),), order=2)
+    check_grads(lambda a: la.slogdet(a)[1], (general(rng, (4, 4), np.float64),), order=2)
+    check_grads(lambda a: la.slogdet(a)[1], (a[:2, :2],), order=1)
+    ac = general(rng, (4, 4), np.complex128)
+    check_grads(la.det, (ac,), order=1)
+    check_grads(lambda a: la.slogdet(a)[1], (ac,), order=1)
+
+
+def test_det_gradient_at_singular_matrix_is_the_adjugate(x64):
+    # Rank n - 1: det is 0 but its gradient, the cofactor matrix, is not.
+    s = np.array(
+        [[1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 6.0, 8.0], [0.0, 1.0, 1.0, 0.0], [1.0, 0.0, 2.0, 5.0]]
+    )
+    g = np.asarray(grad(la.det)(s))
+    cof = np.array(
+        [
+            [(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(s, i, 0), j, 1)) for j in range(4)]
+            for i in range(4)
+        ]
+    )
+    np.testing.assert_allclose(g, cof, atol=1e-9)
+    # Rank n - 2: every cofactor vanishes, and so does the gradient (finite, not NaN).
+    z = np.zeros((4, 4))
+    z[0, 0] = z[1, 1] = 1.0
+    np.testing.assert_array_equal(np.asarray(grad(la.det)(z)), np.zeros((4, 4)))
+
+
+def test_vmap_and_jit_equal_loops():
+    rng = np.random.default_rng(5)
+    a = general(rng, (3, 4, 4), np.float32)
+    b = random(rng, (3, 4), np.float32)
+    for f, args in [
+        (la.solve, (a, b)),
+        (la.inv, (a,)),
+        (la.det, (a,)),
+        (lambda x: la.slogdet(x)[1], (a,)),
+    ]:
+        looped = np.stack([np.asarray(f(*(x[i] for x in args))) for i in range(3)])
+        close(vmap(f)(*args), looped, np.float32, scale=10)
+        first = [x[0] for x in args]
+        close(jit(f)(*first), f(*first), np.float32)
+    # vmap over the right-hand side only.
+    close(vmap(la.solve, in_axes=(None, 0))(a[0], b), np.linalg.solve(a[0], b.T).T, np.float32)
+
+
+def test_tensorinv_tensorsolve():
+    rng = np.random.default_rng(6)
+    a = general(rng, (6, 6), np.float32).reshape(6, 2, 3)
+    close(la.tensorinv(a, ind=1), np.linalg.tensorinv(a, ind=1), np.float32)
+    b = random(rng, (6,), np.float32)
+    close(la.tensorsolve(a, b), np.linalg.tensorsolve(a, b), np.float32)
+    a4 = np.moveaxis(a, 0, 2)
+    close(la.tensorsolve(a4, b, axes=(0, 1)), np.linalg.tensorsolve(a4, b, axes=(0, 1)), np.float32)
+    with pytest.raises(ValueError, match="ind must be a positive integer"):
+        la.tensorinv(a, ind=0)
+    with pytest.raises(ValueError, match="tensorinv is only possible"):
+        la.tensorinv(np.ones((2, 3)), ind=1)
+
+
+# --- Cholesky -------------------------------------------------------------------------------
+
+
+@given(cases)
+def test_cholesky(case):
+    batch, dtype, seed = case
+    a = hpd(np.random.default_rng(seed), batch + (4, 4), dtype)
+    low = la.cholesky(a)
+    close(low, np.linalg.cholesky(a), dtype, scale=10)
+    close(low @ np.conj(np.swapaxes(np.asarray(low), -1, -2)), a, dtype, scale=30)
+    close(la.cholesky(a, upper=True), np.linalg.cholesky(a, upper=True), dtype, scale=10)
+
+
+def test_cholesky_derivatives_and_vmap(x64):
+    a = hpd(np.random.default_rng(7), (3, 3), np.float64)
+    check_grads(la.cholesky, (a,), order=1)
+    batch = hpd(np.random.default_rng(8), (2, 3, 3), np.float64)
+    close(vmap(la.cholesky)(batch), np.linalg.cholesky(batch), np.float64)
+    assert la.cholesky(np.eye(2, dtype=np.int32)).dtype == np.float64
