@@ -41,6 +41,7 @@ from modjax.tracecore.core import Tracer
 from modjax.tracecore.tree_util import register_pytree_node
 
 from ..lax._common import aval_of
+from . import _rbg
 from . import _threefry as tf
 
 __all__ = [
@@ -94,19 +95,44 @@ threefry_prng_impl = PRNGImpl(
     tf.threefry_random_bits,
 )
 
+rbg_prng_impl = PRNGImpl(
+    "rbg",
+    "rbg",
+    (4,),
+    _rbg.rbg_seed,
+    _rbg.rbg_split,
+    _rbg.rbg_fold_in,
+    _rbg.rbg_random_bits,
+)
+unsafe_rbg_prng_impl = PRNGImpl(
+    "unsafe_rbg",
+    "urbg",
+    (4,),
+    _rbg.rbg_seed,
+    _rbg.unsafe_rbg_split,
+    _rbg.unsafe_rbg_fold_in,
+    _rbg.rbg_random_bits,
+)
+
 # Implementations by name, as the ``impl`` argument and ``jax_default_prng_impl`` name them.
-prngs: dict[str, PRNGImpl] = {threefry_prng_impl.name: threefry_prng_impl}
+prngs: dict[str, PRNGImpl] = {
+    p.name: p for p in (threefry_prng_impl, rbg_prng_impl, unsafe_rbg_prng_impl)
+}
 
-
-def register_prng(impl: PRNGImpl) -> None:
-    """Make ``impl`` available by name (JAX's ``prng.register_prng``)."""
-    prngs[impl.name] = impl
+# Defined here, next to its only reader (modjax.config reaches it once modjax.random is
+# imported, as the metapackage does).
+default_prng_impl_option = config.define_enum_option(
+    "default_prng_impl",
+    threefry_prng_impl.name,
+    tuple(prngs),
+    env_var="MODJAX_DEFAULT_PRNG_IMPL",
+    help="The PRNG implementation of new keys (jax_default_prng_impl).",
+)
 
 
 def default_prng_impl() -> PRNGImpl:
     """Return the implementation ``jax_default_prng_impl`` names (JAX's ``default_prng_impl``)."""
-    name = config.read("default_prng_impl") if "default_prng_impl" in config.names() else None
-    return prngs[name or threefry_prng_impl.name]
+    return prngs[default_prng_impl_option.value]
 
 
 class PRNGSpec:
