@@ -20,7 +20,7 @@ from modjax.autodiff import grad, jvp
 from modjax.batching import vmap
 from modjax.random import _keys
 from modjax.random._threefry import threefry2x32, threefry2x32_p
-from modjax.runtime import jit
+from modjax.runtime import eval_shape, jit
 from modjax.tracecore import dtypes
 from modjax.tracecore.config import config, enable_x64
 from modjax.tracecore.tracing import make_jaxpr
@@ -360,6 +360,8 @@ def test_printing_as_jax():
         "Array((3,), dtype=key<fry>) overlaying:"
     )
     assert str(random.key(0, impl="rbg").dtype) == "key<rbg>"
+    shapes = eval_shape(lambda k: random.split(k, 3), random.key(0))
+    assert repr(shapes) == "ShapeDtypeStruct(shape=(3,), dtype=key<fry>)"
 
 
 def test_key_array_shape_indexing_and_reshape():
@@ -393,6 +395,10 @@ def test_key_arrays_flow_through_jit_vmap_scan_as_values():
         k, sub = random.split(k)
         return k, sub
 
+    # Keys as scanned-over inputs: one key per iteration, along the leading axis.
+    _, drawn = lax.scan(lambda c, k: (c, random.bits(k, (2,))), 0, keys)
+    for i in range(4):
+        _eq(drawn[i], random.bits(keys[i], (2,)))
     last, subs = lax.scan(step, random.key(1), None, length=3)
     k = random.key(1)
     for i in range(3):

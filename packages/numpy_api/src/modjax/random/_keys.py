@@ -312,6 +312,8 @@ class PRNGKeyArray:
         data = self._base_array
         if isinstance(data, Tracer):
             return f"PRNGKeyArray[{self.dtype}{list(self.shape)}] overlaying {data!r}"
+        if not hasattr(data, "__array__"):  # a shape-only stand-in (eval_shape's result)
+            return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype})"
         return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{np.asarray(data)}"
 
     __str__ = __repr__
