@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (the tables of samplers and their CDFs read best one entry per line)
 """Known answers (JAX 0.10.2) of the samplers with rejection loops, gamma's implicit gradient,
 vmap over keys, and statistical checks: Kolmogorov-Smirnov against closed-form CDFs for
 continuous samplers, chi-square against the mass function for discrete ones.
