@@ -5,7 +5,7 @@ one key (``seed``, ``split``, ``fold_in``, ``random_bits``) and the shape of
 that data: ``(2,)`` for threefry2x32, ``(4,)`` for rbg and unsafe_rbg.
 
 Typed keys (``key(0)``) are ``PRNGKeyArray`` values: a uint32 data array of
-shape ``key_shape_prefix + impl.key_shape`` together with the implementation,
+shape ``keys.shape + impl.key_shape`` together with the implementation,
 seen from outside as an array of dtype ``key<fry>`` (a ``KeyTy``, subclass of
 tracecore's ``ExtendedDType`` and of ``jax.dtypes.prng_key``) and of the
 leading shape. Design choice (instead of JAX's extended-dtype tracers): a key
@@ -15,8 +15,12 @@ uint32 data, with no rule of any primitive or lowering knowing about keys;
 the key axes are the trailing ones, so the batch axes of ``vmap``/``scan``
 (leading, or any non-negative axis of the key shape) are those of the data.
 What this costs: a jaxpr shows the data (``u32[2]``), not ``key<fry>[]``,
-``tree_leaves(key)`` gives the data, and a negative ``in_axes`` counts from
-the data's last axis.
+``tree_leaves(key)`` gives the data, a negative ``in_axes`` counts from the
+data's last axis, a key array is not a ``modjax.Array``, and ``jnp``
+functions (``concatenate``, ``stack``, ``where``) reject key arrays (their
+own methods index, reshape and transpose them).
+
+The ``jax_default_prng_impl`` option is defined here, next to its reader.
 
 Legacy keys (``PRNGKey(0)``) are raw uint32 arrays of shape ``(..., 2)``;
 every function taking a key accepts both, and returns keys of the kind it was
@@ -191,10 +195,12 @@ class KeyTy(dtypes.ExtendedDType):
 
     @property
     def name(self) -> str:
+        """``key<tag>``, as JAX names key dtypes."""
         return f"key<{self._impl.tag}>"
 
     @property
     def itemsize(self) -> int:
+        """Bytes of key data per key."""
         return int(np.prod(self._impl.key_shape)) * 4
 
     def __repr__(self) -> str:
@@ -283,18 +289,22 @@ class PRNGKeyArray:
     # -- array attributes
     @property
     def dtype(self) -> KeyTy:
+        """The key dtype, ``key<tag>`` of the implementation."""
         return KeyTy(self._impl)
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """The shape of the array of keys (the data's shape without the key axes)."""
         return tuple(aval_of(self._base_array).shape[: -len(self._impl.key_shape)])
 
     @property
     def ndim(self) -> int:
+        """The number of key axes."""
         return len(self.shape)
 
     @property
     def size(self) -> int:
+        """The number of keys."""
         return int(np.prod(self.shape))
 
     def __len__(self) -> int:
@@ -364,6 +374,7 @@ class PRNGKeyArray:
 
     @property
     def T(self) -> PRNGKeyArray:  # noqa: N802 - the array attribute's name
+        """The keys with their axes reversed."""
         return self.transpose()
 
     def block_until_ready(self) -> PRNGKeyArray:
