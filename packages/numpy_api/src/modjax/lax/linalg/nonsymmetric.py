@@ -56,7 +56,10 @@ def _square(name: str):
 
 
 def _complex_dtype(dtype) -> np.dtype:
-    return np.dtype(np.complex128 if np.dtype(dtype).itemsize >= 8 else np.complex64)
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        return dtype
+    return np.dtype(np.complex128 if dtype == np.float64 else np.complex64)
 
 
 # --- eig ----------------------------------------------------------------------------------------
