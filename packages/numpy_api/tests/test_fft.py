@@ -110,6 +110,8 @@ def test_lax_fft_names_dtypes_and_no_lengths():
         assert lax.fft(x.astype(np.float64), "rfft", (4,)).dtype == np.complex128
         assert lax.fft(x.astype(np.uint32), "fft", (4,)).dtype == np.complex64
     assert [int(t) for t in FftType] == [0, 1, 2, 3]
+    weak = make_jaxpr(lambda x: lax.fft(lax.broadcast(x * 1j, (4,)), "fft", (4,)))(2.0)
+    assert not weak.jaxpr.outvars[0].aval.weak_type
 
 
 def test_lax_fft_errors():

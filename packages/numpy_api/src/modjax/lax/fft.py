@@ -276,7 +276,7 @@ def fft(x, fft_type, fft_lengths):
         dtype = _to_inexact(aval.dtype)
     else:
         dtype = _to_complex(aval.dtype)
-    if dtype != aval.dtype:
+    if dtype != aval.dtype or aval.weak_type:  # the result is strongly typed, as in JAX
         x = ew.convert_element_type(x, dtype)
     fft_lengths = tuple(int(n) for n in fft_lengths)
     if not fft_lengths:

@@ -84,7 +84,12 @@ class _ScalarMeta(type):
         return asarray(x, dtype=cls.dtype)
 
     def __eq__(cls, other):
-        return cls is other or other is cls.dtype.type
+        # as JAX's: equal to its numpy type and to that np.dtype (``x.dtype in (jnp.float32,)``)
+        return (
+            cls is other
+            or other is cls.dtype.type
+            or (isinstance(other, np.dtype) and other == cls.dtype)
+        )
 
     def __ne__(cls, other):
         return not cls == other
