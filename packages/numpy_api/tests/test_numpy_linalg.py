@@ -298,3 +298,165 @@ def test_cholesky_derivatives_and_vmap(x64):
     batch = hpd(np.random.default_rng(8), (2, 3, 3), np.float64)
     close(vmap(la.cholesky)(batch), np.linalg.cholesky(batch), np.float64)
     assert la.cholesky(np.eye(2, dtype=np.int32)).dtype == np.float64
+
+
+# --- QR, SVD, eigendecompositions and what is built on them ---------------------------------
+
+
+def _h(x):
+    return np.conj(np.swapaxes(np.asarray(x), -1, -2))
+
+
+@given(cases, st.sampled_from([(4, 3), (3, 4)]))
+def test_qr_modes(case, shape):
+    batch, dtype, seed = case
+    a = random(np.random.default_rng(seed), batch + shape, dtype)
+    k = min(shape)
+    q, r = la.qr(a)
+    assert q.shape == batch + (shape[0], k) and r.shape == batch + (k, shape[1])
+    close(np.asarray(q) @ np.asarray(r), a, dtype, scale=10)
+    close(_h(q) @ np.asarray(q), np.broadcast_to(np.eye(k), batch + (k, k)), dtype, scale=10)
+    np.testing.assert_array_equal(np.tril(np.asarray(r), -1), 0)
+    qc, rc = la.qr(a, mode="complete")
+    assert qc.shape == batch + (shape[0], shape[0])
+    close(np.asarray(qc) @ np.asarray(rc), a, dtype, scale=10)
+    close(np.abs(la.qr(a, mode="r")), np.abs(np.linalg.qr(a, mode="r")), dtype, scale=10)
+    if not batch:
+        for got, ref in zip(la.qr(a, mode="raw"), np.linalg.qr(a, mode="raw"), strict=True):
+            close(got, ref, dtype, scale=10)
+    with pytest.raises(ValueError, match="Unsupported QR decomposition mode"):
+        la.qr(a, mode="bad")
+
+
+@given(cases, st.sampled_from([(4, 3), (3, 4)]))
+def test_svd(case, shape):
+    batch, dtype, seed = case
+    a = random(np.random.default_rng(seed), batch + shape, dtype)
+    s = la.svd(a, compute_uv=False)
+    assert s.dtype == np.finfo(dtype).dtype
+    close(s, np.linalg.svd(a, compute_uv=False), dtype, scale=10)
+    close(la.svdvals(a), s, dtype)
+    u, s, vh = la.svd(a, full_matrices=False)
+    close((np.asarray(u) * np.asarray(s)[..., None, :]) @ np.asarray(vh), a, dtype, scale=10)
+    u, _, vh = la.svd(a)
+    assert u.shape == batch + (shape[0],) * 2 and vh.shape == batch + (shape[1],) * 2
+
+
+@given(cases)
+def test_hermitian_eigh_and_svd(case):
+    batch, dtype, seed = case
+    h = hpd(np.random.default_rng(seed), batch + (4, 4), dtype) - 4 * np.eye(4, dtype=dtype)
+    w, v = la.eigh(h)
+    close(w, np.linalg.eigvalsh(h), dtype, scale=30)
+    close(h @ np.asarray(v), np.asarray(v) * np.asarray(w)[..., None, :], dtype, scale=30)
+    close(la.eigvalsh(h), w, dtype, scale=10)
+    # UPLO and symmetrize_input=False read one triangle only.
+    lower_only = np.tril(h)
+    close(la.eigh(lower_only, UPLO="L", symmetrize_input=False)[0], w, dtype, scale=30)
+    close(la.eigh(np.triu(h), UPLO="U", symmetrize_input=False)[0], w, dtype, scale=30)
+    s = la.svd(h, hermitian=True, compute_uv=False)
+    close(s, np.linalg.svd(h, compute_uv=False), dtype, scale=30)
+    u, s, vh = la.svd(h, hermitian=True)
+    close((np.asarray(u) * np.asarray(s)[..., None, :]) @ np.asarray(vh), h, dtype, scale=30)
+    with pytest.raises(ValueError, match="UPLO must be one of None, 'L', or 'U'"):
+        la.eigh(h, UPLO="X")
+
+
+@pytest.mark.parametrize("dtype", [np.float32])
+def test_eig(dtype):
+    a = general(np.random.default_rng(9), (2, 4, 4), dtype)
+    w, v = la.eig(a)
+    assert w.dtype == np.complex64 and v.dtype == np.complex64
+    close(a @ np.asarray(v), np.asarray(v) * np.asarray(w)[..., None, :], np.complex64, scale=30)
+    ref = np.sort_complex(np.linalg.eigvals(a).ravel())
+    close(np.sort_complex(np.asarray(la.eigvals(a)).ravel()), ref, np.complex64, scale=30)
+
+
+@given(cases, st.sampled_from([(4, 3), (3, 4)]))
+def test_pinv_rank_cond(case, shape):
+    batch, dtype, seed = case
+    a = random(np.random.default_rng(seed), batch + shape, dtype)
+    close(la.pinv(a), np.linalg.pinv(a), dtype, scale=30)
+    np.testing.assert_array_equal(la.matrix_rank(a), np.linalg.matrix_rank(a))
+    deficient = np.asarray(a)[..., :1, :].repeat(shape[0], axis=-2)
+    np.testing.assert_array_equal(la.matrix_rank(deficient), np.linalg.matrix_rank(deficient))
+    close(la.cond(a), np.linalg.cond(a), dtype, scale=100)
+    sq = general(np.random.default_rng(seed), batch + (3, 3), dtype)
+    for p in (None, 1, -1, 2, -2, np.inf, -np.inf, "fro", "nuc"):
+        close(la.cond(sq, p), np.linalg.cond(sq, p), dtype, scale=100)
+
+
+def test_lstsq_matches_numpy():
+    rng = np.random.default_rng(10)
+    a, b = random(rng, (6, 3), np.float32), random(rng, (6, 2), np.float32)
+    for got, ref in zip(la.lstsq(a, b), np.linalg.lstsq(a, b), strict=True):
+        close(got, ref, np.float32, scale=30)
+    x, resid, rank, s = la.lstsq(a.T, b[:3, 0], numpy_resid=True)
+    close(x, np.linalg.lstsq(a.T, b[:3, 0])[0], np.float32, scale=30)
+    assert resid.shape == (0,) and int(rank) == 3
+    with pytest.raises(ValueError, match="Leading dimensions of input arrays must match"):
+        la.lstsq(a, b[:3])
+    with pytest.raises(TypeError, match="Array must be two-dimensional"):
+        la.lstsq(np.ones((2, 6, 3)), np.ones((2, 6, 3)))
+
+
+def test_svd_pinv_qr_eigh_derivatives(x64):
+    rng = np.random.default_rng(11)
+    a = random(rng, (4, 3), np.float64)
+    check_grads(la.pinv, (a,), order=1)
+    check_grads(la.pinv, (a.T,), order=1)
+    check_grads(lambda x: la.svd(x, compute_uv=False), (a,), order=1)
+    check_grads(lambda x: la.norm(x, 2), (a,), order=1)
+    check_grads(lambda x: la.qr(x)[1], (a,), order=1)
+    h = hpd(rng, (3, 3), np.float64)
+    check_grads(lambda x: la.eigh(x)[0], (h,), order=1)
+    check_grads(lambda x: la.lstsq(x, np.ones(4))[0], (a,), order=1)
+
+
+def test_vmap_of_decompositions_equals_loop():
+    rng = np.random.default_rng(12)
+    a = random(rng, (3, 4, 3), np.float32)
+    h = hpd(rng, (3, 3, 3), np.float32)
+    for f, x in [
+        (lambda x: la.svd(x, compute_uv=False), a),
+        (la.pinv, a),
+        (la.matrix_rank, a),
+        (lambda x: la.eigh(x)[0], h),
+        (lambda x: la.qr(x)[1], a),
+        (la.cholesky, h),
+    ]:
+        looped = np.stack([np.asarray(f(x[i])) for i in range(3)])
+        np.testing.assert_allclose(np.asarray(vmap(f)(x)), looped, rtol=1e-4, atol=1e-4)
+
+
+# --- polynomials built on linalg ------------------------------------------------------------
+
+
+def test_polyfit_roots_poly_of_matrix():
+    x = np.linspace(0, 1, 12).astype(np.float32)
+    y = (3 * x**2 - x + 1 + 0.01 * np.sin(30 * x)).astype(np.float32)
+    close(jnp.polyfit(x, y, 2), np.polyfit(x, y, 2), np.float32, scale=30)
+    w = np.linspace(1, 2, 12).astype(np.float32)
+    close(jnp.polyfit(x, y, 2, w=w), np.polyfit(x, y, 2, w=w), np.float32, scale=30)
+    c, cov = jnp.polyfit(x, y, 2, cov=True)
+    close(cov, np.polyfit(x, y, 2, cov=True)[1], np.float32, scale=30)
+    c, resid, rank, s, rcond = jnp.polyfit(x, y, 2, full=True)
+    assert int(rank) == 3
+    y2 = np.stack([y, 2 * y], axis=1)
+    close(jnp.polyfit(x, y2, 1), np.polyfit(x, y2, 1), np.float32, scale=30)
+    with pytest.raises(ValueError, match="expected deg >= 0"):
+        jnp.polyfit(x, y, -1)
+    with pytest.raises(TypeError, match="expected x and y to have same length"):
+        jnp.polyfit(x, y[:3], 1)
+
+    p = np.array([0.0, 1.0, -6.0, 11.0, -6.0], np.float32)
+    r = jnp.roots(p)
+    assert r.dtype == np.complex64 and r.shape == (3,)
+    close(np.sort_complex(np.asarray(r)), [1, 2, 3], np.complex64, scale=30)
+    r = jit(lambda p: jnp.roots(p, strip_zeros=False))(p)
+    close(np.sort_complex(np.asarray(r)[:3]), [1, 2, 3], np.complex64, scale=30)
+    assert np.isnan(np.asarray(r)[3])
+    assert jnp.roots(np.array([2.0], np.float32)).shape == (0,)
+
+    m = general(np.random.default_rng(13), (3, 3), np.float32)
+    close(jnp.poly(m), np.poly(m), np.complex64, scale=100)
