@@ -114,6 +114,20 @@ def test_lax_fft_names_dtypes_and_no_lengths():
     assert not weak.jaxpr.outvars[0].aval.weak_type
 
 
+def test_gpu_lowering_of_irfft_matches_numpy(monkeypatch):
+    # The GPU rule (one IFFT over the leading axes, then a 1-D IRFFT), run on the CPU.
+    from modjax.lowering import lowering_rules, platform_lowering_rules
+
+    monkeypatch.setitem(lowering_rules, lax.fft_p, platform_lowering_rules["cuda"][lax.fft_p])
+    rng = np.random.default_rng(9)
+    c = _complex(rng, (2, 3, 4, 3))  # not Hermitian along the leading axes
+    for lengths in ((4, 4), (3, 4, 5), (2, 3, 4, 4)):
+        k = len(lengths)
+        x = c[(0,) * (4 - k)] if k < 4 else c
+        got = jit(lambda x, lengths=lengths: lax.fft(x, "irfft", lengths))(x)
+        _close(got, _numpy_lax_fft(x, FftType.IRFFT, lengths))
+
+
 def test_lax_fft_errors():
     x = np.ones((3, 4), np.float32)
     c = x.astype(np.complex64)

@@ -137,21 +137,23 @@ def _hlo_transpose(x, perm, shape, dtype):
     return hlo.transpose(x, list(perm), results=[ir_type(aval)])
 
 
-def _lower(x, shape, dtype, fft_type, lengths):
+def _lower(x, shape, dtype, fft_type, lengths, irfft_axes=_XLA_MAX_AXES):
     """Lower one transform of any number of axes as XLA transforms of at most three.
 
-    The last three axes transform at once; the axes before them are moved to the
-    end, transformed (recursively) as complex axes, and moved back. A real
-    forward transform does its real part first, a real inverse one last.
+    The last three axes (``irfft_axes`` for an IRFFT) transform at once; the axes
+    before them are moved to the end, transformed (recursively) as complex axes,
+    and moved back. A real forward transform does its real part first, a real
+    inverse one last.
     """
     k = len(lengths)
-    if k <= _XLA_MAX_AXES:
+    at_once = irfft_axes if fft_type == FftType.IRFFT else _XLA_MAX_AXES
+    if k <= at_once:
         out_shape = _out_shape(shape, fft_type, lengths)
         return _hlo_fft(x, fft_type, lengths, out_shape, _out_dtype(dtype, fft_type)), out_shape
     rank = len(shape)
-    inner, outer = lengths[-_XLA_MAX_AXES:], lengths[:-_XLA_MAX_AXES]
+    inner, outer = lengths[-at_once:], lengths[:-at_once]
     first = rank - k  # the first transformed axis
-    split = rank - _XLA_MAX_AXES
+    split = rank - at_once
     # Brings the outer fft axes to the end (after the inner ones), and back.
     to_end = list(range(first)) + list(range(split, rank)) + list(range(first, split))
     back = list(np.argsort(to_end))
@@ -188,10 +190,16 @@ def _out_dtype(dtype, fft_type):
     return dtype
 
 
-def _fft_lowering(ctx, x, *, fft_type, fft_lengths):
+def _fft_lowering(ctx, x, *, fft_type, fft_lengths, irfft_axes=_XLA_MAX_AXES):
     aval = ctx.avals_in[0]
-    out, _ = _lower(x, list(aval.shape), aval.dtype, fft_type, fft_lengths)
+    out, _ = _lower(x, list(aval.shape), aval.dtype, fft_type, fft_lengths, irfft_axes)
     return out
+
+
+# cuFFT's multi-axis complex-to-real transform assumes Hermitian symmetry in every
+# axis, numpy (and XLA on CPU) only in the last: on GPUs an IRFFT inverts the
+# other axes with a complex IFFT first, then the last axis alone (as JAX does).
+_fft_lowering_gpu = partial(_fft_lowering, irfft_axes=1)
 
 
 # --- transformation rules ----------------------------------------------------------------
@@ -252,6 +260,8 @@ fft_p = Primitive("fft")
 fft_p.def_abstract_eval(_fft_abstract_eval)
 fft_p.def_impl(partial(apply_primitive, fft_p))
 register_lowering(fft_p, _fft_lowering)
+register_lowering(fft_p, _fft_lowering_gpu, platform="cuda")
+register_lowering(fft_p, _fft_lowering_gpu, platform="rocm")
 deflinear(fft_p, _fft_transpose)
 batching_rules[fft_p] = _fft_batching_rule
 # Printed as JAX prints it (``fft[fft_lengths=(8,) fft_type=2]``) and read back as the enum.
