@@ -456,7 +456,7 @@ def test_shifts_match_numpy(axes):
         assert out.dtype == np.int32
 
 
-def test_eager_calls_compile_one_program():
+def test_a_normalized_transform_is_one_fft_and_one_scale():
     x = jnp.ones((4, 6))
     closed = make_jaxpr(lambda x: jnp.fft.rfft2(x, norm="ortho"))(x)
     assert [e.primitive.name for e in closed.jaxpr.eqns] == ["fft", "mul"]

@@ -219,10 +219,10 @@ def _half_spectrum_weights(n: int, bins: int, rank: int, dtype) -> np.ndarray:
 
 
 def _rfft_transpose(t, fft_lengths):
-    # RFFT computes (with the full spectrum F x) the kept bins; the real-linear
-    # transpose sends a cotangent t on them to Re(F^T t_full), where t_full has
-    # t on the kept bins and zeros elsewhere. IRFFT of conj(t) / weights,
-    # times the size, is that sum, written with the transform XLA has.
+    # JAX pairs cotangents with tangents bilinearly, so the cotangent of the real
+    # x is ct_n = Re(sum_k t_k w^(kn)) over the kept bins k (w = exp(-2 pi i / N)).
+    # IRFFT(z)_n = Re(sum_k weight_k z_k w^(-kn)) / N: N * IRFFT(conj(t) / weight)
+    # is that sum.
     aval = aval_of(t)
     weights = _half_spectrum_weights(fft_lengths[-1], aval.shape[-1], len(aval.shape), aval.dtype)
     scaled = ew.div(conj(t), weights)
@@ -231,9 +231,9 @@ def _rfft_transpose(t, fft_lengths):
 
 
 def _irfft_transpose(t, fft_lengths):
-    # IRFFT reads each kept bin once but it stands for ``weight`` bins of the
-    # full spectrum; the cotangent is the RFFT of ``t`` weighted so, over the
-    # size, conjugated (JAX's convention for the cotangent of a complex input).
+    # IRFFT(z)_n = Re(sum_k weight_k z_k w^(-kn)) / N is real-linear in z; with the
+    # bilinear pairing the cotangent of z_k is conj(weight_k / N * sum_n t_n w^(kn)),
+    # the conjugate of the weighted RFFT of t.
     x = fft(t, FftType.RFFT, fft_lengths)
     aval = aval_of(x)
     weights = _half_spectrum_weights(fft_lengths[-1], aval.shape[-1], len(aval.shape), aval.dtype)
