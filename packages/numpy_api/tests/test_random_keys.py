@@ -1,7 +1,8 @@
 """modjax.random keys: threefry2x32, seeds, split, fold_in, bits, typed and legacy keys, rbg.
 
-Known answers come from JAX 0.10.2 (random_keys_reference.json, recorded by
-random_keys_reference_gen.py beside it); the rest checks that eager, jit,
+Known answers come from JAX 0.10.2 (random_keys_reference.json; the script that
+recorded them is kept in it as text, under ``recorded_with``, since modjax never
+imports jax); the rest checks that eager, jit,
 scan and vmap agree, that key trees do not repeat keys, and JAX's errors.
 """
 
