@@ -1,6 +1,7 @@
 """modjax.scipy: SciPy-style functions on modjax arrays (the counterpart of ``jax.scipy``).
 
-Only ``modjax.scipy.special`` exists so far.
+It has ``special``, ``linalg`` and ``fft`` so far; the other submodules of ``jax.scipy``
+are not there yet.
 """
 
 from . import fft, linalg, special
