@@ -20,12 +20,14 @@ from numpy_api_checks import check
 import modjax.numpy as jnp
 from modjax import lax
 from modjax.autodiff import vjp
-from modjax.runtime import dispatch, jit
+from modjax.runtime import dispatch, jit, jit_p
 from modjax.tracecore import (
     ConcretizationTypeError,
     JaxprTypeError,
     TracerBoolConversionError,
     check_jaxpr,
+    eval_jaxpr,
+    inline_calls,
     jaxpr_equal,
     make_jaxpr,
     parse_jaxpr,
@@ -442,3 +444,19 @@ def test_partial_eval_keeps_a_loop_invariant_effect_inside_the_loop():
     for owner in homes:
         scans = [e for e, _ in _all_eqns(closed.jaxpr) if e.primitive is lax.scan_p]
         assert any(s.params["jaxpr"].jaxpr is owner for s in scans)
+
+
+def test_inlining_reaches_calls_inside_loop_bodies_and_keeps_the_loops():
+    inner = jit(lambda c, y: c * 2.0 + y)
+
+    def f(x):
+        c, _ = lax.scan(lambda c, y: (inner(c, y), None), x[0], x)
+        return lax.cond(c.sum() > 0, lambda v: inner(v, v), lambda v: v, c)
+
+    x = np.arange(6.0, dtype=np.float32).reshape(3, 2)
+    closed = make_jaxpr(f)(x)
+    flat = inline_calls(closed)
+    assert not any(e.primitive is jit_p for e, _ in _all_eqns(flat.jaxpr))
+    assert {lax.scan_p, lax.cond_p} <= {e.primitive for e in flat.jaxpr.eqns}
+    check_jaxpr(flat)
+    check(eval_jaxpr(flat.jaxpr, flat.consts, x)[0], f(x))
