@@ -23,6 +23,7 @@ from modjax import lax
 from modjax.batching import vmap
 from modjax.lax._common import kind, real_dtype
 from modjax.lax.bits import _complex_dtype
+from modjax.numpy._eager_jit import compile_on_arrays
 from modjax.numpy._util import canonicalize_axis, check_arraylike, promote_dtypes_inexact
 from modjax.tracecore.core import concrete_or_error
 
@@ -223,13 +224,12 @@ def detrend(data: Any, axis: int = -1, type: str = "linear", bp: Any = 0, overwr
     pieces = []
     for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
         m = int(hi - lo)
-        # The design matrix [1, t] with t = (1..m)/m; the pseudo-inverse is a constant.
+        # The least-squares fit by [1, t] (t = (1..m)/m, as scipy) is a constant projection
+        # of the segment, built once in float64: no solve at run time.
         design = np.stack([np.ones(m), np.arange(1, m + 1) / m], axis=1)
+        projection = jnp.asarray(design @ np.linalg.pinv(design), real_dtype(flat.dtype))
         segment = flat[int(lo) : int(hi)]
-        fit_dtype = real_dtype(segment.dtype)
-        a = jnp.asarray(design, fit_dtype)
-        coef = jnp.linalg.lstsq(a, segment)[0]
-        pieces.append(segment - jnp.matmul(a, coef, precision=lax.Precision.HIGHEST))
+        pieces.append(segment - jnp.matmul(projection, segment, precision=lax.Precision.HIGHEST))
     out = jnp.concatenate(pieces, axis=0) if pieces else flat
     return jnp.moveaxis(jnp.reshape(out, moved.shape), 0, axis)
 
@@ -622,3 +622,10 @@ def istft(
     # As in JAX, the times count samples along the first axis, even for a batch.
     time = jnp.arange(x.shape[0], dtype=real_dtype(x.dtype)) / fs
     return time, x
+
+
+# One compiled program per eager call on device Arrays, as JAX's jitted functions.
+compile_on_arrays(
+    globals(),
+    "convolve correlate convolve2d correlate2d fftconvolve detrend stft istft csd welch",
+)

@@ -1,0 +1,5 @@
+"""Clustering in scipy.cluster's names (the counterpart of jax.scipy.cluster): ``vq``."""
+
+from . import vq
+
+__all__ = ["vq"]
