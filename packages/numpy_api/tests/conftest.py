@@ -43,6 +43,14 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "modjax"))
 
 
+def pytest_configure(config):
+    """Register the ``slow`` mark (the per-package wheel check deselects it)."""
+    config.addinivalue_line(
+        "markers",
+        "slow: a compile-bound module the workspace run runs and the wheel check only imports",
+    )
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _numpy_operators():
     """Run each module with modjax.numpy's operators registered, then restore the tables.

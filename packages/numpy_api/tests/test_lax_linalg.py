@@ -24,6 +24,9 @@ from modjax.runtime import jit
 from modjax.tracecore import make_jaxpr
 from modjax.tracecore.config import enable_x64
 
+# Compile-bound: the per-package wheel check imports this module but does not rerun it.
+pytestmark = pytest.mark.slow
+
 L = lax.linalg
 
 BATCHES = [(), (2,), (0,), (1, 2)]

@@ -22,6 +22,9 @@ from modjax.batching import vmap
 from modjax.runtime import jit
 from modjax.tracecore.config import enable_x64
 
+# Compile-bound: the per-package wheel check imports this module but does not rerun it.
+pytestmark = pytest.mark.slow
+
 la = jnp.linalg
 BATCHES = [(), (2,), (1, 3)]
 DTYPES = [np.float32, np.complex64]

@@ -18,6 +18,9 @@ from modjax import random
 from modjax.autodiff import grad
 from modjax.batching import vmap
 
+# Compile-bound: the per-package wheel check imports this module but does not rerun it.
+pytestmark = pytest.mark.slow
+
 LOOPED_CASES = [c for c in TABLE["cases"] if c["fn"] in LOOPED]
 N = 10_000  # one sample size for every statistical test: one compilation per sampler
 

@@ -22,6 +22,9 @@ from modjax.autodiff.testing import check_grads
 from modjax.batching import vmap
 from modjax.tracecore.config import enable_x64
 
+# Compile-bound: the per-package wheel check imports this module but does not rerun it.
+pytestmark = pytest.mark.slow
+
 TOL = 3e-4
 
 
