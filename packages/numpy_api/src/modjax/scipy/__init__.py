@@ -1,9 +1,30 @@
 """modjax.scipy: SciPy-style functions on modjax arrays (the counterpart of ``jax.scipy``).
 
-It has ``special``, ``linalg`` and ``fft`` so far; the other submodules of ``jax.scipy``
-are not there yet.
+It has the submodules of ``jax.scipy`` but ``sparse`` and ``spatial``.
 """
 
-from . import fft, linalg, special
+from . import (
+    cluster,
+    fft,
+    integrate,
+    interpolate,
+    linalg,
+    ndimage,
+    optimize,
+    signal,
+    special,
+    stats,
+)
 
-__all__ = ["fft", "linalg", "special"]
+__all__ = [
+    "cluster",
+    "fft",
+    "integrate",
+    "interpolate",
+    "linalg",
+    "ndimage",
+    "optimize",
+    "signal",
+    "special",
+    "stats",
+]
