@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import modjax.numpy as jnp
+from modjax.numpy._eager_jit import compile_on_arrays
 from modjax.numpy._util import check_arraylike, promote_dtypes_inexact
 
 __all__ = ["vq"]
@@ -28,3 +29,6 @@ def vq(obs: Any, code_book: Any, check_finite: bool = True):
     dist = jnp.linalg.norm(obs[:, None, :] - code_book[None, :, :], axis=-1)
     code = jnp.argmin(dist, axis=-1)
     return code, jnp.take_along_axis(dist, code[:, None], axis=-1)[:, 0]
+
+
+compile_on_arrays(globals(), "vq")
