@@ -20,6 +20,9 @@ import numpy as np
 import modjax.numpy as jnp
 from modjax import lax
 from modjax.autodiff import value_and_grad
+from modjax.numpy._util import ARRAY_TYPES
+from modjax.runtime import jit
+from modjax.tracecore.tree_util import tree_leaves
 
 __all__ = ["OptimizeResults", "minimize"]
 
@@ -230,6 +233,32 @@ def _bfgs(fun, x0, maxiter=None, norm=np.inf, gtol=1e-5, line_search_maxiter=10)
     return s, status
 
 
+def _minimize_bfgs(fun, x0, statics, args):
+    def objective(x):
+        return fun(x, *args)
+
+    return _bfgs(objective, x0, **dict(statics))
+
+
+# One program per (function, options, shapes), so an eager call compiles once rather
+# than dispatching the first gradient op by op.
+_minimize_bfgs_compiled = jit(_minimize_bfgs, static_argnums=(0, 2))
+
+
+def _run(fun, x0, statics, args):
+    """Run BFGS compiled when ``fun`` and the options can key a program and ``args`` are arrays."""
+    try:
+        hash((fun, statics))
+    except TypeError:
+        return _minimize_bfgs(fun, x0, statics, args)
+    dynamic = all(
+        isinstance(leaf, (*ARRAY_TYPES, np.ndarray, np.generic, int, float, complex))
+        for leaf in tree_leaves(args)
+    )
+    run = _minimize_bfgs_compiled if dynamic else _minimize_bfgs
+    return run(fun, x0, statics, args)
+
+
 def minimize(
     fun: Callable,
     x0: Any,
@@ -251,10 +280,8 @@ def minimize(
     if method.lower() != "bfgs":
         raise ValueError(f"Method {method} not recognized")
 
-    def objective(x):
-        return fun(x, *args)
-
-    s, status = _bfgs(objective, jnp.asarray(x0), **options)
+    statics = tuple(sorted(options.items()))
+    s, status = _run(fun, jnp.asarray(x0), statics, args)
     return OptimizeResults(
         x=s.x,
         success=s.converged & ~s.failed,
