@@ -20,7 +20,7 @@ import modjax.numpy as jnp
 from modjax import lax
 from modjax.autodiff import custom_jvp
 from modjax.lax._common import kind
-from modjax.numpy._util import aval, promote_args_inexact
+from modjax.numpy._util import promote_args_inexact
 from modjax.scipy import _special_coefficients as C
 from modjax.tracecore.core import concrete_or_error
 
