@@ -622,7 +622,10 @@ def spence(x):
         raise TypeError(f"x.dtype={x.dtype} is not supported, see docstring for supported types.")
     # the constant pieces must not see the formula's NaN below 0 (nor its derivative)
     valid = jnp.logical_and(jnp.greater(x, 0.0), jnp.not_equal(x, 1.0))
-    positive = lambda v: _spence_positive(jnp.where(valid, v, 0.5))
+
+    def positive(v):
+        return _spence_positive(jnp.where(valid, v, 0.5))
+
     return jnp.piecewise(
         x,
         [jnp.less(x, 0.0), jnp.equal(x, 1.0), jnp.equal(x, 0.0)],
@@ -686,9 +689,9 @@ def _series_loop(init_term, ratio, accumulate, x, start):
 
 def _hyp1f1_taylor(a, b, x):
     # the Taylor series (Pearson, Olver and Porter 2014, method (a) of section 3.2)
-    ratio = lambda k: jnp.divide(
-        jnp.multiply(jnp.divide(jnp.add(a, k), jnp.add(b, k)), x), jnp.add(k, 1)
-    )
+    def ratio(k):
+        return jnp.divide(jnp.multiply(jnp.divide(jnp.add(a, k), jnp.add(b, k)), x), jnp.add(k, 1))
+
     return _series_loop(
         jnp.multiply(jnp.divide(a, b), x), ratio, lambda s, t, k: jnp.add(s, t), x, 1.0
     )
@@ -699,9 +702,13 @@ def _hyp1f1_large_x(a, b, x):
     from modjax.scipy.special import gamma
 
     ba = jnp.subtract(b, a)
-    ratio = lambda k: jnp.divide(
-        jnp.divide(jnp.multiply(jnp.add(ba, k), jnp.add(jnp.subtract(1, a), k)), jnp.add(k, 1)), x
-    )
+
+    def ratio(k):
+        return jnp.divide(
+            jnp.divide(jnp.multiply(jnp.add(ba, k), jnp.add(jnp.subtract(1, a), k)), jnp.add(k, 1)),
+            x,
+        )
+
     init = jnp.divide(jnp.multiply(ba, jnp.subtract(1, a)), x)
     series = _series_loop(init, ratio, lambda s, t, k: jnp.add(s, t), x, 1.0)
     lead = jnp.multiply(
@@ -711,10 +718,12 @@ def _hyp1f1_large_x(a, b, x):
 
 
 def _hyp1f1_param_derivative(a, b, x, weight):
-    ratio = lambda k: jnp.divide(
-        jnp.multiply(jnp.divide(jnp.add(a, k), jnp.add(b, k)), x), jnp.add(k, 1)
-    )
-    acc = lambda s, t, k: jnp.add(s, jnp.multiply(t, weight(k)))
+    def ratio(k):
+        return jnp.divide(jnp.multiply(jnp.divide(jnp.add(a, k), jnp.add(b, k)), x), jnp.add(k, 1))
+
+    def acc(s, t, k):
+        return jnp.add(s, jnp.multiply(t, weight(k)))
+
     return _series_loop(jnp.multiply(jnp.divide(a, b), x), ratio, acc, x, 0.0)
 
 
@@ -994,13 +1003,17 @@ def _hyp2f1_impl(a, b, c, x):
 
 
 def _hyp2f1_param_derivative(a, b, c, x, weight):
-    ratio = lambda k: jnp.multiply(
-        jnp.divide(
-            jnp.divide(jnp.multiply(jnp.add(a, k), jnp.add(b, k)), jnp.add(c, k)), jnp.add(k, 1)
-        ),
-        x,
-    )
-    acc = lambda s, t, k: jnp.add(s, jnp.multiply(t, weight(k)))
+    def ratio(k):
+        return jnp.multiply(
+            jnp.divide(
+                jnp.divide(jnp.multiply(jnp.add(a, k), jnp.add(b, k)), jnp.add(c, k)), jnp.add(k, 1)
+            ),
+            x,
+        )
+
+    def acc(s, t, k):
+        return jnp.add(s, jnp.multiply(t, weight(k)))
+
     return _series_loop(jnp.multiply(jnp.divide(jnp.multiply(a, b), c), x), ratio, acc, x, 0.0)
 
 
@@ -1057,7 +1070,7 @@ def _owens_t_value(h, a):
     abs_a = jnp.abs(a)
     root2 = math.sqrt(2)
     h_normed = jnp.divide(h, root2)
-    # |a| > 1 reduces to 1/|a| through T(h, a) + T(ah, 1/a) = (Phi(h) + Phi(ah)) / 2 - Phi(h) Phi(ah) [-1/2 if...]
+    # |a| > 1 reduces to 1/|a|: T(h, a) + T(ah, 1/a) = (Phi(h) + Phi(ah)) / 2 - Phi(h) Phi(ah)
     small_a = jnp.less_equal(abs_a, 1.0)
     mod_a = jnp.where(small_a, abs_a, jnp.reciprocal(abs_a))
     mod_h = jnp.where(small_a, h, jnp.multiply(abs_a, h))
@@ -1158,13 +1171,13 @@ def _normalized_legendre(n, m, x, n_max):
     prev2 = jnp.zeros_like(x)
     prev1 = jnp.where(jnp.equal(m, 0), diag, 0.0)
     value = jnp.where(jnp.equal(n, 0), prev1, 0.0)
-    for l in range(1, n_max + 1):
-        c0 = float(l * l)
+    for deg in range(1, n_max + 1):
+        c0 = float(deg * deg)
         d0 = jnp.sqrt(jnp.divide(4.0 * c0 - 1.0, jnp.subtract(c0, m2)))
         d1 = jnp.sqrt(
             jnp.divide(
-                (2.0 * l + 1.0) * jnp.subtract(float((l - 1) ** 2), m2),
-                jnp.multiply(2.0 * l - 3.0, jnp.subtract(c0, m2)),
+                (2.0 * deg + 1.0) * jnp.subtract(float((deg - 1) ** 2), m2),
+                jnp.multiply(2.0 * deg - 3.0, jnp.subtract(c0, m2)),
             )
         )
         rec = jnp.subtract(jnp.multiply(d0, jnp.multiply(prev1, x)), jnp.multiply(d1, prev2))
@@ -1172,13 +1185,13 @@ def _normalized_legendre(n, m, x, n_max):
             jnp.multiply(jnp.sqrt(jnp.add(jnp.multiply(2.0, m), 3.0)), x), diag
         )
         cur = jnp.where(
-            jnp.less(l, m),
+            jnp.less(deg, m),
             0.0,
             jnp.where(
-                jnp.equal(l, m), diag, jnp.where(jnp.equal(l, jnp.add(m, 1)), first_off, rec)
+                jnp.equal(deg, m), diag, jnp.where(jnp.equal(deg, jnp.add(m, 1)), first_off, rec)
             ),
         )
-        value = jnp.where(jnp.equal(n, l), cur, value)
+        value = jnp.where(jnp.equal(n, deg), cur, value)
         prev2, prev1 = prev1, cur
     return value
 
@@ -1201,8 +1214,8 @@ def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None):
     n_max = int(
         concrete_or_error(
             n_max,
-            "The `n_max` argument of `jnp.scipy.special.sph_harm` must be statically specified to use "
-            "`sph_harm` within JAX transformations.",
+            "The `n_max` argument of `jnp.scipy.special.sph_harm` must be statically "
+            "specified to use `sph_harm` within JAX transformations.",
         )
     )
     theta = jnp.asarray(theta)
@@ -1230,7 +1243,10 @@ def _sincos_half_pi_square(x):
     x = jnp.abs(x)
     s = jnp.fmod(x, 2.0)
     r = jnp.fmod(jnp.multiply(s, jnp.subtract(x, jnp.divide(s, 2))), 2.0)
-    sin = lambda v: jnp.sin(jnp.multiply(math.pi, v))
+
+    def sin(v):
+        return jnp.sin(jnp.multiply(math.pi, v))
+
     sinpi = jnp.where(
         jnp.less(r, 0.5),
         sin(r),
