@@ -26,6 +26,9 @@ from modjax.runtime import jit
 from modjax.scipy import special as sp
 from modjax.tracecore.config import enable_x64
 
+# Compile-bound: the per-package wheel check imports this module but does not rerun it.
+pytestmark = pytest.mark.slow
+
 REFERENCE = json.loads(
     pathlib.Path(__file__).with_name("scipy_special_extra_reference.json").read_text()
 )

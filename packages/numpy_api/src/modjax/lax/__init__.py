@@ -39,6 +39,7 @@ from modjax.batching import (  # noqa: E402  (collectives over vmapped named axe
     psum_scatter,
 )
 
+from . import linalg  # noqa: E402  (modjax.lax.linalg, as jax.lax.linalg)
 from .bits import *  # noqa: F403
 from .composites import *  # noqa: F403
 from .control_flow import (
@@ -175,7 +176,6 @@ from .elementwise import (
 from .fft import FftType, fft, fft_p
 from .indexing import *  # noqa: F403
 from .reduce import *  # noqa: F403
-from .rng import *  # noqa: F403
 from .reductions import (
     argmax,
     argmax_p,
@@ -196,6 +196,7 @@ from .reductions import (
     reduce_xor,
     reduce_xor_p,
 )
+from .rng import *  # noqa: F403
 from .sorting import *  # noqa: F403
 from .special import *  # noqa: F403
 from .structural import (
@@ -226,5 +227,3 @@ from .structural import (
     transpose_p,
 )
 from .windowed import *  # noqa: F403
-
-from . import linalg  # noqa: E402  (modjax.lax.linalg, as jax.lax.linalg)

@@ -205,7 +205,6 @@ from ._ufuncs import (
     trunc,
 )
 from ._windows import *  # noqa: F403
-from . import linalg  # noqa: E402  (jax.numpy.linalg; needs the names above)
 
 # Frames of modjax.numpy are never "the user's line" of an equation.
 _source_info.register_exclusion(_os.path.dirname(_os.path.abspath(__file__)))
@@ -221,3 +220,5 @@ euler_gamma = 0.5772156649015329
 newaxis = None
 
 _operators.register_operators()
+
+from . import linalg  # noqa: E402  (jax.numpy.linalg: imported last, it needs the names above)
