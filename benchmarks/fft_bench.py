@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from jax_side import best_of_rounds, jax_python, measure_jax
+from jax_side import best_of_rounds, jax_python, measure_jax, print_figures
 
 POINTS, REPEAT = 2**20, 30
 
@@ -80,17 +80,10 @@ def main() -> None:
         args.rounds, measure_modjax, jax_python(args.jax_python), CODE, "jax", POINTS, REPEAT
     )
     print(f"FFT of {POINTS} points (complex64; rfft of float32), best of {args.rounds} rounds")
-    header = f"{'':24}{'modjax':>10}"
-    if theirs:
-        header += f"{'JAX ' + version:>14}{'ratio':>8}"
-    print(header)
-    for key, label, unit in FIGURES:
-        line = f"{label:24}{ours[key]:>9.4f}{unit[0]}"
-        if theirs:
-            line += f"{theirs[key]:>13.4f}{unit[0]}{ours[key] / theirs[key]:>8.2f}"
-        print(line)
-    if not theirs:
-        print("JAX: not measured (install jax, or pass --jax-python)")
+    print_figures(
+        [(k, label, unit[0]) for k, label, unit in FIGURES], ours, theirs, version,
+        label_width=24, digits=4,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

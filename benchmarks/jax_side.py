@@ -71,3 +71,22 @@ def best_of_rounds(
         for k, v in result.items():
             theirs[k] = min(v, theirs.get(k, v))
     return ours, theirs, version
+
+
+def print_figures(
+    rows, ours: dict[str, float], theirs: dict[str, float], version: str | None, *,
+    label_width: int = 28, digits: int = 3,
+) -> None:  # fmt: skip
+    """Print one line per ``(key, label, unit)`` of ``rows``: modjax, JAX and their ratio."""
+    header = f"{'':{label_width}}{'modjax':>10}"
+    if theirs:
+        header += f"{'JAX ' + version:>14}{'ratio':>8}"
+    print(header)
+    for key, label, unit in rows:
+        line = f"{label:{label_width}}{ours[key]:>{10 - len(unit)}.{digits}f}{unit}"
+        if theirs:
+            line += f"{theirs[key]:>{14 - len(unit)}.{digits}f}{unit}"
+            line += f"{ours[key] / theirs[key]:>8.2f}"
+        print(line)
+    if not theirs:
+        print("JAX: not measured (install jax, or pass --jax-python)")

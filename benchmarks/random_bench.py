@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from jax_side import best_of_rounds, jax_python, measure_jax
+from jax_side import best_of_rounds, jax_python, measure_jax, print_figures
 
 REPEAT = 50
 NUMBER = 2000
@@ -78,17 +78,7 @@ def main() -> None:
         args.rounds, measure_modjax, jax_python(args.jax_python), code, "jax", REPEAT, NUMBER
     )
     print(f"modjax.random, CPU, float32 (best of {args.rounds} rounds)")
-    header = f"{'':28}{'modjax':>10}"
-    if theirs:
-        header += f"{'JAX ' + version:>14}{'ratio':>8}"
-    print(header)
-    for key, unit, label in FIGURES:
-        line = f"{label:28}{ours[key]:>8.3f}{unit}"
-        if theirs:
-            line += f"{theirs[key]:>12.3f}{unit}{ours[key] / theirs[key]:>8.2f}"
-        print(line)
-    if not theirs:
-        print("JAX: not measured (install jax, or pass --jax-python)")
+    print_figures([(k, label, unit) for k, unit, label in FIGURES], ours, theirs, version)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from jax_side import best_of_rounds, jax_python, measure_jax
+from jax_side import best_of_rounds, jax_python, measure_jax, print_figures
 
 STEPS, HIDDEN, REPEAT = 1000, 64, 200
 
@@ -101,17 +101,10 @@ def main() -> None:
         f"RNN h = tanh(W @ h + x_t), hidden {HIDDEN}, {STEPS} steps of lax.scan, best of "
         f"{args.rounds} rounds"
     )
-    header = f"{'':30}{'modjax':>10}"
-    if theirs:
-        header += f"{'JAX ' + version:>14}{'ratio':>8}"
-    print(header)
-    for key, label, unit in FIGURES:
-        line = f"{label:30}{ours[key]:>9.4f}{unit[0]}"
-        if theirs:
-            line += f"{theirs[key]:>13.4f}{unit[0]}{ours[key] / theirs[key]:>8.2f}"
-        print(line)
-    if not theirs:
-        print("JAX: not measured (install jax, or pass --jax-python)")
+    print_figures(
+        [(k, label, unit[0]) for k, label, unit in FIGURES], ours, theirs, version,
+        label_width=30, digits=4,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":
