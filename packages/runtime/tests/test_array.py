@@ -306,3 +306,12 @@ def test_single_device_sharding():
 def test_add_is_eager_on_device():
     x = add(R.device_put(np.float32(1.0)), 2.0)
     assert isinstance(x, R.Array) and x.tolist() == 3.0
+
+
+def test_device_arrays_are_instances_of_the_abstract_array():
+    from modjax.tracecore import Array as AbstractArray
+
+    x = R.device_put(np.ones(3, np.float32))
+    assert type(x) is R.ArrayImpl and isinstance(x, AbstractArray)
+    assert issubclass(R.ArrayImpl, AbstractArray)
+    assert not isinstance(np.ones(3), AbstractArray)

@@ -45,7 +45,6 @@ from modjax.autodiff import (  # noqa: E402
 )
 from modjax.batching import vmap  # noqa: E402
 from modjax.runtime import (  # noqa: E402
-    Array,
     block_until_ready,
     default_backend,
     device_count,
@@ -59,7 +58,7 @@ from modjax.runtime import (  # noqa: E402
     process_count,
     process_index,
 )
-from modjax.tracecore import ShapeDtypeStruct, config, make_jaxpr  # noqa: E402
+from modjax.tracecore import Array, ShapeDtypeStruct, config, make_jaxpr  # noqa: E402
 
 __version__ = "0.1.0"
 

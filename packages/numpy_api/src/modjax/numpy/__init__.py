@@ -11,8 +11,8 @@ import math as _math
 import os as _os
 
 from modjax.batching import vectorize  # noqa: E402  (jax.numpy.vectorize)
-from modjax.runtime import Array as _Array
 from modjax.tracecore import source_info as _source_info
+from modjax.tracecore.basearray import Array as _Array
 
 from . import _array_methods, _operators, fft  # noqa: F401
 from ._array_api import *  # noqa: F403
@@ -209,7 +209,7 @@ from ._windows import *  # noqa: F403
 # Frames of modjax.numpy are never "the user's line" of an equation.
 _source_info.register_exclusion(_os.path.dirname(_os.path.abspath(__file__)))
 
-#: The array type (``isinstance(x, jnp.ndarray)``), as in JAX.
+#: The abstract array type (``isinstance(x, jnp.ndarray)``), true of tracers too, as in JAX.
 ndarray = _Array
 
 pi = _math.pi

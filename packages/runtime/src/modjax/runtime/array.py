@@ -27,6 +27,7 @@ from jaxlib import _jax
 
 from modjax.tracecore import core, dtypes
 from modjax.tracecore.abstract import ShapedArray, register_aval_handler
+from modjax.tracecore.basearray import Array as AbstractArray
 from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_unflatten
 
 from .backends import Device, default_device
@@ -636,3 +637,6 @@ def _graft() -> None:
 
 _graft()
 register_aval_handler(ArrayImpl, operator.attrgetter("aval"))
+# The public ``modjax.Array`` is tracecore's abstract base, which tracers join too;
+# the concrete type stays jaxlib's class, so the C++ fast path sees no Python base.
+AbstractArray.register(ArrayImpl)

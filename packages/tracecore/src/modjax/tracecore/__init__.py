@@ -7,6 +7,7 @@ own DSLs: it needs only numpy and ml_dtypes. See the package README for a tour.
 from . import config as _config_module
 from . import dtypes, source_info, tree, tree_util
 from .abstract import ShapedArray, ShapeDtypeStruct, get_aval, register_aval_handler
+from .basearray import Array
 from .call import call, call_p, register_call_rules
 from .check import JaxprTypeError, check_jaxpr
 from .config import config
