@@ -127,16 +127,7 @@ METHODS = {
 }
 
 
-def _method_params():
-    for case in METHODS:
-        fn = case.split("_")[0]  # the modjax.numpy function behind the method
-        marks = []
-        if fn not in ("view", "byteswap") and not hasattr(jnp, fn):
-            marks.append(pytest.mark.xfail(strict=True, reason=f"jnp.{fn}: not implemented yet"))
-        yield pytest.param(case, marks=marks)
-
-
-@pytest.mark.parametrize("case", _method_params())
+@pytest.mark.parametrize("case", list(METHODS))
 def test_method_matches_numpy_eagerly_and_under_jit(case):
     method, reference, x = METHODS[case]
     expected = reference(x)

@@ -12,7 +12,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import modjax.numpy as jnp
-from modjax import lax
 from modjax.runtime import jit
 from modjax.tracecore import make_jaxpr
 
@@ -265,11 +264,9 @@ def test_average(data):
 
 # --- quantiles --------------------------------------------------------------------------------
 
-HAS_SORT = hasattr(lax, "sort")
 METHODS = ["linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf"]
 
 
-@pytest.mark.skipif(not HAS_SORT, reason="lax.sort is not available yet")
 @pytest.mark.parametrize("name", ["quantile", "nanquantile", "percentile", "nanpercentile"])
 @given(data=st.data())
 def test_quantiles(name, data):
@@ -299,7 +296,6 @@ def test_quantiles(name, data):
         np.testing.assert_allclose(wide(out), expected, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.skipif(not HAS_SORT, reason="lax.sort is not available yet")
 @given(data=st.data())
 def test_median(data):
     x, axis, keepdims, _ = draw_case(
@@ -319,10 +315,6 @@ def test_median(data):
 
 
 def test_quantile_details():
-    if not HAS_SORT:
-        with pytest.raises(NotImplementedError, match="lax.sort"):
-            jnp.median(jnp.arange(4.0))
-        return
     x = jnp.arange(5.0)
     q = jnp.array([0.1, 0.5, 0.625, 0.375, 0.125])
     assert jnp.quantile(x, q, method="nearest").tolist() == [0.0, 2.0, 2.0, 1.0, 0.0]  # JAX's ties
