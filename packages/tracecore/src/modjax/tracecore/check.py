@@ -13,6 +13,7 @@ import numpy as np
 
 from . import dtypes
 from .core import to_aval
+from .effects import primitive_effects
 from .jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, subjaxprs
 
 __all__ = ["JaxprTypeError", "check_jaxpr"]
@@ -31,8 +32,9 @@ def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
     input types (shape, dtype and weak type); that the outputs are defined; and,
     recursively, every jaxpr held in an equation's params (a closed one must have as
     many consts as constvars). Inner jaxprs are closed: they see none of the
-    enclosing jaxpr's variables. The error names the equation, its source line and
-    what was expected versus found.
+    enclosing jaxpr's variables. Each equation's ``effects`` must be those of its
+    primitive and params (its own and those of the jaxprs it holds). The error
+    names the equation, its source line and what was expected versus found.
     """
     _check(jaxpr, {})
 
@@ -98,6 +100,12 @@ def _check_eqn(eqn: JaxprEqn, defined: set[Var], checked: dict[int, Any]) -> Non
             error = JaxprTypeError(e.args[0])
             error.nested = True  # the caller says which equation holds the jaxpr
             raise error from None
+    want_effects = primitive_effects(primitive, eqn.params)
+    if eqn.effects != want_effects:
+        raise JaxprTypeError(
+            f"'{primitive.name}' has effects {_effects_text(want_effects)} but the equation "
+            f"declares {_effects_text(eqn.effects)}"
+        )
     try:
         out = primitive.abstract_eval(*in_avals, **eqn.params)
     except Exception as e:  # whatever the rule raises, the equation is ill-typed
@@ -124,6 +132,10 @@ def _check_eqn(eqn: JaxprEqn, defined: set[Var], checked: dict[int, Any]) -> Non
         if var in defined:
             raise JaxprTypeError(f"output {i} ({_var_text(var)}) is already defined")
         defined.add(var)
+
+
+def _effects_text(effects) -> str:
+    return "{" + ", ".join(sorted(e.name for e in effects)) + "}"
 
 
 def _read(atom, defined: set[Var], what: str):

@@ -59,8 +59,10 @@ class Primitive:
     """
 
     multiple_results = False
-    # Equations of an effectful primitive are never removed by dead-code elimination.
+    # True gives every equation of the primitive the generic unordered effect; for
+    # named or ordered effects set ``effects_rule`` (``def_effects``).
     effectful = False
+    effects_rule = None
 
     def __init__(self, name: str):
         self.name = name
@@ -84,6 +86,17 @@ class Primitive:
         """Set the function mapping input avals (and params) to output aval(s)."""
         self._abstract_eval = abstract_eval
         return abstract_eval
+
+    def def_effects(self, rule: Callable) -> Callable:
+        """Set ``rule(**params) -> effects``, the primitive's own effects.
+
+        The counterpart of jax's ``def_effectful_abstract_eval``.
+
+        Effects of jaxprs held in the params are added to an equation's effects
+        without a rule; this is only for what the primitive itself does.
+        """
+        self.effects_rule = rule
+        return rule
 
     def impl(self, *args, **params):
         """Evaluate the primitive on concrete values."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from .core import Primitive
-from .jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, map_subjaxprs, subjaxprs
+from .jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, map_subjaxprs
 
 __all__ = [
     "DceRule",
@@ -55,12 +55,12 @@ def has_effects(jaxpr: Jaxpr | ClosedJaxpr) -> bool:
     """Tell whether running ``jaxpr`` has an effect at any depth (jax's ``jaxpr.effects``)."""
     if isinstance(jaxpr, ClosedJaxpr):
         jaxpr = jaxpr.jaxpr
-    return any(eqn_has_effects(eqn) for eqn in jaxpr.eqns)
+    return any(eqn.effects for eqn in jaxpr.eqns)
 
 
 def eqn_has_effects(eqn: JaxprEqn) -> bool:
     """Tell whether ``eqn`` has an effect: its primitive's or its jaxprs' (``pe.has_effects``)."""
-    return eqn.primitive.effectful or any(has_effects(sub) for sub in subjaxprs(eqn.params))
+    return bool(eqn.effects)
 
 
 def dce_jaxpr(

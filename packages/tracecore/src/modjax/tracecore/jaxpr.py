@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .abstract import ShapedArray
+from .effects import no_effects, primitive_effects
 from .source_info import SourceInfo
 
 __all__ = [
@@ -78,20 +79,33 @@ Atom = Var | Literal
 
 
 class JaxprEqn:
-    """One equation: ``outvars = primitive[params] invars`` (jax.core.JaxprEqn)."""
+    """One equation: ``outvars = primitive[params] invars`` (jax.core.JaxprEqn).
 
-    __slots__ = ("primitive", "invars", "outvars", "params", "source_info")
+    ``effects`` (a frozenset of ``Effect``) defaults to what the primitive's rule
+    and the jaxprs in ``params`` give (``effects.primitive_effects``).
+    """
 
-    def __init__(self, primitive, invars, outvars, params, source_info=None):
+    __slots__ = ("primitive", "invars", "outvars", "params", "source_info", "effects")
+
+    def __init__(self, primitive, invars, outvars, params, source_info=None, effects=None):
         self.primitive = primitive
         self.invars: list[Atom] = list(invars)
         self.outvars: list[Var] = list(outvars)
         self.params: dict[str, Any] = params
         self.source_info: SourceInfo | None = source_info
+        self.effects: frozenset = (
+            primitive_effects(primitive, params) if effects is None else frozenset(effects)
+        )
 
     def replace(self, **changes) -> JaxprEqn:
-        """Return a copy with the given fields replaced."""
+        """Return a copy with the given fields replaced.
+
+        New params without new ``effects`` recompute the effects (a pass that
+        prunes an inner jaxpr may remove the effects it held).
+        """
         fields = {name: getattr(self, name) for name in self.__slots__}
+        if "params" in changes and "effects" not in changes:
+            fields["effects"] = None
         fields.update(changes)
         return JaxprEqn(**fields)
 
@@ -101,9 +115,9 @@ class JaxprEqn:
         return pp_eqn(self)
 
 
-def new_jaxpr_eqn(primitive, invars, outvars, params, source_info=None) -> JaxprEqn:
+def new_jaxpr_eqn(primitive, invars, outvars, params, source_info=None, effects=None) -> JaxprEqn:
     """Build a JaxprEqn (jax.core.new_jaxpr_eqn)."""
-    return JaxprEqn(primitive, invars, outvars, params, source_info)
+    return JaxprEqn(primitive, invars, outvars, params, source_info, effects)
 
 
 class Jaxpr:
@@ -130,6 +144,12 @@ class Jaxpr:
     @property
     def out_avals(self) -> list[ShapedArray]:
         return [v.aval for v in self.outvars]
+
+    @property
+    def effects(self) -> frozenset:
+        """The union of the equations' effects (jax.core.Jaxpr.effects)."""
+        found = [eqn.effects for eqn in self.eqns if eqn.effects]
+        return no_effects.union(*found) if found else no_effects
 
     def replace(self, **changes) -> Jaxpr:
         """Return a copy with the given fields replaced."""
@@ -171,6 +191,7 @@ class ClosedJaxpr:
     in_avals = property(lambda self: self.jaxpr.in_avals)
     out_avals = property(lambda self: self.jaxpr.out_avals)
     eqns = property(lambda self: self.jaxpr.eqns)
+    effects = property(lambda self: self.jaxpr.effects)
 
     def replace(self, *, jaxpr=None, consts=None) -> ClosedJaxpr:
         """Return a copy with the jaxpr and/or consts replaced."""
@@ -260,7 +281,7 @@ def jaxpr_equal(a: Jaxpr | ClosedJaxpr, b: Jaxpr | ClosedJaxpr) -> bool:
             return False
         if not all(same_atom(x, y) for x, y in zip(ea.invars, eb.invars, strict=True)):
             return False
-        if not _params_equal(ea.params, eb.params):
+        if not _params_equal(ea.params, eb.params) or ea.effects != eb.effects:
             return False
         if not bind(ea.outvars, eb.outvars):
             return False

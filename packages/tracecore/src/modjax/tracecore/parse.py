@@ -2,7 +2,9 @@
 
 JAX can print a jaxpr but not load one; modjax can. :func:`parse_jaxpr` reads
 the text the printer produces (and JAX's own text, whose types are then all
-strong) into a ``ClosedJaxpr``::
+strong) into a ``ClosedJaxpr``; an equation's effects, written in braces after
+its primitive (``f{Debug}[...]``), are read back by name (``effects_by_name``),
+and without braces they are those the primitive's rule gives::
 
     { lambda ; a:f32[3] b:~f32[]. let c:f32[3] = mul a b in (c, 2.0:~f32[]) }
 
@@ -28,6 +30,7 @@ import numpy as np
 
 from . import core, dtypes
 from .abstract import ShapedArray
+from .effects import effects_by_name
 from .jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
 from .pretty import _scalar_kind, format_aval
 
@@ -457,6 +460,7 @@ class _Parser:
         name_pos = self.pos
         name = self.match(_PRIMITIVE_NAME, "a primitive name")
         primitive = self.primitive(name, name_pos)
+        effects = self.effects() if self.peek() == "{" else None
         params = {}
         self.skip(newlines=False)
         if self.peek() == "[":
@@ -479,7 +483,22 @@ class _Parser:
             var = DropVar(aval) if out_name == "_" else Var(aval)
             self.define(out_name, var)
             outvars.append(var)
-        return JaxprEqn(primitive, invars, outvars, params, None)
+        return JaxprEqn(primitive, invars, outvars, params, None, effects)
+
+    def effects(self) -> frozenset:
+        """effects := '{' name (',' name)* '}' right after the primitive's name."""
+        start = self.pos
+        end = self.text.find("}", start)
+        if end < 0:
+            raise self.error("the effects opened by '{' are not closed by '}'", start)
+        found = []
+        for name in self.text[start + 1 : end].split(","):
+            effect = effects_by_name.get(name.strip())
+            if effect is None:
+                raise self.error(f"unknown effect '{name.strip()}'", start + 1)
+            found.append(effect)
+        self.pos = end + 1
+        return frozenset(found)
 
     def primitive(self, name: str, pos: int):
         if self.primitives is not None:

@@ -15,6 +15,8 @@ dtype (``a:~f32[]``, ``2.0:~f32[]``), so that the text is lossless. Literal
 values print as the shortest text that parses back to exactly the same value
 of their dtype. Variables are named ``a``, ``b``, ... ``z``, ``ba``, ... in order
 of first appearance; nested jaxprs continue the naming with fresh names.
+An equation with effects writes them in braces after its primitive's name
+(``debug_callback{OrderedDebug}[...] a``), a second addition to JAX's text.
 
 Param values print with :func:`format_param_value` unless the primitive's author
 registered a printer for that param (:func:`register_param_printer`); the
@@ -41,6 +43,7 @@ __all__ = [
     "format_param_value",
     "format_scalar",
     "format_aval",
+    "format_effects",
     "var_name",
 ]
 
@@ -245,6 +248,13 @@ def format_param_value(value, *, top: bool = True) -> str:
     return str(value)
 
 
+def format_effects(effects) -> str:
+    """Return the text of an equation's effects: ``{Debug,OrderedIO}``, or "" for none."""
+    if not effects:
+        return ""
+    return "{" + ",".join(sorted(e.name for e in effects)) + "}"
+
+
 # --- layout ----------------------------------------------------------------------------
 
 
@@ -340,7 +350,8 @@ class _Printer:
     def eqn_block(self, eqn: JaxprEqn, indent: int) -> list[list]:
         pad = " " * indent
         lhs = " ".join(self.binder(v) for v in eqn.outvars)
-        head = f"{pad}{lhs} = {eqn.primitive.name}" if lhs else f"{pad}{eqn.primitive.name}"
+        name = eqn.primitive.name + format_effects(eqn.effects)
+        head = f"{pad}{lhs} = {name}" if lhs else f"{pad}{name}"
         comment = self.comment(eqn)
         params = []  # (name, text or None, jaxprs or None)
         for key in sorted(eqn.params):

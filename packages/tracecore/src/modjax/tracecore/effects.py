@@ -1,0 +1,102 @@
+"""Effects: what an equation does besides computing its outputs (jax's ``core.Effect``).
+
+An effect is a named kind of side effect (``Debug``, ``OrderedIO``, ...). Each
+equation carries the set of its effects (``JaxprEqn.effects``), computed from its
+primitive and params when it is built; a jaxpr's effects are the union of its
+equations'. A higher-order primitive has, besides its own, the effects of every
+jaxpr it holds, so effects propagate out of cond branches, loop bodies and calls
+without a rule per primitive.
+
+An **ordered** effect must happen in program order, also across calls of a
+compiled program and across loop iterations: lowering threads a token per
+ordered effect through the program. An unordered effect may be reordered but is
+never removed (dead-code elimination keeps every equation that has an effect).
+
+Effects are interned by name, so the jaxpr parser reads them back from text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+__all__ = [
+    "Effect",
+    "effects_by_name",
+    "no_effects",
+    "generic_effect",
+    "primitive_effects",
+    "ordered_effects",
+]
+
+# Every effect ever declared, by name; the jaxpr parser looks names up here.
+effects_by_name: dict[str, Effect] = {}
+no_effects: frozenset = frozenset()
+
+
+class Effect:
+    """A named side effect; ``ordered`` ones keep program order (jax's ``core.Effect``).
+
+    ``Effect("IO", ordered=False)`` returns the one effect of that name (declared
+    again with another ``ordered`` it raises ValueError), so effects compare by
+    identity and print as their name.
+    """
+
+    __slots__ = ("name", "ordered")
+
+    def __new__(cls, name: str, ordered: bool = False):
+        existing = effects_by_name.get(name)
+        if existing is not None:
+            if existing.ordered != bool(ordered):
+                raise ValueError(
+                    f"effect '{name}' is already declared with ordered={existing.ordered}"
+                )
+            return existing
+        if not name.isidentifier():
+            raise ValueError(f"an effect name must be an identifier, got {name!r}")
+        effect = super().__new__(cls)
+        effect.name = name
+        effect.ordered = bool(ordered)
+        effects_by_name[name] = effect
+        return effect
+
+    def __reduce__(self):
+        return (Effect, (self.name, self.ordered))
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+# What ``Primitive.effectful = True`` means: one unordered effect of no particular kind.
+generic_effect = Effect("Effect")
+
+# rule(**params) -> the primitive's own effects (not those of the jaxprs it holds).
+EffectsRule = Callable[..., Iterable[Effect]]
+
+
+def primitive_effects(primitive, params: dict[str, Any]) -> frozenset:
+    """Return the effects of an equation of ``primitive`` with ``params``.
+
+    Its own (``primitive.effects_rule(**params)``, or the generic effect when
+    ``primitive.effectful``) and those of every jaxpr it holds in its params.
+    """
+    rule = primitive.effects_rule
+    if rule is not None:
+        own = frozenset(rule(**params))
+    elif primitive.effectful:
+        own = frozenset((generic_effect,))
+    else:
+        own = no_effects
+    if not params:
+        return own
+    from .jaxpr import subjaxprs
+
+    nested = [sub.effects for sub in subjaxprs(params)]
+    if not nested:
+        return own
+    return own.union(*nested)
+
+
+def ordered_effects(effects: Iterable[Effect]) -> list[Effect]:
+    """Return the ordered effects among ``effects``, sorted by name (a stable token order)."""
+    return sorted((e for e in effects if e.ordered), key=lambda e: e.name)
