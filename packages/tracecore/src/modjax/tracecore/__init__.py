@@ -29,6 +29,7 @@ from .core import (
     set_current_trace,
 )
 from .dce import dce_closed_jaxpr, dce_jaxpr, dce_rules
+from .dot import to_dot
 from .effects import Effect, effects_by_name, no_effects, ordered_effects
 from .evaluation import eval_jaxpr, jaxpr_as_fun
 from .inline import inline_calls
