@@ -19,6 +19,7 @@ from modjax import (  # noqa: E402
     custom_derivatives,
     dtypes,
     errors,
+    flatten_util,
     lax,
     nn,
     numpy,
@@ -27,8 +28,10 @@ from modjax import (  # noqa: E402
     test_util,
     tree,
     tree_util,
+    typing,
 )
 from modjax._jacobians import hessian, jacfwd, jacobian, jacrev  # noqa: E402
+from modjax._jax_alias import install_jax_alias  # noqa: E402
 from modjax.autodiff import (  # noqa: E402
     checkpoint,
     checkpoint_policies,
@@ -82,8 +85,10 @@ __all__ = [
     "dtypes",
     "errors",
     "eval_shape",
+    "flatten_util",
     "grad",
     "hessian",
+    "install_jax_alias",
     "jacfwd",
     "jacobian",
     "jacrev",
@@ -105,6 +110,7 @@ __all__ = [
     "test_util",
     "tree",
     "tree_util",
+    "typing",
     "value_and_grad",
     "vjp",
     "vmap",

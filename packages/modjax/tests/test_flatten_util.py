@@ -1,0 +1,62 @@
+"""jax.flatten_util.ravel_pytree and jax.typing."""
+
+import typing
+
+import numpy as np
+import pytest
+
+import modjax as jax
+import modjax.numpy as jnp
+from modjax.flatten_util import ravel_pytree
+
+
+def test_ravel_concatenates_leaves_and_unravel_restores_them():
+    tree = {"a": jnp.arange(6.0).reshape(2, 3), "b": (jnp.ones(2), 4.0)}
+    flat, unravel = ravel_pytree(tree)
+    assert flat.shape == (9,) and flat.dtype == np.float32
+    np.testing.assert_array_equal(flat, [0, 1, 2, 3, 4, 5, 1, 1, 4])
+    back = unravel(flat * 2)
+    assert jax.tree.structure(back) == jax.tree.structure(tree)
+    np.testing.assert_array_equal(back["a"], 2 * np.arange(6.0).reshape(2, 3))
+    assert back["b"][1].shape == ()
+
+
+def test_mixed_dtypes_promote_and_unravel_casts_back():
+    flat, unravel = ravel_pytree({"i": jnp.ones(2, jnp.int32), "f": 1.5})
+    assert flat.dtype == np.float32
+    np.testing.assert_array_equal(flat, [1.5, 1, 1])  # keys in sorted order
+    back = unravel(flat)
+    assert back["i"].dtype == np.int32 and back["f"].dtype == np.float32
+    with pytest.raises(TypeError, match="expected dtype float32"):
+        unravel(jnp.ones(3, jnp.int32))
+    with pytest.raises(ValueError, match="shape"):
+        unravel(jnp.ones(4))
+
+
+def test_one_dtype_unravel_keeps_the_given_dtype_and_empty_trees():
+    _, unravel = ravel_pytree([jnp.ones(2, jnp.float32)])
+    assert unravel(jnp.ones(2, jnp.int32))[0].dtype == np.int32
+    flat, unravel = ravel_pytree({})
+    assert flat.shape == (0,) and flat.dtype == np.float32 and unravel(flat) == {}
+
+
+def test_ravel_under_jit_and_grad():
+    params = {"w": jnp.arange(4.0).reshape(2, 2), "b": jnp.ones(2)}
+    flat, unravel = ravel_pytree(params)
+
+    def loss(vector):
+        p = unravel(vector)
+        return jnp.sum(p["w"] ** 2) + jnp.sum(p["b"])
+
+    grad = jax.jit(jax.grad(loss))(flat)
+    np.testing.assert_allclose(grad, [1, 1, 0, 2, 4, 6])
+    again = jax.jit(lambda p: ravel_pytree(p)[0])(params)
+    np.testing.assert_array_equal(again, flat)
+
+
+def test_typing_names_accept_arrays_and_dtypes():
+    from modjax.typing import ArrayLike, DTypeLike
+
+    assert isinstance(jnp.ones(2), ArrayLike) and isinstance(np.ones(2), ArrayLike)
+    assert isinstance(1.0, ArrayLike) and not isinstance("x", ArrayLike)
+    assert {str, np.dtype} <= set(typing.get_args(DTypeLike))
