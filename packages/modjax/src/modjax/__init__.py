@@ -25,6 +25,7 @@ from modjax import (  # noqa: E402
     numpy,
     random,
     scipy,
+    sharding,
     test_util,
     tree,
     tree_util,
@@ -61,12 +62,17 @@ from modjax.runtime import (  # noqa: E402
     process_count,
     process_index,
 )
+from modjax.sharding import P, make_mesh, set_mesh  # noqa: E402
 from modjax.tracecore import Array, ShapeDtypeStruct, config, make_jaxpr  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Array",
+    "P",
+    "make_mesh",
+    "set_mesh",
+    "sharding",
     "ShapeDtypeStruct",
     "ad_checkpoint",
     "block_until_ready",

@@ -25,6 +25,7 @@ from ._mlir import (
     ir_type,
     ir_types,
     make_context,
+    sharding_constraint,
     u8_attr,
 )
 from .lapack import lapack_target
@@ -58,6 +59,7 @@ __all__ = [
     "call_jaxpr",
     "call_lowering",
     "lower_fun",
+    "sharding_constraint",
     # helpers for rule authors
     "make_context",
     "dtype_to_ir_type",

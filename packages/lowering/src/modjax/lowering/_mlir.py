@@ -50,6 +50,9 @@ __all__ = [
     "bool_attr",
     "u8_attr",
     "custom_call",
+    "sdy_mesh_op",
+    "sharding_attr",
+    "sharding_constraint",
 ]
 
 # Bytes of non-splat constants a thread's context may hold before it is replaced.
@@ -382,6 +385,32 @@ def custom_call(
 
 
 # --- modules, functions, locations ---------------------------------------------------------
+
+
+def sdy_mesh_op(module: ir.Module, name: str, axes: Sequence[tuple[str, int]]) -> None:
+    """Declare the Shardy mesh ``@name`` with ``axes`` (name, size) at the top of ``module``."""
+    mesh = ", ".join(f'"{axis}"={size}' for axis, size in axes)
+    with ir.InsertionPoint.at_block_begin(module.body):
+        sdy.MeshOp(name, ir.Attribute.parse(f"#sdy.mesh<[{mesh}]>"))
+
+
+def sharding_attr(text: str) -> tuple[str, ir.Attribute]:
+    """Return the (attribute name, attribute) of an argument/result sharding ``text``.
+
+    ``#sdy.sharding<...>`` is a Shardy sharding; anything else an ``mhlo.sharding``
+    (GSPMD HloSharding) string.
+    """
+    if text.startswith("#sdy."):
+        return "sdy.sharding", ir.Attribute.parse(text)
+    return "mhlo.sharding", ir.StringAttr.get(text)
+
+
+def sharding_constraint(value: ir.Value, text: str) -> ir.Value:
+    """Emit ``sdy.sharding_constraint`` of ``value`` to the Shardy sharding ``text``.
+
+    ``text`` is the attribute without its ``#sdy.sharding`` prefix, e.g. ``<@mesh, [{"x"}, {}]>``.
+    """
+    return sdy.ShardingConstraintOp(value, ir.Attribute.parse(f"#sdy.sharding{text}")).result
 
 
 def new_module(name: str, attributes: dict[str, ir.Attribute]) -> tuple[ir.Module, ir.SymbolTable]:

@@ -502,6 +502,7 @@ def lower_jaxpr_to_module(
     num_partitions: int = 1,
     num_replicas: int = 1,
     platform: str = "cpu",
+    sdy_mesh: Sequence[tuple[str, int]] | None = None,
 ) -> LoweredModule:
     """Lower a ClosedJaxpr to a StableHLO module (JAX's ``mlir.lower_jaxpr_to_module``).
 
@@ -510,7 +511,9 @@ def lower_jaxpr_to_module(
     inputs: one that matches an output's shape and dtype gets
     ``tf.aliasing_output = <output>``, any other ``jax.buffer_donor = true``.
     ``arg_shardings``/``result_shardings`` give per value an ``mhlo.sharding``
-    string (``"{replicated}"``, ...) or None; ``num_partitions``/``num_replicas``
+    string (``"{replicated}"``, ...), a Shardy ``#sdy.sharding<@mesh, [...]>``
+    attribute, or None; ``sdy_mesh`` (axis names and sizes) declares the Shardy
+    mesh ``@mesh`` those refer to. ``num_partitions``/``num_replicas``
     become module attributes when above 1. ``platform`` selects platform rules.
     Raises LoweringError naming the failing equation and its source line.
     """
@@ -530,6 +533,8 @@ def lower_jaxpr_to_module(
         if num_replicas > 1:
             module_attrs["mhlo.num_replicas"] = _mlir.i32_attr(num_replicas)
         module, symbol_table = _mlir.new_module(module_name, module_attrs)
+        if sdy_mesh is not None:
+            _mlir.sdy_mesh_op(module, "mesh", sdy_mesh)
         mctx = ModuleContext(context, module, symbol_table, module_name, platform)
 
         arg_attrs: list[dict] = [{} for _ in in_avals]
@@ -541,10 +546,9 @@ def lower_jaxpr_to_module(
             elif is_donated:
                 attrs["jax.buffer_donor"] = _mlir.bool_attr(True)
             if sharding is not None:
-                attrs["mhlo.sharding"] = _mlir.string_attr(sharding)
-        result_attrs = [
-            {} if s is None else {"mhlo.sharding": _mlir.string_attr(s)} for s in out_shardings
-        ]
+                key, value = _mlir.sharding_attr(sharding)
+                attrs[key] = value
+        result_attrs = [dict([_mlir.sharding_attr(s)]) if s else {} for s in out_shardings]
         arg_names = getattr(jaxpr.debug_info, "arg_names", None)
         arg_locs = None
         if arg_names is not None and len(arg_names) == len(in_avals) and in_avals:

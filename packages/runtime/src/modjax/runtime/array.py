@@ -104,7 +104,12 @@ def put_host_value(value: np.ndarray, aval: ShapedArray, sharding: Sharding, com
     else:
         index_map = sharding.addressable_devices_indices_map(value.shape)
         devices = list(sharding._addressable_device_assignment)
-        values = [value[index_map[d]] for d in devices]
+        # jaxlib's batched put of several buffers fails with the copy-during-call
+        # semantics (a bad_function_call), so each device gets a copy of its own.
+        values = [np.array(value[index_map[d]], copy=True) for d in devices]
+        return _jax.batched_device_put(
+            aval, sharding, values, devices, committed=committed, enable_x64=True
+        )
     return _jax.batched_device_put(
         aval,
         sharding,
@@ -238,6 +243,35 @@ def is_array(x: Any) -> bool:
     return type(x) is ArrayImpl
 
 
+def _device_arrays(x: Array) -> list[tuple[Device, Array]]:
+    """Return each of ``x``'s local devices with its piece as a single-device Array.
+
+    jaxlib's ``_arrays`` of a multi-device Array carry no aval and jaxlib's own
+    sharding class; each piece is rewrapped with ours.
+    """
+    if type(x._sharding) is SingleDeviceSharding:
+        return [(x._sharding._device, x)]
+    out = []
+    shard_shape = x._sharding.shard_shape(x.aval.shape)
+    aval = aval_of(shard_shape, x.aval.dtype, x.aval.weak_type)
+    for piece in x._arrays:
+        device = piece.sharding._device
+        sharding = single_device_sharding(device)
+        out.append((device, ArrayImpl(aval, sharding, [piece], x._committed, True)))
+    return out
+
+
+def _replica_ids(sharding: Sharding, index_map, shape) -> dict:
+    """Number the devices holding the same slice 0, 1, ... in the sharding's device order."""
+    seen: dict[tuple, int] = {}
+    out = {}
+    for d in sharding._device_assignment:
+        key = tuple(s.indices(n) for s, n in zip(index_map[d], shape, strict=True))
+        out[d] = seen.get(key, 0)
+        seen[key] = out[d] + 1
+    return out
+
+
 class Shard:
     """One device's piece of an Array (``jax.Shard``): ``device``, ``index`` and ``data``."""
 
@@ -326,15 +360,29 @@ class _ArrayMethods:
 
     @property
     def addressable_shards(self) -> list[Shard]:
-        """The shards held by this process's devices."""
+        """The shards held by this process's devices (``jax.Array.addressable_shards``)."""
         self._check_if_deleted()
-        index_map = self._sharding.devices_indices_map(self.aval.shape)
-        return [Shard(a.sharding._device, index_map[a.sharding._device], a) for a in self._arrays]
+        sharding = self._sharding
+        index_map = sharding.devices_indices_map(self.aval.shape)
+        replicas = _replica_ids(sharding, index_map, self.aval.shape)
+        return [Shard(d, index_map[d], a, replicas[d]) for d, a in _device_arrays(self)]
+
+    @property
+    def global_shards(self) -> list[Shard]:
+        """Every shard, on every device; ``data`` is None for other processes' devices."""
+        self._check_if_deleted()
+        sharding = self._sharding
+        index_map = sharding.devices_indices_map(self.aval.shape)
+        replicas = _replica_ids(sharding, index_map, self.aval.shape)
+        local = dict(_device_arrays(self))
+        return [
+            Shard(d, index_map[d], local.get(d), replicas[d]) for d in sharding._device_assignment
+        ]
 
     def addressable_data(self, index: int) -> Array:
         """Return the data of this process's ``index``-th shard as a single-device Array."""
         self._check_if_deleted()
-        return self._arrays[index]
+        return _device_arrays(self)[index][1]
 
     # --- state ---
 

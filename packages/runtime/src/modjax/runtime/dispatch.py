@@ -20,7 +20,7 @@ from modjax.tracecore.tracing import trace_to_jaxpr
 from modjax.tracecore.wrapped_fun import DebugInfo, wrap_init
 
 from . import cpp_dispatch
-from .array import ArrayImpl
+from .array import ArrayImpl, _canonical_host_value
 from .compile_cache import log_compiles
 from .executable import (
     Executable,
@@ -30,6 +30,7 @@ from .executable import (
     placement,
     raise_if_deleted,
 )
+from .spmd import SpmdTarget
 
 __all__ = ["apply_primitive", "clear_cache", "stats"]
 
@@ -124,13 +125,12 @@ def _fastpath_data(args, result, executable: Executable):
     if len(leaves) != len(args) or any(a is not b for a, b in zip(leaves, args, strict=True)):
         return None
     outs, out_tree = cpp_dispatch.flatten_outputs(result)
-    sharding = executable.sharding
     committed = executable.handlers_committed
     return cpp_dispatch.FastpathData(
         executable.xla,
         out_tree,
-        [sharding] * len(args),
-        [sharding] * len(outs),
+        list(executable.in_shardings),
+        list(executable.out_shardings),
         [o.aval for o in outs],
         [committed] * len(outs),
         [True] * len(args),
@@ -150,8 +150,12 @@ def _run_slow(prim: core.Primitive, args: tuple, params: dict):
     placed arguments.
     """
     device, committed = placement(args)
-    leaves = device_args(args, device)
-    avals = tuple(x.aval for x in leaves)
+    spmd = isinstance(device, SpmdTarget)
+    if spmd:  # placed by the executable, once it knows where XLA wants each argument
+        avals = tuple(x.aval if type(x) is ArrayImpl else _canonical_host_value(x)[1] for x in args)
+    else:
+        leaves = device_args(args, device)
+        avals = tuple(x.aval for x in leaves)
     params_key = tuple(params.items())
     try:
         hash(params_key)
@@ -166,6 +170,8 @@ def _run_slow(prim: core.Primitive, args: tuple, params: dict):
             if len(_executables) >= _LIMIT:
                 _executables.clear()
             _executables[key] = executable
+    if spmd:
+        leaves = executable.place(args)
     outs = executable.run(leaves)
     if hashable and not _use_cpp and all(x._sharding is executable.sharding for x in leaves):
         fast_key = [prim, params_key] if params else [prim]

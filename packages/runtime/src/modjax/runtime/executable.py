@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from jaxlib import _jax
+from jaxlib import _jax, xla_client
 
 from modjax.lowering import lower_jaxpr_to_module
 from modjax.tracecore.dce import dce_jaxpr
@@ -30,8 +30,9 @@ from .array import (
     shared_aval,
 )
 from .backends import Device, default_device
-from .compile_cache import compile_or_get_cached
-from .sharding import SingleDeviceSharding, single_device_sharding
+from .compile_cache import compile_options_for, compile_or_get_cached
+from .sharding import Sharding, SingleDeviceSharding, single_device_sharding
+from .spmd import SpmdTarget, spmd_target
 
 __all__ = [
     "Executable",
@@ -79,6 +80,9 @@ class Executable:
         "compile_seconds",
         "handlers_committed",
         "call",
+        "in_shardings",
+        "out_shardings",
+        "arg_shardings",
     )
 
     def __init__(
@@ -109,9 +113,28 @@ class Executable:
         self.compile_source = compile_source
         self.compile_seconds = compile_seconds
         self.handlers_committed = committed
+        n_in = len(const_args) + (len(in_avals) if kept is None else len(kept))
+        if isinstance(device, SpmdTarget):
+            self.sharding = None
+            self.in_shardings, self.out_shardings = _compiled_shardings(
+                xla, device, in_avals, out_avals, kept, len(const_args)
+            )
+            self.handlers_committed = committed = True
+        else:
+            self.in_shardings = [self.sharding] * n_in
+            self.out_shardings = [self.sharding] * len(out_avals)
+        # One sharding per (unpruned) argument, None for pruned ones: where run's callers
+        # put the arguments.
+        by_kept = self.in_shardings[len(const_args) :]
+        if kept is None:
+            self.arg_shardings = list(by_kept)
+        else:
+            self.arg_shardings = [None] * len(in_avals)
+            for i, sh in zip(kept, by_kept, strict=True):
+                self.arg_shardings[i] = sh
         self.handlers = [
-            _jax.array_result_handler(shared_aval(a), self.sharding, committed, _skip_checks=True)
-            for a in out_avals
+            _jax.array_result_handler(shared_aval(a), sh, committed, _skip_checks=True)
+            for a, sh in zip(out_avals, self.out_shardings, strict=True)
         ]
         execute = xla.execute_sharded
         if kept is None and not const_args:
@@ -123,8 +146,17 @@ class Executable:
             consts = list(const_args)
             self.call = lambda args: execute([*consts, *[args[i] for i in kept]])
 
+    def place(self, values: Sequence[Any]) -> list[Any]:
+        """Return ``values`` (one per argument) placed where this program takes them."""
+        if self.sharding is not None:
+            return device_args(values, self.device)
+        return [
+            x if sh is None else _to_sharding(x, sh)
+            for x, sh in zip(values, self.arg_shardings, strict=True)
+        ]
+
     def run(self, args: Sequence[ArrayImpl]) -> list[ArrayImpl]:
-        """Execute on ``args`` (Arrays on ``device``); return the output Arrays."""
+        """Execute on ``args`` (Arrays placed by ``place``); return the output Arrays."""
         try:
             return self.call(args).consume_with_handlers(self.handlers)
         except JaxRuntimeError:
@@ -147,20 +179,27 @@ def raise_if_deleted(args: Sequence[Any]) -> None:
             x._check_if_deleted()
 
 
-def placement(leaves: Iterable[Any]) -> tuple[Device, bool]:
-    """Choose the device a computation on ``leaves`` runs on, and whether it is committed.
+def _committed_sharding(x: Any) -> Sharding | None:
+    if type(x) is ArrayImpl and x._committed:
+        return x._sharding
+    return None
+
+
+def placement(leaves: Iterable[Any]) -> tuple[Device | SpmdTarget, bool]:
+    """Choose where a computation on ``leaves`` runs, and whether it is committed.
 
     Committed Arrays fix the device (two different ones are an error, as in JAX);
-    otherwise the computation runs on the default device.
+    otherwise the computation runs on the default device. A committed Array with
+    a multi-device sharding makes it an SPMD program (an :class:`SpmdTarget`)
+    over that sharding's devices.
     """
+    leaves = list(leaves)
     device = None
     for x in leaves:
         if type(x) is ArrayImpl and x._committed:
             sharding = x._sharding
             if type(sharding) is not SingleDeviceSharding:
-                raise NotImplementedError(
-                    "computations on arrays with multi-device shardings need modjax.sharding"
-                )
+                return spmd_target(leaves, None, None, committed_of=_committed_sharding), True
             if device is None:
                 device = sharding._device
             elif sharding._device != device:
@@ -171,6 +210,16 @@ def placement(leaves: Iterable[Any]) -> tuple[Device, bool]:
     if device is None:
         return default_device(), False
     return device, True
+
+
+def _to_sharding(x: Any, sharding: Sharding) -> ArrayImpl:
+    if type(x) is ArrayImpl:
+        if x._sharding is sharding:
+            return x
+        x._check_if_deleted()
+        return copy_to_sharding(x, sharding, x._committed)
+    value, aval = _canonical_host_value(x)
+    return put_host_value(value, aval, sharding, False)
 
 
 def device_args(values: Sequence[Any], device: Device) -> list[ArrayImpl]:
@@ -221,7 +270,13 @@ class LoweredProgram:
     def compile(self, committed: bool = False) -> Executable:
         """Compile (or fetch from the caches) and return the Executable."""
         start = time.perf_counter()
-        result = compile_or_get_cached(self.module, [self.device], with_info=True)
+        target = self.device
+        if isinstance(target, SpmdTarget):
+            result = compile_or_get_cached(
+                self.module, target.devices, _spmd_options(target, self), with_info=True
+            )
+        else:
+            result = compile_or_get_cached(self.module, [target], with_info=True)
         seconds = time.perf_counter() - start
         return Executable(
             result.executable,
@@ -264,16 +319,26 @@ def lower_jaxpr(
     used_consts, used_args = used[:n_consts], used[n_consts:]
     kept = None if all(used_args) else tuple(i for i, u in enumerate(used_args) if u)
     const_values = [c for c, u in zip(closed.consts, used_consts, strict=True) if u]
-    const_args = tuple(device_args(const_values, device))
-    kept_donated = [False] * len(const_args) + [
+    kept_donated = [False] * len(const_values) + [
         d for d, u in zip(donated, used_args, strict=True) if u
     ]
-    module = lower_jaxpr_to_module(
-        ClosedJaxpr(pruned, ()),
-        module_name=module_name_for(name),
-        donated_args=kept_donated,
-        platform=device.client.platform,
-    )
+    if isinstance(device, SpmdTarget):
+        const_args = tuple(_to_sharding(c, device.replicated) for c in const_values)
+        module = lower_jaxpr_to_module(
+            ClosedJaxpr(pruned, ()),
+            module_name=module_name_for(name),
+            donated_args=kept_donated,
+            platform=device.client.platform,
+            **_spmd_annotations(device, pruned, len(const_args), used_args),
+        )
+    else:
+        const_args = tuple(device_args(const_values, device))
+        module = lower_jaxpr_to_module(
+            ClosedJaxpr(pruned, ()),
+            module_name=module_name_for(name),
+            donated_args=kept_donated,
+            platform=device.client.platform,
+        )
     unusable = [
         aval.str_short()
         for aval, d, alias in zip(
@@ -297,6 +362,82 @@ def lower_jaxpr(
         donated,
         name,
     )
+
+
+# --- SPMD programs ----------------------------------------------------------------------------
+
+
+def _spmd_annotations(target: SpmdTarget, pruned, n_consts: int, used_args) -> dict:
+    """The lowering arguments that annotate an SPMD program's module with its shardings."""
+    in_avals = [v.aval for v in pruned.invars]
+    kept_shardings = [s for s, u in zip(target.in_shardings, used_args, strict=True) if u]
+    in_shardings = [target.replicated] * n_consts + kept_shardings
+    arg_texts = [
+        None if s is None else s._to_sdy_sharding(len(a.shape))
+        for s, a in zip(in_shardings, in_avals, strict=True)
+    ]
+    out_avals = [v.aval for v in pruned.outvars]
+    outs = target.out_shardings or [None] * len(out_avals)
+    result_texts = [
+        None if s is None else s._to_sdy_sharding(len(a.shape))
+        for s, a in zip(outs, out_avals, strict=True)
+    ]
+    return {
+        "arg_shardings": arg_texts,
+        "result_shardings": result_texts if any(result_texts) else None,
+        "num_partitions": len(target.devices),
+        "sdy_mesh": target.context._sdy_mesh,
+    }
+
+
+def _spmd_options(target: SpmdTarget, program):
+    """Compile options of an SPMD program: partitions, Shardy, and where XLA may choose."""
+    options = compile_options_for(target.devices)
+    build = options.executable_build_options
+    build.use_spmd_partitioning = True
+    build.use_shardy_partitioner = True
+    n_consts = len(program.const_args)
+    ins = [True] * n_consts + [
+        s is not None
+        for i, s in enumerate(target.in_shardings)
+        if program.kept is None or i in program.kept
+    ]
+    build.allow_spmd_sharding_propagation_to_parameters = [not given for given in ins]
+    outs = target.out_shardings or [None] * len(program.out_avals)
+    build.allow_spmd_sharding_propagation_to_output = [s is None for s in outs]
+    return options
+
+
+def _compiled_shardings(xla, target: SpmdTarget, in_avals, out_avals, kept, n_consts: int):
+    """Return the shardings of an SPMD executable's kept inputs and its outputs.
+
+    Given ones are kept (the same objects); XLA's choices are read from the
+    executable and expressed on the program's mesh.
+    """
+    context = target.context
+    params = xla.get_parameter_shardings()
+    outs = xla.get_output_shardings()
+    kept_idx = range(len(in_avals)) if kept is None else kept
+    given_in = [context._replicated()] * n_consts + [target.in_shardings[i] for i in kept_idx]
+    in_nd = [0] * n_consts + [len(in_avals[i].shape) for i in kept_idx]
+    in_shardings = [
+        s if s is not None else context._from_hlo_sharding(_hlo(params[j]), nd)
+        for j, (s, nd) in enumerate(zip(given_in, in_nd, strict=True))
+    ]
+    if n_consts:
+        in_shardings[:n_consts] = [context._replicated()] * n_consts
+    given_out = target.out_shardings or [None] * len(out_avals)
+    out_shardings = [
+        s if s is not None else context._from_hlo_sharding(_hlo(outs[j]), len(a.shape))
+        for j, (s, a) in enumerate(zip(given_out, out_avals, strict=True))
+    ]
+    return in_shardings, out_shardings
+
+
+def _hlo(op_sharding):
+    if isinstance(op_sharding, xla_client.HloSharding):
+        return op_sharding
+    return xla_client.HloSharding.from_proto(op_sharding)
 
 
 def compile_jaxpr(

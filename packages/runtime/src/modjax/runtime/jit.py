@@ -42,7 +42,13 @@ from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.jaxpr_cache import clear_jaxpr_caches
 from modjax.tracecore.tracing import arg_aval, convert_constvars_jaxpr, trace_to_jaxpr
-from modjax.tracecore.tree_util import tree_flatten, tree_map, tree_unflatten
+from modjax.tracecore.tree_util import (
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+)
 from modjax.tracecore.wrapped_fun import debug_info, flatten_fun, wrap_init
 
 from . import cpp_dispatch
@@ -57,9 +63,9 @@ from .executable import (
     lower_jaxpr,
     raise_if_deleted,
 )
-from .executable import device_args as _device_args
 from .executable import placement as _placement
-from .sharding import SingleDeviceSharding
+from .sharding import Sharding, SingleDeviceSharding
+from .spmd import jaxpr_shardings, spmd_target
 
 __all__ = [
     "jit",
@@ -112,7 +118,7 @@ def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars, keep_unused,
             committed=committed,
         )
         entry = _impl_cache[key] = (executable, jaxpr)  # the jaxpr keeps its id unique
-    return entry[0].run(_device_args(args, device))
+    return entry[0].run(entry[0].place(args))
 
 
 def _jit_update_params(params, in_map, out_map, new_jaxpr):
@@ -204,10 +210,20 @@ def _infer_nums_and_names(fun, nums, names) -> tuple[tuple[int, ...], tuple[str,
 class _Traced:
     """A traced program of one argument signature (cached per jitted function)."""
 
-    __slots__ = ("closed", "call_jaxpr", "out_tree", "donated", "in_avals", "arg_names")
+    __slots__ = (
+        "closed",
+        "call_jaxpr",
+        "out_tree",
+        "donated",
+        "in_avals",
+        "arg_names",
+        "inner_shardings",
+    )
 
     def __init__(self, closed, out_tree, donated, in_avals, arg_names):
         self.closed: ClosedJaxpr = closed
+        # Shardings the program holds (sharding constraints): they choose its devices too.
+        self.inner_shardings = jaxpr_shardings(closed.jaxpr)
         # The program as jit_p applies it: the consts as leading operands.
         self.call_jaxpr = ClosedJaxpr(convert_constvars_jaxpr(closed.jaxpr), ())
         self.out_tree = out_tree
@@ -342,6 +358,8 @@ class _JitFunction:
         "last_signature",
         "use_cpp",
         "cpp_fast",
+        "in_shardings",
+        "out_shardings",
         "__weakref__",
     )
 
@@ -354,8 +372,12 @@ class _JitFunction:
         donate_argnames,
         keep_unused,
         inline,
+        in_shardings=None,
+        out_shardings=None,
     ):
         self.fun = fun
+        self.in_shardings = in_shardings
+        self.out_shardings = out_shardings
         self.name = getattr(fun, "__name__", None) or type(fun).__name__
         self.static_argnums, self.static_argnames = _infer_nums_and_names(
             fun,
@@ -424,6 +446,32 @@ class _JitFunction:
             self.traces[key] = traced  # a program closing over tracers is not reusable
         return traced
 
+    # --- placement --------------------------------------------------------------------
+
+    def placement(self, call: _Call, in_avals):
+        """Return where this call runs (a Device or an SpmdTarget) and whether it is committed.
+
+        jit's ``in_shardings``/``out_shardings``, committed Arrays and the program's
+        own sharding constraints decide; without any multi-device sharding the
+        call runs on one device as ``placement`` chooses.
+        """
+        if self.in_shardings is None and self.out_shardings is None:
+            inner = self.trace(call, in_avals).inner_shardings
+            if not inner:
+                return _placement(call.leaves)
+        traced = self.trace(call, in_avals)
+        ins = _flat_shardings(self.in_shardings, call, "in_shardings")
+        outs = None
+        if self.out_shardings is not None:
+            placeholder = tree_unflatten(traced.out_tree, [0] * traced.out_tree.num_leaves)
+            outs = _broadcast_shardings(self.out_shardings, placeholder, "out_shardings")
+        target = spmd_target(
+            call.leaves, ins, outs, traced.inner_shardings, committed_of=_committed_of
+        )
+        if target is None:
+            return _placement(call.leaves)
+        return target, True
+
     # --- compiling --------------------------------------------------------------------
 
     def lower(self, traced: _Traced, device: Device) -> LoweredProgram:
@@ -485,9 +533,9 @@ class _JitFunction:
         if _state.trace is not _eval_trace or any(isinstance(x, core.Tracer) for x in call.leaves):
             return self.call_traced(call)
         in_avals = tuple(_leaf_aval(x) for x in call.leaves)
-        device, committed = _placement(call.leaves)
+        device, committed = self.placement(call, in_avals)
         executable, traced = self.executable(call, in_avals, device, committed)
-        device_leaves = _device_args(call.leaves, device)
+        device_leaves = executable.place(call.leaves)
         outs = executable.run(device_leaves)
         if not self.use_cpp:
             self.learn(call, executable, traced, device_leaves)
@@ -501,9 +549,9 @@ class _JitFunction:
         if any(isinstance(x, core.Tracer) for x in call.leaves):
             return self.call_traced(call), None, False
         in_avals = tuple(_leaf_aval(x) for x in call.leaves)
-        device, committed = _placement(call.leaves)
+        device, committed = self.placement(call, in_avals)
         executable, traced = self.executable(call, in_avals, device, committed)
-        outs = executable.run(_device_args(call.leaves, device))
+        outs = executable.run(executable.place(call.leaves))
         result = traced.out_tree.unflatten(outs)
         return result, self.fastpath_data(call, executable, result, outs, committed), False
 
@@ -530,14 +578,13 @@ class _JitFunction:
             else [i in kept for i in range(len(call.leaves))]
         )
         n_in = sum(bits)
-        sharding = executable.sharding
         return cpp_dispatch.FastpathData(
             executable.xla,
             out_tree,
-            [sharding] * n_in,
-            [sharding] * len(outs),
+            list(executable.in_shardings),
+            list(executable.out_shardings),
             [o.aval for o in outs],
-            [committed] * len(outs),
+            [executable.handlers_committed] * len(outs),
             bits,
             [None] * n_in,
             list(executable.const_args),
@@ -565,6 +612,8 @@ class _JitFunction:
     def learn(self, call: _Call, executable: Executable, traced: _Traced, device_leaves) -> None:
         """Add fast-path entries for a call whose leaves need no transfer next time."""
         sharding = executable.sharding
+        if sharding is None:
+            return  # multi-device programs take the C++ fast path only
         if not all(type(x) is not ArrayImpl or x._sharding is sharding for x in call.leaves):
             return
         out = _fast_unflattener(traced.out_tree)
@@ -679,6 +728,8 @@ def jit(
     donate_argnames: str | Iterable[str] | None = None,
     keep_unused: bool = False,
     inline: bool = False,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
 ) -> Callable:
     """Return a version of ``fun`` compiled with XLA on first use per signature (``jax.jit``).
 
@@ -691,12 +742,23 @@ def jit(
     Under another transformation the call becomes one ``jit`` equation (or, with
     ``inline=True``, its equations are inlined). The result also offers
     ``.trace``, ``.lower`` and ``.eval_shape`` (ahead-of-time compilation) and
-    ``.clear_cache()``.
+    ``.clear_cache()``. ``in_shardings``/``out_shardings`` are Shardings, or pytree
+    prefixes of the positional arguments / of the output with Shardings and None
+    (unspecified: committed inputs keep theirs, XLA chooses the rest); with a
+    multi-device sharding the program is partitioned over its devices.
     """
     if not callable(fun):
         raise TypeError(f"jit: expected a callable, got {type(fun).__name__}")
     fn = _JitFunction(
-        fun, static_argnums, static_argnames, donate_argnums, donate_argnames, keep_unused, inline
+        fun,
+        static_argnums,
+        static_argnames,
+        donate_argnums,
+        donate_argnames,
+        keep_unused,
+        inline,
+        in_shardings,
+        out_shardings,
     )
     if cpp_dispatch.cpp_dispatch.value and cpp_dispatch.available:
         wrapped = _cpp_wrapper(fn)
@@ -805,6 +867,48 @@ def _python_wrapper(fn: _JitFunction) -> Callable:
 
 
 # --- ahead of time: trace, lower, compile -----------------------------------------------------
+
+
+def _committed_of(x) -> Sharding | None:
+    """The sharding a leaf insists on: a committed Array's, or a ShapeDtypeStruct's."""
+    if type(x) is ArrayImpl:
+        return x._sharding if x._committed else None
+    if isinstance(x, ShapeDtypeStruct):
+        return x.sharding if isinstance(x.sharding, Sharding) else None
+    return None
+
+
+def _is_sharding_leaf(x) -> bool:
+    return x is None or isinstance(x, Sharding)
+
+
+def _broadcast_shardings(prefix, full, what: str) -> list:
+    """Return one sharding (or None) per leaf of ``full``, from the pytree prefix ``prefix``."""
+    if _is_sharding_leaf(prefix):
+        return [prefix] * len(tree_leaves(full))
+    treedef = tree_structure(prefix, is_leaf=_is_sharding_leaf)
+    try:
+        subtrees = treedef.flatten_up_to(full)
+    except ValueError as err:
+        raise ValueError(f"jit {what}: {err}") from None
+    prefix_leaves = tree_leaves(prefix, is_leaf=_is_sharding_leaf)
+    out = []
+    for s, sub in zip(prefix_leaves, subtrees, strict=True):
+        if not _is_sharding_leaf(s):
+            raise TypeError(f"jit {what}: expected Shardings or None, got {s!r}")
+        out.extend([s] * len(tree_leaves(sub)))
+    return out
+
+
+def _flat_shardings(in_shardings, call: _Call, what: str) -> list | None:
+    """Return jit's ``in_shardings`` per flat argument leaf (keyword arguments: unspecified)."""
+    if in_shardings is None:
+        return None
+    if _is_sharding_leaf(in_shardings):
+        return [in_shardings] * len(call.leaves)
+    prefix = tuple(in_shardings) if isinstance(in_shardings, list) else in_shardings
+    positional = _broadcast_shardings(prefix, tuple(call.dyn_args), what)
+    return positional + [None] * (len(call.leaves) - len(positional))
 
 
 def _spec_placement(leaves) -> tuple[Device, bool]:
@@ -921,7 +1025,7 @@ class Compiled:
                 "Argument types differ from the types for which this computation was "
                 "compiled. The mismatches are:\n" + "\n".join(lines)
             )
-        leaves = _device_args(call.leaves, self._executable.device)
+        leaves = self._executable.place(call.leaves)
         return self._traced.out_tree.unflatten(self._executable.run(leaves))
 
     def as_text(self) -> str:
@@ -941,6 +1045,16 @@ def _prepare_aot(fn: _JitFunction, args, kwargs):
     call = _Call(fn, args, kwargs)
     in_avals = tuple(_leaf_aval(x) for x in call.leaves)
     device, committed = _spec_placement(call.leaves)
+    if (
+        fn.in_shardings is not None
+        or fn.out_shardings is not None
+        or any(
+            _committed_of(x) is not None and not isinstance(_committed_of(x), SingleDeviceSharding)
+            for x in call.leaves
+        )
+        or fn.trace(call, in_avals).inner_shardings
+    ):
+        device, committed = fn.placement(call, in_avals)
     return call, in_avals, device, committed
 
 

@@ -1,0 +1,48 @@
+"""modjax.sharding: meshes, PartitionSpec, NamedSharding and sharded Arrays (``jax.sharding``)."""
+
+from modjax.runtime import Sharding, SingleDeviceSharding
+
+from .arrays import (
+    make_array_from_callback,
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
+)
+from .constraint import with_sharding_constraint
+from .mesh import (
+    AbstractMesh,
+    AxisType,
+    Mesh,
+    get_abstract_mesh,
+    get_mesh,
+    make_mesh,
+    set_mesh,
+    use_abstract_mesh,
+    use_mesh,
+)
+from .named_sharding import DuplicateSpecError, GSPMDSharding, IndivisibleError, NamedSharding
+from .partition_spec import UNCONSTRAINED, P, PartitionSpec
+
+__all__ = [
+    "AbstractMesh",
+    "AxisType",
+    "DuplicateSpecError",
+    "GSPMDSharding",
+    "IndivisibleError",
+    "Mesh",
+    "NamedSharding",
+    "P",
+    "PartitionSpec",
+    "Sharding",
+    "SingleDeviceSharding",
+    "UNCONSTRAINED",
+    "get_abstract_mesh",
+    "get_mesh",
+    "make_array_from_callback",
+    "make_array_from_process_local_data",
+    "make_array_from_single_device_arrays",
+    "make_mesh",
+    "set_mesh",
+    "use_abstract_mesh",
+    "use_mesh",
+    "with_sharding_constraint",
+]

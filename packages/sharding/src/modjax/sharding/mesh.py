@@ -1,0 +1,415 @@
+"""Meshes of devices with named axes (``jax.sharding.Mesh``), and the current mesh.
+
+A :class:`Mesh` is an n-d array of devices whose axes have names. Meshes are
+interned: constructing an equal mesh again returns the same object, so
+shardings built on it compare and hash cheaply. ``with mesh:``,
+:func:`set_mesh` and :func:`use_abstract_mesh` set the mesh that ``P``-only
+APIs (``shard_map(mesh=None)``, ``with_sharding_constraint(x, P(...))``) use.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import enum
+import math
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+from jaxlib import _jax
+
+from modjax import runtime
+
+__all__ = [
+    "AxisType",
+    "Mesh",
+    "AbstractMesh",
+    "make_mesh",
+    "set_mesh",
+    "get_mesh",
+    "use_mesh",
+    "use_abstract_mesh",
+    "get_abstract_mesh",
+]
+
+
+class AxisType(enum.Enum):
+    """How the compiler treats a mesh axis (``jax.sharding.AxisType``)."""
+
+    Auto = enum.auto()
+    Explicit = enum.auto()
+    Manual = enum.auto()
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+
+def _axis_types(axis_types, n: int, default: AxisType) -> tuple[AxisType, ...]:
+    if axis_types is None:
+        return (default,) * n
+    if isinstance(axis_types, AxisType):
+        axis_types = (axis_types,) * n
+    types = tuple(axis_types)
+    if len(types) != n or not all(isinstance(t, AxisType) for t in types):
+        raise ValueError(
+            f"Number of axis names ({n}) should match the number of axis_types "
+            f"({len(types)}), each an AxisType: got {axis_types!r}"
+        )
+    return types
+
+
+def _axis_names(axis_names) -> tuple[str, ...]:
+    if isinstance(axis_names, str):
+        return (axis_names,)
+    names = tuple(axis_names)
+    if len(set(names)) != len(names):
+        raise ValueError(f"Mesh axis names must be unique, got {names}")
+    return names
+
+
+def _shape_str(names, sizes, types) -> str:
+    return ", ".join(f"'{n}': {s}" for n, s in zip(names, sizes, strict=True))
+
+
+class _MeshBase:
+    """What a Mesh and an AbstractMesh share: axis names, sizes and types."""
+
+    axis_names: tuple[str, ...]
+    axis_sizes: tuple[int, ...]
+    axis_types: tuple[AxisType, ...]
+
+    @property
+    def shape(self) -> collections.OrderedDict:
+        """The axis sizes by name, in mesh order."""
+        return collections.OrderedDict(zip(self.axis_names, self.axis_sizes, strict=True))
+
+    @property
+    def shape_tuple(self) -> tuple[tuple[str, int], ...]:
+        return tuple(zip(self.axis_names, self.axis_sizes, strict=True))
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.axis_sizes)
+
+    @property
+    def empty(self) -> bool:
+        return not self.axis_names
+
+    def axis_size(self, name: str) -> int:
+        """Return the size of axis ``name`` (KeyError naming the mesh if absent)."""
+        try:
+            return self.axis_sizes[self.axis_names.index(name)]
+        except ValueError:
+            raise KeyError(f"axis {name!r} is not in the mesh {self.axis_names}") from None
+
+    @property
+    def _any_axis_explicit(self) -> bool:
+        return AxisType.Explicit in self.axis_types
+
+    @property
+    def _any_axis_manual(self) -> bool:
+        return AxisType.Manual in self.axis_types
+
+    @property
+    def explicit_axes(self) -> tuple[str, ...]:
+        return tuple(
+            n
+            for n, t in zip(self.axis_names, self.axis_types, strict=True)
+            if t is AxisType.Explicit
+        )
+
+    @property
+    def auto_axes(self) -> tuple[str, ...]:
+        return tuple(
+            n for n, t in zip(self.axis_names, self.axis_types, strict=True) if t is AxisType.Auto
+        )
+
+    @property
+    def manual_axes(self) -> tuple[str, ...]:
+        return tuple(
+            n for n, t in zip(self.axis_names, self.axis_types, strict=True) if t is AxisType.Manual
+        )
+
+
+class Mesh(_MeshBase):
+    """An n-d array of devices with named axes (``jax.sharding.Mesh``).
+
+    ``Mesh(devices, axis_names, axis_types=None)``: ``devices`` is an array (or
+    nested sequence) of devices whose number of dimensions equals the number
+    of names. Axis types default to ``AxisType.Auto``. Used as a context
+    manager, the mesh becomes the current one for the block.
+    """
+
+    _interned: dict[tuple, Mesh] = {}
+    _lock = threading.Lock()
+
+    def __new__(cls, devices=(), axis_names=(), axis_types=None):
+        array = np.array(devices, dtype=object) if not isinstance(devices, np.ndarray) else devices
+        names = _axis_names(axis_names)
+        if array.size == 0 and not names:
+            array = np.array([], dtype=object)
+        elif array.ndim != len(names):
+            raise ValueError(
+                f"Mesh requires the ndim of its first argument (`devices`) to equal the length "
+                f"of its second argument (`axis_names`), but got devices.ndim == {array.ndim} "
+                f"and len(axis_names) == {len(names)}."
+            )
+        types = _axis_types(axis_types, len(names), AxisType.Auto)
+        flat = tuple(array.flat)
+        if len(set(flat)) != len(flat):
+            raise ValueError(f"Mesh devices must be distinct, got {list(flat)}")
+        key = (flat, array.shape if names else (), names, types)
+        self = cls._interned.get(key)
+        if self is not None:
+            return self
+        self = super().__new__(cls)
+        self.devices = array if names else np.array([], dtype=object)
+        self.devices.flags.writeable = False
+        self.axis_names = names
+        self.axis_sizes = tuple(array.shape) if names else ()
+        self.axis_types = types
+        self._flat_devices_tuple = flat
+        self._hash = hash(key)
+        self._key = key
+        self._token = None
+        with cls._lock:
+            return cls._interned.setdefault(key, self)
+
+    def __init__(self, devices=(), axis_names=(), axis_types=None):
+        pass  # built once, in __new__
+
+    def __reduce__(self):
+        return (Mesh, (self.devices, self.axis_names, self.axis_types))
+
+    def __eq__(self, other) -> bool:
+        return self is other or (isinstance(other, Mesh) and self._key == other._key)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        if self.empty:
+            return "Mesh(axis_sizes=(), axis_names=())"
+        types = ", ".join(repr(t) for t in self.axis_types)
+        return (
+            f"Mesh(axis_sizes={self.axis_sizes}, axis_names={self.axis_names}, "
+            f"axis_types=({types}{',' if len(self.axis_types) == 1 else ''}))"
+        )
+
+    def __str__(self) -> str:
+        if self.empty:
+            return "Mesh()"
+        types = ", ".join(repr(t) for t in self.axis_types)
+        comma = "," if len(self.axis_types) == 1 else ""
+        return (
+            f"Mesh({_shape_str(self.axis_names, self.axis_sizes, self.axis_types)}, "
+            f"axis_types=({types}{comma}))"
+        )
+
+    def __enter__(self) -> Mesh:
+        _stack().append((self, self.abstract_mesh))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _stack().pop()
+
+    @property
+    def device_ids(self) -> np.ndarray:
+        """The ids of the devices, in the mesh's shape."""
+        return np.vectorize(lambda d: d.id, otypes=[int])(self.devices)
+
+    @property
+    def local_devices(self) -> list:
+        """The mesh's devices this process drives."""
+        return [d for d in self._flat_devices_tuple if d.process_index == d.client.process_index()]
+
+    @property
+    def local_mesh(self) -> Mesh:
+        """The mesh itself when every device is local (multi-process local meshes: not yet)."""
+        if len(self.local_devices) != self.size:
+            raise NotImplementedError("Mesh.local_mesh of a mesh spanning processes")
+        return self
+
+    @property
+    def is_multi_process(self) -> bool:
+        return len(self.local_devices) != self.size
+
+    @property
+    def _internal_device_list(self) -> _jax.DeviceList:
+        lst = getattr(self, "_device_list", None)
+        if lst is None:
+            lst = self._device_list = _jax.DeviceList(self._flat_devices_tuple)
+        return lst
+
+    @property
+    def abstract_mesh(self) -> AbstractMesh:
+        """The mesh without its devices: names, sizes and types."""
+        am = getattr(self, "_abstract", None)
+        if am is None:
+            platform = self._flat_devices_tuple[0].platform if self._flat_devices_tuple else None
+            am = self._abstract = AbstractMesh(
+                self.axis_sizes, self.axis_names, axis_types=self.axis_types, _platform=platform
+            )
+        return am
+
+    def update_axis_types(self, axis_types: dict) -> Mesh:
+        """Return the mesh with some axes' types changed (``{name: AxisType}``)."""
+        types = tuple(
+            axis_types.get(n, t) for n, t in zip(self.axis_names, self.axis_types, strict=True)
+        )
+        return Mesh(self.devices, self.axis_names, axis_types=types)
+
+
+class AbstractMesh(_MeshBase):
+    """A mesh's shape, names and axis types without devices (``jax.sharding.AbstractMesh``)."""
+
+    def __init__(self, axis_sizes=(), axis_names=(), axis_types=None, *, _platform="cpu"):
+        self.axis_sizes = tuple(int(s) for s in axis_sizes)
+        self.axis_names = _axis_names(axis_names)
+        if len(self.axis_sizes) != len(self.axis_names):
+            raise ValueError(
+                f"AbstractMesh: {len(self.axis_sizes)} axis sizes for "
+                f"{len(self.axis_names)} axis names"
+            )
+        self.axis_types = _axis_types(axis_types, len(self.axis_names), AxisType.Auto)
+        self._platform = _platform
+
+    def _key(self):
+        return (self.axis_sizes, self.axis_names, self.axis_types)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, AbstractMesh) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        types = ", ".join(repr(t) for t in self.axis_types)
+        comma = "," if len(self.axis_types) == 1 else ""
+        if self.empty:
+            return "AbstractMesh((), axis_types=())"
+        return (
+            f"AbstractMesh({_shape_str(self.axis_names, self.axis_sizes, self.axis_types)}, "
+            f"axis_types=({types}{comma}), device_kind={self._platform}, num_cores=None, "
+            f"platform={self._platform})"
+        )
+
+    __str__ = __repr__
+
+    @property
+    def abstract_mesh(self) -> AbstractMesh:
+        return self
+
+
+# --- the current mesh ---------------------------------------------------------------------------
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.stack: list[tuple[Mesh | None, AbstractMesh | None]] = []
+
+
+_state = _State()
+_global: list[tuple[Mesh | None, AbstractMesh | None]] = [(None, None)]
+
+
+def _stack() -> list:
+    return _state.stack
+
+
+def _current() -> tuple[Mesh | None, AbstractMesh | None]:
+    return _state.stack[-1] if _state.stack else _global[0]
+
+
+def get_mesh() -> Mesh:
+    """Return the current concrete mesh, or an empty ``Mesh()`` (``jax.sharding.get_mesh``)."""
+    mesh = _current()[0]
+    return mesh if mesh is not None else Mesh()
+
+
+def get_abstract_mesh() -> AbstractMesh:
+    """Return the current abstract mesh, or an empty one (``jax.sharding.get_abstract_mesh``)."""
+    am = _current()[1]
+    return am if am is not None else AbstractMesh()
+
+
+def current_mesh() -> Mesh | None:
+    """Return the current concrete mesh, or None when none is set."""
+    return _current()[0]
+
+
+class set_mesh:  # noqa: N801 - a function that may also be used in ``with``
+    """Make ``mesh`` the current mesh (``jax.set_mesh``).
+
+    Called alone it sets the mesh for the whole program; used as ``with
+    set_mesh(mesh):`` it sets it for the block and restores the previous one.
+    """
+
+    def __init__(self, mesh: Mesh):
+        if not isinstance(mesh, Mesh):
+            raise TypeError(f"set_mesh expects a Mesh, got {type(mesh).__name__}")
+        self._previous = _global[0]
+        _global[0] = (mesh, mesh.abstract_mesh)
+        self.mesh = mesh
+
+    def __enter__(self) -> Mesh:
+        return self.mesh
+
+    def __exit__(self, *exc) -> None:
+        _global[0] = self._previous
+
+
+@contextlib.contextmanager
+def use_mesh(mesh: Mesh):
+    """Make ``mesh`` the current mesh inside the block (``jax.sharding.use_mesh``)."""
+    _stack().append((mesh, mesh.abstract_mesh))
+    try:
+        yield mesh
+    finally:
+        _stack().pop()
+
+
+@contextlib.contextmanager
+def use_abstract_mesh(mesh: AbstractMesh):
+    """Make ``mesh`` the current abstract mesh in the block (``jax.sharding.use_abstract_mesh``)."""
+    if not isinstance(mesh, AbstractMesh):
+        raise ValueError(f"use_abstract_mesh expects an AbstractMesh, got {type(mesh).__name__}")
+    _stack().append((_current()[0], mesh))
+    try:
+        yield mesh
+    finally:
+        _stack().pop()
+
+
+def make_mesh(
+    axis_shapes: Sequence[int],
+    axis_names: Sequence[str],
+    axis_types: Sequence[AxisType] | None = None,
+    *,
+    devices: Sequence | None = None,
+) -> Mesh:
+    """Build a mesh of ``axis_shapes`` from the first devices (``jax.make_mesh``).
+
+    As in JAX 0.10, axes are ``AxisType.Explicit`` unless ``axis_types`` says
+    otherwise.
+    """
+    axis_shapes = tuple(int(s) for s in axis_shapes)
+    names = _axis_names(axis_names)
+    if len(axis_shapes) != len(names):
+        raise ValueError(
+            f"Number of axis names ({len(names)}) should match the number of axis_shapes "
+            f"({len(axis_shapes)})"
+        )
+    pool = list(devices) if devices is not None else runtime.devices()
+    size = math.prod(axis_shapes)
+    if size > len(pool):
+        raise ValueError(
+            f"Number of devices {len(pool)} must be >= the product of mesh_shape {axis_shapes}"
+        )
+    array = np.empty(len(pool[:size]), dtype=object)
+    array[:] = pool[:size]
+    types = _axis_types(axis_types, len(names), AxisType.Explicit)
+    return Mesh(array.reshape(axis_shapes), names, axis_types=types)

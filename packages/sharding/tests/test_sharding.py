@@ -1,0 +1,250 @@
+"""Meshes, PartitionSpecs, NamedShardings and sharded Arrays on 8 CPU devices.
+
+The checks run in one child process (the device count is fixed when the
+backend starts); each is reported as its own test. They need only the
+runtime: no array operations, so no modjax.numpy.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from modjax import runtime
+from modjax.sharding import (
+    AbstractMesh,
+    AxisType,
+    DuplicateSpecError,
+    IndivisibleError,
+    Mesh,
+    NamedSharding,
+    P,
+    get_abstract_mesh,
+    get_mesh,
+    make_array_from_callback,
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
+    make_mesh,
+    set_mesh,
+    use_abstract_mesh,
+)
+from modjax.sharding.testing import main, run_checks
+
+# --- checks that need no devices (run here) -------------------------------------------------
+
+
+def test_partition_spec_prints_and_compares_as_jax():
+    assert repr(P("x")) == "P('x',)" and str(P("x")) == "P('x',)"
+    assert repr(P("x", None)) == "P('x', None)" and repr(P()) == "P()"
+    assert repr(P(("x", "y"))) == "P(('x', 'y'),)"
+    assert repr(P(P.UNCONSTRAINED, "x")) == "P(UNCONSTRAINED, 'x')"
+    assert P(("x",)) == P("x") and P("x") != P("x", None) and P("x") != ("x",)
+    assert hash(P("x")) == hash(P(("x",)))
+    assert len(P("x", None)) == 2 and list(P("x", None)) == ["x", None]
+    assert P("x", None)[1] is None and P("x", "y")[1:] == P("y")
+    assert pickle.loads(pickle.dumps(P(("x", "y"), None))) == P(("x", "y"), None)
+    with pytest.raises(TypeError):
+        P(3)
+
+
+def test_abstract_mesh_and_axis_types():
+    am = AbstractMesh((2, 4), ("x", "y"))
+    assert am.shape == {"x": 2, "y": 4} and am.size == 8
+    assert repr(AxisType.Explicit) == "Explicit"
+    assert repr(AbstractMesh()) == "AbstractMesh((), axis_types=())"
+    assert am == AbstractMesh((2, 4), ("x", "y")) and hash(am) == hash(
+        AbstractMesh((2, 4), ("x", "y"))
+    )
+    with use_abstract_mesh(am):
+        assert get_abstract_mesh() is am
+    assert get_abstract_mesh().empty
+
+
+# --- checks on 8 devices (run in the child) --------------------------------------------------
+
+
+def _mesh(shape=(2, 4), names=("x", "y")):
+    return Mesh(np.array(runtime.devices()[: int(np.prod(shape))]).reshape(shape), names)
+
+
+def check_mesh_attributes_and_printing():
+    mesh = _mesh()
+    assert mesh.shape == {"x": 2, "y": 4} and list(mesh.shape) == ["x", "y"]
+    assert mesh.size == 8 and mesh.axis_names == ("x", "y") and mesh.devices.shape == (2, 4)
+    assert mesh.axis_types == (AxisType.Auto, AxisType.Auto)
+    assert mesh.local_devices == runtime.devices()
+    assert repr(mesh) == "Mesh(axis_sizes=(2, 4), axis_names=('x', 'y'), axis_types=(Auto, Auto))"
+    assert str(mesh) == "Mesh('x': 2, 'y': 4, axis_types=(Auto, Auto))"
+    assert repr(mesh.abstract_mesh) == (
+        "AbstractMesh('x': 2, 'y': 4, axis_types=(Auto, Auto), device_kind=cpu, "
+        "num_cores=None, platform=cpu)"
+    )
+    assert _mesh() is mesh
+    assert mesh.device_ids.tolist() == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    try:
+        Mesh(np.array(runtime.devices()), ("x", "y"))
+    except ValueError as err:
+        assert "ndim" in str(err)
+    else:
+        raise AssertionError("a 1-d device array with two axis names must fail")
+
+
+def check_make_mesh_defaults_to_explicit_axes():
+    mesh = make_mesh((4, 2), ("a", "b"))
+    assert mesh.axis_types == (AxisType.Explicit, AxisType.Explicit)
+    assert mesh.devices.shape == (4, 2) and mesh.devices.flat[0] == runtime.devices()[0]
+    mesh = make_mesh((8,), ("a",), axis_types=(AxisType.Auto,))
+    assert mesh.axis_types == (AxisType.Auto,)
+
+
+def check_mesh_context_and_set_mesh():
+    mesh = _mesh()
+    assert get_mesh().empty
+    with mesh:
+        assert get_mesh() is mesh and get_abstract_mesh() == mesh.abstract_mesh
+    assert get_mesh().empty
+    with set_mesh(mesh):
+        assert get_mesh() is mesh
+    assert get_mesh().empty
+
+
+def check_named_sharding_basics():
+    mesh = _mesh()
+    s = NamedSharding(mesh, P("x"))
+    assert s is NamedSharding(mesh, P("x")) and s == NamedSharding(mesh, P("x"))
+    assert repr(s) == (
+        "NamedSharding(mesh=Mesh('x': 2, 'y': 4, axis_types=(Auto, Auto)), spec=P('x',), "
+        "memory_kind=device)"
+    )
+    assert s.shard_shape((8, 4)) == (4, 4) and s.num_devices == 8
+    assert not s.is_fully_replicated and s.is_fully_addressable
+    assert NamedSharding(mesh, P()).is_fully_replicated
+    assert s.devices_indices_map((8, 4))[runtime.devices()[5]] == (slice(4, 8), slice(None))
+    assert s.addressable_devices == set(runtime.devices())
+    t = NamedSharding(mesh, P(None, ("y", "x")))
+    index = t.devices_indices_map((2, 16))
+    # ('y', 'x'): y is major, so device (x=1, y=2) holds piece 2 * 2 + 1 = 5.
+    assert index[mesh.devices[1, 2]] == (slice(None), slice(10, 12))
+    assert s.is_equivalent_to(NamedSharding(mesh, P("x", None)), 2)
+
+
+def check_named_sharding_errors():
+    mesh = _mesh()
+    for spec, kind, text in [
+        (P("z"), ValueError, "Resource axis: z of P('z',) is not found in mesh: ('x', 'y')."),
+        (P("x", "x"), DuplicateSpecError, "has duplicate entries for `x`"),
+    ]:
+        try:
+            NamedSharding(mesh, spec)
+        except kind as err:
+            assert text in str(err), err
+        else:
+            raise AssertionError(f"{spec} must fail")
+    try:
+        runtime.device_put(np.ones(7), NamedSharding(mesh, P("x")))
+    except IndivisibleError as err:
+        assert (
+            "implies that array axis 0 is partitioned 2 times, but the dimension size is 7"
+            in str(err)
+        )
+    else:
+        raise AssertionError("an indivisible device_put must fail")
+
+
+def check_device_put_slices_host_data():
+    mesh = _mesh()
+    data = np.arange(64, dtype=np.float32).reshape(8, 8)
+    for spec in [
+        P("x"),
+        P(None, "y"),
+        P("x", "y"),
+        P("y", "x"),
+        P(("x", "y")),
+        P(),
+        P(None, ("y", "x")),
+    ]:
+        s = NamedSharding(mesh, spec)
+        a = runtime.device_put(data, s)
+        assert a.sharding is s and a.committed
+        np.testing.assert_array_equal(np.asarray(a), data)
+        for shard in a.addressable_shards:
+            np.testing.assert_array_equal(np.asarray(shard.data), data[shard.index])
+            assert shard.data.shape == s.shard_shape(data.shape)
+
+
+def check_shards_replica_ids_and_global_shards():
+    mesh = _mesh()
+    a = runtime.device_put(np.arange(16.0).reshape(8, 2), NamedSharding(mesh, P("x")))
+    shards = a.addressable_shards
+    assert [s.replica_id for s in shards] == [0, 1, 2, 3, 0, 1, 2, 3]
+    assert shards[5].device == runtime.devices()[5] and shards[5].index == (
+        slice(4, 8),
+        slice(None),
+    )
+    assert [s.device for s in a.global_shards] == runtime.devices()
+    assert a.is_fully_addressable and not a.is_fully_replicated
+
+
+def check_device_put_reshards_device_arrays():
+    mesh = _mesh()
+    data = np.arange(32, dtype=np.int32).reshape(4, 8)
+    a = runtime.device_put(data, NamedSharding(mesh, P("x", "y")))
+    b = runtime.device_put(a, NamedSharding(mesh, P(None, ("x", "y"))))
+    np.testing.assert_array_equal(np.asarray(b), data)
+    c = runtime.device_put(b, runtime.devices()[3])
+    assert c.sharding.device_set == {runtime.devices()[3]}
+    np.testing.assert_array_equal(np.asarray(c), data)
+    d = runtime.device_put(c, NamedSharding(mesh, P("y")))
+    np.testing.assert_array_equal(np.asarray(d), data)
+
+
+def check_make_array_helpers():
+    mesh = _mesh()
+    data = np.arange(48.0).reshape(8, 6)
+    s = NamedSharding(mesh, P("y", None))
+    seen = []
+
+    def callback(index):
+        seen.append(index)
+        return data[index]
+
+    a = make_array_from_callback(data.shape, s, callback)
+    np.testing.assert_array_equal(np.asarray(a), data)
+    assert len(seen) == 8 and a.sharding is s
+    pieces = [
+        runtime.device_put(data[s.devices_indices_map(data.shape)[d]], d) for d in runtime.devices()
+    ]
+    b = make_array_from_single_device_arrays(data.shape, s, pieces)
+    np.testing.assert_array_equal(np.asarray(b), data)
+    c = make_array_from_process_local_data(s, data)
+    np.testing.assert_array_equal(np.asarray(c), data)
+
+
+CHECKS = [
+    check_mesh_attributes_and_printing,
+    check_make_mesh_defaults_to_explicit_axes,
+    check_mesh_context_and_set_mesh,
+    check_named_sharding_basics,
+    check_named_sharding_errors,
+    check_device_put_slices_host_data,
+    check_shards_replica_ids_and_global_shards,
+    check_device_put_reshards_device_arrays,
+    check_make_array_helpers,
+]
+
+
+@pytest.fixture(scope="module")
+def results():
+    return run_checks(__file__)
+
+
+@pytest.mark.parametrize("name", [c.__name__ for c in CHECKS])
+def test_on_8_devices(results, name):
+    error = results[name]
+    assert error is None, error
+
+
+if __name__ == "__main__":
+    main(CHECKS)
