@@ -7,6 +7,8 @@ runtime: no array operations, so no modjax.numpy.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import pickle
 
 import numpy as np
@@ -23,14 +25,17 @@ from modjax.sharding import (
     P,
     get_abstract_mesh,
     get_mesh,
+    inspect_array_sharding,
     make_array_from_callback,
     make_array_from_process_local_data,
     make_array_from_single_device_arrays,
     make_mesh,
     set_mesh,
     use_abstract_mesh,
+    visualize_array_sharding,
 )
 from modjax.sharding.testing import main, run_checks
+from modjax.sharding.visualize import sharding_picture
 
 # --- checks that need no devices (run here) -------------------------------------------------
 
@@ -222,7 +227,50 @@ def check_make_array_helpers():
     np.testing.assert_array_equal(np.asarray(c), data)
 
 
+ROWS_PICTURE = """\
+┌───────────────────────┐
+│                       │
+│      CPU 0,1,2,3      │
+│                       │
+│                       │
+├───────────────────────┤
+│                       │
+│      CPU 4,5,6,7      │
+│                       │
+│                       │
+└───────────────────────┘"""
+
+VECTOR_PICTURE = """\
+┌───────┬───────┬───────┬───────┐
+│CPU 0,4│CPU 1,5│CPU 2,6│CPU 3,7│
+└───────┴───────┴───────┴───────┘"""
+
+
+def check_visualize_draws_as_jax():
+    # JAX 0.10.2 draws these with rich's square box when no color map is installed.
+    mesh = _mesh()
+    assert sharding_picture((8, 8), NamedSharding(mesh, P("x"))) == ROWS_PICTURE
+    assert sharding_picture((16,), NamedSharding(mesh, P("y"))) == VECTOR_PICTURE
+    grid = sharding_picture((8, 8), NamedSharding(mesh, P("x", "y")))
+    assert "│ CPU 5 │" in grid and grid.count("┼") == 3
+    x = runtime.device_put(np.ones((8, 8), np.float32), NamedSharding(mesh, P("x")))
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        visualize_array_sharding(x)
+    assert buffer.getvalue() == ROWS_PICTURE + "\n\n"
+    seen = []
+    inspect_array_sharding({"a": x}, callback=seen.append)
+    assert seen == [x.sharding]
+    try:
+        sharding_picture((2, 2, 2), NamedSharding(mesh, P()))
+    except ValueError as err:
+        assert "1 and 2 dimensions" in str(err)
+    else:
+        raise AssertionError("3-d pictures must fail")
+
+
 CHECKS = [
+    check_visualize_draws_as_jax,
     check_mesh_attributes_and_printing,
     check_make_mesh_defaults_to_explicit_axes,
     check_mesh_context_and_set_mesh,

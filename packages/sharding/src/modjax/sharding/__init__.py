@@ -21,6 +21,7 @@ from .mesh import (
 )
 from .named_sharding import DuplicateSpecError, GSPMDSharding, IndivisibleError, NamedSharding
 from .partition_spec import UNCONSTRAINED, P, PartitionSpec
+from .visualize import inspect_array_sharding, visualize_array_sharding, visualize_sharding
 
 __all__ = [
     "AbstractMesh",
@@ -37,6 +38,7 @@ __all__ = [
     "UNCONSTRAINED",
     "get_abstract_mesh",
     "get_mesh",
+    "inspect_array_sharding",
     "make_array_from_callback",
     "make_array_from_process_local_data",
     "make_array_from_single_device_arrays",
@@ -44,5 +46,7 @@ __all__ = [
     "set_mesh",
     "use_abstract_mesh",
     "use_mesh",
+    "visualize_array_sharding",
+    "visualize_sharding",
     "with_sharding_constraint",
 ]

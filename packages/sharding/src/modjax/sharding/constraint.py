@@ -35,7 +35,7 @@ def _impl(x, *, sharding):
 def _lowering(ctx, x, *, sharding):
     (aval,) = ctx.avals_in
     text = sharding._to_sdy_sharding(len(aval.shape))
-    return [sharding_constraint(x, text.removeprefix("#sdy.sharding"))]
+    return sharding_constraint(x, text.removeprefix("#sdy.sharding"))
 
 
 def _batching(args, dims, *, sharding):

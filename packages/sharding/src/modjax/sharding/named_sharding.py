@@ -180,7 +180,10 @@ class NamedSharding(_jax.GSPMDSharding):
         self.mesh = mesh
         self.spec = spec
         self._hlo_cache = {}
-        return cls._interned.setdefault(key, self)
+        # jaxlib canonicalizes the memory kind (None -> "device"): both keys name one object.
+        self = cls._interned.setdefault((mesh, spec, self._memory_kind), self)
+        cls._interned[key] = self
+        return self
 
     def __init__(self, mesh, spec, *, memory_kind=None):
         pass  # built once, in __new__

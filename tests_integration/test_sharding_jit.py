@@ -1,0 +1,266 @@
+"""jit with shardings on 8 CPU devices: sharded programs equal unsharded ones.
+
+One child process (8 CPU devices) runs every check; each is reported as a
+test. Programs (elementwise, matmuls split on the contracting or the batch
+dimension, reductions, scan, gather) run on meshes 1x8, 2x4, 8x1 and 2x2x2
+with several specs, through ``in_shardings``/``out_shardings``, committed
+arguments and ``with_sharding_constraint``, and must equal the single-device
+result; the compiled HLO must hold the collectives the split needs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import modjax as jax
+import modjax.numpy as jnp
+from modjax.sharding import Mesh, NamedSharding, P, with_sharding_constraint
+from modjax.sharding.testing import main, run_checks
+
+MESHES = {
+    "1x8": ((1, 8), ("a", "b")),
+    "2x4": ((2, 4), ("a", "b")),
+    "8x1": ((8, 1), ("a", "b")),
+    "2x2x2": ((2, 2, 2), ("a", "b", "c")),
+}
+
+
+def _mesh(name):
+    shape, names = MESHES[name]
+    return Mesh(np.array(jax.devices()).reshape(shape), names)
+
+
+def _rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def _close(got, want):
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-5, atol=2e-5)
+
+
+def _gather(x, i):
+    return jnp.take(x, i, axis=0)
+
+
+def _scan(x):
+    def body(carry, row):
+        carry = jnp.tanh(carry + row)
+        return carry, carry.sum()
+
+    return jax.lax.scan(body, jnp.zeros(x.shape[1:], x.dtype), x)
+
+
+PROGRAMS = {
+    "elementwise": (lambda x, y: jnp.sin(x) * y + 1.0, ((8, 8), (8, 8))),
+    "matmul": (lambda x, y: x @ y, ((8, 16), (16, 8))),
+    "batched_matmul": (lambda x, y: jnp.einsum("bij,bjk->bik", x, y), ((8, 8, 16), (8, 16, 8))),
+    "reductions": (lambda x, y: (x.sum(0), jnp.max(x * y, axis=1), jnp.mean(x)), ((8, 8), (8, 8))),
+}
+
+
+def _specs(mesh):
+    names = mesh.axis_names
+    return [P(names[0]), P(None, names[-1]), P(names)]
+
+
+def check_programs_equal_unsharded_on_every_mesh():
+    for mesh_name in MESHES:
+        mesh = _mesh(mesh_name)
+        for prog_name, (fn, shapes) in PROGRAMS.items():
+            rng = _rng(len(prog_name))
+            args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+            want = jax.jit(fn)(*args)
+            for spec in _specs(mesh):
+                shardings = tuple(NamedSharding(mesh, P(*spec[: len(s)])) for s in shapes)
+                got = jax.jit(fn, in_shardings=shardings)(*args)
+                for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want), strict=True):
+                    _close(g, w)
+            # Committed arguments carry their shardings in (one spec per program).
+            committed = [jax.device_put(a, s) for a, s in zip(args, shardings, strict=True)]
+            got = jax.jit(fn)(*committed)
+            for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want), strict=True):
+                _close(g, w)
+
+
+def check_scan_and_gather_sharded():
+    for mesh_name in MESHES:
+        mesh = _mesh(mesh_name)
+        rng = _rng(3)
+        x = rng.standard_normal((6, 8)).astype(np.float32)
+        idx = np.array([5, 0, 3, 3, 1, 7], np.int32)
+        want_scan = jax.jit(_scan)(x)
+        want_gather = jax.jit(_gather)(x.T, idx)
+        s = NamedSharding(mesh, P(None, mesh.axis_names[-1]))
+        got = jax.jit(_scan, in_shardings=s)(x)
+        for g, w in zip(got, want_scan, strict=True):
+            _close(g, w)
+        rows = NamedSharding(mesh, P(mesh.axis_names[0]))
+        _close(jax.jit(_gather, in_shardings=(rows, None))(x.T, idx), want_gather)
+
+
+def check_contracting_split_has_an_all_reduce_and_batch_split_none():
+    mesh = _mesh("2x4")
+    x = np.ones((8, 16), np.float32)
+    y = np.ones((16, 8), np.float32)
+    contracting = jax.jit(
+        lambda a, b: a @ b,
+        in_shardings=(NamedSharding(mesh, P(None, "b")), NamedSharding(mesh, P("b"))),
+        out_shardings=NamedSharding(mesh, P("a")),
+    )
+    hlo = contracting.lower(x, y).compile().as_text()
+    assert "all-reduce" in hlo, hlo
+    batch = jax.jit(
+        lambda a, b: a @ b,
+        in_shardings=(NamedSharding(mesh, P(("a", "b"))), NamedSharding(mesh, P())),
+        out_shardings=NamedSharding(mesh, P(("a", "b"))),
+    )
+    hlo = batch.lower(x, y).compile().as_text()
+    for collective in ("all-reduce", "all-gather", "all-to-all", "collective-permute"):
+        assert collective not in hlo, hlo
+
+
+def check_lowered_module_has_shardy_annotations():
+    mesh = _mesh("2x4")
+    f = jax.jit(
+        lambda a, b: a @ b,
+        in_shardings=(NamedSharding(mesh, P("a", "b")), NamedSharding(mesh, P("b", None))),
+        out_shardings=NamedSharding(mesh, P("a")),
+    )
+    text = f.lower(np.ones((8, 8), np.float32), np.ones((8, 8), np.float32)).as_text()
+    assert 'sdy.mesh @mesh = <["a"=2, "b"=4]>' in text, text
+    assert 'sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {"b"}]>' in text, text
+    assert 'sdy.sharding = #sdy.sharding<@mesh, [{"b"}, {}]>' in text, text
+    assert "mhlo.num_partitions = 8" in text, text
+
+
+def check_out_shardings_and_propagated_output_shardings():
+    mesh = _mesh("2x4")
+    x = jax.device_put(np.arange(16.0, dtype=np.float32).reshape(8, 2), NamedSharding(mesh, P("a")))
+    y = jax.jit(lambda v: v + 1)(x)
+    assert y.sharding is NamedSharding(mesh, P("a")), y.sharding
+    assert jax.jit(lambda v: v.sum())(x).sharding is NamedSharding(mesh, P())
+    z = jax.jit(lambda v: v * 2, out_shardings=NamedSharding(mesh, P(("a", "b"))))(x)
+    assert z.sharding is NamedSharding(mesh, P(("a", "b")))
+    _close(z, np.arange(16.0).reshape(8, 2) * 2)
+    outs = jax.jit(
+        lambda v: {"p": v, "q": v.T},
+        out_shardings={"p": NamedSharding(mesh, P()), "q": None},
+    )(x)
+    assert outs["p"].sharding is NamedSharding(mesh, P())
+    assert outs["p"].is_fully_replicated
+
+
+def check_in_shardings_prefixes_and_none():
+    mesh = _mesh("2x4")
+    row = NamedSharding(mesh, P("a"))
+    params = {"w": np.ones((8, 4), np.float32), "b": np.ones((4,), np.float32)}
+    x = np.ones((8, 8), np.float32)
+    f = jax.jit(lambda p, v: v @ p["w"] + p["b"], in_shardings=(None, row))
+    _close(f(params, x), x @ params["w"] + params["b"])
+    g = jax.jit(
+        lambda p, v: v @ p["w"] + p["b"],
+        in_shardings=({"w": row, "b": NamedSharding(mesh, P())}, row),
+    )
+    _close(g(params, x), x @ params["w"] + params["b"])
+    h = jax.jit(lambda v: v * 3, in_shardings=row)
+    _close(h(x), x * 3)
+
+
+def check_committed_mismatch_and_incompatible_devices_raise():
+    mesh = _mesh("2x4")
+    x = jax.device_put(np.ones((8, 8), np.float32), NamedSharding(mesh, P("a")))
+    f = jax.jit(lambda v: v + 1, in_shardings=NamedSharding(mesh, P("b")))
+    try:
+        f(x)
+    except ValueError as err:
+        assert "does not match the sharding" in str(err), err
+    else:
+        raise AssertionError("a committed argument with another sharding must fail")
+    small = Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("a", "b"))
+    y = jax.device_put(np.ones((8, 8), np.float32), NamedSharding(small, P("a")))
+    try:
+        jax.jit(lambda u, v: u + v)(x, y)
+    except ValueError as err:
+        assert "incompatible devices" in str(err), err
+    else:
+        raise AssertionError("arguments on different device sets must fail")
+
+
+def check_with_sharding_constraint_inside_jit():
+    mesh = _mesh("2x4")
+    x = np.arange(64.0, dtype=np.float32).reshape(8, 8)
+
+    def f(v):
+        v = with_sharding_constraint(v * 2, NamedSharding(mesh, P(None, "b")))
+        return v + 1
+
+    text = jax.jit(f).lower(x).as_text()
+    assert "sdy.sharding_constraint %" in text and '<@mesh, [{}, {"b"}]>' in text, text
+    out = jax.jit(f)(x)
+    _close(out, x * 2 + 1)
+    assert out.sharding.mesh is mesh
+    with mesh:
+        g = jax.jit(lambda v: with_sharding_constraint(v, P("a")) * 2)
+        _close(g(x), x * 2)
+    eager = with_sharding_constraint(jnp.asarray(x), NamedSharding(mesh, P("a")))
+    assert eager.sharding is NamedSharding(mesh, P("a"))
+    grads = jax.grad(lambda v: jnp.sum(f(v) ** 2))(x)
+    _close(grads, 4 * (2 * x + 1))
+    batched = jax.jit(jax.vmap(f))(np.ones((3, 8, 8), np.float32))
+    _close(batched, np.full((3, 8, 8), 3.0))
+
+
+def check_grad_of_sharded_jit_and_eager_ops():
+    mesh = _mesh("2x4")
+    s = NamedSharding(mesh, P("a", "b"))
+    x = jax.device_put(np.linspace(-1, 1, 64, dtype=np.float32).reshape(8, 8), s)
+    g = jax.jit(jax.grad(lambda v: jnp.sum(jnp.tanh(v) ** 2)))(x)
+    want = 2 * np.tanh(np.asarray(x)) * (1 - np.tanh(np.asarray(x)) ** 2)
+    _close(g, want)
+    y = jnp.sin(x)
+    assert y.sharding is s
+    _close(y, np.sin(np.asarray(x)))
+    _close(x + 1, np.asarray(x) + 1)
+
+
+def check_cached_sharded_call_takes_the_fast_path():
+    mesh = _mesh("2x4")
+    x = jax.device_put(np.ones(8, np.float32), NamedSharding(mesh, P("a")))
+    f = jax.jit(lambda v: v + 1)
+    f(x)
+    before = dict(f._stats)
+    for _ in range(5):
+        y = f(x)
+    assert dict(f._stats) == before
+    assert y.sharding is x.sharding
+    _close(y, np.full(8, 2.0))
+
+
+CHECKS = [
+    check_programs_equal_unsharded_on_every_mesh,
+    check_scan_and_gather_sharded,
+    check_contracting_split_has_an_all_reduce_and_batch_split_none,
+    check_lowered_module_has_shardy_annotations,
+    check_out_shardings_and_propagated_output_shardings,
+    check_in_shardings_prefixes_and_none,
+    check_committed_mismatch_and_incompatible_devices_raise,
+    check_with_sharding_constraint_inside_jit,
+    check_grad_of_sharded_jit_and_eager_ops,
+    check_cached_sharded_call_takes_the_fast_path,
+]
+
+
+@pytest.fixture(scope="module")
+def results():
+    return run_checks(__file__)
+
+
+@pytest.mark.parametrize("name", [c.__name__ for c in CHECKS])
+def test_on_8_devices(results, name):
+    error = results[name]
+    assert error is None, error
+
+
+if __name__ == "__main__":
+    main(CHECKS)
