@@ -2,21 +2,23 @@
 
 ``test_with_libraries.py`` runs them on modjax (through ``modjax.install_jax_alias()``)
 and compares with ``optax_reference.json``, which holds the same runs under JAX 0.10.2
-and the script that recorded them. Import this module only after the alias is
-installed (or with a real JAX): it imports ``jax`` by name, as a library would.
+and the script that recorded them. The functions take the ``jax`` and ``optax``
+modules as arguments, so this file imports neither (modjax never imports jax by
+name; tests_integration/test_layering.py checks it).
 """
 
 from __future__ import annotations
 
-import jax
-import jax.numpy as jnp
+from functools import partial
+
 import numpy as np
-import optax
 
 STEPS = 40
+OPTIMIZERS = ("adam", "adamw_schedule", "chain_clip_adam", "adafactor", "lion", "sgd_momentum")
 
 
-def _optimizers() -> dict:
+def optimizers(optax) -> dict:
+    """The optimizers under test, by name."""
     return {
         "adam": optax.adam(1e-2),
         "adamw_schedule": optax.adamw(
@@ -27,9 +29,6 @@ def _optimizers() -> dict:
         "lion": optax.lion(1e-3),
         "sgd_momentum": optax.sgd(1e-2, momentum=0.9),
     }
-
-
-OPTIMIZERS = tuple(_optimizers())
 
 
 def data():
@@ -46,21 +45,23 @@ def data():
     return x, y, params
 
 
-def loss(params, x, y):
+def loss(jnp, params, x, y):
+    """Mean squared error of a one-hidden-layer tanh MLP."""
     hidden = jnp.tanh(x @ params["w1"] + params["b1"])
     return jnp.mean((hidden @ params["w2"] + params["b2"] - y) ** 2)
 
 
-def train(name: str, steps: int = STEPS) -> list[float]:
+def train(jax, optax, name: str, steps: int = STEPS) -> list[float]:
     """Train the MLP with optimizer ``name`` under jit; return the loss of every step."""
-    optimizer = _optimizers()[name]
+    jnp = jax.numpy
+    optimizer = optimizers(optax)[name]
     x, y, params = data()
     params = jax.tree.map(jnp.asarray, params)
     state = optimizer.init(params)
 
     @jax.jit
     def step(params, state):
-        value, grads = jax.value_and_grad(loss)(params, x, y)
+        value, grads = jax.value_and_grad(partial(loss, jnp))(params, x, y)
         updates, state = optimizer.update(grads, state, params)
         return optax.apply_updates(params, updates), state, value
 
@@ -71,6 +72,6 @@ def train(name: str, steps: int = STEPS) -> list[float]:
     return losses
 
 
-def record() -> dict:
+def record(jax, optax) -> dict:
     """Every optimizer's losses (what the reference file holds)."""
-    return {name: train(name) for name in OPTIMIZERS}
+    return {name: train(jax, optax, name) for name in OPTIMIZERS}
