@@ -17,8 +17,10 @@ __path__ = extend_path(__path__, __name__)
 from modjax import (  # noqa: E402
     ad_checkpoint,
     custom_derivatives,
+    debug,
     dtypes,
     errors,
+    experimental,
     flatten_util,
     lax,
     nn,
@@ -48,6 +50,7 @@ from modjax.autodiff import (  # noqa: E402
     vjp,
 )
 from modjax.batching import vmap  # noqa: E402
+from modjax.lax.callbacks import pure_callback  # noqa: E402
 from modjax.runtime import (  # noqa: E402
     block_until_ready,
     default_backend,
@@ -55,6 +58,7 @@ from modjax.runtime import (  # noqa: E402
     device_get,
     device_put,
     devices,
+    effects_barrier,
     eval_shape,
     jit,
     local_device_count,
@@ -83,14 +87,17 @@ __all__ = [
     "custom_derivatives",
     "custom_jvp",
     "custom_vjp",
+    "debug",
     "default_backend",
     "device_count",
     "device_get",
     "device_put",
     "devices",
     "dtypes",
+    "effects_barrier",
     "errors",
     "eval_shape",
+    "experimental",
     "flatten_util",
     "grad",
     "hessian",
@@ -112,6 +119,7 @@ __all__ = [
     "scipy",
     "process_count",
     "process_index",
+    "pure_callback",
     "remat",
     "test_util",
     "tree",

@@ -26,8 +26,10 @@ from ._mlir import (
     ir_types,
     make_context,
     sharding_constraint,
+    token_type,
     u8_attr,
 )
+from .host_callbacks import emit_host_callback
 from .lapack import lapack_target
 from .lowering import (
     LoweredModule,
@@ -41,7 +43,10 @@ from .lowering import (
     lower_jaxpr_to_module,
     lowering_rules,
     platform_lowering_rules,
+    region_tokens,
     register_lowering,
+    set_tokens,
+    tokens_in,
 )
 
 __all__ = [
@@ -60,6 +65,12 @@ __all__ = [
     "call_lowering",
     "lower_fun",
     "sharding_constraint",
+    # effects: tokens of ordered effects, host callbacks
+    "tokens_in",
+    "set_tokens",
+    "region_tokens",
+    "token_type",
+    "emit_host_callback",
     # helpers for rule authors
     "make_context",
     "dtype_to_ir_type",

@@ -384,6 +384,43 @@ def custom_call(
     return list(op.results)
 
 
+def u64_attr(value: int) -> ir.IntegerAttr:
+    """Return an unsigned 64-bit integer attribute (``5 : ui64``)."""
+    return ir.IntegerAttr.get(ir.IntegerType.get_unsigned(64), int(value))
+
+
+def token_type() -> ir.Type:
+    """Return ``!stablehlo.token``, the type that orders side effects."""
+    return hlo.TokenType.get()
+
+
+def new_token() -> ir.Value:
+    """Emit ``stablehlo.after_all`` of nothing: a token that depends on nothing."""
+    return hlo.after_all([])
+
+
+# jaxlib 0.10's CPU handler of Python host callbacks (typed FFI). Its ``index`` attribute
+# picks the callable among the ``host_callbacks`` given to ``compile_and_load``.
+_CPU_CALLBACK_TARGET = "xla_ffi_python_cpu_callback"
+
+
+def host_callback_call(
+    index: int,
+    operands: Sequence[ir.Value],
+    result_types: Sequence[ir.Type],
+    *,
+    has_side_effect: bool,
+) -> list[ir.Value]:
+    """Emit the custom call that runs host callback number ``index``; return its results."""
+    return custom_call(
+        _CPU_CALLBACK_TARGET,
+        result_types,
+        operands,
+        attributes={"index": u64_attr(index)},
+        has_side_effect=has_side_effect,
+    )
+
+
 # --- modules, functions, locations ---------------------------------------------------------
 
 

@@ -22,6 +22,7 @@ from modjax.tracecore import dtypes
 from modjax.tracecore import source_info as source_info_util
 from modjax.tracecore.call import call_p
 from modjax.tracecore.core import Primitive
+from modjax.tracecore.effects import Effect, no_effects, ordered_effects
 from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from modjax.tracecore.source_info import SourceInfo
 from modjax.tracecore.tracing import trace_to_jaxpr
@@ -43,6 +44,9 @@ __all__ = [
     "lower_jaxpr_inline",
     "lower_fun",
     "lower_jaxpr_to_module",
+    "tokens_in",
+    "set_tokens",
+    "region_tokens",
 ]
 
 # Frames of this package are never the "user's line" of an equation.
@@ -102,6 +106,8 @@ class ModuleContext:
         "platform",
         "lowered_jaxprs",
         "platform_rules",
+        "host_callbacks",
+        "tokens",
         "_locations",
     )
 
@@ -113,6 +119,10 @@ class ModuleContext:
         self.platform = platform
         self.lowered_jaxprs: dict[int, tuple[Any, str, list]] = {}
         self.platform_rules = platform_lowering_rules.get(platform)
+        # Python callables the compiled program calls back (custom calls index this list).
+        self.host_callbacks: list = []
+        # The current token of each ordered effect at the insertion point being lowered.
+        self.tokens: dict[Effect, ir.Value] = {}
         self._locations: dict[tuple[str, Any], ir.Location] = {}
 
     def location(self, primitive: Primitive, info: SourceInfo | None) -> ir.Location:
@@ -139,17 +149,22 @@ class LoweringRuleContext:
     """What a lowering rule knows about its equation (JAX's ``mlir.LoweringRuleContext``).
 
     ``primitive``, ``avals_in`` and ``avals_out`` (lists of ShapedArray),
-    ``source_info`` (the equation's SourceInfo, or None) and ``module_ctx``.
+    ``source_info`` (the equation's SourceInfo, or None), ``module_ctx`` and
+    ``effects`` (the equation's; a rule of a higher-order primitive threads the
+    tokens of the ordered ones through its regions, see ``tokens_in``).
     """
 
-    __slots__ = ("module_ctx", "primitive", "avals_in", "avals_out", "source_info")
+    __slots__ = ("module_ctx", "primitive", "avals_in", "avals_out", "source_info", "effects")
 
-    def __init__(self, module_ctx, primitive, avals_in, avals_out, source_info=None):
+    def __init__(
+        self, module_ctx, primitive, avals_in, avals_out, source_info=None, effects=no_effects
+    ):
         self.module_ctx: ModuleContext = module_ctx
         self.primitive: Primitive | None = primitive
         self.avals_in: list = avals_in
         self.avals_out: list = avals_out
         self.source_info: SourceInfo | None = source_info
+        self.effects: frozenset = effects
 
     def replace(self, **changes) -> LoweringRuleContext:
         """Return a copy with some fields replaced (e.g. ``avals_in`` for a sub-lowering)."""
@@ -300,7 +315,7 @@ def _lower_jaxpr(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence, args: Sequ
             try:
                 operands = [_literal_value(x) if type(x) is Literal else env[x] for x in invars]
                 ctx = LoweringRuleContext(
-                    mctx, primitive, [x.aval for x in invars], avals_out, info
+                    mctx, primitive, [x.aval for x in invars], avals_out, info, eqn.effects
                 )
                 out = rule(ctx, *operands, **eqn.params)
             except LoweringError:
@@ -350,20 +365,72 @@ def call_jaxpr(ctx, closed_jaxpr: ClosedJaxpr | Jaxpr, operands: Sequence, name:
         raise ValueError(
             f"call of '{name}': the jaxpr takes {len(jaxpr.invars)} operands, got {len(operands)}"
         )
+    effects = ordered_effects(jaxpr.effects)
+    n = len(effects)
     entry = mctx.lowered_jaxprs.get(id(closed_jaxpr))
     if entry is None:
-        in_types = _mlir.ir_types(jaxpr.in_avals)
-        out_types = _mlir.ir_types([x.aval for x in jaxpr.outvars])
+        # An ordered effect inside: the function takes and returns its token (first).
+        tokens = [_mlir.token_type()] * n
+        in_types = tokens + _mlir.ir_types(jaxpr.in_avals)
+        out_types = tokens + _mlir.ir_types([x.aval for x in jaxpr.outvars])
         _, symbol, block = _mlir.new_function(
             mctx.module, mctx.symbol_table, name or "call", in_types, out_types, public=False
         )
-        with _mlir.insertion_point(block):
-            outs = _lower_jaxpr(mctx, jaxpr, consts, list(block.arguments))
-            _mlir.function_return(outs)
+        with _mlir.insertion_point(block), _token_scope(mctx):
+            arguments = list(block.arguments)
+            mctx.tokens.update(zip(effects, arguments[:n], strict=True))
+            outs = _lower_jaxpr(mctx, jaxpr, consts, arguments[n:])
+            _mlir.function_return([mctx.tokens[e] for e in effects] + outs)
         # The jaxpr is kept in the entry so that its id cannot be reused meanwhile.
         entry = mctx.lowered_jaxprs[id(closed_jaxpr)] = (closed_jaxpr, symbol, out_types)
     _, symbol, out_types = entry
-    return _mlir.function_call(symbol, out_types, operands)
+    results = _mlir.function_call(symbol, out_types, tokens_in(ctx, effects) + list(operands))
+    set_tokens(ctx, effects, results[:n])
+    return results[n:]
+
+
+class _token_scope:  # noqa: N801 - used like a function in a ``with``
+    """Keep the enclosing tokens while a separate function or region is lowered."""
+
+    __slots__ = ("mctx", "saved")
+
+    def __init__(self, mctx: ModuleContext):
+        self.mctx = mctx
+
+    def __enter__(self):
+        self.saved = self.mctx.tokens
+        self.mctx.tokens = dict(self.saved)
+
+    def __exit__(self, *exc):
+        self.mctx.tokens = self.saved
+
+
+def tokens_in(ctx, effects: Sequence[Effect]) -> list:
+    """Return the current token of each of ``effects`` (ordered effects, in order).
+
+    A rule that lowers an inner program into a region threads these through it:
+    pass them in as extra region arguments, ``set_tokens`` to those arguments
+    before lowering the body, return ``tokens_in`` after it, and ``set_tokens``
+    to the op's results.
+    """
+    mctx = _context_of(ctx)
+    out = []
+    for effect in effects:
+        token = mctx.tokens.get(effect)
+        if token is None:  # lowered outside a program that threads it (e.g. alone)
+            token = mctx.tokens[effect] = _mlir.new_token()
+        out.append(token)
+    return out
+
+
+def set_tokens(ctx, effects: Sequence[Effect], tokens: Sequence) -> None:
+    """Make ``tokens`` the current tokens of ``effects`` (after an op that produced them)."""
+    _context_of(ctx).tokens.update(zip(effects, tokens, strict=True))
+
+
+def region_tokens(ctx):
+    """A ``with`` block for lowering a region: its tokens do not leak to the enclosing code."""
+    return _token_scope(_context_of(ctx))
 
 
 def call_lowering(ctx: LoweringRuleContext, *operands, jaxpr, name: str | None = None, **_):
@@ -410,9 +477,11 @@ class LoweredModule:
     ``module`` (ir.Module) and its ``context``, ``module_name``, ``in_avals``,
     ``out_avals``, ``donated_args`` (a bool per argument) and
     ``input_output_aliases`` (per argument, the output index it is aliased to, or
-    None), ``num_partitions`` and ``num_replicas``. The module belongs to the
-    context of the thread that lowered it: print or serialize it from that thread
-    (or after that thread is done lowering).
+    None), ``num_partitions`` and ``num_replicas``, ``ordered_effects`` (``main``
+    takes and returns one token per ordered effect, before the other arguments and
+    results) and ``host_callbacks`` (the Python callables the program calls). The
+    module belongs to the context of the thread that lowered it: print or
+    serialize it from that thread (or after that thread is done lowering).
     """
 
     __slots__ = (
@@ -425,10 +494,13 @@ class LoweredModule:
         "input_output_aliases",
         "num_partitions",
         "num_replicas",
+        "ordered_effects",
+        "host_callbacks",
     )
 
     def __init__(self, module, context, module_name, in_avals, out_avals, donated_args,
-                 input_output_aliases, num_partitions=1, num_replicas=1):  # fmt: skip
+                 input_output_aliases, num_partitions=1, num_replicas=1, ordered_effects=(),
+                 host_callbacks=()):  # fmt: skip
         self.module = module
         self.context = context
         self.module_name: str = module_name
@@ -438,6 +510,10 @@ class LoweredModule:
         self.input_output_aliases: tuple[int | None, ...] = tuple(input_output_aliases)
         self.num_partitions = num_partitions
         self.num_replicas = num_replicas
+        # One token argument and result of ``main`` per ordered effect, before the others.
+        self.ordered_effects: tuple[Effect, ...] = tuple(ordered_effects)
+        # What ``compile_and_load(..., host_callbacks=)`` needs, in custom-call index order.
+        self.host_callbacks: tuple = tuple(host_callbacks)
 
     def as_text(self, debug_info: bool = False) -> str:
         """Return the module as StableHLO text (``jax.stages.Lowered.as_text``).
@@ -515,9 +591,14 @@ def lower_jaxpr_to_module(
     attribute, or None; ``sdy_mesh`` (axis names and sizes) declares the Shardy
     mesh ``@mesh`` those refer to. ``num_partitions``/``num_replicas``
     become module attributes when above 1. ``platform`` selects platform rules.
-    Raises LoweringError naming the failing equation and its source line.
+    An ordered effect of the jaxpr adds a token argument and result to ``main``
+    (first, in the order of ``LoweredModule.ordered_effects``), so that the
+    runtime orders effects across calls. Raises LoweringError naming the failing
+    equation and its source line.
     """
     jaxpr, consts = _split(closed_jaxpr)
+    effects = ordered_effects(jaxpr.effects)
+    n_tokens = len(effects)
     in_avals = [v.aval for v in jaxpr.invars]
     out_avals = [x.aval for x in jaxpr.outvars]
     donated = [bool(d) for d in _per_arg("donated_args", donated_args, len(in_avals), False)]
@@ -542,7 +623,7 @@ def lower_jaxpr_to_module(
             arg_attrs, donated, aliases, in_shardings, strict=True
         ):
             if alias is not None:
-                attrs["tf.aliasing_output"] = _mlir.i32_attr(alias)
+                attrs["tf.aliasing_output"] = _mlir.i32_attr(alias + n_tokens)
             elif is_donated:
                 attrs["jax.buffer_donor"] = _mlir.bool_attr(True)
             if sharding is not None:
@@ -553,21 +634,30 @@ def lower_jaxpr_to_module(
         arg_locs = None
         if arg_names is not None and len(arg_names) == len(in_avals) and in_avals:
             arg_locs = [_mlir.name_location(name) for name in arg_names]
+        tokens = [_mlir.token_type()] * n_tokens
+        if n_tokens:
+            token_attrs = [{"jax.token": _mlir.bool_attr(True)} for _ in range(n_tokens)]
+            arg_attrs = token_attrs + arg_attrs
+            result_attrs = token_attrs + result_attrs
+            if arg_locs is not None:
+                arg_locs = [_mlir.name_location("token")] * n_tokens + arg_locs
 
         _, _, block = _mlir.new_function(
             module,
             symbol_table,
             "main",
-            _mlir.ir_types(in_avals),
-            _mlir.ir_types(out_avals),
+            tokens + _mlir.ir_types(in_avals),
+            tokens + _mlir.ir_types(out_avals),
             public=True,
             arg_attrs=arg_attrs,
             result_attrs=result_attrs,
             arg_locs=arg_locs,
         )
         with _mlir.insertion_point(block):
-            outs = _lower_jaxpr(mctx, jaxpr, consts, list(block.arguments))
-            _mlir.function_return(outs)
+            arguments = list(block.arguments)
+            mctx.tokens.update(zip(effects, arguments[:n_tokens], strict=True))
+            outs = _lower_jaxpr(mctx, jaxpr, consts, arguments[n_tokens:])
+            _mlir.function_return(tokens_in(mctx, effects) + outs)
         problems = _mlir.verify(module)
     if problems is not None:
         raise LoweringError(f"The StableHLO module '{module_name}' does not verify:\n{problems}")
@@ -581,4 +671,6 @@ def lower_jaxpr_to_module(
         aliases,
         num_partitions,
         num_replicas,
+        effects,
+        mctx.host_callbacks,
     )

@@ -31,6 +31,7 @@ from .backends import (
 )
 from .compile_cache import compile_or_get_cached
 from .dispatch import apply_primitive
+from .executable import effects_barrier
 from .jit import Compiled, Lowered, Traced, clear_caches, eval_shape, jit, jit_p
 from .sharding import Sharding, SingleDeviceSharding, register_sharding
 
@@ -53,6 +54,7 @@ __all__ = [
     "device_get",
     "device_put",
     "devices",
+    "effects_barrier",
     "eval_shape",
     "get_backend",
     "is_array",

@@ -199,12 +199,26 @@ def compile_or_get_cached(
     in the persistent cache when ``compilation_cache_dir`` is set, else compile
     with the devices' client and remember the result in both. With
     ``with_info=True`` return a CompileResult telling where the executable came
-    from and how long it took.
+    from and how long it took. A module with host callbacks is always compiled
+    (with its callables) and never cached.
     """
     start = time.perf_counter()
     devices = list(devices)
     backend = devices[0].client
     options = compile_options if compile_options is not None else compile_options_for(devices)
+    host_callbacks = list(getattr(lowered, "host_callbacks", ()))
+    if host_callbacks:
+        # The Python callables are not part of the module's text, so no cache may
+        # hand this executable to another program (JAX skips its caches too).
+        device_list = _jax.DeviceList(tuple(devices))
+        executable = backend.compile_and_load(
+            lowered.module,
+            executable_devices=device_list,
+            compile_options=options,
+            host_callbacks=host_callbacks,
+        )
+        stats["compiles"] += 1
+        return _result(with_info, executable, "compiled", start, "")
     text = lowered.as_text()
     key = cache_key(text, options, backend)
     # Device ids are in the options (and so in the key) only as numbers: two

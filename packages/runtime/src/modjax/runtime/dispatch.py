@@ -119,7 +119,13 @@ def _cpp_function(prim: core.Primitive, params: dict, key):
 
 def _fastpath_data(args, result, executable: Executable):
     """Describe an eager run for the C++ fast path (None if it cannot replay it)."""
-    if executable is None or executable.kept is not None or executable.const_args:
+    if (
+        executable is None
+        or executable.kept is not None
+        or executable.const_args
+        or executable.ordered_effects  # its tokens are threaded by ``Executable.run``
+        or executable.host_callbacks
+    ):
         return None
     leaves = cpp_dispatch.flatten_arguments(args, {})
     if len(leaves) != len(args) or any(a is not b for a, b in zip(leaves, args, strict=True)):
@@ -173,7 +179,13 @@ def _run_slow(prim: core.Primitive, args: tuple, params: dict):
     if spmd:
         leaves = executable.place(args)
     outs = executable.run(leaves)
-    if hashable and not _use_cpp and all(x._sharding is executable.sharding for x in leaves):
+    if (
+        hashable
+        and not _use_cpp
+        and not executable.ordered_effects
+        and not executable.host_callbacks
+        and all(x._sharding is executable.sharding for x in leaves)
+    ):
         fast_key = [prim, params_key] if params else [prim]
         for x in leaves:
             fast_key.append(id(x.aval))

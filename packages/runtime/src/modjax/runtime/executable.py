@@ -10,14 +10,17 @@ consumes them).
 
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
 from jaxlib import _jax, xla_client
 
 from modjax.lowering import lower_jaxpr_to_module
+from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.dce import dce_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.tracing import convert_constvars_jaxpr
@@ -44,6 +47,8 @@ __all__ = [
     "placement",
     "device_args",
     "raise_if_deleted",
+    "runtime_tokens",
+    "effects_barrier",
 ]
 
 JaxRuntimeError = _jax.JaxRuntimeError
@@ -83,6 +88,8 @@ class Executable:
         "in_shardings",
         "out_shardings",
         "arg_shardings",
+        "ordered_effects",
+        "host_callbacks",
     )
 
     def __init__(
@@ -136,7 +143,24 @@ class Executable:
             _jax.array_result_handler(shared_aval(a), sh, committed, _skip_checks=True)
             for a, sh in zip(out_avals, self.out_shardings, strict=True)
         ]
+        # Ordered effects: ``main`` takes and returns one token each (before the others);
+        # ``run`` threads them between calls through ``runtime_tokens``.
+        self.ordered_effects = tuple(getattr(lowered, "ordered_effects", ()))
+        if self.ordered_effects and self.sharding is None:
+            raise NotImplementedError(
+                "ordered effects (debug.print(ordered=True), io_callback(ordered=True)) in a "
+                "program sharded over several devices"
+            )
+        if self.ordered_effects:
+            token_handler = _jax.array_result_handler(
+                shared_aval(_TOKEN_AVAL), self.sharding, committed, _skip_checks=True
+            )
+            self.handlers = [token_handler] * len(self.ordered_effects) + self.handlers
+        # A program calling Python gives a runtime token, so effects_barrier can wait for it.
+        self.host_callbacks = bool(getattr(lowered, "host_callbacks", ()))
         execute = xla.execute_sharded
+        if self.host_callbacks:
+            execute = functools.partial(execute, with_tokens=True)
         if kept is None and not const_args:
             self.call = execute
         elif kept is None:
@@ -157,11 +181,22 @@ class Executable:
 
     def run(self, args: Sequence[ArrayImpl]) -> list[ArrayImpl]:
         """Execute on ``args`` (Arrays placed by ``place``); return the output Arrays."""
+        effects = self.ordered_effects
+        if effects:
+            args = [runtime_tokens.get(e, self.device) for e in effects] + list(args)
         try:
-            return self.call(args).consume_with_handlers(self.handlers)
+            results = self.call(args)
         except JaxRuntimeError:
             raise_if_deleted(args)
             raise
+        if self.host_callbacks:
+            runtime_tokens.set_output(self.device, results.consume_token())
+        outs = results.consume_with_handlers(self.handlers)
+        if effects:
+            for effect, token in zip(effects, outs, strict=False):
+                runtime_tokens.set(effect, self.device, token)
+            outs = outs[len(effects) :]
+        return outs
 
     def as_text(self) -> str:
         """Return the optimized HLO text of the compiled program."""
@@ -170,6 +205,51 @@ class Executable:
     def cost_analysis(self) -> dict[str, Any]:
         """Return XLA's cost estimate (flops, bytes accessed, ...)."""
         return dict(self.xla.cost_analysis())
+
+
+# What a token is at run time: an empty bool array (as in JAX).
+_TOKEN_AVAL = ShapedArray((0,), np.dtype(bool))
+
+
+class _RuntimeTokens:
+    """The last token of each ordered effect per device (JAX's ``RuntimeTokenSet``).
+
+    A program with an ordered effect takes the token its previous program returned,
+    so XLA runs their effects in call order.
+    """
+
+    def __init__(self):
+        self.tokens: dict[tuple, ArrayImpl] = {}
+        # Per device, the runtime token of the last program there that calls Python.
+        self.outputs: dict[Device, Any] = {}
+
+    def get(self, effect, device) -> ArrayImpl:
+        token = self.tokens.get((effect, device))
+        if token is None:
+            sharding = single_device_sharding(device)
+            token = put_host_value(np.zeros((0,), bool), _TOKEN_AVAL, sharding, False)
+        return token
+
+    def set(self, effect, device, token: ArrayImpl) -> None:
+        self.tokens[(effect, device)] = token
+
+    def set_output(self, device, token) -> None:
+        # Programs on one device run in order, so the last one's token covers the others.
+        self.outputs[device] = token
+
+    def block_until_ready(self) -> None:
+        """Wait for every effect dispatched so far (``jax.effects_barrier``)."""
+        for token in [*self.tokens.values(), *self.outputs.values()]:
+            token.block_until_ready()
+        self.outputs.clear()
+
+
+runtime_tokens = _RuntimeTokens()
+
+
+def effects_barrier() -> None:
+    """Wait until every ordered effect dispatched so far has happened (jax.effects_barrier)."""
+    runtime_tokens.block_until_ready()
 
 
 def raise_if_deleted(args: Sequence[Any]) -> None:

@@ -557,6 +557,8 @@ class _JitFunction:
 
     def fastpath_data(self, call: _Call, executable: Executable, result, outs, committed):
         """Return the C++ fast path's record of this call, or None if it cannot take it."""
+        if executable.ordered_effects or executable.host_callbacks:
+            return None  # its tokens are threaded by ``Executable.run``
         leaves = cpp_dispatch.flatten_arguments(call.dyn_args, call.dyn_kwargs)
         if len(leaves) != len(call.leaves) or any(
             a is not b for a, b in zip(leaves, call.leaves, strict=True)
@@ -611,6 +613,8 @@ class _JitFunction:
 
     def learn(self, call: _Call, executable: Executable, traced: _Traced, device_leaves) -> None:
         """Add fast-path entries for a call whose leaves need no transfer next time."""
+        if executable.ordered_effects or executable.host_callbacks:
+            return  # its tokens are threaded by ``Executable.run``
         sharding = executable.sharding
         if sharding is None:
             return  # multi-device programs take the C++ fast path only

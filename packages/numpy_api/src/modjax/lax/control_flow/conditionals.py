@@ -15,9 +15,20 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from modjax.lowering import hlo, ir, ir_types, lower_jaxpr_inline, register_lowering
+from modjax.lowering import (
+    hlo,
+    ir,
+    ir_types,
+    lower_jaxpr_inline,
+    region_tokens,
+    register_lowering,
+    set_tokens,
+    token_type,
+    tokens_in,
+)
 from modjax.runtime import apply_primitive
 from modjax.tracecore.core import Primitive
+from modjax.tracecore.effects import ordered_effects
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.tracing import trace_to_jaxpr
 from modjax.tracecore.tree_util import tree_flatten, tree_unflatten
@@ -60,12 +71,18 @@ def _types(avals) -> str:
 
 
 def _cond_lowering(ctx, index, *operands, branches):
-    case = hlo.CaseOp(ir_types(ctx.avals_out), index, len(branches))
+    # Each ordered effect's token goes into every branch and comes out of the case.
+    effects = ordered_effects(ctx.effects)
+    tokens = tokens_in(ctx, effects)
+    case = hlo.CaseOp([token_type()] * len(tokens) + ir_types(ctx.avals_out), index, len(branches))
     for region, branch in zip(case.regions, branches, strict=True):
         block = region.blocks.append()
-        with ir.InsertionPoint(block):
-            hlo.return_(lower_jaxpr_inline(ctx, branch, operands))
-    return list(case.results)
+        with ir.InsertionPoint(block), region_tokens(ctx):
+            outs = lower_jaxpr_inline(ctx, branch, operands)
+            hlo.return_(tokens_in(ctx, effects) + outs)
+    results = list(case.results)
+    set_tokens(ctx, effects, results[: len(tokens)])
+    return results[len(tokens) :]
 
 
 cond_p.def_impl(functools.partial(apply_primitive, cond_p))

@@ -23,10 +23,22 @@ from collections.abc import Callable
 
 import numpy as np
 
-from modjax.lowering import hlo, ir, ir_type, ir_types, lower_jaxpr_inline, register_lowering
+from modjax.lowering import (
+    hlo,
+    ir,
+    ir_type,
+    ir_types,
+    lower_jaxpr_inline,
+    region_tokens,
+    register_lowering,
+    set_tokens,
+    token_type,
+    tokens_in,
+)
 from modjax.runtime import apply_primitive
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive, Tracer, concrete_or_error
+from modjax.tracecore.effects import ordered_effects
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.tree_util import tree_flatten, tree_unflatten
 
@@ -80,19 +92,31 @@ def _while_abstract_eval(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
 
 def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     n_consts = cond_nconsts + body_nconsts
-    types = ir_types(ctx.avals_in)
-    op = hlo.WhileOp(types, list(args))
+    if ordered_effects(cond_jaxpr.effects):
+        raise NotImplementedError(
+            "while_loop: ordered effects (ordered debug callbacks, io_callback(ordered=True)) "
+            "in cond_fun are not supported; move them into body_fun"
+        )
+    # Each ordered effect's token is carried by the loop, so iterations stay in order.
+    effects = ordered_effects(ctx.effects)
+    n = len(effects)
+    types = [token_type()] * n + ir_types(ctx.avals_in)
+    op = hlo.WhileOp(types, tokens_in(ctx, effects) + list(args))
     cond_block = op.cond.blocks.append(*types)
-    with ir.InsertionPoint(cond_block):
-        values = list(cond_block.arguments)
+    with ir.InsertionPoint(cond_block), region_tokens(ctx):
+        values = list(cond_block.arguments)[n:]
         (pred,) = lower_jaxpr_inline(ctx, cond_jaxpr, values[:cond_nconsts] + values[n_consts:])
         hlo.return_([pred])
     body_block = op.body.blocks.append(*types)
-    with ir.InsertionPoint(body_block):
+    with ir.InsertionPoint(body_block), region_tokens(ctx):
         values = list(body_block.arguments)
+        set_tokens(ctx, effects, values[:n])
+        values = values[n:]
         outs = lower_jaxpr_inline(ctx, body_jaxpr, values[cond_nconsts:])
-        hlo.return_(values[:n_consts] + list(outs))
-    return list(op.results)[n_consts:]
+        hlo.return_(tokens_in(ctx, effects) + values[:n_consts] + list(outs))
+    results = list(op.results)
+    set_tokens(ctx, effects, results[:n])
+    return results[n + n_consts :]
 
 
 while_p.def_impl(functools.partial(apply_primitive, while_p))
@@ -282,17 +306,22 @@ def _scan_lowering(
                              x_avals=x_avals, y_avals=y_avals)  # fmt: skip
 
     if n_blocks:
+        # Each ordered effect's token is carried by the loop, so steps stay in order.
+        effects = ordered_effects(ctx.effects)
+        n = len(effects)
         n_c, n_k, n_x = len(consts), len(carry), len(xs)
-        state = [_i32(0), *consts, *carry, *xs, *ys]
+        state = [*tokens_in(ctx, effects), _i32(0), *consts, *carry, *xs, *ys]
         types = [v.type for v in state]
         op = hlo.WhileOp(types, state)
         cond_block = op.cond.blocks.append(*types)
         with ir.InsertionPoint(cond_block):
-            i = cond_block.arguments[0]
+            i = cond_block.arguments[n]
             hlo.return_([compare(i, _i32(n_blocks), "LT", _I32)])
         body_block = op.body.blocks.append(*types)
-        with ir.InsertionPoint(body_block):
+        with ir.InsertionPoint(body_block), region_tokens(ctx):
             values = list(body_block.arguments)
+            set_tokens(ctx, effects, values[:n])
+            values = values[n:]
             i = values[0]
             b_consts = values[1 : 1 + n_c]
             b_carry = values[1 + n_c : 1 + n_c + n_k]
@@ -302,8 +331,11 @@ def _scan_lowering(
             for k in range(block_len):
                 t = hlo.add(base, _i32(k)) if k else base
                 b_carry, b_ys = step(t=t, consts=b_consts, carry=b_carry, xs=b_xs, ys=b_ys)
-            hlo.return_([hlo.add(i, _i32(1)), *b_consts, *b_carry, *b_xs, *b_ys])
+            new_tokens = tokens_in(ctx, effects)
+            hlo.return_([*new_tokens, hlo.add(i, _i32(1)), *b_consts, *b_carry, *b_xs, *b_ys])
         results = list(op.results)
+        set_tokens(ctx, effects, results[:n])
+        results = results[n:]
         carry = results[1 + n_c : 1 + n_c + n_k]
         ys = results[1 + n_c + n_k + n_x :]
     for k in range(remainder):

@@ -1,0 +1,106 @@
+"""Calling Python from a compiled program (JAX's ``callback.emit_python_callback``).
+
+On CPU, jaxlib 0.10 runs a host callback through one typed-FFI custom call,
+``xla_ffi_python_cpu_callback``, whose ``index`` attribute (``ui64``) selects a
+Python callable among the ``host_callbacks`` passed to ``compile_and_load``.
+XLA hands the callable one numpy array per operand (``None`` for a token) and
+expects a sequence of one array per result (anything for a token). The module
+context collects the callables; ``LoweredModule.host_callbacks`` gives them to
+the runtime. An ordered callback takes the current token of its effect and
+returns the next one, so XLA keeps it in program order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from modjax.tracecore import dtypes
+
+from . import _mlir
+from .lowering import LoweringRuleContext, set_tokens, tokens_in
+
+__all__ = ["emit_host_callback", "check_callback_results"]
+
+
+def check_callback_results(outs, result_avals: Sequence) -> list[np.ndarray]:
+    """Return a callback's results as numpy arrays, checked against ``result_avals``.
+
+    Raise RuntimeError with JAX's messages for a wrong count, shape or dtype
+    (dtypes are canonicalized first, so a float64 result fits float32 with x64 off).
+    """
+    outs = [] if outs is None else list(outs)
+    if len(outs) != len(result_avals):
+        raise RuntimeError(
+            "Mismatched number of outputs from callback. "
+            f"Expected: {len(result_avals)}, Actual: {len(outs)}"
+        )
+    arrays = []
+    for i, (out, aval) in enumerate(zip(outs, result_avals, strict=True)):
+        array = np.asarray(out)
+        array = array.astype(dtypes.canonicalize_dtype(array.dtype), copy=False)
+        if array.shape != tuple(aval.shape):
+            raise RuntimeError(
+                f"Incorrect output shape for return value #{i}: "
+                f"Expected: {tuple(aval.shape)}, Actual: {array.shape}"
+            )
+        if array.dtype != aval.dtype:
+            raise RuntimeError(
+                f"Incorrect output dtype for return value #{i}: "
+                f"Expected: {aval.dtype}, Actual: {array.dtype}"
+            )
+        arrays.append(array)
+    return arrays
+
+
+def _checked(callback: Callable, result_avals: Sequence, ordered: bool) -> Callable:
+    """Wrap ``callback`` so that its results are numpy arrays of the declared types."""
+    result_avals = list(result_avals)
+
+    def wrapped(*args):
+        if ordered:
+            args = args[1:]  # the token: XLA passes None
+        arrays = check_callback_results(callback(*args), result_avals)
+        return (None, *arrays) if ordered else tuple(arrays)
+
+    return wrapped
+
+
+def emit_host_callback(
+    ctx: LoweringRuleContext,
+    callback: Callable,
+    operands: Sequence,
+    result_avals: Sequence,
+    *,
+    has_side_effect: bool,
+    ordered_effect=None,
+) -> list:
+    """Emit a call of ``callback`` on the host; return the values of its results.
+
+    ``callback(*numpy_arrays)`` returns a sequence of arrays matching
+    ``result_avals`` (checked: a wrong count, shape or dtype raises RuntimeError
+    when the program runs, with JAX's messages). ``has_side_effect`` keeps XLA
+    from removing or merging the call; ``ordered_effect`` (an ordered Effect)
+    threads that effect's token through it.
+    """
+    mctx = ctx.module_ctx
+    if mctx.platform != "cpu":
+        raise NotImplementedError(
+            f"host callbacks are implemented for the CPU platform only, not {mctx.platform!r}"
+        )
+    ordered = ordered_effect is not None
+    mctx.host_callbacks.append(_checked(callback, result_avals, ordered))
+    index = len(mctx.host_callbacks) - 1
+    result_types = _mlir.ir_types(result_avals)
+    operands = list(operands)
+    if ordered:
+        operands = tokens_in(ctx, [ordered_effect]) + operands
+        result_types = [_mlir.token_type(), *result_types]
+    results = _mlir.host_callback_call(
+        index, operands, result_types, has_side_effect=has_side_effect or ordered
+    )
+    if ordered:
+        set_tokens(ctx, [ordered_effect], results[:1])
+        results = results[1:]
+    return results
