@@ -30,6 +30,7 @@ from .array import ArrayImpl, _canonical_host_value, copy_to_sharding, put_host_
 
 __all__ = [
     "available",
+    "clear_cache",
     "cpp_dispatch",
     "FastpathData",
     "make_fast_function",
@@ -82,12 +83,16 @@ class FastpathData(NamedTuple):
 
 
 class _GlobalKey:
-    """The part of the C++ cache key shared by all calls of one jitted function."""
+    """The part of the C++ cache key shared by all calls of one jitted function.
 
-    __slots__ = ("owner", "__weakref__")
+    jaxlib's ``PjitFunctionCache`` keys each entry on a weak reference to the
+    function plus this object, and drops the entry when the function dies. So
+    this key must not reach the function (or anything holding it): a key that
+    did would keep every wrapped function and its closure alive for as long as
+    the cache keeps its entry. It is a bare identity, one per jitted wrapper.
+    """
 
-    def __init__(self, owner):
-        self.owner = owner
+    __slots__ = ("__weakref__",)
 
     def __hash__(self) -> int:
         return id(self)
@@ -111,20 +116,29 @@ def make_fast_function(
     cache_miss: Callable,
     static_argnums: Sequence[int],
     static_argnames: Sequence[str],
-    owner: Any,
 ) -> Callable:
-    """Return jaxlib's C++ fast-path callable for one jitted function."""
+    """Return jaxlib's C++ fast-path callable for one jitted function.
+
+    The function's compiled entries live in a bounded process-wide cache that
+    holds ``fun`` weakly (as JAX's pjit caches do); they go when ``fun`` dies.
+    """
     return _jax.pjit(
         name,
         fun,
         cache_miss,
         list(static_argnums),
         list(static_argnames),
-        _GlobalKey(owner),
+        _GlobalKey(),
         registry,
         _shard_arg_fallback,
         _cache,
     )
+
+
+def clear_cache() -> None:
+    """Drop every compiled entry of the C++ fast path (part of ``clear_caches``)."""
+    if available:
+        _cache.clear()
 
 
 def flatten_arguments(dyn_args, dyn_kwargs) -> list:

@@ -110,7 +110,7 @@ def _cpp_function(prim: core.Primitive, params: dict, key):
     def fun(*args):
         return _apply_slow(prim, args, params)
 
-    fast = cpp_dispatch.make_fast_function(prim.name, fun, cache_miss, (), (), key)
+    fast = cpp_dispatch.make_fast_function(prim.name, fun, cache_miss, (), ())
     if len(_cpp_functions) >= _LIMIT:
         clear_cache()
     _cpp_functions[key] = fast

@@ -40,7 +40,7 @@ from modjax.tracecore.call import check_call_operands, register_call_rules
 from modjax.tracecore.config import enable_x64
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
-from modjax.tracecore.jaxpr_cache import clear_jaxpr_caches
+from modjax.tracecore.jaxpr_cache import JaxprCache, clear_jaxpr_caches
 from modjax.tracecore.tracing import arg_aval, convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.tree_util import (
     tree_flatten,
@@ -97,28 +97,28 @@ def _jit_abstract_eval(*in_avals, jaxpr: ClosedJaxpr, **_):
     return jaxpr.out_avals
 
 
-_impl_cache: dict[tuple, tuple[Executable, ClosedJaxpr]] = {}
+# Executables of jit equations run eagerly (outside any jit), per jaxpr object: held
+# weakly on the jaxpr, so they go with the program (and the closure it came from).
+_impl_cache = JaxprCache("jit_impl")
 
 
 def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars, keep_unused, inline):
     """Run a ``jit`` equation on concrete values: compile its jaxpr (once) and execute it."""
     device, committed = _placement(args)
     avals = tuple(_leaf_aval(x) for x in args)
-    key = (id(jaxpr), avals, device, committed, donated_invars, keep_unused)
-    entry = _impl_cache.get(key)
-    if entry is None:
-        if len(_impl_cache) > 4096:
-            _impl_cache.clear()
-        executable = compile_jaxpr(
+    executable = _impl_cache.get(
+        jaxpr,
+        (avals, device, committed, donated_invars, keep_unused),
+        lambda: compile_jaxpr(
             jaxpr,
             device,
             name=name,
             donated=donated_invars,
             keep_unused=keep_unused,
             committed=committed,
-        )
-        entry = _impl_cache[key] = (executable, jaxpr)  # the jaxpr keeps its id unique
-    return entry[0].run(entry[0].place(args))
+        ),
+    )
+    return executable.run(executable.place(args))
 
 
 def _jit_update_params(params, in_map, out_map, new_jaxpr):
@@ -185,6 +185,8 @@ def _normalize_names(value, what: str) -> tuple[str, ...]:
 
 def _infer_nums_and_names(fun, nums, names) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """Complete argnums from argnames and back through ``fun``'s signature, as JAX does."""
+    if not nums and not names:
+        return nums, names  # nothing to complete: spare a fresh wrapper the signature
     try:
         params = list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):
@@ -329,9 +331,9 @@ def clear_caches() -> None:
 
     for fn in list(_all_functions):
         fn.clear_cache()
-    _impl_cache.clear()
     clear_jaxpr_caches()
     dispatch.clear_cache()
+    cpp_dispatch.clear_cache()
     compile_cache.clear_caches()
 
 
@@ -785,7 +787,7 @@ def _cpp_wrapper(fn: _JitFunction) -> Callable:
     """The fast path in C++: jaxlib's PjitFunction, missing into ``fn.cpp_cache_miss``."""
     fn.use_cpp = True
     fast = cpp_dispatch.make_fast_function(
-        fn.name, fn.fun, fn.cpp_cache_miss, fn.static_argnums, fn.static_argnames, fn
+        fn.name, fn.fun, fn.cpp_cache_miss, fn.static_argnums, fn.static_argnames
     )
     call_slow = fn.call_slow
     has_statics = bool(fn.static_argnums or fn.static_argnames)

@@ -202,6 +202,9 @@ def flatten_fun_nokwargs(fun: WrappedFun, in_tree) -> tuple[WrappedFun, Store]:
     return fun.wrap_with_store(_flatten_fun_nokwargs, in_tree)
 
 
+_STRONG_LIMIT = 1024
+
+
 def cache(compute: Callable) -> Callable:
     """Memoize ``compute(fun: WrappedFun, *args)`` on ``fun`` and ``args`` (jax's lu.cache).
 
@@ -210,13 +213,16 @@ def cache(compute: Callable) -> Callable:
     dropped when the function is garbage collected.
     """
     tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-    strong: dict = {}  # for functions that cannot be weakly referenced
+    # Functions that cannot be weakly referenced are held strongly, in a bounded table.
+    strong: dict = {}
 
     @functools.wraps(compute)
     def cached(fun: WrappedFun, *args):
         try:
             table = tables.setdefault(fun.f, {})
         except TypeError:
+            if len(strong) >= _STRONG_LIMIT and fun.f not in strong:
+                strong.clear()
             table = strong.setdefault(fun.f, {})
         key = (fun._key[1], args, source_info_util.name_stack())
         hit = table.get(key)
