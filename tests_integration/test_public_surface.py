@@ -1,0 +1,184 @@
+"""modjax has every public name of JAX 0.10.2's modules that it mirrors.
+
+``jax_public_names.json`` lists, per module, the public names of JAX 0.10.2 (recorded
+from a real JAX with the script kept inside the file). Each must exist on the modjax
+module of the same path, unless a table below says why not: names another open
+issue is adding (``OTHER_ISSUES``), or names of issue #14 still to do (``NOT_YET``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+
+RECORDED = json.loads((Path(__file__).parent / "jax_public_names.json").read_text())
+MODULES = RECORDED["modules"]
+
+
+def _table(*groups: tuple[str, str, str]) -> dict[str, dict[str, str]]:
+    """(module, space-separated names, reason) groups -> {module: {name: reason}}."""
+    table: dict[str, dict[str, str]] = {}
+    for module, names, reason in groups:
+        table.setdefault(module, {}).update(dict.fromkeys(names.split(), reason))
+    return table
+
+
+# Names that other open issues are adding right now, each named with its issue.
+SHARDING = "#13 sharding"
+DEBUGGING = "#15 debugging, callbacks and export"
+KEYS = "#11 random typed keys"
+OTHER_ISSUES = _table(
+    (
+        "jax",
+        "NamedSharding make_array_from_callback make_array_from_process_local_data "
+        "make_array_from_single_device_arrays reshard shard_map smap auto_pcast "
+        "remove_size_one_mesh_axis_from_type distributed process_indices",
+        SHARDING,
+    ),
+    (
+        "jax.lax",
+        "pbroadcast pcast precv psend pswapaxes ragged_all_to_all ragged_all_to_all_p "
+        "with_sharding_constraint sharding_constraint_p",
+        SHARDING,
+    ),
+    (
+        "jax.sharding",
+        "AbstractDevice ManualAxisType auto_axes explicit_axes make_single_device_sharding reshard",
+        SHARDING,
+    ),
+    ("jax.debug", "inspect_array_sharding visualize_array_sharding visualize_sharding", SHARDING),
+    (
+        "jax",
+        "export debug_nans debug_infs disable_jit check_tracer_leaks checking_leaks "
+        "explain_cache_misses effects_barrier pure_callback",
+        DEBUGGING,
+    ),
+    ("jax.export", " ".join(MODULES["jax.export"]), DEBUGGING),
+    (
+        "jax",
+        "debug_key_reuse enable_custom_prng default_prng_impl legacy_prng_key "
+        "threefry_partitionable",
+        KEYS,
+    ),
+    ("jax.lax", "random_gamma_grad", KEYS),
+    ("jax.errors", "KeyReuseError", KEYS),
+)
+
+# Issue #14's names not done yet, with what is missing.
+NOT_YET = _table(
+    (
+        "jax",
+        "Device Shard clear_caches copy_to_host_async custom_gradient default_device "
+        "dlpack ensure_compile_time_eval host_count host_id host_ids image live_arrays "
+        "named_call named_scope print_environment_info stages typeof log_compiles "
+        "enable_x64 numpy_dtype_promotion numpy_rank_promotion default_matmul_precision "
+        "enable_checks softmax_custom_jvp no_tracing no_execution transfer_guard "
+        "transfer_guard_device_to_device transfer_guard_device_to_host "
+        "transfer_guard_host_to_device allow_f16_reductions array_garbage_collection_guard "
+        "thread_guard custom_batching fwd_and_bwd ds float0 memory ops version",
+        "#14: to do",
+    ),
+    (
+        "jax",
+        "Ref ref new_ref empty_ref free_ref freeze",
+        "#14: mutable array references (a new effect kind) are not designed yet",
+    ),
+    (
+        "jax",
+        "ad api_util core interpreters lib monitoring ffi make_user_context "
+        "jax2tf_associative_scan_reductions",
+        "#14: JAX internals or jaxlib extension points with no modjax counterpart yet",
+    ),
+    ("jax", "pmap", "#14: pmap is not planned before shard_map (#13) covers it"),
+    ("jax", "profiler", "#14: jax.profiler through jaxlib's profiler, to do"),
+    ("jax.profiler", " ".join(MODULES["jax.profiler"]), "#14: to do"),
+    (
+        "jax.lax",
+        "AccuracyMode DotAlgorithm DotAlgorithmPreset DotDimensionNumbers PrecisionLike "
+        "RaggedDotDimensionNumbers Tolerance after_all after_all_p approx_max_k approx_min_k "
+        "approx_top_k_p broadcast_like composite conv_general_dilated_local "
+        "conv_general_dilated_patches conv_general_permutations conv_general_shape_tuple "
+        "conv_shape_tuple conv_transpose conv_transpose_shape_tuple create_token "
+        "create_token_p dce_sink dce_sink_p device_put_p dtype empty eq_to_p le_to_p "
+        "linear_solve_p lt_to_p mulhi mulhi_p optimization_barrier optimization_barrier_p "
+        "platform_dependent ragged_dot ragged_dot_general reduce_window_shape_tuple "
+        "scaled_dot select_and_scatter_p shape_as_value split_p square_p stack_p stage "
+        "stage_p stop_gradient_p tile_p unstack_p",
+        "#14: to do",
+    ),
+    ("jax.nn", "get_scaled_dot_general_config scaled_dot_general scaled_matmul", "#14: to do"),
+    (
+        "jax.tree_util",
+        "KeyEntry KeyPath default_registry flatten_one_level flatten_one_level_with_keys "
+        "is_tree_node tree_broadcast tree_reduce_associative",
+        "#14: to do",
+    ),
+    ("jax.tree", "broadcast reduce_associative static", "#14: to do"),
+    ("jax.dtypes", "scalar_type_of", "#14: to do"),
+    (
+        "jax.errors",
+        "InconclusiveDimensionOperation JAXIndexError JAXTypeError JaxRuntimeError JaxprTypeError",
+        "#14: to do",
+    ),
+    ("jax.stages", " ".join(MODULES["jax.stages"]), "#14: to do"),
+    ("jax.ad_checkpoint", "Offloadable Recompute Saveable print_saved_residuals", "#14: to do"),
+    (
+        "jax.custom_derivatives",
+        "custom_gradient custom_jvp_call_p custom_vjp_call_p custom_vjp_primal_tree_values "
+        "linear_call remat_opt_p zero_from_primal",
+        "#14: to do",
+    ),
+    ("jax.image", " ".join(MODULES["jax.image"]), "#14: to do"),
+    ("jax.dlpack", " ".join(MODULES["jax.dlpack"]), "#14: to do"),
+    ("jax.experimental", "EArray cur_qdd primal_tangent_dtype", "#14: to do"),
+    (
+        "jax.experimental.compilation_cache.compilation_cache",
+        "reset_cache set_cache_dir",
+        "#14: to do",
+    ),
+    (
+        "jax.example_libraries.optimizers",
+        " ".join(MODULES["jax.example_libraries.optimizers"]),
+        "#14: to do",
+    ),
+    ("jax.example_libraries.stax", " ".join(MODULES["jax.example_libraries.stax"]), "#14: to do"),
+)
+
+
+def _modjax_module(jax_name: str):
+    try:
+        return importlib.import_module("modjax" + jax_name[len("jax") :])
+    except ModuleNotFoundError:
+        return None
+
+
+def missing_names(jax_name: str) -> list[str]:
+    """The names of ``jax_name`` that the modjax module lacks (all, if it is absent)."""
+    module = _modjax_module(jax_name)
+    return [n for n in MODULES[jax_name] if module is None or not hasattr(module, n)]
+
+
+@pytest.mark.parametrize("jax_name", sorted(MODULES))
+def test_modjax_has_every_public_name_of_the_jax_module(jax_name):
+    excused = {**OTHER_ISSUES.get(jax_name, {}), **NOT_YET.get(jax_name, {})}
+    unexplained = [n for n in missing_names(jax_name) if n not in excused]
+    assert not unexplained, f"modjax{jax_name[3:]} lacks {unexplained}"
+
+
+def test_the_tables_name_only_recorded_names():
+    for table in (OTHER_ISSUES, NOT_YET):
+        for jax_name, names in table.items():
+            assert set(names) <= set(MODULES[jax_name]), (
+                jax_name,
+                set(names) - set(MODULES[jax_name]),
+            )
+
+
+def test_unknown_config_options_raise_naming_them():
+    import modjax
+
+    with pytest.raises(AttributeError, match="jax_no_such_option"):
+        modjax.config.update("jax_no_such_option", True)
