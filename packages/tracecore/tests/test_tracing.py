@@ -233,7 +233,7 @@ def test_tracers_are_unhashable():
     ("convert", "error"),
     [
         (bool, core.TracerBoolConversionError),
-        (int, core.TracerIntegerConversionError),
+        (int, core.ConcretizationTypeError),
         (float, core.ConcretizationTypeError),
         (np.asarray, core.TracerArrayConversionError),
         (lambda x: [0, 1][x], core.TracerIntegerConversionError),

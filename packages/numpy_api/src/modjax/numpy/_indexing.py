@@ -32,7 +32,7 @@ from modjax.lax import indexing as _lax_indexing
 from modjax.lax._common import kind
 from modjax.lax.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
 from modjax.tracecore import dtypes
-from modjax.tracecore.core import Tracer, concrete_or_error
+from modjax.tracecore.core import JAXIndexError, Tracer, concrete_or_error
 
 from ._eager_jit import compile_on_arrays
 from ._util import ARRAY_TYPES, aval, canonicalize_axis, check_arraylike, convert
@@ -49,7 +49,7 @@ __all__ = [
 _INTEGER = (int, np.integer)
 
 
-class NonConcreteBooleanIndexError(IndexError):
+class NonConcreteBooleanIndexError(JAXIndexError):
     """A boolean mask index whose values are not known while tracing (JAX's error of that name)."""
 
 

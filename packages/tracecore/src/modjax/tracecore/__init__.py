@@ -14,6 +14,10 @@ from .config import config
 from .core import (
     ConcretizationTypeError,
     EvalTrace,
+    InconclusiveDimensionOperation,
+    JAXIndexError,
+    JAXTypeError,
+    KeyReuseError,
     Primitive,
     Trace,
     Tracer,

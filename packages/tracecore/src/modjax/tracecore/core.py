@@ -37,6 +37,10 @@ __all__ = [
     "OPERATOR_NAMES",
     "BINARY_OPERATOR_NAMES",
     "ConcretizationTypeError",
+    "InconclusiveDimensionOperation",
+    "JAXIndexError",
+    "JAXTypeError",
+    "KeyReuseError",
     "TracerBoolConversionError",
     "TracerIntegerConversionError",
     "TracerArrayConversionError",
@@ -199,24 +203,44 @@ class set_current_trace:
 # --- errors ---------------------------------------------------------------------------
 
 
-class ConcretizationTypeError(TypeError):
-    """A concrete Python value was needed from an abstract tracer."""
+class JAXTypeError(TypeError):
+    """Base of the TypeErrors modjax raises about traced values (``jax.errors.JAXTypeError``)."""
+
+
+class JAXIndexError(IndexError):
+    """Base of the IndexErrors modjax raises about traced indices (``jax.errors.JAXIndexError``)."""
+
+
+class ConcretizationTypeError(JAXTypeError):
+    """A concrete Python value was needed from an abstract tracer (``int()``, ``float()``...)."""
 
 
 class TracerBoolConversionError(ConcretizationTypeError):
     """``bool()`` (an ``if``, ``while``, ``and``...) of an abstract tracer."""
 
 
-class TracerIntegerConversionError(TypeError):
-    """``int()``/``__index__`` of an abstract tracer."""
+class TracerIntegerConversionError(JAXTypeError):
+    """``__index__`` of an abstract tracer (``range(x)``, ``lst[x]``): not ``int()``, as in JAX."""
 
 
-class TracerArrayConversionError(TypeError):
+class TracerArrayConversionError(JAXTypeError):
     """Conversion of an abstract tracer to a NumPy array."""
 
 
-class UnexpectedTracerError(Exception):
+class UnexpectedTracerError(JAXTypeError):
     """A tracer was used after the transformation that made it had finished."""
+
+
+class KeyReuseError(JAXTypeError):
+    """A PRNG key consumed twice while ``debug_key_reuse`` checks keys (``jax.errors``)."""
+
+
+class InconclusiveDimensionOperation(Exception):
+    """An operation on symbolic dimensions whose answer depends on their values.
+
+    ``jax.errors.InconclusiveDimensionOperation``; modjax has no symbolic
+    (shape-polymorphic) dimensions yet, so nothing raises it today.
+    """
 
 
 def _leak_message(tracer: Tracer, primitive: Primitive | None = None) -> str:
@@ -331,7 +355,7 @@ class Tracer:
     def __int__(self):
         concrete = self.to_concrete_value()
         if concrete is None:
-            raise TracerIntegerConversionError(
+            raise ConcretizationTypeError(
                 _concretization_message(self, "Attempted int() conversion")
             )
         return int(concrete)

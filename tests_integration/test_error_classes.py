@@ -1,0 +1,96 @@
+"""modjax.errors has JAX's exception classes, bases and situations (``jax.errors``).
+
+Each test catches the error as a JAX user would: by the class ``jax.errors``
+documents, or by the builtin base JAX gives it. The hierarchy below was read off
+JAX 0.10.2 with::
+
+    import inspect, jax.errors as E
+    {n: [c.__name__ for c in o.__mro__[1:] if c.__name__ != "_JAXErrorMixin"]
+     for n, o in vars(E).items() if inspect.isclass(o)}
+"""
+
+import numpy as np
+import pytest
+
+import modjax
+import modjax.numpy as jnp
+from modjax import errors
+
+JAX_BASES = {
+    "ConcretizationTypeError": ["JAXTypeError", "TypeError"],
+    "InconclusiveDimensionOperation": ["Exception"],
+    "JAXIndexError": ["IndexError", "LookupError"],
+    "JAXTypeError": ["TypeError"],
+    "JaxRuntimeError": ["RuntimeError"],
+    "JaxprTypeError": ["TypeError"],
+    "KeyReuseError": ["JAXTypeError", "TypeError"],
+    "NonConcreteBooleanIndexError": ["JAXIndexError", "IndexError", "LookupError"],
+    "TracerArrayConversionError": ["JAXTypeError", "TypeError"],
+    "TracerBoolConversionError": ["ConcretizationTypeError", "JAXTypeError", "TypeError"],
+    "TracerIntegerConversionError": ["JAXTypeError", "TypeError"],
+    "UnexpectedTracerError": ["JAXTypeError", "TypeError"],
+}
+
+
+def test_errors_module_has_jax_classes_and_bases():
+    assert sorted(errors.__all__) == sorted(JAX_BASES)
+    for name, bases in JAX_BASES.items():
+        mro = [c.__name__ for c in getattr(errors, name).__mro__[1:]]
+        assert mro[: len(bases)] == bases, name
+
+
+def test_int_of_tracer_is_a_concretization_error_not_the_integer_one():
+    with pytest.raises(errors.ConcretizationTypeError) as info:
+        modjax.jit(lambda a: int(a))(1.0)
+    assert not isinstance(info.value, errors.TracerIntegerConversionError)
+
+
+@pytest.mark.parametrize("use", [lambda a: [1, 2][a], lambda a: range(a)])
+def test_index_of_tracer_is_the_integer_conversion_error(use):
+    with pytest.raises(errors.TracerIntegerConversionError):
+        modjax.jit(use)(1)
+
+
+def test_bool_and_array_conversions():
+    with pytest.raises(errors.TracerBoolConversionError):
+        modjax.jit(lambda a: 1 if a > 0 else 0)(1.0)
+    with pytest.raises(errors.TracerArrayConversionError):
+        modjax.jit(lambda a: np.asarray(a))(1.0)
+
+
+def test_escaped_tracer_is_an_unexpected_tracer_error_and_a_type_error():
+    saved = []
+    modjax.jit(lambda a: saved.append(a) or a)(1.0)
+    with pytest.raises(TypeError) as info:
+        modjax.jit(lambda a: a + saved[0])(1.0)
+    assert isinstance(info.value, errors.UnexpectedTracerError)
+    assert isinstance(info.value, errors.JAXTypeError)
+
+
+@pytest.mark.parametrize("index", [lambda a, m: a[m], lambda a, m: a.at[m].set(0.0)])
+def test_traced_boolean_mask_is_a_non_concrete_boolean_index_error(index):
+    x = jnp.arange(3.0)
+    with pytest.raises(errors.NonConcreteBooleanIndexError) as info:
+        modjax.jit(index)(x, x > 0)
+    assert isinstance(info.value, IndexError) and isinstance(info.value, errors.JAXIndexError)
+
+
+def test_xla_runtime_failures_are_jax_runtime_errors():
+    # 16 TiB does not fit: XLA's RESOURCE_EXHAUSTED comes up as jaxlib's class.
+    with pytest.raises(errors.JaxRuntimeError, match="RESOURCE_EXHAUSTED"):
+        jnp.zeros((2**42,), jnp.float32).block_until_ready()
+    x = jnp.ones(3)
+    both = modjax.jit(lambda a, b: (a + 1, b + 1), donate_argnums=(0, 1))
+    with pytest.raises(RuntimeError) as info:
+        both(x, x)  # one buffer donated twice
+    assert isinstance(info.value, errors.JaxRuntimeError)
+
+
+def test_ill_typed_jaxpr_is_a_jaxpr_type_error():
+    from modjax.tracecore import check_jaxpr
+
+    closed = modjax.make_jaxpr(lambda a: a * 2.0)(1.0)
+    closed.jaxpr.eqns[0].invars.reverse()
+    closed.jaxpr.eqns[0].invars[0] = closed.jaxpr.outvars[0]  # used before it is defined
+    with pytest.raises(errors.JaxprTypeError):
+        check_jaxpr(closed.jaxpr)
