@@ -57,6 +57,15 @@ def canonicalize_shape(shape: Any) -> tuple[int, ...]:
     return dims
 
 
+def _spec_shape(shape: Any) -> tuple:
+    """Canonicalize a spec's shape, keeping symbolic dimensions (``jax.export``'s) as they are."""
+    if any(getattr(type(d), "_symbolic_dim", False) for d in shape):
+        return tuple(
+            d if getattr(type(d), "_symbolic_dim", False) else operator.index(d) for d in shape
+        )
+    return canonicalize_shape(shape)
+
+
 def _checked_dtype(dtype: Any) -> Any:
     if isinstance(dtype, dtypes.ExtendedDType):
         return dtype
@@ -155,7 +164,7 @@ class ShapeDtypeStruct:
     def __init__(self, shape: Any, dtype: Any, sharding: Any = None, weak_type: bool = False):
         if dtype is None:
             raise ValueError("ShapeDtypeStruct: dtype must be specified.")
-        self.shape = canonicalize_shape(shape)
+        self.shape = _spec_shape(shape)
         self.dtype = dtypes.dtype(dtype)
         self.sharding = sharding
         self.weak_type = bool(weak_type)

@@ -1,0 +1,31 @@
+"""``jax.export``: functions as serialized StableHLO in JAX's format (from ``modjax.runtime``)."""
+
+from modjax.runtime.export import (
+    Exported,
+    call,
+    default_export_platform,
+    deserialize,
+    export,
+    is_symbolic_dim,
+    maximum_supported_calling_convention_version,
+    minimum_supported_calling_convention_version,
+    register_namedtuple_serialization,
+    register_pytree_node_serialization,
+    symbolic_args_specs,
+    symbolic_shape,
+)
+
+__all__ = [
+    "Exported",
+    "call",
+    "default_export_platform",
+    "deserialize",
+    "export",
+    "is_symbolic_dim",
+    "maximum_supported_calling_convention_version",
+    "minimum_supported_calling_convention_version",
+    "register_namedtuple_serialization",
+    "register_pytree_node_serialization",
+    "symbolic_args_specs",
+    "symbolic_shape",
+]

@@ -1,0 +1,302 @@
+"""Symbolic dimensions: JAX's ``symbolic_shape`` text, its values and checks.
+
+A dimension in an Exported's avals is an ``int`` or a ``DimExpr``: an expression
+over dimension variables written as JAX writes them (``b``, ``2*b``, ``b + 1``,
+``floordiv(b, 2)``, ``mod(b, 2)``, ``max(a, b)``, ``min(a, b)``, ``-b``). A
+deserialized artifact keeps the text; calling it binds each variable from the
+actual argument shapes and evaluates the output shapes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["DimExpr", "symbolic_shape", "is_symbolic_dim", "bind_dim_vars", "evaluate_shape"]
+
+_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(.))")
+_FUNCTIONS = {
+    "floordiv": lambda a, b: a // b,
+    "mod": lambda a, b: a % b,
+    "max": max,
+    "min": min,
+}
+
+
+class DimExpr:
+    """A symbolic dimension (``jax.export`` dimension expression), compared by its text."""
+
+    __slots__ = ("text", "_tree")
+    _symbolic_dim = True  # tracecore's ShapeDtypeStruct keeps such dimensions as they are
+
+    def __init__(self, text: str):
+        self.text = text.strip()
+        self._tree = _Parser(self.text).expression_to_end()
+
+    def variables(self) -> set[str]:
+        """Return the names of the dimension variables in this expression."""
+        return _variables(self._tree)
+
+    def evaluate(self, env: dict[str, int]) -> int:
+        """Return the value of the expression for the given variables' values."""
+        return _evaluate(self._tree, env)
+
+    @property
+    def is_variable(self) -> bool:
+        return self._tree[0] == "var"
+
+    def __str__(self) -> str:
+        return self.text
+
+    __repr__ = __str__
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, DimExpr) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+
+def is_symbolic_dim(d: Any) -> bool:
+    """Tell whether ``d`` is a symbolic dimension (``jax.export.is_symbolic_dim``)."""
+    return isinstance(d, DimExpr)
+
+
+class _Parser:
+    """Recursive descent over ``+ - *``, parentheses, integers, names and calls."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.tokens = [t for t in _TOKEN.findall(text) if any(t)]
+        self.i = 0
+
+    def error(self, what: str) -> ValueError:
+        return ValueError(f"syntax error in symbolic shape {self.text!r}: {what}")
+
+    def peek(self) -> str | None:
+        if self.i >= len(self.tokens):
+            return None
+        number, name, other = self.tokens[self.i]
+        return number or name or other
+
+    def take(self) -> str:
+        token = self.peek()
+        if token is None:
+            raise self.error("unexpected end")
+        self.i += 1
+        return token
+
+    def expression_to_end(self):
+        tree = self.expression()
+        if self.peek() is not None:
+            raise self.error(f"unexpected {self.peek()!r}")
+        return tree
+
+    def expression(self):
+        tree = self.term()
+        while self.peek() in ("+", "-"):
+            op = self.take()
+            tree = (op, tree, self.term())
+        return tree
+
+    def term(self):
+        tree = self.factor()
+        while self.peek() == "*":
+            self.take()
+            tree = ("*", tree, self.factor())
+        return tree
+
+    def factor(self):
+        token = self.take()
+        if token == "-":
+            return ("neg", self.factor())
+        if token == "(":
+            tree = self.expression()
+            if self.take() != ")":
+                raise self.error("missing ')'")
+            return tree
+        if token.isdigit():
+            return ("int", int(token))
+        if token[0].isalpha() or token[0] == "_":
+            if self.peek() != "(":
+                return ("var", token)
+            if token not in _FUNCTIONS:
+                raise self.error(f"unknown function {token!r}")
+            self.take()
+            args = [self.expression()]
+            while self.peek() == ",":
+                self.take()
+                args.append(self.expression())
+            if self.take() != ")":
+                raise self.error("missing ')'")
+            return ("call", token, *args)
+        raise self.error(f"unexpected {token!r}")
+
+
+def _variables(tree) -> set[str]:
+    if tree[0] == "var":
+        return {tree[1]}
+    if tree[0] == "int":
+        return set()
+    start = 2 if tree[0] == "call" else 1
+    return set().union(*(_variables(t) for t in tree[start:]))
+
+
+_BINARY = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
+
+
+def _evaluate(tree, env: dict[str, int]) -> int:
+    kind = tree[0]
+    if kind == "int":
+        return tree[1]
+    if kind == "var":
+        if tree[1] not in env:
+            raise ValueError(f"dimension variable {tree[1]!r} has no value")
+        return env[tree[1]]
+    if kind == "neg":
+        return -_evaluate(tree[1], env)
+    if kind == "call":
+        return _FUNCTIONS[tree[1]](*(_evaluate(t, env) for t in tree[2:]))
+    return _BINARY[kind](_evaluate(tree[1], env), _evaluate(tree[2], env))
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split at commas outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += c == "("
+        depth -= c == ")"
+        if c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def parse_dim(text: str) -> int | DimExpr:
+    """Return an int for an integer text, a DimExpr otherwise."""
+    text = text.strip()
+    return int(text) if re.fullmatch(r"\d+", text) else DimExpr(text)
+
+
+def symbolic_shape(
+    shape_spec: str | None,
+    *,
+    constraints: Sequence[str] = (),
+    scope: Any = None,
+    like: Sequence[int | None] | None = None,
+) -> tuple[int | DimExpr, ...]:
+    """Parse a shape such as ``"b, 3"`` or ``"(b, 2*b)"`` (``jax.export.symbolic_shape``).
+
+    ``_`` takes the size from ``like``; ``...`` stands for the rest of ``like``.
+    Constraints and scopes are not supported yet (NotImplementedError).
+    """
+    if constraints or scope is not None:
+        raise NotImplementedError("symbolic_shape: constraints and scopes are not supported yet")
+    text = (shape_spec or "").strip()
+    if text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+        text = text[1:-1]
+    parts = [p.strip() for p in _split_top_level(text)] if text.strip() else []
+    if parts and parts[-1] == "":
+        parts.pop()  # "b," is a one-dimensional shape
+    dims: list[int | DimExpr] = []
+    for i, part in enumerate(parts):
+        if part == "...":
+            if like is None or i != len(parts) - 1:
+                raise ValueError(
+                    f"symbolic_shape {shape_spec!r}: '...' needs `like` and must be last"
+                )
+            dims.extend(like[i:])
+        elif part == "_":
+            if like is None or i >= len(like) or like[i] is None:
+                raise ValueError(f"symbolic_shape {shape_spec!r}: '_' needs a known size in `like`")
+            dims.append(like[i])
+        else:
+            dims.append(parse_dim(part))
+    if like is not None and "..." not in parts and len(dims) != len(like):
+        raise ValueError(
+            f"symbolic_shape {shape_spec!r} has rank {len(dims)}, `like` has rank {len(like)}"
+        )
+    return tuple(dims)
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for c in text:
+        depth += (c == "(") - (c == ")")
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def bind_dim_vars(
+    expected: Sequence[Sequence[int | DimExpr]], actual: Sequence[Sequence[int]], what: str
+) -> dict[str, int]:
+    """Return each dimension variable's value, read where it stands alone in ``expected``.
+
+    Every dimension is then checked against ``actual``; a mismatch raises
+    ValueError naming ``what`` (the function) and the argument.
+    """
+    env: dict[str, int] = {}
+    for i, (exp_shape, act_shape) in enumerate(zip(expected, actual, strict=True)):
+        if len(exp_shape) != len(act_shape):
+            raise ValueError(
+                f"{what}: argument {i} has shape {tuple(act_shape)}, expected rank "
+                f"{len(exp_shape)} ({_shape_text(exp_shape)})"
+            )
+        for d, a in zip(exp_shape, act_shape, strict=True):
+            if isinstance(d, DimExpr) and d.is_variable:
+                env.setdefault(d.text, a)
+    for i, (exp_shape, act_shape) in enumerate(zip(expected, actual, strict=True)):
+        for d, a in zip(exp_shape, act_shape, strict=True):
+            value = d.evaluate(env) if isinstance(d, DimExpr) else d
+            if value != a:
+                raise ValueError(
+                    f"{what}: argument {i} has shape {tuple(act_shape)}, expected "
+                    f"{_shape_text(exp_shape)}" + (f" with {_env_text(env)}" if env else "")
+                )
+    return env
+
+
+def evaluate_shape(shape: Sequence[int | DimExpr], env: dict[str, int]) -> tuple[int, ...]:
+    """Return ``shape`` with each symbolic dimension evaluated in ``env``."""
+    return tuple(d.evaluate(env) if isinstance(d, DimExpr) else d for d in shape)
+
+
+def _shape_text(shape) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _env_text(env: dict[str, int]) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in env.items())
+
+
+def symbolic_args_specs(args, shapes_specs, *, constraints: Sequence[str] = (), scope=None):
+    """Return ShapeDtypeStructs of ``args`` with symbolic shapes (``export.symbolic_args_specs``).
+
+    ``shapes_specs`` is one shape text for every argument, None (the actual
+    shapes), or a pytree prefix of ``args`` with a text (or None) per subtree.
+    """
+    from modjax.tracecore.abstract import ShapeDtypeStruct, get_aval
+    from modjax.tracecore.tree_util import tree_flatten, tree_structure, tree_unflatten
+
+    leaves, tree = tree_flatten(args)
+    if shapes_specs is None or isinstance(shapes_specs, str):
+        specs = [shapes_specs] * len(leaves)
+    else:
+        prefix = tree_structure(shapes_specs, is_leaf=lambda x: x is None or isinstance(x, str))
+        per_subtree = tree_flatten(shapes_specs, is_leaf=lambda x: x is None)[0]
+        specs = []
+        for spec, subtree in zip(per_subtree, prefix.flatten_up_to(args), strict=True):
+            specs += [spec] * len(tree_flatten(subtree)[0])
+    out = []
+    for leaf, spec in zip(leaves, specs, strict=True):
+        aval = get_aval(leaf) if not isinstance(leaf, ShapeDtypeStruct) else leaf
+        shape = (
+            aval.shape
+            if spec is None
+            else symbolic_shape(spec, constraints=constraints, scope=scope, like=aval.shape)
+        )
+        out.append(ShapeDtypeStruct(shape, aval.dtype))
+    return tree_unflatten(tree, out)
