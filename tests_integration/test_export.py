@@ -12,6 +12,7 @@ import base64
 import collections
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -196,3 +197,19 @@ def test_symbolic_shape_and_args_specs():
     assert specs[0].shape == (b, 3) and specs[1].shape == (3,)
     with pytest.raises(ValueError, match="syntax error"):
         export.symbolic_shape("b +")
+
+
+def test_disabled_safety_checks_round_trip():
+    checks = (export.DisabledSafetyCheck.platform(), export.DisabledSafetyCheck.custom_call("x"))
+    exp = export.export(jax.jit(elementwise), disabled_checks=checks)(np.ones(3, f32))
+    back = export.deserialize(exp.serialize())
+    assert back.disabled_safety_checks == checks
+    assert checks[1].is_custom_call() == "x" and checks[0].is_custom_call() is None
+    with pytest.raises(TypeError, match="DisabledSafetyCheck"):
+        export.export(jax.jit(elementwise), disabled_checks=["platform"])
+
+
+def test_debug_render_is_the_program_picture(tmp_path):
+    path = jax.debug.render(mlp, tmp_path / "mlp.dot", *FUNCTIONS["mlp"][1])
+    text = Path(path).read_text()
+    assert text.startswith("digraph") and "dot_general" in text and "tanh" in text

@@ -1,6 +1,7 @@
 """``jax.export``: functions as serialized StableHLO in JAX's format (from ``modjax.runtime``)."""
 
 from modjax.runtime.export import (
+    DisabledSafetyCheck,
     Exported,
     call,
     default_export_platform,
@@ -16,6 +17,7 @@ from modjax.runtime.export import (
 )
 
 __all__ = [
+    "DisabledSafetyCheck",
     "Exported",
     "call",
     "default_export_platform",

@@ -7,6 +7,7 @@ between modjax and JAX in both directions. ``Exported.call`` runs one.
 """
 
 from .exported import (
+    DisabledSafetyCheck,
     Exported,
     call,
     default_export_platform,
@@ -19,6 +20,7 @@ from .serialization import register_namedtuple_serialization, register_pytree_no
 from .shape_poly import is_symbolic_dim, symbolic_args_specs, symbolic_shape
 
 __all__ = [
+    "DisabledSafetyCheck",
     "Exported",
     "call",
     "default_export_platform",

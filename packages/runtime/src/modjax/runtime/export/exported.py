@@ -29,6 +29,7 @@ from . import artifact, serialization
 from .shape_poly import DimExpr, bind_dim_vars, evaluate_shape, is_symbolic_dim
 
 __all__ = [
+    "DisabledSafetyCheck",
     "Exported",
     "export",
     "deserialize",
@@ -78,6 +79,51 @@ class SymbolicShapedArray:
 
     def __repr__(self) -> str:
         return f"ShapedArray({self.str_short()})"
+
+
+class DisabledSafetyCheck:
+    """A safety check of calling an Exported that the exporter turned off (JAX's same name).
+
+    ``platform()``: call on a platform the function was not exported for;
+    ``custom_call(target)``: allow a custom call target outside the stable set
+    (export records it; modjax does not restrict targets);
+    ``shape_assertions()``: kept for compatibility, as in JAX it disables nothing.
+    """
+
+    __slots__ = ("_impl",)
+
+    def __init__(self, _impl: str):
+        self._impl = _impl
+
+    @classmethod
+    def platform(cls) -> DisabledSafetyCheck:
+        """Allow calling on a platform the function was not exported for."""
+        return cls("platform")
+
+    @classmethod
+    def custom_call(cls, target_name: str) -> DisabledSafetyCheck:
+        """Allow the custom call ``target_name``."""
+        return cls(f"custom_call:{target_name}")
+
+    @classmethod
+    def shape_assertions(cls) -> DisabledSafetyCheck:
+        """A no-op, as in JAX."""
+        return cls("shape_assertions")
+
+    def is_custom_call(self) -> str | None:
+        """Return the custom call's target, or None for other checks."""
+        return self._impl[len("custom_call:") :] if self._impl.startswith("custom_call:") else None
+
+    def __str__(self) -> str:
+        return self._impl
+
+    __repr__ = __str__
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, DisabledSafetyCheck) and other._impl == self._impl
+
+    def __hash__(self) -> int:
+        return hash(self._impl)
 
 
 def _make_aval(shape: tuple, dtype):
@@ -195,8 +241,10 @@ def export(fun_jit: Callable, *, platforms: Sequence[str] | None = None, disable
     if not callable(getattr(fun_jit, "trace", None)):
         raise ValueError(f"Function to be exported must be the result of `jit` but is: {fun_jit}")
     platforms = _check_platforms(platforms)
-    if disabled_checks:
-        raise NotImplementedError("export with disabled_checks")
+    disabled_checks = tuple(disabled_checks)
+    for check in disabled_checks:
+        if not isinstance(check, DisabledSafetyCheck):
+            raise TypeError(f"disabled_checks must hold DisabledSafetyCheck values, got {check!r}")
 
     def do_export(*args_specs, **kwargs_specs) -> Exported:
         leaves, in_tree = tree_flatten((args_specs, kwargs_specs))
@@ -223,7 +271,7 @@ def export(fun_jit: Callable, *, platforms: Sequence[str] | None = None, disable
             platforms=platforms,
             ordered_effects=(),
             unordered_effects=(),
-            disabled_safety_checks=(),
+            disabled_safety_checks=disabled_checks,
             mlir_module_serialized=artifact.serialize_module(lowered.module, lowered.context),
             calling_convention_version=_CALLING_CONVENTION_VERSION,
             module_kept_var_idx=tuple(range(len(closed.in_avals))),
@@ -280,6 +328,9 @@ def _from_fields(fields: dict) -> Exported:
             f"{maximum_supported_calling_convention_version}]"
         )
     get_vjp = None if vjp_fields is None else (lambda _: _from_fields(vjp_fields))
+    kwargs["disabled_safety_checks"] = tuple(
+        DisabledSafetyCheck(c) for c in kwargs["disabled_safety_checks"]
+    )
     return Exported(**kwargs, _get_vjp=get_vjp)
 
 
@@ -339,6 +390,8 @@ def _call_abstract_eval(*avals, exported: Exported):
 
 def _platform_index(exported: Exported, platform: str) -> int | None:
     if platform not in exported.platforms:
+        if DisabledSafetyCheck.platform() in exported.disabled_safety_checks:
+            return 0 if len(exported.platforms) > 1 else None
         raise ValueError(
             f"Function '{exported.fun_name}' was exported for platforms "
             f"'{exported.platforms}' but it is used on '{(platform,)}'."

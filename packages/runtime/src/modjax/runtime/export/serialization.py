@@ -19,7 +19,15 @@ from modjax.tracecore import dtypes
 from modjax.tracecore.tree_util import _kind_of, tree_structure
 
 from . import flatbuf
-from .schema import DTYPE_CODES, ROOT, SCHEMA, AbstractValueKind, MemorySpace, PyTreeDefKind
+from .schema import (
+    DTYPE_CODES,
+    ROOT,
+    SCHEMA,
+    AbstractValueKind,
+    DisabledSafetyCheckKind,
+    MemorySpace,
+    PyTreeDefKind,
+)
 from .shape_poly import parse_dim
 
 __all__ = [
@@ -249,7 +257,7 @@ def to_fields(exp, vjp_order: int = 0) -> dict[str, Any]:
         "platforms": list(exp.platforms),
         "ordered_effects": [],
         "unordered_effects": [],
-        "disabled_checks": [],
+        "disabled_checks": [_disabled_check_fields(c) for c in exp.disabled_safety_checks],
         "mlir_module_serialized": exp.mlir_module_serialized,
         "calling_convention_version": exp.calling_convention_version,
         "module_kept_var_idx": list(exp.module_kept_var_idx),
@@ -334,10 +342,20 @@ def exported_kwargs(fields: dict[str, Any], make_aval) -> dict[str, Any]:
     }
 
 
+def _disabled_check_fields(check) -> dict[str, Any]:
+    target = check.is_custom_call()
+    if target is not None:
+        return {"kind": DisabledSafetyCheckKind.custom_call, "custom_call_target": target}
+    if str(check) == "platform":
+        return {"kind": DisabledSafetyCheckKind.platform}
+    raise NotImplementedError(f"serializing DisabledSafetyCheck: {check}")
+
+
 def _disabled_check(fields: dict[str, Any]) -> str:
+    """Return the text form of a DisabledSafetyCheck from its fields."""
     kind = fields.get("kind", 0)
-    if kind == 0:
+    if kind == DisabledSafetyCheckKind.platform:
         return "platform"
-    if kind == 1:
+    if kind == DisabledSafetyCheckKind.custom_call:
         return f"custom_call:{fields.get('custom_call_target', '')}"
-    return "shape_assertions"
+    raise ValueError(f"Cannot deserialize DisabledSafetyCheck with unknown kind: {kind}")
