@@ -54,13 +54,17 @@ from modjax.batching import vmap  # noqa: E402
 from modjax.lax.callbacks import pure_callback  # noqa: E402
 from modjax.runtime import (  # noqa: E402
     block_until_ready,
+    debug_infs,
+    debug_nans,
     default_backend,
     device_count,
     device_get,
     device_put,
     devices,
+    disable_jit,
     effects_barrier,
     eval_shape,
+    explain_cache_misses,
     jit,
     local_device_count,
     local_devices,
@@ -68,7 +72,13 @@ from modjax.runtime import (  # noqa: E402
     process_index,
 )
 from modjax.sharding import P, make_mesh, set_mesh  # noqa: E402
-from modjax.tracecore import Array, ShapeDtypeStruct, config, make_jaxpr  # noqa: E402
+from modjax.tracecore import (  # noqa: E402
+    Array,
+    ShapeDtypeStruct,
+    checking_leaks,
+    config,
+    make_jaxpr,
+)
 
 __version__ = "0.1.0"
 
@@ -82,6 +92,7 @@ __all__ = [
     "ad_checkpoint",
     "block_until_ready",
     "checkpoint",
+    "checking_leaks",
     "checkpoint_policies",
     "closure_convert",
     "config",
@@ -89,16 +100,20 @@ __all__ = [
     "custom_jvp",
     "custom_vjp",
     "debug",
+    "debug_infs",
+    "debug_nans",
     "default_backend",
     "device_count",
     "device_get",
     "device_put",
     "devices",
+    "disable_jit",
     "dtypes",
     "effects_barrier",
     "errors",
     "eval_shape",
     "experimental",
+    "explain_cache_misses",
     "export",
     "flatten_util",
     "grad",

@@ -19,6 +19,7 @@ from modjax.tracecore.dce import default_params_updater
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
+from modjax.tracecore.leaks import check_leaks, check_tracer_leaks
 from modjax.tracecore.source_info import SourceInfo
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.wrapped_fun import wrap_init
@@ -156,6 +157,9 @@ def jvp_flat(fun: Callable, primals: Sequence, tangents: Sequence, *, has_aux: b
         aux = [a.primal if type(a) is JVPTracer and a._trace is trace else a for a in aux]
     finally:
         trace.invalidate()
+    if check_tracer_leaks.value:
+        args = outs = out = None  # our own references are not leaks
+        check_leaks(trace)
     if has_aux:
         return primals_out, tangents_out, aux
     return primals_out, tangents_out

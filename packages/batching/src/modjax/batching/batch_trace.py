@@ -36,6 +36,7 @@ from modjax.tracecore.core import (
     to_aval,
     trace_state,
 )
+from modjax.tracecore.leaks import check_leaks, check_tracer_leaks
 
 __all__ = [
     "not_mapped",
@@ -244,4 +245,7 @@ def batch_subtrace(
             dims.append(dim)
     finally:
         trace.invalidate()
+    if check_tracer_leaks.value:
+        tracers = outs = out = None  # our own references are not leaks
+        check_leaks(trace)
     return vals, dims

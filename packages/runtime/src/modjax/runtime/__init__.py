@@ -30,6 +30,7 @@ from .backends import (
     register_backend_factory,
 )
 from .compile_cache import compile_or_get_cached
+from .debugging import debug_infs, debug_nans, disable_jit, explain_cache_misses
 from .dispatch import apply_primitive
 from .executable import effects_barrier
 from .jit import Compiled, Lowered, Traced, clear_caches, eval_shape, jit, jit_p
@@ -47,6 +48,10 @@ __all__ = [
     "apply_primitive",
     "block_until_ready",
     "clear_caches",
+    "debug_infs",
+    "debug_nans",
+    "disable_jit",
+    "explain_cache_misses",
     "compile_or_get_cached",
     "default_backend",
     "default_device",

@@ -22,6 +22,7 @@ from modjax.tracecore.wrapped_fun import DebugInfo, wrap_init
 from . import cpp_dispatch
 from .array import ArrayImpl, _canonical_host_value
 from .compile_cache import log_compiles
+from .debugging import check_outputs, flags
 from .executable import (
     Executable,
     JaxRuntimeError,
@@ -66,6 +67,8 @@ def apply_primitive(prim: core.Primitive, *args, **params):
     ``multiple_results`` primitives). Params must be hashable to be cached (an
     unhashable one compiles on every call).
     """
+    if flags.checks:
+        return _apply_checked(prim, args, params)
     if _use_cpp:
         key = (prim, tuple(params.items())) if params else prim
         try:
@@ -98,6 +101,13 @@ def apply_primitive(prim: core.Primitive, *args, **params):
         raise_if_deleted(args)
         raise
     return outs if prim.multiple_results else outs[0]
+
+
+def _apply_checked(prim: core.Primitive, args: tuple, params: dict):
+    """Run ``prim`` and raise FloatingPointError if it made a NaN/inf (``debug_nans``)."""
+    result = _apply_slow(prim, args, params)
+    check_outputs(prim.name, result if prim.multiple_results else [result])
+    return result
 
 
 def _cpp_function(prim: core.Primitive, params: dict, key):

@@ -55,6 +55,7 @@ from . import cpp_dispatch
 from .array import ArrayImpl, _canonical_host_value, put_host_value
 from .backends import Device
 from .compile_cache import log_compiles
+from .debugging import disable_jit, explain_cache_misses, flags, outputs_bad, rerun_op_by_op
 from .executable import (
     Executable,
     JaxRuntimeError,
@@ -64,6 +65,7 @@ from .executable import (
     raise_if_deleted,
 )
 from .executable import placement as _placement
+from .explain import explain_compile_miss, explain_trace_miss
 from .sharding import Sharding, SingleDeviceSharding
 from .spmd import jaxpr_shardings, spmd_target
 
@@ -104,6 +106,8 @@ _impl_cache = JaxprCache("jit_impl")
 
 def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars, keep_unused, inline):
     """Run a ``jit`` equation on concrete values: compile its jaxpr (once) and execute it."""
+    if disable_jit.option.value:
+        return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
     device, committed = _placement(args)
     avals = tuple(_leaf_aval(x) for x in args)
     executable = _impl_cache.get(
@@ -362,6 +366,7 @@ class _JitFunction:
         "cpp_fast",
         "in_shardings",
         "out_shardings",
+        "seen",
         "__weakref__",
     )
 
@@ -406,6 +411,7 @@ class _JitFunction:
         self.last_signature = None
         self.use_cpp = False
         self.cpp_fast = None
+        self.seen: list = []  # every trace key so far, for explain_cache_misses
         _all_functions.add(self)
 
     def clear_cache(self) -> None:
@@ -435,6 +441,10 @@ class _JitFunction:
         static_pos = tuple(k for k, _, _ in call.statics if isinstance(k, int))
         static_names = tuple(k for k, _, _ in call.statics if isinstance(k, str))
         info = debug_info(self.fun, call.args, call.kwargs, static_pos, static_names)
+        if explain_cache_misses.value:
+            explain_trace_miss(self.name, self.fun, key, self.seen, info.arg_names)
+        if len(self.seen) < 4096:
+            self.seen.append(key)
         flat_fun, out_tree = flatten_fun(
             wrap_init(call.bound_function(self.fun), info), call.in_tree
         )
@@ -501,6 +511,10 @@ class _JitFunction:
             return executable, self.traces.get(key[:4]) or self.trace(call, in_avals)
         start = time.perf_counter()
         was_traced = (call.in_tree, in_avals, call.statics, call.donated) in self.traces
+        if was_traced and explain_cache_misses.value:
+            placements = [(k[4], k[5]) for k in self.executables if k[:4] == key[:4]]
+            if placements:
+                explain_compile_miss(self.name, self.fun, device, committed, placements)
         traced = self.trace(call, in_avals)
         traced_at = time.perf_counter()
         if program is None:
@@ -531,6 +545,8 @@ class _JitFunction:
 
     def call_slow(self, args: tuple, kwargs: dict):
         """Call on the slow path: split, flatten, trace/compile if needed, run, learn."""
+        if disable_jit.option.value:
+            return self.fun(*args, **kwargs)
         call = _Call(self, args, kwargs)
         if _state.trace is not _eval_trace or any(isinstance(x, core.Tracer) for x in call.leaves):
             return self.call_traced(call)
@@ -539,6 +555,10 @@ class _JitFunction:
         executable, traced = self.executable(call, in_avals, device, committed)
         device_leaves = executable.place(call.leaves)
         outs = executable.run(device_leaves)
+        if flags.checks:
+            kind = outputs_bad(outs)
+            if kind is not None:
+                rerun_op_by_op(self.name, traced.closed, device_leaves, kind)
         if not self.use_cpp:
             self.learn(call, executable, traced, device_leaves)
         return traced.out_tree.unflatten(outs)
@@ -793,7 +813,7 @@ def _cpp_wrapper(fn: _JitFunction) -> Callable:
     has_statics = bool(fn.static_argnums or fn.static_argnames)
 
     def wrapped(*args, **kwargs):
-        if _state.trace is _eval_trace:
+        if _state.trace is _eval_trace and not flags.slow:
             try:
                 return fast(*args, **kwargs)
             except (ValueError, RuntimeError):
@@ -815,7 +835,7 @@ def _python_wrapper(fn: _JitFunction) -> Callable:
     has_statics = bool(fn.static_argnums or fn.static_argnames)
 
     def general(args, kwargs):
-        if _state.trace is not _eval_trace:
+        if _state.trace is not _eval_trace or flags.slow:
             return call_slow(args, kwargs)
         if has_statics:
             statics, dyn_args, dyn_kwargs, _ = _split_statics(fn, args, kwargs)
@@ -849,7 +869,7 @@ def _python_wrapper(fn: _JitFunction) -> Callable:
     fast_positional = fn.fast_positional
 
     def wrapped(*args, **kwargs):
-        if not kwargs and _state.trace is _eval_trace:
+        if not kwargs and _state.trace is _eval_trace and not flags.slow:
             key = []
             for x in args:
                 if type(x) is not ArrayImpl:

@@ -48,6 +48,7 @@ from .jaxpr import (
     map_subjaxprs,
     subjaxprs,
 )
+from .leaks import check_tracer_leaks, checking_leaks
 from .parse import JaxprParseError, parse_jaxpr, register_param_parser
 from .partial_eval import partial_eval_jaxpr, partial_eval_rules
 from .pretty import register_param_printer

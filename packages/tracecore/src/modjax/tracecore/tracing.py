@@ -18,6 +18,7 @@ from .core import (
     to_aval,
 )
 from .jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
+from .leaks import check_leaks, check_tracer_leaks
 from .tree_util import tree_flatten, tree_unflatten
 from .wrapped_fun import DebugInfo, WrappedFun, debug_info, flatten_fun, wrap_init
 
@@ -147,6 +148,9 @@ def trace_to_jaxpr(fun: WrappedFun, in_avals: Sequence[ShapedArray]) -> tuple[Ja
             jaxpr, consts = trace.to_jaxpr(outs)
     finally:
         trace.invalidate()
+    if check_tracer_leaks.value:
+        args = outs = None  # our own references are not leaks
+        check_leaks(trace)
     return jaxpr, consts
 
 

@@ -36,6 +36,7 @@ from modjax.tracecore.wrapped_fun import wrap_init
 
 from .. import elementwise as ew
 from .._common import aval_of, kind
+from . import python_loops
 from .common import abstractify, check_tree_and_avals, func_description, join_consts, trace_closed
 
 __all__ = ["cond", "switch", "cond_p"]
@@ -187,6 +188,10 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_O
     if pred_kind != "b":
         pred = ew.ne(pred, np.zeros((), pred_aval.dtype)[()])
     index = ew.convert_element_type(pred, np.int32)
+    if python_loops.enabled():
+        out = python_loops.eager_cond(index, (false_fun, true_fun), operands)
+        if out is not python_loops.NOT_EAGER:
+            return out
     return _bind_cond(
         index,
         (false_fun, true_fun),
@@ -218,6 +223,10 @@ def switch(index, branches: Sequence[Callable], *operands, operand=_NO_OPERAND):
         return branches[0](*operands)
     index = ew.convert_element_type(index, np.int32)
     index = ew.clamp(np.int32(0), index, np.int32(len(branches) - 1))
+    if python_loops.enabled():
+        out = python_loops.eager_cond(index, branches, operands)
+        if out is not python_loops.NOT_EAGER:
+            return out
     return _bind_cond(
         index,
         branches,

@@ -43,6 +43,7 @@ from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.tree_util import tree_flatten, tree_unflatten
 
 from .._common import compare, constant, kind
+from . import python_loops
 from .common import abstractify, check_carry_type, promote_weak_carry, trace_closed, typematch
 
 __all__ = ["while_loop", "fori_loop", "scan", "map", "while_p", "scan_p"]
@@ -133,6 +134,10 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     """
     if not callable(cond_fun) or not callable(body_fun):
         raise TypeError("lax.while_loop: cond_fun and body_fun arguments should be callable.")
+    if python_loops.enabled():
+        out = python_loops.eager_while(cond_fun, body_fun, init_val)
+        if out is not python_loops.NOT_EAGER:
+            return out
     init_flat, in_tree = tree_flatten(init_val)
     avals = [abstractify(x) for x in init_flat]
     cond_in_tree = tree_flatten((init_val,))[1]
@@ -410,6 +415,10 @@ def scan(f: Callable, init, xs=None, length=None, reverse: bool = False, unroll=
         raise TypeError("lax.scan: f argument should be callable.")
     xs_flat = tree_flatten(xs)[0]
     length = _leading_length(xs_flat, length)
+    if python_loops.enabled():
+        out = python_loops.eager_scan(f, init, xs, length, reverse)
+        if out is not python_loops.NOT_EAGER:
+            return out
     unroll = _unroll_count(unroll, length)
     init_flat, init_tree = tree_flatten(init)
     x_avals = [abstractify(x) for x in xs_flat]
