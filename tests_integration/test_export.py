@@ -53,14 +53,25 @@ def mlp(w, x):
     return jnp.sum(jnp.tanh(x @ w) ** 2)
 
 
-# name -> (function, positional args, keyword args, vjp_order)
+def batched(x, w):
+    """Elementwise ops, a matmul and reductions over a symbolic batch dimension."""
+    return (
+        jnp.sum(jnp.tanh(x @ w), axis=1),
+        jnp.mean(x, axis=0),
+        jnp.max(x * 2.0 + 1.0, axis=1),
+        jax.nn.relu(x) ** 2,
+    )
+
+
+# name -> (function, positional args, keyword args, vjp_order, symbolic shapes or None)
 FUNCTIONS = {
-    "elementwise": (elementwise, (RNG.normal(size=5).astype(f32),), {}, 1),
+    "elementwise": (elementwise, (RNG.normal(size=5).astype(f32),), {}, 1, None),
     "matmul": (
         matmul,
         (RNG.normal(size=(2, 3)).astype(f32), RNG.normal(size=(3, 4)).astype(f32)),
         {},
         0,
+        None,
     ),
     "pytree": (
         pytree,
@@ -70,10 +81,31 @@ FUNCTIONS = {
         ),
         {"scale": f32(3.0)},
         0,
+        None,
     ),
-    "scan": (scan, (RNG.normal(size=(6, 3)).astype(f32),), {}, 0),
-    "mlp": (mlp, (RNG.normal(size=(4, 3)).astype(f32), RNG.normal(size=(5, 4)).astype(f32)), {}, 1),
+    "scan": (scan, (RNG.normal(size=(6, 3)).astype(f32),), {}, 0, None),
+    "mlp": (
+        mlp,
+        (RNG.normal(size=(4, 3)).astype(f32), RNG.normal(size=(5, 4)).astype(f32)),
+        {},
+        1,
+        None,
+    ),
+    "batched": (
+        batched,
+        (RNG.normal(size=(5, 4)).astype(f32), RNG.normal(size=(4, 3)).astype(f32)),
+        {},
+        0,
+        ("b, 4", None),
+    ),
 }
+
+
+def export_case(name):
+    """Export one of FUNCTIONS as its recording did (symbolic shapes where it has them)."""
+    fn, args, kwargs, _, shapes = FUNCTIONS[name]
+    specs = args if shapes is None else export.symbolic_args_specs(args, shapes)
+    return export.export(jax.jit(fn))(*specs, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -84,10 +116,7 @@ def recorded():
 
 @pytest.fixture(scope="module")
 def exported():
-    return {
-        name: export.export(jax.jit(fn))(*args, **kwargs)
-        for name, (fn, args, kwargs, _) in FUNCTIONS.items()
-    }
+    return {name: export_case(name) for name in FUNCTIONS}
 
 
 def fields(blob: bytes) -> dict:
@@ -123,7 +152,7 @@ def test_modjax_still_writes_the_fields_jax_read(exported, recorded, name):
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_recorded_bytes_run_in_modjax_as_they_ran_in_jax(recorded, name):
     exp = export.deserialize(base64.b64decode(recorded[name]["serialized"]))
-    fn, args, kwargs, _ = FUNCTIONS[name]
+    fn, args, kwargs, _, _ = FUNCTIONS[name]
     expected = arrays(recorded[name]["jax_results"])
     got = jax.tree.leaves(exp.call(*args, **kwargs))
     direct = jax.tree.leaves(fn(*args, **kwargs))
@@ -170,14 +199,42 @@ def test_exported_attributes(exported):
     assert "func.func public @main" in text and "jax.uses_shape_polymorphism = false" in text
 
 
+def test_symbolic_batch_dimension_is_dynamic_in_the_module(exported):
+    exp = exported["batched"]
+    assert [a.str_short() for a in exp.in_avals] == ["float32[b,4]", "float32[4,3]"]
+    assert [a.str_short() for a in exp.out_avals] == [
+        "float32[b]",
+        "float32[4]",
+        "float32[b]",
+        "float32[b,4]",
+    ]
+    assert exp.uses_global_constants
+    text = exp.mlir_module()
+    assert "tensor<?x4xf32>" in text and "get_dimension_size" in text
+    assert "jax.uses_shape_polymorphism = true" in text
+    w = FUNCTIONS["batched"][1][1]
+    call = jax.jit(exp.call)
+    for n in (1, 2, 7):
+        x = RNG.normal(size=(n, 4)).astype(f32)
+        for got, want in zip(call(x, w), batched(x, w), strict=True):
+            np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-6)
+    with pytest.raises(ValueError, match="expected"):
+        exp.call(np.ones((2, 5), f32), w)
+
+
 def test_export_needs_jit_and_rejects_unsupported_requests():
     with pytest.raises(ValueError, match="must be the result of `jit`"):
         export.export(elementwise)
     with pytest.raises(NotImplementedError, match="platforms"):
         export.export(jax.jit(elementwise), platforms=("cpu", "cuda"))
     (b,) = export.symbolic_shape("b")
-    with pytest.raises(NotImplementedError, match="symbolic dimensions"):
-        export.export(jax.jit(elementwise))(jax.ShapeDtypeStruct((b, 3), jnp.float32))
+    spec = jax.ShapeDtypeStruct((b, 3), jnp.float32)
+    with pytest.raises(NotImplementedError, match="primitive cumsum"):
+        export.export(jax.jit(lambda x: jnp.cumsum(x, axis=0)))(spec)
+    with pytest.raises(NotImplementedError, match="not a plain variable"):
+        export.export(jax.jit(elementwise))(
+            jax.ShapeDtypeStruct(export.symbolic_shape("2*b, 3"), jnp.float32)
+        )
 
 
 def test_unregistered_pytree_nodes_are_errors():

@@ -31,11 +31,11 @@ __all__ = [
 _inlined = itertools.count()
 
 
-def mark_for_export(module: ir.Module, context: ir.Context) -> None:
+def mark_for_export(module: ir.Module, context: ir.Context, *, symbolic: bool = False) -> None:
     """Give a lowered module the attributes JAX's exported modules carry."""
     with context:
         attrs = module.operation.attributes
-        attrs["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(False)
+        attrs["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(symbolic)
         attrs["mhlo.num_partitions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1)
         attrs["mhlo.num_replicas"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1)
 

@@ -19,14 +19,14 @@ from typing import Any
 from modjax.autodiff import custom_vjp, vjp
 from modjax.lowering import lower_jaxpr_to_module, register_lowering
 from modjax.tracecore import core, dtypes
-from modjax.tracecore.abstract import ShapedArray, ShapeDtypeStruct, get_aval
+from modjax.tracecore.abstract import ShapedArray, ShapeDtypeStruct
 from modjax.tracecore.tree_util import tree_flatten, tree_unflatten
 
 from ..backends import default_backend
 from ..dispatch import apply_primitive
 from ..jit import jit
-from . import artifact, serialization
-from .shape_poly import DimExpr, bind_dim_vars, evaluate_shape, is_symbolic_dim
+from . import artifact, serialization, symbolic
+from .shape_poly import DimExpr, bind_dim_vars, evaluate_shape
 
 __all__ = [
     "DisabledSafetyCheck",
@@ -220,17 +220,6 @@ def _check_platforms(platforms) -> tuple[str, ...]:
     return platforms
 
 
-def _spec_aval(x) -> ShapedArray:
-    if isinstance(x, ShapeDtypeStruct):
-        if any(is_symbolic_dim(d) for d in x.shape):
-            raise NotImplementedError(
-                f"export with symbolic dimensions ({x.shape}): modjax traces static shapes "
-                "only; calling artifacts with symbolic shapes exported by JAX is supported"
-            )
-        return x.aval
-    return get_aval(x)
-
-
 def export(fun_jit: Callable, *, platforms: Sequence[str] | None = None, disabled_checks=()):
     """Return a function of argument specs that exports ``fun_jit`` (``jax.export.export``).
 
@@ -247,39 +236,69 @@ def export(fun_jit: Callable, *, platforms: Sequence[str] | None = None, disable
             raise TypeError(f"disabled_checks must hold DisabledSafetyCheck values, got {check!r}")
 
     def do_export(*args_specs, **kwargs_specs) -> Exported:
-        leaves, in_tree = tree_flatten((args_specs, kwargs_specs))
-        avals = [_spec_aval(x) for x in leaves]
-        specs = tree_unflatten(
-            in_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals]
-        )
-        traced = fun_jit.trace(*specs[0], **specs[1])
-        closed = traced.jaxpr
+        leaves, tree = tree_flatten((args_specs, kwargs_specs))
+        names = symbolic.dim_variables([x for x in leaves if isinstance(x, ShapeDtypeStruct)])
+        if names:
+
+            def trace(sizes):
+                args, kwargs = tree_unflatten(
+                    tree, [symbolic.concrete_spec(x, sizes) for x in leaves]
+                )
+                return fun_jit.trace(*args, **kwargs)
+
+            traced, closed, shapes, literals = symbolic.trace_symbolic(trace, names)
+            if len(closed.jaxpr.invars) != len(leaves):
+                raise NotImplementedError("export with symbolic dimensions and static arguments")
+            module, context, out_shapes = symbolic.lower_symbolic(
+                closed, shapes, literals, names, _module_name(traced._fn.name)
+            )
+            in_avals = tuple(
+                _make_aval(_symbolic_shape(shapes[id(v)]), v.aval.dtype)
+                for v in closed.jaxpr.invars
+            )
+            out_avals = tuple(
+                _make_aval(_symbolic_shape(shape), a.dtype)
+                for shape, a in zip(out_shapes, closed.out_avals, strict=True)
+            )
+            get_vjp = None
+        else:
+            traced = fun_jit.trace(*args_specs, **kwargs_specs)
+            closed = traced.jaxpr
+            lowered = lower_jaxpr_to_module(closed, module_name=_module_name(traced._fn.name))
+            module, context = lowered.module, lowered.context
+            in_avals = tuple(closed.in_avals)
+            out_avals = tuple(a.strip_weak_type() for a in closed.out_avals)
+            get_vjp = partial(_export_vjp, fun_jit)
+        name, in_tree, out_tree = traced._fn.name, traced._call.in_tree, traced._traced.out_tree
         if getattr(closed.jaxpr, "effects", None):
             raise NotImplementedError(f"export of a function with effects {closed.jaxpr.effects}")
-        name = traced._fn.name
-        lowered = lower_jaxpr_to_module(closed, module_name=_module_name(name))
-        artifact.mark_for_export(lowered.module, lowered.context)
+        artifact.mark_for_export(module, context, symbolic=bool(names))
         return Exported(
             fun_name=name,
-            in_tree=traced._call.in_tree,
-            in_avals=tuple(closed.in_avals),
-            out_tree=traced._traced.out_tree,
-            out_avals=tuple(a.strip_weak_type() for a in closed.out_avals),
-            in_shardings_hlo=(None,) * len(closed.in_avals),
-            out_shardings_hlo=(None,) * len(closed.out_avals),
+            in_tree=in_tree,
+            in_avals=in_avals,
+            out_tree=out_tree,
+            out_avals=out_avals,
+            in_shardings_hlo=(None,) * len(in_avals),
+            out_shardings_hlo=(None,) * len(out_avals),
             nr_devices=1,
             platforms=platforms,
             ordered_effects=(),
             unordered_effects=(),
             disabled_safety_checks=disabled_checks,
-            mlir_module_serialized=artifact.serialize_module(lowered.module, lowered.context),
+            mlir_module_serialized=artifact.serialize_module(module, context),
             calling_convention_version=_CALLING_CONVENTION_VERSION,
-            module_kept_var_idx=tuple(range(len(closed.in_avals))),
-            uses_global_constants=False,
-            _get_vjp=partial(_export_vjp, fun_jit),
+            module_kept_var_idx=tuple(range(len(in_avals))),
+            uses_global_constants=bool(names),
+            _get_vjp=get_vjp,
         )
 
     return do_export
+
+
+def _symbolic_shape(shape) -> tuple:
+    """Turn the variable names of a lowered shape into DimExprs."""
+    return tuple(DimExpr(d) if isinstance(d, str) else d for d in shape)
 
 
 def _module_name(name: str) -> str:
