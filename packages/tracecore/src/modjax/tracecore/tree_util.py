@@ -15,6 +15,12 @@ Plain nested tuples make equality and hashing run in C (kinds compare by
 identity, one kind object per type for the life of the process), and the
 hash is computed once per treedef. Flattening dispatches on ``type(node)``
 with one dict lookup; unknown types are classified once and cached.
+
+Depth. The walks recurse (two Python frames per level), which is the fast way
+for the trees programs use; a tree nested deeper than the interpreter's
+recursion limit allows (JAX handles about 800 levels) makes a walk raise
+RecursionError, and the walk then runs again once with room for
+``DEEP_TREE_LEVELS`` more levels (:func:`_deep`), so the common case pays nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import collections
 import dataclasses
 import functools
 import operator
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -520,11 +527,19 @@ def _flatten_is_leaf(node, append, is_leaf):
 def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None):
     """Flatten a pytree into its leaves and a treedef (jax.tree_util.tree_flatten)."""
     leaves = []
-    if is_leaf is None:
-        spec = _walkers_get(type(tree), _walk_unseen)(leaves, tree)
-    else:
-        spec = _flatten_is_leaf(tree, leaves.append, is_leaf)
+    try:
+        if is_leaf is None:
+            spec = _walkers_get(type(tree), _walk_unseen)(leaves, tree)
+        else:
+            spec = _flatten_is_leaf(tree, leaves.append, is_leaf)
+    except RecursionError:
+        leaves = []
+        spec = _deep(_flatten_is_leaf, tree, leaves.append, is_leaf or _never)
     return leaves, PyTreeDef._make(spec, len(leaves))
+
+
+def _never(_node) -> bool:
+    return False
 
 
 def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list:
@@ -576,7 +591,12 @@ def tree_flatten_with_path(
     Mirrors jax.tree_util.tree_flatten_with_path.
     """
     pairs = []
-    spec = _flatten_keyed(tree, (), pairs.append, _path_is_leaf(is_leaf, is_leaf_takes_path))
+    is_leaf = _path_is_leaf(is_leaf, is_leaf_takes_path)
+    try:
+        spec = _flatten_keyed(tree, (), pairs.append, is_leaf)
+    except RecursionError:
+        pairs = []
+        spec = _deep(_flatten_keyed, tree, (), pairs.append, is_leaf)
     return pairs, PyTreeDef._make(spec, len(pairs))
 
 
@@ -661,7 +681,11 @@ def _prefix_leaves(treedef: PyTreeDef, tree: Any, what: str) -> list:
     """Flatten `tree` up to `treedef`, raising a ValueError that names `what`."""
     out = []
     try:
-        _flatten_up_to(treedef._spec, tree, out.append)
+        try:
+            _flatten_up_to(treedef._spec, tree, out.append)
+        except RecursionError:
+            out = []
+            _deep(_flatten_up_to, treedef._spec, tree, out.append)
     except _Mismatch as err:
         where = keystr(reversed(err.path)) or "<root>"
         raise ValueError(
@@ -670,6 +694,28 @@ def _prefix_leaves(treedef: PyTreeDef, tree: Any, what: str) -> list:
             f"  got structure:                          {_structure_or_note(tree)}"
         ) from None
     return out
+
+
+# ---------------------------------------------------------------------- depth
+
+#: How many levels deeper than the recursion limit allows a pytree may be nested.
+DEEP_TREE_LEVELS = 4000
+_FRAMES_PER_LEVEL = 3  # a walk's frame, its comprehension's and (in C) a tuple's
+
+
+def _deep(fn: Callable, *args):
+    """Run the tree walk ``fn(*args)`` with room for ``DEEP_TREE_LEVELS`` more levels.
+
+    Called after the walk raised RecursionError. Walks are pure (user callbacks
+    run outside them), so running one again is safe. Deeper trees still raise
+    RecursionError, never crash the process.
+    """
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + DEEP_TREE_LEVELS * _FRAMES_PER_LEVEL)
+    try:
+        return fn(*args)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 # ------------------------------------------------------------------- treedef
@@ -725,26 +771,36 @@ def _spec_repr(spec) -> str:
     return _REPR_BY_KIND.get(kind, _repr_custom)(kind, aux, parts)
 
 
-def _portable(spec):
-    """Swap kinds for their types, so that a pickled treedef holds no lambdas."""
-    if spec is None:
-        return None
-    kind, aux, children = spec
-    return kind.type, aux, tuple(map(_portable, children))
+def _portable(spec) -> tuple:
+    """Return the spec as a flat preorder tuple of ``(node type, aux, child count)`` or None.
 
-
-def _from_portable(portable):
-    if portable is None:
-        return None
-    nodetype, aux, children = portable
-    kind = _kind_of(nodetype)
-    if kind is None:
-        raise ValueError(f"cannot rebuild a treedef: {nodetype!r} is not a pytree node type")
-    return kind, aux, tuple(map(_from_portable, children))
+    Types instead of kinds keep lambdas out of a pickle; flat keeps pickling a
+    deep tree within the recursion limit.
+    """
+    out, stack = [], [spec]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            out.append(None)
+            continue
+        kind, aux, children = node
+        out.append((kind.type, aux, len(children)))
+        stack.extend(reversed(children))
+    return tuple(out)
 
 
 def _treedef_from_portable(portable) -> PyTreeDef:
-    return PyTreeDef._make(_from_portable(portable))
+    built: list = []  # specs of the subtrees read so far, last read on top
+    for item in reversed(portable):
+        if item is None:
+            built.append(None)
+            continue
+        nodetype, aux, count = item
+        kind = _kind_of(nodetype)
+        if kind is None:
+            raise ValueError(f"cannot rebuild a treedef: {nodetype!r} is not a pytree node type")
+        built.append((kind, aux, tuple([built.pop() for _ in range(count)])))
+    return PyTreeDef._make(built[0])
 
 
 class PyTreeDef:
@@ -756,7 +812,12 @@ class PyTreeDef:
     def _make(cls, spec, num_leaves: int | None = None) -> PyTreeDef:
         self = object.__new__(cls)
         self._spec = spec
-        self._num_leaves = _spec_leaf_count(spec) if num_leaves is None else num_leaves
+        if num_leaves is None:
+            try:
+                num_leaves = _spec_leaf_count(spec)
+            except RecursionError:
+                num_leaves = _deep(_spec_leaf_count, spec)
+        self._num_leaves = num_leaves
         self._hash = None
         return self
 
@@ -768,7 +829,10 @@ class PyTreeDef:
     @property
     def num_nodes(self) -> int:
         """Return the number of nodes, leaves included (PyTreeDef.num_nodes)."""
-        return _spec_node_count(self._spec)
+        try:
+            return _spec_node_count(self._spec)
+        except RecursionError:
+            return _deep(_spec_node_count, self._spec)
 
     def unflatten(self, leaves: Iterable[Any]) -> Any:
         """Rebuild a pytree from leaves (PyTreeDef.unflatten)."""
@@ -781,7 +845,10 @@ class PyTreeDef:
         spec = self._spec
         if spec is None:
             return leaves[0]
-        return _build(spec, iter(leaves).__next__)
+        try:
+            return _build(spec, iter(leaves).__next__)
+        except RecursionError:
+            return _deep(_build, spec, iter(leaves).__next__)
 
     def flatten_up_to(self, tree: Any) -> list:
         """Return the subtrees of `tree` at this treedef's leaves (PyTreeDef.flatten_up_to).
@@ -804,7 +871,10 @@ class PyTreeDef:
 
     def compose(self, inner: PyTreeDef) -> PyTreeDef:
         """Return this treedef with `inner` at each of its leaves (PyTreeDef.compose)."""
-        return PyTreeDef._make(_compose(self._spec, inner._spec))
+        try:
+            return PyTreeDef._make(_compose(self._spec, inner._spec))
+        except RecursionError:
+            return PyTreeDef._make(_deep(_compose, self._spec, inner._spec))
 
     def __eq__(self, other):
         if not isinstance(other, PyTreeDef):
@@ -813,16 +883,26 @@ class PyTreeDef:
             return False
         if self._hash is not None and other._hash is not None and self._hash != other._hash:
             return False
-        return self._spec == other._spec
+        try:
+            return self._spec == other._spec
+        except RecursionError:
+            return _deep(operator.eq, self._spec, other._spec)
 
     def __hash__(self):
         h = self._hash
         if h is None:
-            h = self._hash = hash(self._spec)
+            try:
+                h = hash(self._spec)
+            except RecursionError:
+                h = _deep(hash, self._spec)
+            self._hash = h
         return h
 
     def __repr__(self):
-        return f"PyTreeDef({_spec_repr(self._spec)})"
+        try:
+            return f"PyTreeDef({_spec_repr(self._spec)})"
+        except RecursionError:
+            return f"PyTreeDef({_deep(_spec_repr, self._spec)})"
 
     def __reduce__(self):
         return _treedef_from_portable, (_portable(self._spec),)
