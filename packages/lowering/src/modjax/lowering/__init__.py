@@ -9,6 +9,7 @@ module (``_mlir.py``).
 """
 
 from ._mlir import (
+    channel_handle,
     chlo,
     custom_call,
     dense_bool_array,
@@ -25,6 +26,8 @@ from ._mlir import (
     ir_type,
     ir_types,
     make_context,
+    manual_computation,
+    sdy_return,
     sharding_constraint,
     token_type,
     u8_attr,
@@ -71,6 +74,9 @@ __all__ = [
     "region_tokens",
     "token_type",
     "emit_host_callback",
+    "manual_computation",
+    "sdy_return",
+    "channel_handle",
     # helpers for rule authors
     "make_context",
     "dtype_to_ir_type",

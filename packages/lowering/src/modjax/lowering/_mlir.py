@@ -53,6 +53,9 @@ __all__ = [
     "sdy_mesh_op",
     "sharding_attr",
     "sharding_constraint",
+    "manual_computation",
+    "channel_handle",
+    "sdy_return",
 ]
 
 # Bytes of non-splat constants a thread's context may hold before it is replaced.
@@ -448,6 +451,44 @@ def sharding_constraint(value: ir.Value, text: str) -> ir.Value:
     ``text`` is the attribute without its ``#sdy.sharding`` prefix, e.g. ``<@mesh, [{"x"}, {}]>``.
     """
     return sdy.ShardingConstraintOp(value, ir.Attribute.parse(f"#sdy.sharding{text}")).result
+
+
+def manual_computation(
+    operands: Sequence[ir.Value],
+    result_types: Sequence[ir.Type],
+    body_types: Sequence[ir.Type],
+    in_shardings: Sequence[str],
+    out_shardings: Sequence[str],
+    manual_axes: Sequence[str],
+):
+    """Emit ``sdy.manual_computation`` (shard_map's op); return it and its body block.
+
+    Shardings are texts like ``<@mesh, [{"x"}, {}]>``. Fill the block, ending it
+    with :func:`sdy_return`.
+    """
+    per_value = lambda texts: ir.Attribute.parse(  # noqa: E731
+        "#sdy.sharding_per_value<[" + ", ".join(texts) + "]>"
+    )
+    axes = ", ".join(f'"{a}"' for a in manual_axes)
+    op = sdy.ManualComputationOp(
+        list(result_types),
+        list(operands),
+        per_value(in_shardings),
+        per_value(out_shardings),
+        ir.Attribute.parse(f"#sdy<manual_axes{{{axes}}}>"),
+    )
+    block = op.body.blocks.append(*body_types)
+    return op, block
+
+
+def sdy_return(values: Sequence[ir.Value]) -> None:
+    """Emit ``sdy.return`` of ``values`` (the end of a manual computation's body)."""
+    sdy.ReturnOp(list(values))
+
+
+def channel_handle(handle: int = 1, kind: int = 1) -> ir.Attribute:
+    """Return a StableHLO channel handle (kind 1: device to device)."""
+    return hlo.ChannelHandle.get(handle=handle, type=kind)
 
 
 def new_module(name: str, attributes: dict[str, ir.Attribute]) -> tuple[ir.Module, ir.SymbolTable]:

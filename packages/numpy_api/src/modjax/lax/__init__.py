@@ -38,6 +38,7 @@ from modjax.batching import (  # noqa: E402  (collectives over vmapped named axe
     psum_p,
     psum_scatter,
 )
+from modjax.sharding import with_sharding_constraint  # noqa: E402  (jax.lax's)
 
 from . import linalg  # noqa: E402  (modjax.lax.linalg, as jax.lax.linalg)
 from .bits import *  # noqa: F403

@@ -2,6 +2,7 @@
 
 from modjax.runtime import Sharding, SingleDeviceSharding
 
+from . import collective_lowering  # noqa: F401 - registers the collectives' XLA lowerings
 from .arrays import (
     make_array_from_callback,
     make_array_from_process_local_data,
@@ -21,6 +22,7 @@ from .mesh import (
 )
 from .named_sharding import DuplicateSpecError, GSPMDSharding, IndivisibleError, NamedSharding
 from .partition_spec import UNCONSTRAINED, P, PartitionSpec
+from .shard_map import shard_map, shard_map_p
 from .visualize import inspect_array_sharding, visualize_array_sharding, visualize_sharding
 
 __all__ = [
@@ -44,6 +46,8 @@ __all__ = [
     "make_array_from_single_device_arrays",
     "make_mesh",
     "set_mesh",
+    "shard_map",
+    "shard_map_p",
     "use_abstract_mesh",
     "use_mesh",
     "visualize_array_sharding",

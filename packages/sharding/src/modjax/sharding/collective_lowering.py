@@ -1,0 +1,307 @@
+"""XLA lowerings of the collectives over mesh axes, and of ``shard_map`` itself.
+
+batching declares the collectives (``psum``, ``all_gather``, ``ppermute``, ...)
+and the runtime lowers their positional forms (what remains after ``vmap``).
+Inside a shard_map body their named axes are mesh axes: each becomes one XLA
+collective whose replica groups list, per combination of the other axes'
+coordinates, the devices along the named axes (devices numbered by their
+position in the mesh, the program's partition ids), with
+``use_global_device_ids`` as JAX emits them. The rules here wrap the runtime's:
+a collective with no mesh axis in its params is handed to them unchanged.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+
+import numpy as np
+
+from modjax.batching import (
+    all_gather_p,
+    all_to_all_p,
+    axis_index_p,
+    pmax_p,
+    pmin_p,
+    ppermute_p,
+    psum_p,
+    psum_scatter_p,
+)
+from modjax.lowering import (
+    channel_handle,
+    dense_int_elements,
+    hlo,
+    ir,
+    ir_constant,
+    ir_type,
+    ir_types,
+    lower_jaxpr_inline,
+    lowering_rules,
+    manual_computation,
+    register_lowering,
+    sdy_return,
+)
+from modjax.tracecore.abstract import ShapedArray
+
+from .mesh import Mesh
+from .named_sharding import NamedSharding
+from .shard_map import shard_map_p
+
+__all__: list[str] = []
+
+
+class _Context(threading.local):
+    def __init__(self):
+        self.meshes: list[Mesh] = []
+
+
+_context = _Context()
+
+
+@contextmanager
+def _manual_mesh(mesh: Mesh):
+    _context.meshes.append(mesh)
+    try:
+        yield
+    finally:
+        _context.meshes.pop()
+
+
+def _mesh_axes_of(entries) -> tuple[str, ...]:
+    """The entries of a collective's axis param that are axes of the enclosing shard_map."""
+    if not _context.meshes:
+        return ()
+    mesh = _context.meshes[-1]
+    entries = entries if isinstance(entries, tuple) else (entries,)
+    return tuple(e for e in entries if isinstance(e, str) and e in mesh.axis_names)
+
+
+def replica_groups(mesh: Mesh, axes: tuple[str, ...]) -> list[list[int]]:
+    """Partition ids grouped along ``axes`` (row-major in their order), one group per rest."""
+    ids = np.arange(mesh.size).reshape(mesh.axis_sizes)
+    rest = [n for n in mesh.axis_names if n not in axes]
+    order = [mesh.axis_names.index(n) for n in (*rest, *axes)]
+    size = int(np.prod([mesh.axis_size(a) for a in axes]))
+    return ids.transpose(order).reshape(-1, size).tolist()
+
+
+def _groups_attr(groups) -> ir.Attribute:
+    return dense_int_elements(np.asarray(groups, np.int64))
+
+
+# --- reductions ------------------------------------------------------------------------------
+
+
+def _reduce_body(kind: str, dtype):
+    if kind == "sum":
+        return hlo.or_ if dtype == np.bool_ else hlo.add
+    if dtype == np.bool_:
+        return hlo.or_ if kind == "max" else hlo.and_
+    return hlo.maximum if kind == "max" else hlo.minimum
+
+
+def _all_reduce(kind: str, x, aval: ShapedArray, groups) -> ir.Value:
+    op = hlo.AllReduceOp(
+        [ir_type(aval)], [x], _groups_attr(groups),
+        channel_handle=channel_handle(), use_global_device_ids=True,
+    )  # fmt: skip
+    scalar = ir_type(ShapedArray((), aval.dtype))
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        hlo.return_([_reduce_body(kind, aval.dtype)(*block.arguments)])
+    return op.results[0]
+
+
+def _reduction_rule(prim, kind: str):
+    positional_rule = lowering_rules[prim]
+
+    def rule(ctx, x, *, axes, axis_index_groups):
+        named = _mesh_axes_of(axes)
+        if not named:
+            return positional_rule(ctx, x, axes=axes, axis_index_groups=axis_index_groups)
+        rest = tuple(a for a in axes if a not in named)
+        aval_out = ctx.avals_out[0]
+        if rest:
+            mid = ShapedArray(aval_out.shape, aval_out.dtype)
+            x = positional_rule(
+                ctx.replace(avals_out=[mid]), x, axes=rest, axis_index_groups=axis_index_groups
+            )
+        elif ctx.avals_in[0].dtype != aval_out.dtype:  # psum of booleans counts in int32
+            x = hlo.convert(ir_type(ShapedArray(ctx.avals_in[0].shape, aval_out.dtype)), x)
+        mesh = _context.meshes[-1]
+        return _all_reduce(kind, x, aval_out, replica_groups(mesh, named))
+
+    return rule
+
+
+# --- gathers, scatters, permutations ---------------------------------------------------------
+
+
+def _single(ctx, entries) -> tuple[str, ...]:
+    named = _mesh_axes_of(entries)
+    entries = entries if isinstance(entries, tuple) else (entries,)
+    if len(named) != len(entries):
+        raise NotImplementedError(
+            f"{ctx.primitive.name} over {entries} inside shard_map: mixing mesh axes with vmap axes"
+        )
+    return named
+
+
+def _reshape(x, aval, shape) -> ir.Value:
+    return hlo.reshape(ir_type(ShapedArray(tuple(shape), aval.dtype)), x)
+
+
+def _all_gather_rule(ctx, x, *, axis_name, all_gather_dimension, axis_size, tiled):
+    named = _mesh_axes_of(axis_name)
+    if not named:
+        return _previous[all_gather_p](ctx, x, axis_name=axis_name,
+                                       all_gather_dimension=all_gather_dimension,
+                                       axis_size=axis_size, tiled=tiled)  # fmt: skip
+    named = _single(ctx, axis_name)
+    aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
+    dim = all_gather_dimension
+    if not tiled:  # gather along a new axis of size 1
+        shape = list(aval_in.shape)
+        shape.insert(dim, 1)
+        x = _reshape(x, aval_in, shape)
+    tiled_shape = list(aval_in.shape) if tiled else shape
+    tiled_shape[dim] *= axis_size
+    op = hlo.AllGatherOp(
+        [ir_type(ShapedArray(tuple(tiled_shape), aval_in.dtype))], [x], dim,
+        _groups_attr(replica_groups(_context.meshes[-1], named)),
+        channel_handle=channel_handle(), use_global_device_ids=True,
+    )  # fmt: skip
+    out = op.results[0]
+    return out if tuple(tiled_shape) == aval_out.shape else _reshape(out, aval_out, aval_out.shape)
+
+
+def _psum_scatter_rule(ctx, x, *, axis_name, scatter_dimension, axis_size, tiled):
+    named = _mesh_axes_of(axis_name)
+    if not named:
+        return _previous[psum_scatter_p](ctx, x, axis_name=axis_name,
+                                         scatter_dimension=scatter_dimension,
+                                         axis_size=axis_size, tiled=tiled)  # fmt: skip
+    named = _single(ctx, axis_name)
+    aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
+    dim = scatter_dimension
+    shape = list(aval_in.shape)
+    shape[dim] //= axis_size
+    op = hlo.ReduceScatterOp(
+        ir_type(ShapedArray(tuple(shape), aval_in.dtype)), x, dim,
+        _groups_attr(replica_groups(_context.meshes[-1], named)),
+        channel_handle=channel_handle(), use_global_device_ids=True,
+    )  # fmt: skip
+    scalar = ir_type(ShapedArray((), aval_in.dtype))
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        hlo.return_([_reduce_body("sum", aval_in.dtype)(*block.arguments)])
+    out = op.results[0]
+    return out if tuple(shape) == aval_out.shape else _reshape(out, aval_out, aval_out.shape)
+
+
+def _ppermute_rule(ctx, x, *, axis_name, perm):
+    named = _mesh_axes_of(axis_name)
+    if not named:
+        return _previous[ppermute_p](ctx, x, axis_name=axis_name, perm=perm)
+    named = _single(ctx, axis_name)
+    pairs = [
+        [group[src], group[dst]]
+        for group in replica_groups(_context.meshes[-1], named)
+        for src, dst in perm
+    ]
+    op = hlo.CollectivePermuteOp(
+        x, dense_int_elements(np.asarray(pairs, np.int64)), channel_handle=channel_handle()
+    )
+    return op.results[0]
+
+
+def _all_to_all_rule(ctx, x, *, axis_name, split_axis, concat_axis, axis_size, tiled):
+    named = _mesh_axes_of(axis_name)
+    if not named:
+        return _previous[all_to_all_p](ctx, x, axis_name=axis_name, split_axis=split_axis,
+                                       concat_axis=concat_axis, axis_size=axis_size,
+                                       tiled=tiled)  # fmt: skip
+    named = _single(ctx, axis_name)
+    aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
+    shape = list(aval_in.shape)
+    if not tiled:  # the split axis (of size axis_size) moves to a new axis at concat_axis
+        shape.insert(concat_axis, 1)
+        split = split_axis + (1 if concat_axis <= split_axis else 0)
+        x = _reshape(x, aval_in, shape)
+        concat = concat_axis
+    else:
+        split, concat = split_axis, concat_axis
+    out_shape = list(shape)
+    out_shape[split] //= axis_size
+    out_shape[concat] *= axis_size
+    op = hlo.AllToAllOp(
+        [x], split, concat, axis_size,
+        _groups_attr(replica_groups(_context.meshes[-1], named)),
+        channel_handle=channel_handle(),
+        results=[ir_type(ShapedArray(tuple(out_shape), aval_in.dtype))],
+    )  # fmt: skip
+    out = op.results[0]
+    return out if tuple(out_shape) == aval_out.shape else _reshape(out, aval_out, aval_out.shape)
+
+
+def _axis_index_rule(ctx, *, axis_name):
+    named = _mesh_axes_of(axis_name)
+    if not named:
+        return _previous[axis_index_p](ctx, axis_name=axis_name)
+    named = _single(ctx, axis_name)
+    mesh = _context.meshes[-1]
+    u32 = ShapedArray((), np.dtype(np.uint32))
+    pid = hlo.PartitionIdOp(results=[ir_type(u32)]).results[0]
+    index = None
+    for axis in named:  # row-major over the named axes
+        stride = int(np.prod(mesh.axis_sizes[mesh.axis_names.index(axis) + 1 :]))
+        size = mesh.axis_size(axis)
+        coord = hlo.remainder(
+            hlo.divide(pid, ir_constant(np.array(stride, np.uint32))),
+            ir_constant(np.array(size, np.uint32)),
+        )
+        index = (
+            coord
+            if index is None
+            else hlo.add(hlo.multiply(index, ir_constant(np.array(size, np.uint32))), coord)
+        )
+    return hlo.convert(ir_type(ctx.avals_out[0]), index)
+
+
+# --- shard_map ---------------------------------------------------------------------------------
+
+
+def _sdy_text(mesh: Mesh, spec, ndim: int) -> str:
+    return NamedSharding(mesh, spec)._to_sdy_sharding(ndim).removeprefix("#sdy.sharding")
+
+
+def _shard_map_rule(ctx, *args, jaxpr, mesh, in_specs, out_specs, **_):
+    in_texts = [
+        _sdy_text(mesh, s, len(a.shape)) for s, a in zip(in_specs, ctx.avals_in, strict=True)
+    ]
+    out_texts = [
+        _sdy_text(mesh, s, len(a.shape)) for s, a in zip(out_specs, ctx.avals_out, strict=True)
+    ]
+    op, block = manual_computation(
+        args, ir_types(ctx.avals_out), ir_types(jaxpr.in_avals), in_texts, out_texts,
+        mesh.axis_names,
+    )  # fmt: skip
+    with ir.InsertionPoint(block), _manual_mesh(mesh):
+        outs = lower_jaxpr_inline(ctx, jaxpr, list(block.arguments))
+        sdy_return(outs)
+    return list(op.results)
+
+
+_previous = {
+    p: lowering_rules[p]
+    for p in (all_gather_p, psum_scatter_p, ppermute_p, all_to_all_p, axis_index_p)
+}
+register_lowering(psum_p, _reduction_rule(psum_p, "sum"))
+register_lowering(pmax_p, _reduction_rule(pmax_p, "max"))
+register_lowering(pmin_p, _reduction_rule(pmin_p, "min"))
+register_lowering(all_gather_p, _all_gather_rule)
+register_lowering(psum_scatter_p, _psum_scatter_rule)
+register_lowering(ppermute_p, _ppermute_rule)
+register_lowering(all_to_all_p, _all_to_all_rule)
+register_lowering(axis_index_p, _axis_index_rule)
+register_lowering(shard_map_p, _shard_map_rule)

@@ -1,0 +1,513 @@
+"""``shard_map``: per-device programs over a mesh, with explicit collectives.
+
+``shard_map(f, mesh=, in_specs=, out_specs=)`` traces ``f`` once on the
+*local* shape of each argument (its global shape divided along the mesh axes
+its spec names) with the mesh axes bound as named axes, so ``psum(x, 'x')``
+and the other collectives of ``modjax.batching`` work inside. The result is
+one ``shard_map`` equation holding the per-device jaxpr. Lowered, it is
+Shardy's ``sdy.manual_computation`` (as JAX 0.10 emits it): the operands'
+shardings in, the body on local values, the results' shardings out; the
+collectives inside lower to XLA collectives whose replica groups are the
+devices along the named mesh axes (``collective_lowering.py``).
+
+Rules: the equation's JVP and transpose are shard_maps of the body's JVP and
+transpose; partial evaluation splits it into a known and an unknown
+shard_map, passing residuals with a leading axis split over every mesh axis.
+Eagerly it runs as a jit of itself.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+
+from modjax import runtime
+from modjax.autodiff import jvp_jaxpr, jvp_rules, transpose_jaxpr, transpose_rules
+from modjax.autodiff.tangents import Zero, is_undefined_primal, tangent_aval
+from modjax.batching import AxisData, extend_axis_env, psum, reshape
+from modjax.tracecore import core
+from modjax.tracecore.abstract import ShapedArray
+from modjax.tracecore.call import check_call_operands
+from modjax.tracecore.dce import dce_jaxpr, dce_rules
+from modjax.tracecore.evaluation import eval_jaxpr
+from modjax.tracecore.jaxpr import ClosedJaxpr, Var
+from modjax.tracecore.partial_eval import partial_eval_jaxpr, partial_eval_rules
+from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
+from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_structure, tree_unflatten
+from modjax.tracecore.wrapped_fun import debug_info, flatten_fun, wrap_init
+
+from .mesh import Mesh, current_mesh
+from .named_sharding import NamedSharding
+from .partition_spec import PartitionSpec
+from .vma import check_replication
+
+__all__ = ["shard_map", "shard_map_p"]
+
+shard_map_p = core.Primitive("shard_map")
+shard_map_p.multiple_results = True
+
+
+# --- shapes --------------------------------------------------------------------------------
+
+
+def _local_shape(shape, spec: PartitionSpec, mesh: Mesh) -> tuple[int, ...]:
+    return tuple(
+        n // math.prod(mesh.axis_size(a) for a in spec.axes_of(i)) for i, n in enumerate(shape)
+    )
+
+
+def _global_shape(shape, spec: PartitionSpec, mesh: Mesh) -> tuple[int, ...]:
+    return tuple(
+        n * math.prod(mesh.axis_size(a) for a in spec.axes_of(i)) for i, n in enumerate(shape)
+    )
+
+
+def _aval_with(aval, shape) -> ShapedArray:
+    return ShapedArray(tuple(shape), aval.dtype, aval.weak_type)
+
+
+# --- the primitive -------------------------------------------------------------------------
+
+
+def _params(mesh, in_specs, out_specs, jaxpr, check_vma, name):
+    return {
+        "jaxpr": jaxpr,
+        "mesh": mesh,
+        "in_specs": tuple(in_specs),
+        "out_specs": tuple(out_specs),
+        # The runtime finds a program's devices among its equations' shardings.
+        "in_shardings": tuple(NamedSharding(mesh, s) for s in in_specs),
+        "check_vma": check_vma,
+        "name": name,
+    }
+
+
+def _abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, **_):
+    local = [
+        _aval_with(a, _local_shape(a.shape, s, mesh)) for a, s in zip(avals, in_specs, strict=True)
+    ]
+    check_call_operands(shard_map_p, local, jaxpr)
+    return [
+        _aval_with(a, _global_shape(a.shape, s, mesh))
+        for a, s in zip(jaxpr.out_avals, out_specs, strict=True)
+    ]
+
+
+_eager_cache: dict[tuple, Callable] = {}
+
+
+def _impl(*args, **params):
+    key = tuple((k, id(v) if k == "jaxpr" else v) for k, v in params.items())
+    fn = _eager_cache.get(key)
+    if fn is None:
+        if len(_eager_cache) > 256:
+            _eager_cache.clear()
+        jaxpr = params["jaxpr"]
+        fn = runtime.jit(lambda *xs: shard_map_p.bind(*xs, **params))
+        fn._jaxpr_ref = jaxpr  # keeps the id in the key alive
+        _eager_cache[key] = fn
+    return fn(*args)
+
+
+shard_map_p.def_abstract_eval(_abstract_eval)
+shard_map_p.def_impl(_impl)
+
+
+def _bind(args, *, mesh, in_specs, out_specs, closed: ClosedJaxpr, check_vma, name):
+    """Bind shard_map with the consts of ``closed`` as leading replicated operands."""
+    consts = list(closed.consts)
+    jaxpr = closed if not consts else ClosedJaxpr(convert_constvars_jaxpr(closed.jaxpr), ())
+    specs = (PartitionSpec(),) * len(consts) + tuple(in_specs)
+    return shard_map_p.bind(
+        *consts, *args, **_params(mesh, specs, out_specs, jaxpr, check_vma, name)
+    )
+
+
+def _bind_traced(fun, args, local_avals, mesh, in_specs, out_specs, check_vma, name):
+    with _mesh_axes(mesh):
+        jaxpr, consts = trace_to_jaxpr(wrap_init(fun, None), local_avals)
+    return _bind(
+        args,
+        mesh=mesh,
+        in_specs=in_specs,
+        out_specs=out_specs,
+        closed=ClosedJaxpr(jaxpr, consts),
+        check_vma=check_vma,
+        name=name,
+    )
+
+
+class _mesh_axes:  # noqa: N801 - a context manager binding every mesh axis as a named axis
+    def __init__(self, mesh: Mesh):
+        self._envs = [extend_axis_env(AxisData(n, s)) for n, s in mesh.shape_tuple]
+
+    def __enter__(self):
+        for env in self._envs:
+            env.__enter__()
+
+    def __exit__(self, *exc):
+        for env in reversed(self._envs):
+            env.__exit__(*exc)
+
+
+# --- autodiff ------------------------------------------------------------------------------
+
+
+def _jvp_rule(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, check_vma, name, **_):
+    nonzeros = [type(t) is not Zero for t in tangents]
+    with _mesh_axes(mesh):
+        jvp_closed, out_nz = jvp_jaxpr(jaxpr, nonzeros)
+    nz_tangents = [t for t in tangents if type(t) is not Zero]
+    specs = list(in_specs) + [s for s, nz in zip(in_specs, nonzeros, strict=True) if nz]
+    n_out = len(out_specs)
+    o_specs = list(out_specs) + [s for s, nz in zip(out_specs, out_nz, strict=True) if nz]
+    outs = _bind(
+        [*primals, *nz_tangents],
+        mesh=mesh,
+        in_specs=specs,
+        out_specs=o_specs,
+        closed=jvp_closed,
+        check_vma=check_vma,
+        name=name,
+    )
+    it = iter(outs[n_out:])
+    tangents_out = [
+        next(it) if nz else Zero(tangent_aval(core.to_aval(p)))
+        for p, nz in zip(outs[:n_out], out_nz, strict=True)
+    ]
+    return outs[:n_out], tangents_out
+
+
+def _unmapped_size(mesh: Mesh, spec: PartitionSpec) -> int:
+    used = {a for i in range(len(spec)) for a in spec.axes_of(i)}
+    return math.prod(s for n, s in mesh.shape_tuple if n not in used)
+
+
+def _unmapped_axes(mesh: Mesh, spec: PartitionSpec) -> tuple[str, ...]:
+    used = {a for i in range(len(spec)) for a in spec.axes_of(i)}
+    return tuple(n for n in mesh.axis_names if n not in used)
+
+
+def _transpose_rule(cts, *args, jaxpr, mesh, in_specs, out_specs, check_vma, name, **_):
+    # Classic shard_map transpose: a cotangent of a result replicated over some axes is
+    # divided by their size (each device holds a copy), and a cotangent of an operand
+    # replicated over some axes is summed over them (each device used the same value).
+    linear = tuple(is_undefined_primal(a) for a in args)
+    out_zeros = tuple(type(ct) is Zero for ct in cts)
+    t_closed, in_zeros = transpose_jaxpr(jaxpr, linear, out_zeros)
+    nonlinear = [a for a, lin in zip(args, linear, strict=True) if not lin]
+    nl_specs = [s for s, lin in zip(in_specs, linear, strict=True) if not lin]
+    nz_cts = [ct for ct in cts if type(ct) is not Zero]
+    ct_specs = [s for s, z in zip(out_specs, out_zeros, strict=True) if not z]
+    lin_specs = [s for s, lin in zip(in_specs, linear, strict=True) if lin]
+    res_specs = [s for s, z in zip(lin_specs, in_zeros, strict=True) if not z]
+    n_nl = len(nonlinear)
+
+    def body(*xs):
+        scaled = [
+            ct / _unmapped_size(mesh, s) if _unmapped_size(mesh, s) > 1 else ct
+            for ct, s in zip(xs[n_nl:], ct_specs, strict=True)
+        ]
+        outs = eval_jaxpr(t_closed.jaxpr, t_closed.consts, *xs[:n_nl], *scaled)
+        return [
+            psum(o, _unmapped_axes(mesh, s)) if _unmapped_axes(mesh, s) else o
+            for o, s in zip(outs, res_specs, strict=True)
+        ]
+
+    if not res_specs:
+        return [None] * len(args)
+    local = [
+        _aval_with(core.to_aval(x), _local_shape(core.to_aval(x).shape, s, mesh))
+        for x, s in zip([*nonlinear, *nz_cts], [*nl_specs, *ct_specs], strict=True)
+    ]
+    outs = iter(
+        _bind_traced(
+            body,
+            [*nonlinear, *nz_cts],
+            local,
+            mesh,
+            [*nl_specs, *ct_specs],
+            res_specs,
+            check_vma,
+            f"transpose({name})",
+        )  # fmt: skip
+    )
+    results = []
+    zeros = iter(in_zeros)
+    for lin in linear:
+        if not lin or next(zeros):
+            results.append(None)
+        else:
+            results.append(next(outs))
+    return results
+
+
+jvp_rules[shard_map_p] = _jvp_rule
+transpose_rules[shard_map_p] = _transpose_rule
+
+
+def _partial_eval_rule(eqn, unknowns, saveable):
+    params = eqn.params
+    mesh, jaxpr = params["mesh"], params["jaxpr"]
+    in_specs, out_specs = params["in_specs"], params["out_specs"]
+    known_cj, staged_cj, out_unks, num_res = partial_eval_jaxpr(jaxpr, unknowns, False, saveable)
+    n_known_out = len(out_unks) - sum(out_unks)
+    res_avals = known_cj.out_avals[n_known_out:]
+    all_axes = PartitionSpec(mesh.axis_names)
+    n = mesh.size
+    # Residuals leave the known shard_map with a leading axis split over every mesh axis.
+    known_in = [v for v, u in zip(eqn.invars, unknowns, strict=True) if not u]
+    known_specs = [s for s, u in zip(in_specs, unknowns, strict=True) if not u]
+
+    def known_body(*xs):
+        outs = eval_jaxpr(known_cj.jaxpr, known_cj.consts, *xs)
+        res = [
+            reshape(r, (1, *a.shape)) for r, a in zip(outs[n_known_out:], res_avals, strict=True)
+        ]
+        return list(outs[:n_known_out]) + res
+
+    local_known = [
+        _aval_with(v.aval, _local_shape(v.aval.shape, s, mesh))
+        for v, s in zip(known_in, known_specs, strict=True)
+    ]
+    with _mesh_axes(mesh):
+        kj, kconsts = trace_to_jaxpr(wrap_init(known_body, None), local_known)
+    k_out_specs = [s for s, u in zip(out_specs, out_unks, strict=True) if not u]
+    k_out_specs += [all_axes] * len(res_avals)
+    # Consts found here are concrete (partial evaluation works on jaxprs): they stay
+    # closed over by the inner program.
+    res_vars = [Var(_aval_with(a, (n, *a.shape))) for a in res_avals]
+    known_outvars = [v for v, u in zip(eqn.outvars, out_unks, strict=True) if not u] + res_vars
+    known_eqn = None
+    if known_outvars:
+        known_eqn = eqn.replace(
+            invars=known_in,
+            outvars=known_outvars,
+            params=_params(
+                mesh,
+                known_specs,
+                k_out_specs,
+                ClosedJaxpr(kj, kconsts),
+                params["check_vma"],
+                params["name"],
+            ),  # fmt: skip
+        )
+
+    unknown_in = [v for v, u in zip(eqn.invars, unknowns, strict=True) if u]
+    unknown_specs = [s for s, u in zip(in_specs, unknowns, strict=True) if u]
+
+    def staged_body(*xs):
+        res = [reshape(r, a.shape) for r, a in zip(xs[:num_res], res_avals, strict=True)]
+        return eval_jaxpr(staged_cj.jaxpr, staged_cj.consts, *res, *xs[num_res:])
+
+    local_staged = [_aval_with(a, (1, *a.shape)) for a in res_avals] + [
+        _aval_with(v.aval, _local_shape(v.aval.shape, s, mesh))
+        for v, s in zip(unknown_in, unknown_specs, strict=True)
+    ]
+    with _mesh_axes(mesh):
+        sj, sconsts = trace_to_jaxpr(wrap_init(staged_body, None), local_staged)
+    staged_eqn = eqn.replace(
+        invars=res_vars + unknown_in,
+        outvars=[v for v, u in zip(eqn.outvars, out_unks, strict=True) if u],
+        params=_params(
+            mesh,
+            [all_axes] * len(res_vars) + unknown_specs,
+            [s for s, u in zip(out_specs, out_unks, strict=True) if u],
+            ClosedJaxpr(sj, sconsts),
+            params["check_vma"],
+            params["name"],
+        ),  # fmt: skip
+    )
+    return known_eqn, staged_eqn, list(out_unks)
+
+
+partial_eval_rules[shard_map_p] = _partial_eval_rule
+
+
+def _dce_rule(used_outputs, eqn):
+    params = eqn.params
+    closed = params["jaxpr"]
+    pruned, used_inputs = dce_jaxpr(closed.jaxpr, list(used_outputs))
+    new_eqn = eqn.replace(
+        invars=[v for v, u in zip(eqn.invars, used_inputs, strict=True) if u],
+        outvars=[v for v, u in zip(eqn.outvars, used_outputs, strict=True) if u],
+        params=_params(
+            params["mesh"],
+            [s for s, u in zip(params["in_specs"], used_inputs, strict=True) if u],
+            [s for s, u in zip(params["out_specs"], used_outputs, strict=True) if u],
+            ClosedJaxpr(pruned, closed.consts),
+            params["check_vma"],
+            params["name"],
+        ),
+    )
+    return used_inputs, new_eqn
+
+
+dce_rules[shard_map_p] = _dce_rule
+
+
+# --- the user-facing function ------------------------------------------------------------------
+
+
+def _is_spec_leaf(x) -> bool:
+    return x is None or isinstance(x, PartitionSpec)
+
+
+def _broadcast_specs(prefix, full, what: str) -> list[PartitionSpec]:
+    if _is_spec_leaf(prefix):
+        return [prefix if prefix is not None else PartitionSpec()] * len(tree_leaves(full))
+    treedef = tree_structure(prefix, is_leaf=_is_spec_leaf)
+    try:
+        subtrees = treedef.flatten_up_to(full)
+    except ValueError as err:
+        raise ValueError(f"shard_map {what}: {err}") from None
+    out = []
+    for spec, sub in zip(tree_leaves(prefix, is_leaf=_is_spec_leaf), subtrees, strict=True):
+        if not _is_spec_leaf(spec):
+            raise TypeError(f"shard_map {what}: expected PartitionSpecs, got {spec!r}")
+        out.extend([spec if spec is not None else PartitionSpec()] * len(tree_leaves(sub)))
+    return out
+
+
+def _check_specs(mesh: Mesh, specs, what: str) -> None:
+    for spec in specs:
+        for i in range(len(spec)):
+            for axis in spec.axes_of(i):
+                if axis not in mesh.axis_names:
+                    raise ValueError(
+                        f"shard_map {what}: {spec} refers to the axis {axis!r}, which is not "
+                        f"in the mesh's axis names {mesh.axis_names}"
+                    )
+
+
+def _check_divisible(name, mesh, avals, specs, arg_names, where) -> None:
+    problems = []
+    for k, (aval, spec) in enumerate(zip(avals, specs, strict=True)):
+        if len(spec) > len(aval.shape):
+            problems.append(
+                f"* args[{k}] of shape {aval.str_short()} has rank {len(aval.shape)}, but its "
+                f"in_specs entry {spec} has {len(spec)} entries"
+            )
+            continue
+        for i in range(len(spec)):
+            size = math.prod(mesh.axis_size(a) for a in spec.axes_of(i))
+            if aval.shape[i] % size:
+                bound = (
+                    f", where args[{k}] is bound to {name}'s parameter '{arg_names[k]}'"
+                    if (arg_names and k < len(arg_names))
+                    else ""
+                )
+                axes = spec.axes_of(i)
+                axis = repr(axes[0]) if len(axes) == 1 else repr(axes)
+                problems.append(
+                    f"the passed args[{k}] of shape {aval.str_short()}{bound}, corresponds to "
+                    f"{where(k)} of value {spec}, which maps array axis {i} (of size "
+                    f"{aval.shape[i]}) to mesh axis {axis} (of size {size}), but {size} does "
+                    f"not evenly divide {aval.shape[i]}"
+                )
+    if problems:
+        raise ValueError(
+            f"shard_map applied to the function '{name}' was given argument arrays with axis "
+            "sizes that are not evenly divisible by the corresponding mesh axis sizes:\n\n"
+            f"The mesh given has shape {mesh.axis_sizes} with corresponding axis names "
+            f"{mesh.axis_names}.\n\n" + "\n\n".join(problems) + "\n\n"
+            "Array arguments' axis sizes must be evenly divisible by the mesh axis or axes "
+            "indicated by the corresponding elements of the argument's in_specs entry. Consider "
+            "checking that in_specs are correct, and if so consider changing the mesh axis sizes "
+            f"or else padding the input and adapting '{name}' appropriately."
+        )
+
+
+def _where(what: str, specs):
+    """Name entry ``k`` of ``specs`` in messages, as JAX does (no index for a single spec)."""
+    if _is_spec_leaf(specs):
+        return lambda k: what
+    return lambda k: f"{what}[{k}]"
+
+
+def shard_map(
+    f: Callable | None = None,
+    /,
+    *,
+    out_specs,
+    in_specs=None,
+    mesh: Mesh | None = None,
+    axis_names=frozenset(),
+    check_vma: bool = True,
+):
+    """Map ``f`` over shards of its arguments, one call per device (``jax.shard_map``).
+
+    ``in_specs`` (a PartitionSpec, or a pytree prefix of the arguments of them)
+    says how each argument is split over the ``mesh`` axes; ``f`` sees the local
+    pieces and may call collectives (``psum``, ``all_gather``, ``ppermute``, ...)
+    over the mesh axes; ``out_specs`` says how the results' pieces form the
+    global results (an axis not named means the result is the same on every
+    device along it, which ``check_vma`` verifies). ``mesh`` defaults to the
+    current mesh. Used as ``shard_map(mesh=..., ...)`` without ``f`` it returns a
+    decorator.
+    """
+    if f is None:
+        return functools.partial(
+            shard_map, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
+            axis_names=axis_names, check_vma=check_vma,
+        )  # fmt: skip
+    if not callable(f):
+        raise TypeError(f"shard_map requires a callable for its first argument, got {f!r}")
+    if mesh is None:
+        mesh = current_mesh()
+        if mesh is None or mesh.empty:
+            raise ValueError(
+                "shard_map requires a mesh: pass mesh=, or set one with `with mesh:` or "
+                "`modjax.sharding.set_mesh(mesh)`"
+            )
+    if not isinstance(mesh, Mesh):
+        raise NotImplementedError(f"shard_map over a {type(mesh).__name__} (only a Mesh)")
+    if axis_names and set(axis_names) != set(mesh.axis_names):
+        raise NotImplementedError(
+            "shard_map with axis_names a strict subset of the mesh axes (partly automatic sharding)"
+        )
+    if in_specs is None:
+        raise NotImplementedError("shard_map without in_specs (inferring them from arguments)")
+    name = getattr(f, "__name__", None) or type(f).__name__
+
+    @functools.wraps(f)
+    def wrapped(*args):
+        leaves, _ = tree_flatten(args)
+        specs = _broadcast_specs(
+            tuple(in_specs) if isinstance(in_specs, list) else in_specs, args, "in_specs"
+        )
+        _check_specs(mesh, specs, "in_specs")
+        avals = [core.to_aval(x) for x in leaves]
+        info = debug_info(f, args, {})
+        _check_divisible(name, mesh, avals, specs, info.arg_names, _where("in_specs", in_specs))
+        local = [
+            _aval_with(a, _local_shape(a.shape, s, mesh)) for a, s in zip(avals, specs, strict=True)
+        ]
+        flat_fun, out_tree = flatten_fun(wrap_init(f, info), tree_structure((args, {})))
+        with _mesh_axes(mesh):
+            jaxpr, consts = trace_to_jaxpr(flat_fun, local)
+        out_tree = out_tree.val
+        placeholder = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+        o_specs = _broadcast_specs(out_specs, placeholder, "out_specs")
+        _check_specs(mesh, o_specs, "out_specs")
+        for aval, spec in zip(jaxpr.out_avals, o_specs, strict=True):
+            if len(spec) > len(aval.shape):
+                raise ValueError(
+                    f"shard_map applied to the function '{name}' was given out_specs entry "
+                    f"{spec} of length {len(spec)} for an output of rank {len(aval.shape)}"
+                )
+        if check_vma:
+            check_replication(name, mesh, jaxpr, specs, o_specs, _where("out_specs", out_specs))
+        outs = _bind(
+            leaves,
+            mesh=mesh,
+            in_specs=specs,
+            out_specs=o_specs,
+            closed=ClosedJaxpr(jaxpr, consts),
+            check_vma=check_vma,
+            name=name,
+        )
+        return tree_unflatten(out_tree, outs)
+
+    return wrapped

@@ -1,0 +1,105 @@
+"""Which mesh axes a shard_map body's values vary over, to check out_specs' replication claims.
+
+An out_specs entry that does not name a mesh axis claims the result is the
+same on every device along it. JAX 0.10 checks this with types ("varying
+manual axes"); modjax infers the same facts from the body's jaxpr: inputs
+vary over the axes their in_specs name; ``psum``/``pmax``/``pmin`` over an
+axis make a value invariant along it; ``axis_index`` varies along its axes;
+``all_gather``, ``psum_scatter``, ``all_to_all`` and ``ppermute`` keep their
+operand's variation (as in JAX: ``all_gather`` does not make a value
+invariant); any other equation varies over the union of its inputs', plus the
+axes of any ``axis_index`` inside the programs it holds.
+"""
+
+from __future__ import annotations
+
+from modjax.batching import axis_index_p, pmax_p, pmin_p, psum_p
+from modjax.tracecore.jaxpr import Jaxpr, Var, subjaxprs
+
+from .mesh import Mesh
+from .partition_spec import PartitionSpec
+
+__all__ = ["varying_axes", "check_replication"]
+
+
+def _names(entries) -> frozenset:
+    entries = entries if isinstance(entries, tuple) else (entries,)
+    return frozenset(e for e in entries if isinstance(e, str))
+
+
+def _reduction(vary_in, params):
+    return vary_in[0] - _names(params["axes"])
+
+
+_RULES = {
+    psum_p: _reduction,
+    pmax_p: _reduction,
+    pmin_p: _reduction,
+    axis_index_p: lambda vary_in, params: _names(params["axis_name"]),
+}
+
+
+def _introduced(jaxpr: Jaxpr) -> frozenset:
+    """The axes of every axis_index inside ``jaxpr`` and the programs it holds."""
+    found: frozenset = frozenset()
+    for eqn in jaxpr.eqns:
+        if eqn.primitive is axis_index_p:
+            found |= _names(eqn.params["axis_name"])
+        for inner in subjaxprs(eqn.params):
+            found |= _introduced(inner.jaxpr if hasattr(inner, "jaxpr") else inner)
+    return found
+
+
+def varying_axes(jaxpr: Jaxpr, in_vary: list[frozenset]) -> list[frozenset]:
+    """Return, per output of ``jaxpr``, the mesh axes it may vary over."""
+    env: dict[Var, frozenset] = dict(zip(jaxpr.invars, in_vary, strict=True))
+
+    def read(atom) -> frozenset:
+        return env.get(atom, frozenset()) if isinstance(atom, Var) else frozenset()
+
+    for eqn in jaxpr.eqns:
+        vary_in = [read(a) for a in eqn.invars]
+        rule = _RULES.get(eqn.primitive)
+        if rule is not None:
+            out = rule(vary_in, eqn.params)
+        else:
+            out = frozenset().union(*vary_in)
+            for inner in subjaxprs(eqn.params):
+                out |= _introduced(inner.jaxpr if hasattr(inner, "jaxpr") else inner)
+        for v in eqn.outvars:
+            env[v] = out
+    return [read(a) for a in jaxpr.outvars]
+
+
+def _spec_axes(spec: PartitionSpec) -> frozenset:
+    return frozenset(a for i in range(len(spec)) for a in spec.axes_of(i))
+
+
+def _set(names) -> str:
+    return "{" + ", ".join(names) + "}"
+
+
+def check_replication(name: str, mesh: Mesh, jaxpr: Jaxpr, in_specs, out_specs, where) -> None:
+    """Raise JAX's ValueError when an out_specs entry claims replication the body lacks.
+
+    ``where(k)`` names out_specs entry ``k`` in the message (``out_specs[1]``, ...).
+    """
+    in_vary = [frozenset()] * len(jaxpr.constvars) + [_spec_axes(s) for s in in_specs]
+    outs = varying_axes(jaxpr.replace(invars=jaxpr.constvars + jaxpr.invars, constvars=[]), in_vary)
+    for k, (vary, spec) in enumerate(zip(outs, out_specs, strict=True)):
+        allowed = [a for a in mesh.axis_names if a in _spec_axes(spec)]
+        bad = [a for a in mesh.axis_names if a in vary and a not in allowed]
+        if not bad:
+            continue
+        raise ValueError(
+            f"shard_map applied to the function '{name}' was given out_specs which require "
+            "replication which can't be statically inferred given the mesh:\n\n"
+            f"The mesh given has shape {mesh.axis_sizes} with corresponding axis names "
+            f"{mesh.axis_names}.\n\n"
+            f"{where(k)} is {spec} which implies that the corresponding output value is only "
+            f"varying across mesh axes {_set(allowed)} and not {_set(bad)}, but it was inferred "
+            f"to be possibly varying over {_set([a for a in mesh.axis_names if a in vary])}\n\n"
+            "Check if these output values are meant to be replicated over those mesh axes. If "
+            "not, consider revising the corresponding out_specs entries. If so, consider "
+            "disabling the check by passing the check_vma=False argument to `jax.shard_map`."
+        )

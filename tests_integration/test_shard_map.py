@@ -1,0 +1,276 @@
+"""shard_map on 8 CPU devices: collectives over mesh axes, autodiff, nesting, errors.
+
+One child process (8 CPU devices) runs every check; each is reported as a
+test. Collectives are checked against a numpy simulation of the devices'
+blocks; programs against their single-device versions; a data-parallel MLP
+training step against the single-device step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import modjax as jax
+import modjax.numpy as jnp
+from modjax import lax
+from modjax.sharding import Mesh, NamedSharding, P, shard_map
+from modjax.sharding.testing import main, run_checks
+
+
+def _mesh(shape=(2, 4), names=("x", "y")):
+    return Mesh(np.array(jax.devices()).reshape(shape), names)
+
+
+def _close(got, want, tol=2e-5):
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=tol, atol=tol)
+
+
+def _blocks(x, rows, cols):
+    """Split a 2-d array into a (rows, cols) grid of blocks: blocks[i][j]."""
+    return [np.split(r, cols, axis=1) for r in np.split(x, rows, axis=0)]
+
+
+def _join(blocks):
+    return np.concatenate([np.concatenate(r, axis=1) for r in blocks], axis=0)
+
+
+X = np.arange(128, dtype=np.float32).reshape(8, 16) / 7.0
+
+
+def _run(body, out_specs=None, check_vma=False):
+    mesh = _mesh()
+    out_specs = P("x", "y") if out_specs is None else out_specs
+    return jax.jit(shard_map(body, mesh=mesh, in_specs=P("x", "y"), out_specs=out_specs,
+                             check_vma=check_vma))(X)  # fmt: skip
+
+
+def check_reductions_over_each_axis():
+    b = _blocks(X, 2, 4)
+    for op, np_op in [(lax.psum, np.add), (lax.pmax, np.maximum), (lax.pmin, np.minimum)]:
+        want_y = _join([[np_op.reduce([b[i][k] for k in range(4)])] * 4 for i in range(2)])
+        _close(_run(lambda a, op=op: op(a, "y")), want_y)
+        want_xy = np_op.reduce([b[i][j] for i in range(2) for j in range(4)])
+        _close(_run(lambda a, op=op: op(a, ("x", "y")), out_specs=P()), want_xy)
+    want_mean = np.mean([b[i][j] for i in range(2) for j in range(4)], axis=0)
+    _close(_run(lambda a: lax.pmean(a, ("x", "y")), out_specs=P()), want_mean)
+
+
+def check_all_gather_tiled_and_stacked():
+    b = _blocks(X, 2, 4)
+    tiled = _run(lambda a: lax.all_gather(a, "y", axis=1, tiled=True), out_specs=P("x"))
+    _close(tiled[:4], np.concatenate(b[0], axis=1))
+    stacked = _run(lambda a: lax.all_gather(a, "x"), out_specs=P(None, None, "y"))
+    assert stacked.shape == (2, 4, 16)
+    _close(stacked, np.stack([np.concatenate(b[0], 1), np.concatenate(b[1], 1)]))
+
+
+def check_psum_scatter_and_all_to_all():
+    b = _blocks(X, 2, 4)
+    out = np.asarray(_run(lambda a: lax.psum_scatter(a, "y", scatter_dimension=0, tiled=True)))
+    assert out.shape == (2, 16)  # each device keeps one row of its (4, 4) sum over y
+    for i in range(2):
+        summed = np.add.reduce([b[i][k] for k in range(4)])
+        for j in range(4):
+            _close(out[i, 4 * j : 4 * j + 4], summed[j])
+    # all_to_all: each y-block's columns split in 4 and exchanged; twice is the identity.
+    there = lambda a: lax.all_to_all(a, "y", 1, 1, tiled=True)  # noqa: E731
+    _close(_run(lambda a: there(there(a))), X)
+    moved = _run(lambda a: lax.all_to_all(a, "y", 0, 0, tiled=True))
+    # device (0, j) receives row-chunk j of every y block, concatenated along rows.
+    want = np.concatenate([b[0][k][:1] for k in range(4)], axis=0)
+    _close(np.asarray(moved)[:4, :4], want)
+
+
+def check_ppermute_axis_index_and_axis_size():
+    b = _blocks(X, 2, 4)
+    perm = [(0, 1), (1, 2), (2, 3), (3, 0)]
+    shifted = _run(lambda a: lax.ppermute(a, "y", perm))
+    _close(shifted, _join([[b[i][(j - 1) % 4] for j in range(4)] for i in range(2)]))
+    index = _run(lambda a: a * 0 + lax.axis_index("y") + 10 * lax.axis_index("x"))
+    _close(index, _join([[np.full((4, 4), j + 10 * i) for j in range(4)] for i in range(2)]))
+    both = _run(lambda a: a * 0 + lax.axis_index(("x", "y")))
+    _close(both, _join([[np.full((4, 4), 4 * i + j) for j in range(4)] for i in range(2)]))
+    sizes = _run(lambda a: a * 0 + lax.axis_size("y") + 10 * lax.axis_size(("x", "y")))
+    _close(sizes, np.full((8, 16), 84.0))
+
+
+def check_collectives_lower_to_xla_collectives():
+    mesh = _mesh()
+    f = jax.jit(shard_map(lambda a: lax.psum(a, "y"), mesh=mesh, in_specs=P("x", "y"),
+                          out_specs=P("x")))  # fmt: skip
+    text = f.lower(X).as_text()
+    assert "sdy.manual_computation" in text and 'manual_axes={"x", "y"}' in text, text
+    assert "replica_groups = dense<[[0, 1, 2, 3], [4, 5, 6, 7]]>" in text, text
+    assert "all-reduce" in f.lower(X).compile().as_text()
+
+
+def check_matmul_with_psum_equals_unsharded_on_every_mesh():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((8, 16)).astype(np.float32)
+    w = rng.standard_normal((16, 8)).astype(np.float32)
+    for shape, names in [((1, 8), ("r", "k")), ((2, 4), ("r", "k")), ((8, 1), ("r", "k")),
+                         ((2, 2, 2), ("r", "k", "z"))]:  # fmt: skip
+        mesh = _mesh(shape, names)
+        f = shard_map(lambda u, v: lax.psum(u @ v, "k"), mesh=mesh,
+                      in_specs=(P("r", "k"), P("k")), out_specs=P("r"))  # fmt: skip
+        _close(jax.jit(f)(a, w), a @ w, tol=1e-4)
+        _close(f(a, w), a @ w, tol=1e-4)  # eagerly
+
+
+def check_grad_of_shard_map():
+    mesh = _mesh()
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((8, 16)).astype(np.float32)
+    w = rng.standard_normal((16,)).astype(np.float32)
+
+    def loss_sharded(u, v):
+        part = shard_map(lambda p, q: lax.psum(jnp.sum(jnp.tanh(p * q)), ("x", "y")),
+                         mesh=mesh, in_specs=(P("x", "y"), P("y")), out_specs=P())  # fmt: skip
+        return part(u, v)
+
+    def loss(u, v):
+        return jnp.sum(jnp.tanh(u * v))
+
+    got = jax.jit(jax.grad(loss_sharded, argnums=(0, 1)))(a, w)
+    want = jax.jit(jax.grad(loss, argnums=(0, 1)))(a, w)
+    for g, h in zip(got, want, strict=True):
+        _close(g, h, tol=1e-4)
+    value, grads = jax.value_and_grad(loss_sharded)(a, w)
+    _close(value, loss(a, w), tol=1e-4)
+    _close(grads, want[0], tol=1e-4)
+
+
+def check_shard_map_nested_in_jit_and_scan():
+    mesh = _mesh()
+    f = shard_map(lambda u: lax.psum(u.sum(0), "x"), mesh=mesh, in_specs=P("x", "y"),
+                  out_specs=P("y"))  # fmt: skip
+
+    def step(carry, x):
+        return carry + f(x), None
+
+    xs = np.stack([X, 2 * X, 3 * X])
+    out, _ = jax.jit(lambda xs: lax.scan(step, jnp.zeros(16), xs))(xs)
+    _close(out, 6 * X.sum(0), tol=1e-4)
+    g = jax.jit(lambda x: jnp.tanh(f(x * 2)) + 1)
+    _close(g(X), np.tanh(2 * X.sum(0)) + 1, tol=1e-5)
+
+
+def check_errors_as_jax():
+    mesh = _mesh()
+    try:
+        shard_map(lambda a: a, mesh=mesh, in_specs=P("y"), out_specs=P("y"))(np.ones((6, 2)))
+    except ValueError as err:
+        text = str(err)
+        assert "not evenly divisible by the corresponding mesh axis sizes" in text, text
+        assert "maps array axis 0 (of size 6) to mesh axis 'y' (of size 4), but 4 does not " \
+            "evenly divide 6" in text, text  # fmt: skip
+    else:
+        raise AssertionError("an indivisible argument must fail")
+    try:
+        shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P())(np.ones((8, 2)))
+    except ValueError as err:
+        text = str(err)
+        assert "out_specs is P() which implies that the corresponding output value is only " \
+            "varying across mesh axes {} and not {x}, but it was inferred to be possibly " \
+            "varying over {x}" in text, text  # fmt: skip
+    else:
+        raise AssertionError("a replication claim the body does not meet must fail")
+    # psum makes the value replicated: no error; check_vma=False skips the check.
+    shard_map(lambda a: lax.psum(a, "x"), mesh=mesh, in_specs=P("x"), out_specs=P())(
+        np.ones((8, 2))
+    )
+    shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P(), check_vma=False)(
+        np.ones((8, 2))
+    )
+    try:
+        shard_map(lambda a: lax.psum(a, "z"), mesh=mesh, in_specs=P("x"), out_specs=P())(
+            np.ones((8, 2))
+        )
+    except NameError as err:
+        assert "unbound axis name: z" in str(err), err
+    else:
+        raise AssertionError("an axis name the mesh lacks must fail")
+
+
+def _mlp_init(rng, sizes):
+    return [
+        (rng.standard_normal((m, n)).astype(np.float32) / np.sqrt(m), np.zeros(n, np.float32))
+        for m, n in zip(sizes[:-1], sizes[1:], strict=False)
+    ]
+
+
+def _mlp_loss(params, x, y):
+    h = x
+    for w, b in params[:-1]:
+        h = jnp.tanh(h @ w + b)
+    w, b = params[-1]
+    logits = h @ w + b
+    logp = logits - jax.nn.logsumexp(logits, axis=1, keepdims=True)
+    return -jnp.mean(jnp.sum(logp * y, axis=1))
+
+
+def _sgd(params, grads, lr=0.1):
+    return jax.tree.map(lambda p, g: p - lr * g, params, grads)
+
+
+def check_data_parallel_mlp_step_equals_single_device():
+    rng = np.random.default_rng(2)
+    params = _mlp_init(rng, [32, 64, 64, 10])
+    x = rng.standard_normal((64, 32)).astype(np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 64)]
+    mesh = Mesh(np.array(jax.devices()), ("d",))
+
+    @jax.jit
+    def step(params, x, y):
+        return _sgd(params, jax.grad(_mlp_loss)(params, x, y))
+
+    def local_step(params, x, y):
+        grads = lax.pmean(jax.grad(_mlp_loss)(params, x, y), "d")
+        return _sgd(params, grads)
+
+    dp_step = jax.jit(shard_map(local_step, mesh=mesh, in_specs=(P(), P("d"), P("d")),
+                                out_specs=P()))  # fmt: skip
+    want, got = params, params
+    for _ in range(3):
+        want = step(want, x, y)
+        got = dp_step(got, x, y)
+    for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want), strict=True):
+        _close(g, w, tol=1e-5)
+    # The same step through jit shardings (batch sharded, parameters replicated).
+    rows = NamedSharding(mesh, P("d"))
+    sharded = jax.jit(step, in_shardings=(NamedSharding(mesh, P()), rows, rows))
+    got = params
+    for _ in range(3):
+        got = sharded(got, x, y)
+    for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want), strict=True):
+        _close(g, w, tol=1e-5)
+
+
+CHECKS = [
+    check_reductions_over_each_axis,
+    check_all_gather_tiled_and_stacked,
+    check_psum_scatter_and_all_to_all,
+    check_ppermute_axis_index_and_axis_size,
+    check_collectives_lower_to_xla_collectives,
+    check_matmul_with_psum_equals_unsharded_on_every_mesh,
+    check_grad_of_shard_map,
+    check_shard_map_nested_in_jit_and_scan,
+    check_errors_as_jax,
+    check_data_parallel_mlp_step_equals_single_device,
+]
+
+
+@pytest.fixture(scope="module")
+def results():
+    return run_checks(__file__)
+
+
+@pytest.mark.parametrize("name", [c.__name__ for c in CHECKS])
+def test_on_8_devices(results, name):
+    error = results[name]
+    assert error is None, error
+
+
+if __name__ == "__main__":
+    main(CHECKS)
