@@ -247,7 +247,28 @@ def check_data_parallel_mlp_step_equals_single_device():
         _close(g, w, tol=1e-5)
 
 
+def check_pmap_on_shard_map():
+    x = np.arange(32.0, dtype=np.float32).reshape(8, 4)
+    f = jax.pmap(lambda v: v * 2 - lax.psum(v, "i"), axis_name="i")
+    out = f(x)
+    _close(out, x * 2 - x.sum(0))
+    assert out.shape == (8, 4) and len(out.addressable_shards) == 8
+    g = jax.pmap(lambda v, w: v @ w, in_axes=(0, None))
+    _close(g(x, np.ones((4, 3), np.float32)), x @ np.ones((4, 3)))
+    h = jax.pmap(lambda v: lax.axis_index("i") + v.sum(), axis_name="i")
+    _close(h(x[:4]), np.arange(4) + x[:4].sum(1))
+    s = jax.pmap(lambda v, k: v * k, static_broadcasted_argnums=1)
+    _close(s(x, 3), x * 3)
+    try:
+        jax.pmap(lambda v: v)(np.ones((9, 2)))
+    except ValueError as err:
+        assert "requires 9 logical devices, but only 8 XLA devices are available" in str(err)
+    else:
+        raise AssertionError("mapping 9 elements over 8 devices must fail")
+
+
 CHECKS = [
+    check_pmap_on_shard_map,
     check_reductions_over_each_axis,
     check_all_gather_tiled_and_stacked,
     check_psum_scatter_and_all_to_all,

@@ -71,7 +71,7 @@ from modjax.runtime import (  # noqa: E402
     process_count,
     process_index,
 )
-from modjax.sharding import P, make_mesh, set_mesh, shard_map  # noqa: E402
+from modjax.sharding import P, make_mesh, pmap, set_mesh, shard_map  # noqa: E402
 from modjax.tracecore import (  # noqa: E402
     Array,
     ShapeDtypeStruct,
@@ -86,6 +86,7 @@ __all__ = [
     "Array",
     "P",
     "make_mesh",
+    "pmap",
     "set_mesh",
     "shard_map",
     "sharding",

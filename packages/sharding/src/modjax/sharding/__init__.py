@@ -22,6 +22,7 @@ from .mesh import (
 )
 from .named_sharding import DuplicateSpecError, GSPMDSharding, IndivisibleError, NamedSharding
 from .partition_spec import UNCONSTRAINED, P, PartitionSpec
+from .pmap import pmap
 from .shard_map import shard_map, shard_map_p
 from .visualize import inspect_array_sharding, visualize_array_sharding, visualize_sharding
 
@@ -45,6 +46,7 @@ __all__ = [
     "make_array_from_process_local_data",
     "make_array_from_single_device_arrays",
     "make_mesh",
+    "pmap",
     "set_mesh",
     "shard_map",
     "shard_map_p",

@@ -1,0 +1,143 @@
+"""``pmap``: map a function over the leading axis of its arguments, one device per element.
+
+Built on ``shard_map``, as JAX 0.10 does: the mapped axis becomes a one-axis
+mesh over the first devices (or ``devices``), each argument is split along it
+(``in_axes``; None broadcasts), the function sees one element per device with
+the axis name bound for the collectives, and results are stacked along
+``out_axes``. The result is jitted: each call with new shapes compiles once.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from modjax import runtime
+from modjax.batching import expand_dims, moveaxis, squeeze
+from modjax.tracecore import core
+from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_structure, tree_unflatten
+
+from .mesh import Mesh
+from .partition_spec import PartitionSpec
+from .shard_map import shard_map
+
+__all__ = ["pmap"]
+
+
+def _flat_axes(axes, tree, what: str) -> list:
+    """One axis (int or None) per leaf of ``tree`` from the pytree prefix ``axes``."""
+    if axes is None or isinstance(axes, int):
+        return [axes] * len(tree_leaves(tree))
+    treedef = tree_structure(axes, is_leaf=lambda x: x is None)
+    try:
+        subtrees = treedef.flatten_up_to(tree)
+    except ValueError as err:
+        raise ValueError(f"pmap {what}: {err}") from None
+    out = []
+    for a, sub in zip(tree_leaves(axes, is_leaf=lambda x: x is None), subtrees, strict=True):
+        out.extend([a] * len(tree_leaves(sub)))
+    return out
+
+
+def pmap(
+    fun: Callable,
+    axis_name=None,
+    *,
+    in_axes=0,
+    out_axes=0,
+    static_broadcasted_argnums: int | Sequence[int] = (),
+    devices: Sequence | None = None,
+    backend: str | None = None,
+    axis_size: int | None = None,
+    donate_argnums=(),
+):
+    """Map ``fun`` over axis ``in_axes`` of its arguments, one device per element (``jax.pmap``).
+
+    ``axis_name`` names the mapped axis for collectives inside ``fun``;
+    ``in_axes`` is an int, None (broadcast) or a pytree prefix of them,
+    ``out_axes`` an int or None;
+    ``static_broadcasted_argnums`` are passed as Python values; ``devices``
+    chooses the devices (default: the first ones).
+    """
+    if backend is not None or donate_argnums:
+        raise NotImplementedError("pmap: backend= and donate_argnums")
+    if out_axes is not None and not isinstance(out_axes, int):
+        raise NotImplementedError("pmap with a pytree of out_axes (only an int or None)")
+    statics = (
+        (static_broadcasted_argnums,)
+        if isinstance(static_broadcasted_argnums, int)
+        else tuple(static_broadcasted_argnums)
+    )
+    name = axis_name if axis_name is not None else object()
+    fun_name = getattr(fun, "__name__", "fun")
+    cache: dict = {}
+
+    def run(*args):
+        static_vals = tuple((i, args[i]) for i in statics if i < len(args))
+        dyn = tuple(a for i, a in enumerate(args) if i not in statics)
+        leaves, _ = tree_flatten(dyn)
+        axes = _flat_axes(tuple(in_axes) if isinstance(in_axes, list) else in_axes, dyn, "in_axes")
+        sizes = {
+            core.to_aval(x).shape[a] for x, a in zip(leaves, axes, strict=True) if a is not None
+        }
+        if axis_size is not None:
+            sizes.add(axis_size)
+        if len(sizes) != 1:
+            raise ValueError(
+                f"pmap got inconsistent sizes for array axes to be mapped: {sorted(sizes)}"
+                if sizes
+                else "pmap requires at least one argument with a mapped axis (or axis_size)"
+            )
+        (size,) = sizes
+        pool = list(devices) if devices is not None else runtime.devices()
+        if size > len(pool):
+            raise ValueError(
+                f"compiling computation that requires {size} logical devices, but only "
+                f"{len(pool)} XLA devices are available (num_replicas={size})"
+            )
+        key = (static_vals, size, tree_structure(dyn), tuple(axes))
+        compiled = cache.get(key)
+        if compiled is None:
+            compiled = cache[key] = _build(size, pool[:size], static_vals, dyn, axes)
+        return compiled(*leaves)
+
+    def _build(size, pool, static_vals, dyn, axes):
+        mesh_name = name if isinstance(name, str) else "_pmap"
+        mesh = Mesh(np.array(pool, dtype=object), (mesh_name,))
+        treedef = tree_structure(dyn)
+        statics_by_pos = dict(static_vals)
+        holder = {}
+
+        def body(*local):
+            local = [x if a is None else squeeze(x, (0,)) for x, a in zip(local, axes, strict=True)]
+            it = iter(tree_unflatten(treedef, local))
+            full = [
+                statics_by_pos[i] if i in statics_by_pos else next(it)
+                for i in range(len(dyn) + len(statics_by_pos))
+            ]
+            out_leaves, holder["tree"] = tree_flatten(fun(*full))
+            return [x if out_axes is None else expand_dims(x, (0,)) for x in out_leaves]
+
+        in_specs = tuple(PartitionSpec() if a is None else PartitionSpec(mesh_name) for a in axes)
+        out_spec = PartitionSpec() if out_axes is None else PartitionSpec(mesh_name)
+        mapped = shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=out_spec, check_vma=False)
+
+        def call(*leaves):
+            moved = [
+                x if a is None else moveaxis(x, a, 0) for x, a in zip(leaves, axes, strict=True)
+            ]
+            outs = mapped(*moved)
+            if out_axes is not None:
+                outs = [moveaxis(x, 0, out_axes) for x in outs]
+            return tree_unflatten(holder["tree"], outs)
+
+        return runtime.jit(call)
+
+    @functools.wraps(fun)
+    def wrapped(*args):
+        return run(*args)
+
+    wrapped.__name__ = f"pmap({fun_name})"
+    return wrapped
