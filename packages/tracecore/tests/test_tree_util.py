@@ -656,3 +656,53 @@ def test_public_names_have_docstrings_naming_the_jax_counterpart(module, names):
     missing = [n for n in names if "jax.tree" not in (getattr(module, n).__doc__ or "")]
     assert missing == []
     assert isinstance(tree_structure(0), PyTreeDef)
+
+
+def test_one_level_flattening_and_node_types():
+    from modjax.tracecore import tree_util as tu
+
+    children, aux = tu.flatten_one_level({"b": [2, 3], "a": 1})
+    assert list(children) == [1, [2, 3]] and aux == ("a", "b")
+    keyed, _ = tu.flatten_one_level_with_keys({"b": [2, 3], "a": 1})
+    assert [k for k, _ in keyed] == [tu.DictKey("a"), tu.DictKey("b")]
+    assert tu.flatten_one_level(None) == ((), None)
+    with pytest.raises(ValueError, match="can't tree-flatten type: <class 'int'>"):
+        tu.flatten_one_level(1)
+    assert tu.is_tree_node(list) and tu.is_tree_node(type(None)) and not tu.is_tree_node(int)
+
+
+def test_broadcast_and_associative_reduce():
+    from modjax.tracecore import tree
+    from modjax.tracecore import tree_util as tu
+
+    assert tu.tree_broadcast([1, {"a": 2}], [[3, 4], {"a": (5, 6)}]) == [[1, 1], {"a": (2, 2)}]
+    assert tree.broadcast(0, {"x": (1, 2)}) == {"x": (0, 0)}
+    with pytest.raises(ValueError, match="tree_broadcast"):
+        tu.tree_broadcast([1, 2], [3])
+    calls = []
+
+    def concat(a, b):
+        calls.append((a, b))
+        return a + b
+
+    assert tu.tree_reduce_associative(concat, ["a", "b", "c", "d"]) == "abcd"
+    assert calls[-1] == ("ab", "cd")  # a balanced tree of calls, not a left fold
+    assert tree.reduce_associative(concat, [], identity="") == ""
+    with pytest.raises(TypeError, match="identity"):
+        tu.tree_reduce_associative(concat, [])
+
+
+def test_static_dataclass_fields():
+    import dataclasses
+
+    from modjax.tracecore import tree
+    from modjax.tracecore import tree_util as tu
+
+    @tu.register_dataclass
+    @dataclasses.dataclass
+    class Op:
+        x: object
+        name: str = tree.static(default="add")
+
+    leaves, treedef = tu.tree_flatten(Op(1.0))
+    assert leaves == [1.0] and tu.tree_unflatten(treedef, [2.0]) == Op(2.0, "add")

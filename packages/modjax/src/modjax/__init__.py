@@ -18,6 +18,7 @@ from modjax import (  # noqa: E402
     ad_checkpoint,
     custom_derivatives,
     debug,
+    dlpack,
     dtypes,
     errors,
     experimental,
@@ -29,10 +30,22 @@ from modjax import (  # noqa: E402
     random,
     scipy,
     sharding,
+    stages,
     test_util,
     tree,
     tree_util,
     typing,
+)
+from modjax._environment import (  # noqa: E402
+    copy_to_host_async,
+    host_count,
+    host_id,
+    host_ids,
+    live_arrays,
+    named_call,
+    named_scope,
+    print_environment_info,
+    typeof,
 )
 from modjax._jacobians import hessian, jacfwd, jacobian, jacrev  # noqa: E402
 from modjax._jax_alias import install_jax_alias  # noqa: E402
@@ -53,7 +66,9 @@ from modjax.autodiff import (  # noqa: E402
 from modjax.batching import vmap  # noqa: E402
 from modjax.lax.callbacks import pure_callback  # noqa: E402
 from modjax.runtime import (  # noqa: E402
+    Shard,
     block_until_ready,
+    clear_caches,
     debug_infs,
     debug_nans,
     default_backend,
@@ -71,18 +86,47 @@ from modjax.runtime import (  # noqa: E402
     process_count,
     process_index,
 )
+from modjax.runtime.backends import Device  # noqa: E402
 from modjax.sharding import P, make_mesh, pmap, set_mesh, shard_map  # noqa: E402
 from modjax.tracecore import (  # noqa: E402
     Array,
     ShapeDtypeStruct,
     checking_leaks,
     config,
+    ensure_compile_time_eval,
     make_jaxpr,
 )
+from modjax.tracecore.dtypes import float0  # noqa: E402
+
+# The configuration options users switch for a block (``with jax.enable_x64(True):``).
+enable_x64 = config.option("enable_x64")
+log_compiles = config.option("log_compiles")
+numpy_dtype_promotion = config.option("numpy_dtype_promotion")
+numpy_rank_promotion = config.option("numpy_rank_promotion")
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Device",
+    "Shard",
+    "clear_caches",
+    "copy_to_host_async",
+    "dlpack",
+    "enable_x64",
+    "ensure_compile_time_eval",
+    "float0",
+    "host_count",
+    "host_id",
+    "host_ids",
+    "live_arrays",
+    "log_compiles",
+    "named_call",
+    "named_scope",
+    "numpy_dtype_promotion",
+    "numpy_rank_promotion",
+    "print_environment_info",
+    "stages",
+    "typeof",
     "Array",
     "P",
     "make_mesh",

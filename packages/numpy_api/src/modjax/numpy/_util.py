@@ -8,6 +8,7 @@ broadcast as in numpy, but a mismatch raises TypeError as JAX does.
 from __future__ import annotations
 
 import operator
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from modjax.lax.elementwise import _convert_element_type, convert_element_type_p
 from modjax.runtime import Array
 from modjax.tracecore import dtypes
 from modjax.tracecore.config import enable_x64
+from modjax.tracecore.config import numpy_rank_promotion as _rank_promotion
 from modjax.tracecore.core import Tracer
 
 PYTHON_SCALARS = (bool, int, float, complex)
@@ -163,12 +165,29 @@ def promote_shapes(name: str, *args: Any) -> list:
     ranks = {len(s) for s in shapes if s}
     if len(ranks) <= 1:  # lax broadcasts rank 0 and size-1 dimensions itself
         return list(args)
+    if _rank_promotion.value != "allow":
+        _check_rank_promotion(name, shapes)
     shape = broadcast_shapes(name, *shapes)
     ndim = len(shape)
     return [
         a if not s or len(s) == ndim else broadcast_to(a, shape)
         for a, s in zip(args, shapes, strict=True)
     ]
+
+
+def _check_rank_promotion(name: str, shapes: list) -> None:
+    """Warn or raise, as ``numpy_rank_promotion`` says, when operands differ in rank."""
+    listed = " ".join(map(str, shapes))
+    if _rank_promotion.value == "raise":
+        raise ValueError(
+            f"Operands could not be broadcast together for {name} on shapes {listed} and with "
+            "the config option jax_numpy_rank_promotion='raise'."
+        )
+    warnings.warn(
+        f"Following NumPy automatic rank promotion for {name} on shapes {listed}. Set the "
+        "jax_numpy_rank_promotion config option to 'allow' to disable this warning.",
+        stacklevel=4,
+    )
 
 
 def promote_binary(name: str, x1: Any, x2: Any):

@@ -10,6 +10,7 @@ from .abstract import ShapedArray, ShapeDtypeStruct, get_aval, register_aval_han
 from .basearray import Array
 from .call import call, call_p, register_call_rules
 from .check import JaxprTypeError, check_jaxpr
+from .compile_time_eval import ensure_compile_time_eval
 from .config import config
 from .core import (
     ConcretizationTypeError,

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -14,6 +15,7 @@ from .tree_util import PyTreeDef
 
 __all__ = [
     "all",
+    "broadcast",
     "flatten",
     "flatten_with_path",
     "leaves",
@@ -21,6 +23,8 @@ __all__ = [
     "map",
     "map_with_path",
     "reduce",
+    "reduce_associative",
+    "static",
     "structure",
     "transpose",
     "unflatten",
@@ -99,3 +103,25 @@ def flatten_with_path(
 ) -> tuple[list, PyTreeDef]:
     """Flatten a pytree into (key path, leaf) pairs and a treedef (jax.tree.flatten_with_path)."""
     return tree_util.tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+
+
+def broadcast(prefix_tree: Any, full_tree: Any, is_leaf: Callable | None = None) -> Any:
+    """Repeat the leaves of a prefix tree over a full tree's structure (jax.tree.broadcast)."""
+    return tree_util.tree_broadcast(prefix_tree, full_tree, is_leaf)
+
+
+def reduce_associative(
+    operation: Callable[[Any, Any], Any],
+    tree: Any,
+    *,
+    identity: Any = _NO_INITIALIZER,
+    is_leaf: Callable | None = None,
+) -> Any:
+    """Combine the leaves pairwise with an associative operation (jax.tree.reduce_associative)."""
+    return tree_util.tree_reduce_associative(operation, tree, identity=identity, is_leaf=is_leaf)
+
+
+def static(**kwargs: Any) -> Any:
+    """A ``dataclasses.field`` marked static for ``register_dataclass`` (jax.tree.static)."""
+    metadata = {"static": True, **(kwargs.pop("metadata", None) or {})}
+    return dataclasses.field(metadata=metadata, **kwargs)

@@ -31,7 +31,7 @@ import functools
 import operator
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "DictKey",
@@ -41,6 +41,9 @@ __all__ = [
     "PyTreeDef",
     "SequenceKey",
     "all_leaves",
+    "flatten_one_level",
+    "flatten_one_level_with_keys",
+    "is_tree_node",
     "keystr",
     "register_dataclass",
     "register_pytree_node",
@@ -49,6 +52,7 @@ __all__ = [
     "register_pytree_with_keys_class",
     "register_static",
     "tree_all",
+    "tree_broadcast",
     "tree_flatten",
     "tree_flatten_with_path",
     "tree_leaves",
@@ -56,6 +60,7 @@ __all__ = [
     "tree_map",
     "tree_map_with_path",
     "tree_reduce",
+    "tree_reduce_associative",
     "tree_structure",
     "tree_transpose",
     "tree_unflatten",
@@ -1054,3 +1059,77 @@ register_pytree_node(
     lambda p: ((p.args, p.keywords), p.func),
     lambda func, children: Partial(func, *children[0], **children[1]),
 )
+
+
+# ------------------------------------------------------- one level, broadcast
+
+#: An entry of a key path (``SequenceKey``, ``DictKey``, ``GetAttrKey``, ...).
+KeyEntry = TypeVar("KeyEntry", bound=Any)
+#: A path of keys from the root of a pytree to one of its leaves.
+KeyPath = tuple[KeyEntry, ...]
+
+
+def is_tree_node(typ: type) -> bool:
+    """Return whether ``typ`` is a pytree node type (jax.tree_util.is_tree_node).
+
+    Registered types, the built-in containers and namedtuples are nodes.
+    """
+    return _kind_of(typ) is not None
+
+
+def _one_level_kind(tree: Any) -> _NodeKind:
+    kind = _kind_of(type(tree))
+    if kind is None:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    return kind
+
+
+def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Any]:
+    """Return the children and aux data of the root of ``tree`` (jax.tree_util.flatten_one_level).
+
+    Raises ValueError when ``tree`` is a leaf.
+    """
+    return _one_level_kind(tree).flatten(tree)
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[Any, Any]], Any]:
+    """Return the (key, child) pairs and auxiliary data of the root of ``tree``
+    (jax.tree_util.flatten_one_level_with_keys)."""
+    return _one_level_kind(tree).flatten_with_keys(tree)
+
+
+def tree_broadcast(
+    prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> Any:
+    """Repeat each leaf of ``prefix_tree`` over the subtree of ``full_tree`` it stands for
+    (jax.tree_util.tree_broadcast); the result has ``full_tree``'s structure."""
+    prefix_leaves, prefix_def = tree_flatten(prefix_tree, is_leaf)
+    subtrees = _prefix_leaves(prefix_def, full_tree, "tree_broadcast prefix_tree")
+    leaves = []
+    for leaf, subtree in zip(prefix_leaves, subtrees, strict=True):
+        leaves.extend([leaf] * tree_structure(subtree).num_leaves)
+    return tree_unflatten(tree_structure(full_tree), leaves)
+
+
+def tree_reduce_associative(
+    operation: Callable[[Any, Any], Any],
+    tree: Any,
+    *,
+    identity: Any = _NO_INITIALIZER,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> Any:
+    """Combine the leaves of ``tree`` pairwise, as a balanced tree of ``operation`` calls
+    (jax.tree_util.tree_reduce_associative); ``operation`` must be associative."""
+
+    def reduce(leaves: list) -> Any:
+        if len(leaves) == 1:
+            return leaves[0]
+        half = len(leaves) // 2
+        return operation(reduce(leaves[:half]), reduce(leaves[half:]))
+
+    leaves = tree_leaves(tree, is_leaf)
+    if leaves:
+        return reduce(leaves)
+    if identity is _NO_INITIALIZER:
+        raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+    return identity
