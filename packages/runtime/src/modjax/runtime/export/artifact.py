@@ -23,6 +23,7 @@ from modjax.lowering import func_dialect, hlo, ir, ir_constant, ir_types, make_c
 __all__ = [
     "serialize_module",
     "module_text",
+    "module_object",
     "specialize",
     "inline_module",
     "mark_for_export",
@@ -49,11 +50,16 @@ def serialize_module(module: ir.Module, context: ir.Context) -> bytes:
         return _jax.mlir.serialize_portable_artifact(module, target)
 
 
-def module_text(serialized: bytes) -> str:
-    """Return the StableHLO text of a portable artifact."""
+def module_object(serialized: bytes) -> ir.Module:
+    """Return a portable artifact as an MLIR module (in a context of its own)."""
     context = make_context()
     with context:
-        return str(_jax.mlir.deserialize_portable_artifact(serialized, context))
+        return _jax.mlir.deserialize_portable_artifact(serialized, context)
+
+
+def module_text(serialized: bytes) -> str:
+    """Return the StableHLO text of a portable artifact."""
+    return str(module_object(serialized))
 
 
 def _is_dynamic(types) -> bool:

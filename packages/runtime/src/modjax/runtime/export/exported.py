@@ -161,9 +161,14 @@ class Exported:
     uses_global_constants: bool
     _get_vjp: Callable[[Exported], Exported] | None = None
 
-    def mlir_module(self) -> str:
-        """Return the StableHLO text of the module (``Exported.mlir_module``)."""
-        return artifact.module_text(self.mlir_module_serialized)
+    def mlir_module(self, serialized: bool = True) -> Any:
+        """Return the module's StableHLO text, or with ``serialized=False`` the MLIR module.
+
+        (``Exported.mlir_module``.)
+        """
+        if serialized:
+            return artifact.module_text(self.mlir_module_serialized)
+        return artifact.module_object(self.mlir_module_serialized)
 
     def has_vjp(self) -> bool:
         """Tell whether this Exported can give its VJP (``Exported.has_vjp``)."""

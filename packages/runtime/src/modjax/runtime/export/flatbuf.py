@@ -94,13 +94,17 @@ class _Reader:
             return self.table(target, element)
         length = self.unpack("<I", target)
         start = target + 4
+        size = 1 if container in ("string", "bytes") else _SCALARS.get(element, ("", 4))[1]
+        if start + length * size > len(self.buf):
+            raise FlatBufferError(f"a {container} of {length} items runs past the buffer")
         if container in ("string", "bytes"):
             data = bytes(self.buf[start : start + length])
-            if len(data) != length:
-                raise FlatBufferError(f"a {container} of {length} bytes runs past the buffer")
-            return data.decode("utf-8") if container == "string" else data
+            try:
+                return data.decode("utf-8") if container == "string" else data
+            except UnicodeDecodeError as e:
+                raise FlatBufferError(f"a string is not UTF-8: {e}") from e
         if element in _SCALARS:
-            fmt, size = _SCALARS[element]
+            fmt = _SCALARS[element][0]
             return [self.unpack(fmt, start + i * size) for i in range(length)]
         return [self.value(start + 4 * i, element) for i in range(length)]
 

@@ -302,6 +302,9 @@ def deserialize_fields(blob: bytes | bytearray) -> dict[str, Any]:
 
 def exported_kwargs(fields: dict[str, Any], make_aval) -> dict[str, Any]:
     """Return the constructor arguments of an Exported read from the schema's fields."""
+    for key in ("in_tree", "out_tree", "mlir_module_serialized"):
+        if key not in fields:
+            raise flatbuf.FlatBufferError(f"the bytes are not a serialized Exported (no {key})")
     for key in ("in_shardings", "out_shardings"):
         for sharding in fields.get(key, []):
             if sharding.get("named_sharding") or sharding.get("hlo_sharding_proto"):
