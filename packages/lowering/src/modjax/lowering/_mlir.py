@@ -29,6 +29,8 @@ from jaxlib.mlir.dialects import func as func_dialect
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from modjax.tracecore import dtypes
+from modjax.tracecore.abstract import physical_aval
+from modjax.tracecore.dtypes import ExtendedDType
 
 __all__ = [
     "ir",
@@ -202,14 +204,18 @@ def _tensor_type(shape: tuple[int, ...], dtype: Any) -> ir.RankedTensorType:
 def ir_type(aval) -> ir.RankedTensorType:
     """Return the tensor type of an abstract value (JAX's ``mlir.aval_to_ir_type``).
 
-    Only shape and dtype count: weak types do not exist in HLO.
+    Only shape and dtype count: weak types do not exist in HLO. An aval of an
+    extended dtype (a PRNG key) has the type of its data, which tracecore's
+    ``physical_element_avals`` table gives for each extended dtype.
     """
+    if isinstance(aval.dtype, ExtendedDType):
+        aval = physical_aval(aval)
     return _tensor_type(aval.shape, aval.dtype)
 
 
 def ir_types(avals: Sequence[Any]) -> list[ir.RankedTensorType]:
     """Return the tensor types of several abstract values."""
-    return [_tensor_type(a.shape, a.dtype) for a in avals]
+    return [ir_type(a) for a in avals]
 
 
 # --- constants ----------------------------------------------------------------------------

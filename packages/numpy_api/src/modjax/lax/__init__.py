@@ -40,7 +40,10 @@ from modjax.batching import (  # noqa: E402  (collectives over vmapped named axe
 )
 from modjax.sharding import with_sharding_constraint  # noqa: E402  (jax.lax's)
 
-from . import linalg  # noqa: E402  (modjax.lax.linalg, as jax.lax.linalg)
+from . import (
+    extended_rules,  # noqa: E402, F401  (structural lowerings for key arrays)
+    linalg,  # noqa: E402  (modjax.lax.linalg, as jax.lax.linalg)
+)
 from .bits import *  # noqa: F403
 from .composites import *  # noqa: F403
 from .control_flow import (

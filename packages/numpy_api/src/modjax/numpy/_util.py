@@ -16,15 +16,15 @@ import numpy as np
 from modjax import lax
 from modjax.lax._common import kind, python_scalar_as
 from modjax.lax.elementwise import _convert_element_type, convert_element_type_p
-from modjax.runtime import Array
+from modjax.runtime import Array, ExtendedArray
 from modjax.tracecore import dtypes
 from modjax.tracecore.config import enable_x64
 from modjax.tracecore.config import numpy_rank_promotion as _rank_promotion
 from modjax.tracecore.core import Tracer
 
 PYTHON_SCALARS = (bool, int, float, complex)
-ARRAY_TYPES = (Array, Tracer)
-ARRAYLIKE = (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex)
+ARRAY_TYPES = (Array, ExtendedArray, Tracer)
+ARRAYLIKE = (Array, ExtendedArray, Tracer, np.ndarray, np.generic, bool, int, float, complex)
 
 
 def check_arraylike(name: str, *args: Any) -> None:
@@ -222,7 +222,16 @@ def _fits(tp: type, dtype: np.dtype) -> bool:
 def promote_args(name: str, *args: Any) -> list:
     """Check, promote the dtypes of and rank-align ``args`` for an elementwise op."""
     check_arraylike(name, *args)
-    return promote_shapes(name, *promote_dtypes(*args))
+    try:
+        promoted = promote_dtypes(*args)
+    except dtypes.TypePromotionError:
+        names = [dtypes.dtype(a, canonicalize=True) for a in args]
+        if any(isinstance(d, dtypes.ExtendedDType) for d in names):
+            # JAX's error for mixing PRNG keys (or another extended dtype) with numbers.
+            listed = ", ".join(dtypes.dtype_name(d) for d in names)
+            raise TypeError(f"{name} does not accept dtypes {listed}.") from None
+        raise
+    return promote_shapes(name, *promoted)
 
 
 def broadcast_all(name: str, *args: Any) -> list:

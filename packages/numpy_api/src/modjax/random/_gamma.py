@@ -29,7 +29,8 @@ from modjax.tracecore.core import Primitive
 
 from ._continuous import _exponential, _normal_real, _two, _uniform
 from ._discrete import _rademacher_impl
-from ._keys import PRNGKeyArray, split
+from ._keys import split
+from ._prng import random_unwrap, random_wrap
 from ._sampler_args import (
     check_safe_to_cast,
     check_shape,
@@ -105,7 +106,7 @@ def _gamma_one(key, alpha, log_space):
 
 def _gamma_impl(key_data, a, *, log_space, impl):
     """Sample every element of ``a`` from its own key: each of ``key``'s keys split per element."""
-    key = PRNGKeyArray(impl, key_data)
+    key = random_wrap(key_data, impl)
     a_shape = a.shape
     per_key = int(np.prod(a_shape[key.ndim :], dtype=np.int64))
     keys = key.reshape(-1) if key.ndim else key.reshape(1)
@@ -170,7 +171,7 @@ def _gamma_fn(key, a, shape, dtype, log_space):
     a = lax.convert_element_type(a, dtype)
     if np.shape(a) != shape:
         a = jnp.broadcast_to(a, shape)
-    return random_gamma_p.bind(key._base_array, a, log_space=log_space, impl=key._impl)
+    return random_gamma_p.bind(random_unwrap(key), a, log_space=log_space, impl=key.dtype._impl)
 
 
 _gamma = jit(_gamma_fn, static_argnums=(2, 3, 4))

@@ -33,6 +33,7 @@ from .compile_cache import compile_or_get_cached
 from .debugging import debug_infs, debug_nans, disable_jit, explain_cache_misses
 from .dispatch import apply_primitive
 from .executable import effects_barrier
+from .extended import ExtendedArray, extended_array_types
 from .jit import Compiled, Lowered, Traced, clear_caches, eval_shape, jit, jit_p
 from .sharding import Sharding, SingleDeviceSharding, register_sharding
 
@@ -40,6 +41,7 @@ __all__ = [
     "Array",
     "ArrayImpl",
     "Compiled",
+    "ExtendedArray",
     "Lowered",
     "Shard",
     "Sharding",
@@ -61,6 +63,7 @@ __all__ = [
     "devices",
     "effects_barrier",
     "eval_shape",
+    "extended_array_types",
     "get_backend",
     "is_array",
     "jit",

@@ -159,6 +159,9 @@ def _target_sharding(device_or_sharding) -> tuple[Sharding | None, bool]:
 
 
 def _put_leaf(x: Any, sharding: Sharding | None, committed: bool):
+    if type(x) is not ArrayImpl and isinstance(x, _jax.Array):
+        # An array of an extended dtype (runtime.extended): place its data.
+        return x._with_base(_put_leaf(x._base_array, sharding, committed))
     if type(x) is ArrayImpl:
         x._check_if_deleted()
         if sharding is None:

@@ -135,6 +135,7 @@ def _fastpath_data(args, result, executable: Executable):
         or executable.const_args
         or executable.ordered_effects  # its tokens are threaded by ``Executable.run``
         or executable.host_callbacks
+        or executable.extended
     ):
         return None
     leaves = cpp_dispatch.flatten_arguments(args, {})
@@ -194,6 +195,7 @@ def _run_slow(prim: core.Primitive, args: tuple, params: dict):
         and not _use_cpp
         and not executable.ordered_effects
         and not executable.host_callbacks
+        and not executable.extended
         and all(x._sharding is executable.sharding for x in leaves)
     ):
         fast_key = [prim, params_key] if params else [prim]

@@ -20,7 +20,7 @@ import numpy as np
 from jaxlib import _jax, xla_client
 
 from modjax.lowering import lower_jaxpr_to_module
-from modjax.tracecore.abstract import ShapedArray
+from modjax.tracecore.abstract import ShapedArray, physical_aval
 from modjax.tracecore.dce import dce_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.tracing import convert_constvars_jaxpr
@@ -34,6 +34,7 @@ from .array import (
 )
 from .backends import Device, default_device
 from .compile_cache import compile_options_for, compile_or_get_cached
+from .extended import ExtendedArray, is_extended_aval, physical, wrap
 from .sharding import Sharding, SingleDeviceSharding, single_device_sharding
 from .spmd import SpmdTarget, spmd_target
 
@@ -67,6 +68,9 @@ class Executable:
     already on ``device``, and returns the list of output Arrays. ``call``
     is the fastest way in for callers that already pruned and prepended: it is
     ``xla.execute_sharded`` itself when there is nothing to prune or prepend.
+    A program with inputs or outputs of extended dtypes (``extended``) takes
+    and gives ExtendedArrays in ``run``; its ``call`` and ``handlers`` work on
+    their physical data, so the fast paths leave such programs to ``run``.
     """
 
     __slots__ = (
@@ -90,6 +94,7 @@ class Executable:
         "arg_shardings",
         "ordered_effects",
         "host_callbacks",
+        "extended",
     )
 
     def __init__(
@@ -140,7 +145,9 @@ class Executable:
             for i, sh in zip(kept, by_kept, strict=True):
                 self.arg_shardings[i] = sh
         self.handlers = [
-            _jax.array_result_handler(shared_aval(a), sh, committed, _skip_checks=True)
+            _jax.array_result_handler(
+                shared_aval(physical_aval(a)), sh, committed, _skip_checks=True
+            )
             for a, sh in zip(out_avals, self.out_shardings, strict=True)
         ]
         # Ordered effects: ``main`` takes and returns one token each (before the others);
@@ -161,6 +168,9 @@ class Executable:
         execute = xla.execute_sharded
         if self.host_callbacks:
             execute = functools.partial(execute, with_tokens=True)
+        self.extended = any(is_extended_aval(a) for a in (*in_avals, *out_avals))
+        if self.extended:
+            execute = _physical_execute(execute)
         if kept is None and not const_args:
             self.call = execute
         elif kept is None:
@@ -196,6 +206,11 @@ class Executable:
             for effect, token in zip(effects, outs, strict=False):
                 runtime_tokens.set(effect, self.device, token)
             outs = outs[len(effects) :]
+        if self.extended:
+            outs = [
+                wrap(a, o) if is_extended_aval(a) else o
+                for a, o in zip(self.out_avals, outs, strict=True)
+            ]
         return outs
 
     def as_text(self) -> str:
@@ -252,9 +267,17 @@ def effects_barrier() -> None:
     runtime_tokens.block_until_ready()
 
 
+def _physical_execute(execute):
+    def call(args):
+        return execute([physical(x) for x in args])
+
+    return call
+
+
 def raise_if_deleted(args: Sequence[Any]) -> None:
     """Raise the RuntimeError JAX raises when one of ``args`` is a deleted Array."""
     for x in args:
+        x = physical(x)
         if type(x) is ArrayImpl and x.is_deleted():
             x._check_if_deleted()
 
@@ -276,6 +299,7 @@ def placement(leaves: Iterable[Any]) -> tuple[Device | SpmdTarget, bool]:
     leaves = list(leaves)
     device = None
     for x in leaves:
+        x = physical(x)
         if type(x) is ArrayImpl and x._committed:
             sharding = x._sharding
             if type(sharding) is not SingleDeviceSharding:
@@ -306,12 +330,16 @@ def device_args(values: Sequence[Any], device: Device) -> list[ArrayImpl]:
     """Return ``values`` (Arrays, numpy arrays, scalars) as Arrays on ``device``.
 
     Arrays already there are passed through; others are copied (through the host
-    for now), and host values are put with their canonical dtype.
+    for now), and host values are put with their canonical dtype. The data of
+    an ExtendedArray is placed the same way, and rewrapped.
     """
     sharding = single_device_sharding(device)
     out = []
     for x in values:
-        if type(x) is ArrayImpl:
+        if isinstance(x, ExtendedArray):
+            (data,) = device_args([x._base_array], device)
+            out.append(x if data is x._base_array else wrap(x.aval, data))
+        elif type(x) is ArrayImpl:
             if x._sharding is not sharding:
                 x._check_if_deleted()
                 if x._sharding._device_assignment != (device,):

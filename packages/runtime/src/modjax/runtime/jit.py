@@ -66,6 +66,7 @@ from .executable import (
 )
 from .executable import placement as _placement
 from .explain import explain_compile_miss, explain_trace_miss
+from .extended import ExtendedArray
 from .sharding import Sharding, SingleDeviceSharding
 from .spmd import jaxpr_shardings, spmd_target
 
@@ -145,7 +146,7 @@ register_lowering(jit_p, call_lowering)
 
 def _leaf_aval(x: Any) -> ShapedArray:
     """Return the aval a leaf is traced and compiled with (numpy canonicalized, scalars weak)."""
-    if type(x) is ArrayImpl or isinstance(x, core.Tracer | ShapeDtypeStruct):
+    if type(x) is ArrayImpl or isinstance(x, core.Tracer | ShapeDtypeStruct | ExtendedArray):
         return x.aval
     return _canonical_host_value(x)[1]
 
@@ -579,8 +580,8 @@ class _JitFunction:
 
     def fastpath_data(self, call: _Call, executable: Executable, result, outs, committed):
         """Return the C++ fast path's record of this call, or None if it cannot take it."""
-        if executable.ordered_effects or executable.host_callbacks:
-            return None  # its tokens are threaded by ``Executable.run``
+        if executable.ordered_effects or executable.host_callbacks or executable.extended:
+            return None  # tokens or ExtendedArrays: ``Executable.run`` handles them
         leaves = cpp_dispatch.flatten_arguments(call.dyn_args, call.dyn_kwargs)
         if len(leaves) != len(call.leaves) or any(
             a is not b for a, b in zip(leaves, call.leaves, strict=True)
@@ -635,8 +636,8 @@ class _JitFunction:
 
     def learn(self, call: _Call, executable: Executable, traced: _Traced, device_leaves) -> None:
         """Add fast-path entries for a call whose leaves need no transfer next time."""
-        if executable.ordered_effects or executable.host_callbacks:
-            return  # its tokens are threaded by ``Executable.run``
+        if executable.ordered_effects or executable.host_callbacks or executable.extended:
+            return  # tokens or ExtendedArrays: ``Executable.run`` handles them
         sharding = executable.sharding
         if sharding is None:
             return  # multi-device programs take the C++ fast path only

@@ -74,7 +74,7 @@ from modjax.lowering import (
     register_lowering,
 )
 from modjax.tracecore import dtypes
-from modjax.tracecore.abstract import ShapedArray
+from modjax.tracecore.abstract import ShapedArray, physical_aval
 from modjax.tracecore.core import Primitive, to_aval
 from modjax.tracecore.jaxpr import ClosedJaxpr, Literal
 from modjax.tracecore.partial_eval import partial_eval_rules
@@ -185,14 +185,15 @@ def _custom_lin_lowering(ctx, *operands, **_):
 
 
 def _moveaxis_lowering(ctx, x, *, source, destination):
-    perm = list(range(len(ctx.avals_in[0].shape)))
+    # The physical rank: an extended dtype's element axes trail and stay in place.
+    perm = list(range(len(physical_aval(ctx.avals_in[0]).shape)))
     perm.insert(destination, perm.pop(source))
     return hlo.transpose(x, dense_int_array(perm))
 
 
 def _broadcast_batch_lowering(ctx, x, *, size, axis):
     out = ctx.avals_out[0]
-    dims = [d for d in range(len(out.shape)) if d != axis]
+    dims = [d for d in range(len(physical_aval(out).shape)) if d != axis]
     return hlo.broadcast_in_dim(ir_type(out), x, dense_int_array(dims))
 
 

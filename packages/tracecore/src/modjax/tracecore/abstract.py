@@ -29,6 +29,8 @@ __all__ = [
     "aval_handlers",
     "canonicalize_shape",
     "get_aval",
+    "physical_aval",
+    "physical_element_avals",
     "register_aval_handler",
 ]
 
@@ -150,6 +152,28 @@ class ShapedArray:
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short()}{weak})"
+
+
+#: How one element of an extended dtype is stored: ``physical_element_avals[type(dtype)](dtype)``
+#: is the ShapedArray of one element's data (``uint32[2]`` for a threefry key). Packages that
+#: define an extended dtype register it here (JAX's ``dtype._rules.physical_element_aval``).
+physical_element_avals: dict[type, Callable[[Any], ShapedArray]] = {}
+
+
+def physical_aval(aval: ShapedArray) -> ShapedArray:
+    """Return the aval of the data behind ``aval`` (JAX's ``core.physical_aval``).
+
+    An aval of an extended dtype becomes its shape followed by the element's
+    physical shape, in the element's physical dtype; any other aval is itself.
+    """
+    dtype = aval.dtype
+    if not isinstance(dtype, dtypes.ExtendedDType):
+        return aval
+    try:
+        element = physical_element_avals[type(dtype)](dtype)
+    except KeyError:
+        raise TypeError(f"the extended dtype {dtype} has no physical representation") from None
+    return ShapedArray(aval.shape + element.shape, element.dtype)
 
 
 class ShapeDtypeStruct:

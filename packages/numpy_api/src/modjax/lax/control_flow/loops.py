@@ -36,7 +36,7 @@ from modjax.lowering import (
     tokens_in,
 )
 from modjax.runtime import apply_primitive
-from modjax.tracecore.abstract import ShapedArray
+from modjax.tracecore.abstract import ShapedArray, physical_aval
 from modjax.tracecore.core import Primitive, Tracer, concrete_or_error
 from modjax.tracecore.effects import ordered_effects
 from modjax.tracecore.jaxpr import ClosedJaxpr
@@ -284,15 +284,17 @@ def _scan_step(ctx, jaxpr, t, reverse, length, consts, carry, xs, ys, x_avals, y
     zero = _i32(0)
     x_slices = []
     for x, aval in zip(xs, x_avals, strict=True):
-        starts = [pos] + [zero] * len(aval.shape)
-        piece = hlo.dynamic_slice(x, starts, [1, *aval.shape])
+        shape = physical_aval(aval).shape  # a key's data axes come along
+        starts = [pos] + [zero] * len(shape)
+        piece = hlo.dynamic_slice(x, starts, [1, *shape])
         x_slices.append(hlo.reshape(ir_type(aval), piece))
     outs = lower_jaxpr_inline(ctx, jaxpr, [*consts, *carry, *x_slices])
     new_carry = outs[: len(carry)]
     new_ys = []
     for buf, y, aval in zip(ys, outs[len(carry) :], y_avals, strict=True):
         update = hlo.reshape(ir_type(aval.update(shape=(1, *aval.shape))), y)
-        new_ys.append(hlo.dynamic_update_slice(buf, update, [pos] + [zero] * len(aval.shape)))
+        starts = [pos] + [zero] * len(physical_aval(aval).shape)
+        new_ys.append(hlo.dynamic_update_slice(buf, update, starts))
     return list(new_carry), new_ys
 
 
@@ -351,7 +353,7 @@ def _scan_lowering(
 def _zeros(aval: ShapedArray) -> ir.Value:
     from .._common import full
 
-    return full(0, aval)
+    return full(0, physical_aval(aval))
 
 
 scan_p.def_impl(functools.partial(apply_primitive, scan_p))

@@ -1,0 +1,516 @@
+"""PRNG implementations, the key dtype ``key<impl>``, key arrays and the key primitives.
+
+The counterpart of JAX's ``jax._src.prng``. A ``PRNGImpl`` is a set of
+functions on the raw data of one key (uint32 ``key_shape``: ``(2,)`` for
+threefry2x32, ``(4,)`` for rbg and unsafe_rbg). A typed key array has the
+extended dtype ``KeyTy(impl)`` (printed ``key<fry>``), registered with
+tracecore's ``physical_element_avals`` so that lowering and runtime know its
+data is ``uint32[*shape, *key_shape]``. Traced keys are tracers of that
+dtype; concrete ones are ``PRNGKeyArray`` s (runtime's ``ExtendedArray`` over
+the device Array of their data).
+
+Every key operation is a primitive whose avals are key typed, so a jaxpr
+reads ``key<fry>[]``: ``random_seed``, ``random_split``, ``random_fold_in``,
+``random_bits``, ``random_wrap`` (data to keys) and ``random_unwrap`` (keys
+to data). Each applies its implementation's function to every key of its
+operand (vmapped over the key axes): eagerly on the data directly, under a
+transformation by lowering that function on the physical avals. None has a
+derivative; all batch.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from modjax.autodiff import defjvp_zero
+from modjax.batching import batching_rules, bdim_at_front, defvectorized, moveaxis, vmap
+from modjax.lowering import lower_fun, register_lowering
+from modjax.runtime import ExtendedArray, extended_array_types, jit
+from modjax.tracecore import dtypes
+from modjax.tracecore.abstract import ShapedArray, physical_aval, physical_element_avals
+from modjax.tracecore.config import config
+from modjax.tracecore.core import Primitive
+
+from ..lax import structural as st
+from . import _rbg
+from . import _threefry as tf
+
+__all__ = [
+    "KeyTy",
+    "PRNGImpl",
+    "PRNGKeyArray",
+    "PRNGSpec",
+    "default_prng_impl",
+    "is_key_dtype",
+    "prng_key",
+    "prngs",
+    "random_bits_p",
+    "random_fold_in_p",
+    "random_seed_p",
+    "random_split_p",
+    "random_unwrap",
+    "random_unwrap_p",
+    "random_wrap",
+    "random_wrap_p",
+    "resolve_prng_impl",
+]
+
+_U32 = np.dtype(np.uint32)
+
+
+# --- implementations ---------------------------------------------------------------------------
+
+
+class PRNGImpl:
+    """A PRNG implementation: functions on the raw data of one key (JAX's ``prng.PRNGImpl``).
+
+    ``seed(s)`` makes key data from a scalar integer, ``split(k, shape)`` gives
+    data of ``shape + key_shape``, ``fold_in(k, d)`` folds a uint32 scalar in,
+    ``random_bits(k, bit_width, shape)`` gives unsigned bits. Each is compiled
+    once per signature when called eagerly (inlined under a transformation).
+    """
+
+    def __init__(self, name, tag, key_shape, seed, split, fold_in, random_bits):
+        self.name, self.tag, self.key_shape = name, tag, tuple(key_shape)
+        self.seed = jit(seed, inline=True)
+        self.split = jit(split, static_argnums=(1,), inline=True)
+        self.fold_in = jit(fold_in, inline=True)
+        self.random_bits = jit(random_bits, static_argnums=(1, 2), inline=True)
+
+    def __repr__(self) -> str:
+        return f"PRNGImpl({self.name!r}, key_shape={self.key_shape})"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+threefry_prng_impl = PRNGImpl(
+    "threefry2x32",
+    "fry",
+    (2,),
+    tf.threefry_seed,
+    tf.threefry_split,
+    tf.threefry_fold_in,
+    tf.threefry_random_bits,
+)
+rbg_prng_impl = PRNGImpl(
+    "rbg", "rbg", (4,), _rbg.rbg_seed, _rbg.rbg_split, _rbg.rbg_fold_in, _rbg.rbg_random_bits
+)
+unsafe_rbg_prng_impl = PRNGImpl(
+    "unsafe_rbg",
+    "urbg",
+    (4,),
+    _rbg.rbg_seed,
+    _rbg.unsafe_rbg_split,
+    _rbg.unsafe_rbg_fold_in,
+    _rbg.rbg_random_bits,
+)
+
+#: Implementations by name, as the ``impl`` argument and ``jax_default_prng_impl`` name them.
+prngs: dict[str, PRNGImpl] = {
+    p.name: p for p in (threefry_prng_impl, rbg_prng_impl, unsafe_rbg_prng_impl)
+}
+
+# Defined here, next to its only reader (modjax.config reaches it once modjax.random is
+# imported, as the metapackage does).
+default_prng_impl_option = config.define_enum_option(
+    "default_prng_impl",
+    threefry_prng_impl.name,
+    tuple(prngs),
+    env_var="MODJAX_DEFAULT_PRNG_IMPL",
+    help="The PRNG implementation of new keys (jax_default_prng_impl).",
+)
+
+
+def default_prng_impl() -> PRNGImpl:
+    """Return the implementation ``jax_default_prng_impl`` names (JAX's ``default_prng_impl``)."""
+    return prngs[default_prng_impl_option.value]
+
+
+class PRNGSpec:
+    """Specifies a PRNG key implementation (``jax.random.PRNGSpec``)."""
+
+    __slots__ = ("_impl",)
+
+    def __init__(self, impl: PRNGImpl):
+        self._impl = impl
+
+    def __repr__(self) -> str:
+        return f"PRNGSpec({self._impl.name!r})"
+
+    def __str__(self) -> str:
+        return str(self._impl)
+
+    def __hash__(self) -> int:
+        return hash(self._impl)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, PRNGSpec) and self._impl == other._impl
+
+
+def resolve_prng_impl(spec: Any) -> PRNGImpl:
+    """Return the implementation ``spec`` names: None (the default), a name, a dtype or spec."""
+    if spec is None:
+        return default_prng_impl()
+    if isinstance(spec, PRNGImpl):
+        return spec
+    if isinstance(spec, PRNGSpec | KeyTy):
+        return spec._impl
+    if type(spec) is str:
+        if spec in prngs:
+            return prngs[spec]
+        names = ", ".join(f'"{s}"' for s in prngs)
+        raise ValueError(
+            f'unrecognized PRNG implementation "{spec}". Did you mean one of: {names}?'
+        )
+    raise TypeError(f"unrecognized type {type(spec)} for specifying PRNG implementation.")
+
+
+# --- the key dtype -----------------------------------------------------------------------------
+
+
+class prng_key(dtypes.extended):  # noqa: N801 - JAX's public name (jax.dtypes.prng_key)
+    """Abstract scalar type of PRNG key dtypes (``jax.dtypes.prng_key``)."""
+
+
+class KeyTy(dtypes.ExtendedDType):
+    """The dtype of typed key arrays of one implementation, printed ``key<tag>`` (JAX's KeyTy)."""
+
+    type = prng_key
+
+    def __init__(self, impl: PRNGImpl):
+        self._impl = impl
+
+    @property
+    def name(self) -> str:
+        """``key<tag>``, as JAX names key dtypes."""
+        return f"key<{self._impl.tag}>"
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes of key data per key."""
+        return int(np.prod(self._impl.key_shape)) * 4
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+    def __eq__(self, other) -> bool:
+        return type(other) is KeyTy and self._impl is other._impl
+
+    def __hash__(self) -> int:
+        return hash((KeyTy, self._impl.name))
+
+
+physical_element_avals[KeyTy] = lambda dtype: ShapedArray(dtype._impl.key_shape, _U32)
+
+
+def is_key_dtype(dtype: Any) -> bool:
+    """Tell whether ``dtype`` is a typed-key dtype (``key<...>``)."""
+    return type(dtype) is KeyTy
+
+
+def keys_aval(impl: PRNGImpl, shape: tuple[int, ...]) -> ShapedArray:
+    """Return the aval of a key array of ``shape`` and implementation ``impl``."""
+    return ShapedArray(shape, KeyTy(impl))
+
+
+# --- concrete key arrays -----------------------------------------------------------------------
+
+
+class PRNGKeyArray(ExtendedArray):
+    """An array of typed PRNG keys (what ``jax.random.key`` returns; a ``jax.Array``).
+
+    ``shape`` counts keys; the uint32 data (``_base_array``) has the
+    implementation's key shape after it. Indexing, reshaping, ``jnp.stack``
+    and friends act on the key axes through the primitives' rules for
+    extended dtypes; arithmetic raises JAX's TypeError; ``==``/``!=`` compare
+    whole keys.
+    """
+
+    __slots__ = ()
+
+    @property
+    def _impl(self) -> PRNGImpl:
+        return self.aval.dtype._impl
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            "JAX array with PRNGKey dtype cannot be converted to a NumPy array. Use "
+            "jax.random.key_data(arr) if you wish to extract the underlying integer array."
+        )
+
+    def __bool__(self):
+        raise TypeError("key array cannot be converted to boolean.")
+
+    def copy(self) -> PRNGKeyArray:
+        """Return the same keys (key data is immutable)."""
+        return self
+
+    def __eq__(self, other):
+        return keys_equal(self, other, negate=False)
+
+    def __ne__(self, other):
+        return keys_equal(self, other, negate=True)
+
+    __hash__ = None
+
+
+extended_array_types[KeyTy] = PRNGKeyArray
+
+
+def keys_equal(a, b, *, negate: bool):
+    """Compare whole keys elementwise (``==``/``!=`` on key arrays, as JAX's)."""
+    if not (is_key_dtype(getattr(a, "dtype", None)) and getattr(b, "dtype", None) == a.dtype):
+        name = "ne" if negate else "eq"
+        raise TypeError(f"{name} does not accept dtypes {_dtype_name(a)}, {_dtype_name(b)}.")
+    from modjax import numpy as jnp  # modjax.numpy imports nothing of random: no cycle
+
+    n = len(a.dtype._impl.key_shape)
+    axes = tuple(range(-n, 0))
+    da, db = random_unwrap(a), random_unwrap(b)
+    if negate:
+        return jnp.any(da != db, axis=axes)
+    return jnp.all(da == db, axis=axes)
+
+
+def _dtype_name(x) -> str:
+    dtype = getattr(x, "dtype", None)
+    return str(dtype) if dtype is not None else type(x).__name__
+
+
+# --- the key primitives --------------------------------------------------------------------------
+
+
+def _over_keys(fun, ndim: int):
+    """``fun`` applied to every key of a key array with ``ndim`` key axes (vmapped)."""
+    for _ in range(ndim):
+        fun = vmap(fun)
+    return fun
+
+
+def _check_keys(name: str, aval) -> PRNGImpl:
+    if not is_key_dtype(aval.dtype):
+        raise TypeError(f"{name} takes a key array operand, got dtype {aval.dtype}")
+    return aval.dtype._impl
+
+
+def _physical_lowering(fun_of_avals):
+    """A lowering rule that lowers ``fun_of_avals(*avals_in, **params)`` on physical avals.
+
+    The function is given the logical input avals (to know key shapes and
+    implementations) and returns the function on physical data to lower.
+    """
+
+    def rule(ctx, *operands, **params):
+        fun = fun_of_avals(*ctx.avals_in, **params)
+        physical_ctx = ctx.replace(avals_in=[physical_aval(a) for a in ctx.avals_in])
+        return lower_fun(fun)(physical_ctx, *operands)
+
+    return rule
+
+
+def _declare(name: str, abstract_eval, impl, lowering):
+    prim = Primitive(name)
+    prim.def_abstract_eval(abstract_eval)
+    prim.def_impl(impl)
+    register_lowering(prim, lowering)
+    defjvp_zero(prim)
+    return prim
+
+
+def _same_data_lowering(ctx, x, **_):
+    return x
+
+
+# random_seed: integer seeds of any shape -> keys of that shape.
+
+
+def _seed_abstract_eval(seeds, *, impl):
+    if dtypes.issubdtype(seeds.dtype, dtypes.extended) or seeds.dtype.kind not in "iu":
+        raise TypeError(f"PRNG key seed must be an integer; got {seeds.str_short()}")
+    return keys_aval(impl, seeds.shape)
+
+
+def _seed_physical(seeds, *, impl):
+    return _over_keys(impl.seed, seeds.ndim)
+
+
+def _seed_impl(seeds, *, impl):
+    shape = np.shape(seeds) if not hasattr(seeds, "shape") else tuple(seeds.shape)
+    data = _over_keys(impl.seed, len(shape))(seeds)
+    return PRNGKeyArray(keys_aval(impl, shape), data)
+
+
+random_seed_p = _declare(
+    "random_seed", _seed_abstract_eval, _seed_impl, _physical_lowering(_seed_physical)
+)
+defvectorized(random_seed_p)
+
+
+# random_split: keys K -> keys K + shape.
+
+
+def _split_abstract_eval(keys, *, shape):
+    impl = _check_keys("random_split", keys)
+    return keys_aval(impl, (*keys.shape, *shape))
+
+
+def _split_physical(keys, *, shape):
+    impl = keys.dtype._impl
+    return _over_keys(lambda k: impl.split(k, shape), keys.ndim)
+
+
+def _split_impl(keys, *, shape):
+    impl = keys.dtype._impl
+    data = _over_keys(lambda k: impl.split(k, shape), keys.ndim)(keys._base_array)
+    return PRNGKeyArray(keys_aval(impl, (*keys.shape, *shape)), data)
+
+
+random_split_p = _declare(
+    "random_split", _split_abstract_eval, _split_impl, _physical_lowering(_split_physical)
+)
+defvectorized(random_split_p)
+
+
+# random_fold_in: keys K and uint32 messages K (or either a scalar) -> keys K.
+
+
+def _fold_in_shape(keys, msgs) -> tuple[int, ...]:
+    if keys.shape == msgs.shape or not msgs.shape:
+        return keys.shape
+    if not keys.shape:
+        return msgs.shape
+    raise TypeError(
+        f"random_fold_in got incompatible shapes: keys {keys.shape} and messages {msgs.shape}"
+    )
+
+
+def _fold_in_abstract_eval(keys, msgs):
+    impl = _check_keys("random_fold_in", keys)
+    if msgs.dtype != _U32:
+        raise TypeError(f"random_fold_in messages must be uint32, got {msgs.dtype}")
+    return keys_aval(impl, _fold_in_shape(keys, msgs))
+
+
+def _fold_in_physical(keys, msgs):
+    impl = keys.dtype._impl
+    shape = _fold_in_shape(keys, msgs)
+    n = len(impl.key_shape)
+
+    def fold(data, m):
+        # A scalar key or message meets every element of the other.
+        data = st.broadcast_in_dim(
+            data, (*shape, *impl.key_shape), tuple(range(len(shape) - keys.ndim, len(shape) + n))
+        )
+        m = st.broadcast_in_dim(m, shape, tuple(range(len(shape) - msgs.ndim, len(shape))))
+        return _over_keys(impl.fold_in, len(shape))(data, m)
+
+    return fold
+
+
+def _fold_in_impl(keys, msgs):
+    keys_av = keys.aval
+    msgs_av = ShapedArray(np.shape(msgs), _U32)
+    data = _fold_in_physical(keys_av, msgs_av)(keys._base_array, msgs)
+    return PRNGKeyArray(keys_aval(keys_av.dtype._impl, _fold_in_shape(keys_av, msgs_av)), data)
+
+
+def _fold_in_batch(args, dims):
+    size = next(x.shape[d] for x, d in zip(args, dims, strict=True) if d is not None)
+    keys, msgs = (bdim_at_front(x, d, size) for x, d in zip(args, dims, strict=True))
+    return random_fold_in_p.bind(keys, msgs), 0
+
+
+random_fold_in_p = _declare(
+    "random_fold_in", _fold_in_abstract_eval, _fold_in_impl, _physical_lowering(_fold_in_physical)
+)
+batching_rules[random_fold_in_p] = _fold_in_batch
+
+
+# random_bits: keys K -> unsigned bits K + shape.
+
+
+def _bits_abstract_eval(keys, *, bit_width, shape):
+    _check_keys("random_bits", keys)
+    if bit_width not in tf.UINT_DTYPES:
+        raise TypeError("requires 8-, 16-, 32- or 64-bit field width.")
+    return ShapedArray((*keys.shape, *shape), tf.UINT_DTYPES[bit_width])
+
+
+def _bits_physical(keys, *, bit_width, shape):
+    impl = keys.dtype._impl
+    return _over_keys(lambda k: impl.random_bits(k, bit_width, shape), keys.ndim)
+
+
+def _bits_impl(keys, *, bit_width, shape):
+    return _bits_physical(keys.aval, bit_width=bit_width, shape=shape)(keys._base_array)
+
+
+random_bits_p = _declare(
+    "random_bits", _bits_abstract_eval, _bits_impl, _physical_lowering(_bits_physical)
+)
+defvectorized(random_bits_p)
+
+
+# random_wrap / random_unwrap: between uint32 data and keys.
+
+
+def _wrap_abstract_eval(data, *, impl):
+    n = len(impl.key_shape)
+    if data.dtype != _U32:
+        raise TypeError(
+            "JAX encountered invalid PRNG key data: expected key_data.dtype = uint32; "
+            f"got dtype={data.dtype}"
+        )
+    if data.shape[len(data.shape) - n :] != impl.key_shape:
+        raise TypeError(
+            "JAX encountered invalid PRNG key data: expected key_data.shape to end with "
+            f"{impl.key_shape}; got shape={data.shape} for impl={impl!r}"
+        )
+    return keys_aval(impl, data.shape[: len(data.shape) - n])
+
+
+def _wrap_impl(data, *, impl):
+    aval = _wrap_abstract_eval(data.aval, impl=impl)
+    return PRNGKeyArray(aval, data)
+
+
+def _wrap_batch(args, dims, *, impl):
+    (data,), (d,) = args, dims
+    return random_wrap_p.bind(moveaxis(data, d, 0), impl=impl), 0
+
+
+random_wrap_p = _declare("random_wrap", _wrap_abstract_eval, _wrap_impl, _same_data_lowering)
+batching_rules[random_wrap_p] = _wrap_batch
+
+
+def _unwrap_abstract_eval(keys):
+    _check_keys("random_unwrap", keys)
+    return physical_aval(keys)
+
+
+random_unwrap_p = _declare(
+    "random_unwrap", _unwrap_abstract_eval, operator.attrgetter("_base_array"), _same_data_lowering
+)
+defvectorized(random_unwrap_p)
+
+
+def random_wrap(data, impl: PRNGImpl):
+    """Return typed keys over uint32 ``data`` (trailing axes: one key); JAX's ``random_wrap``."""
+    if not hasattr(data, "aval"):
+        from modjax import numpy as jnp
+
+        data = jnp.asarray(data)
+    return random_wrap_p.bind(data, impl=impl)
+
+
+def random_unwrap(keys):
+    """Return the uint32 data under typed keys (JAX's ``random_unwrap``)."""
+    if not is_key_dtype(getattr(keys, "dtype", None)):
+        raise TypeError(f"random_unwrap takes key array operand, got keys.dtype={keys.dtype}")
+    return random_unwrap_p.bind(keys)

@@ -1,0 +1,225 @@
+"""Arrays of extended dtypes (PRNG keys): a logical aval over a device Array of their data.
+
+An ``ExtendedArray`` is what a user holds for an array whose dtype is one of
+tracecore's ``ExtendedDType`` s (JAX's ``PRNGKeyArray`` is the one example):
+its ``aval`` is the logical one (``key<fry>[3]``) and ``_base_array`` the
+device Array of its physical data (``uint32[3,2]``), whose shape and dtype
+tracecore's ``physical_aval`` gives. It subclasses jaxlib's ``Array`` base, so
+``isinstance(k, modjax.Array)`` holds, as for JAX's key arrays.
+
+Programs see only logical avals; lowering maps them to the physical types.
+So jit and eager calls pass ``physical(x)`` to executables and wrap each
+output of an extended aval with ``wrap(aval, data)``. Which class wraps is the
+dtype's choice (``extended_array_types``, keyed by the dtype's class), so that
+modjax.random's key arrays keep their own methods.
+
+Operators and array methods go through tracecore's shared tables, as for
+``Array``, so ``k[1:]``, ``k.reshape(...)`` and ``k + 1`` (a TypeError from
+the primitive) behave as they do on tracers.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any
+
+import numpy as np
+from jaxlib import _jax
+
+from modjax.tracecore import core
+from modjax.tracecore.abstract import register_aval_handler
+from modjax.tracecore.dtypes import ExtendedDType
+
+from .array import ArrayImpl
+
+__all__ = [
+    "ExtendedArray",
+    "extended_array_types",
+    "is_extended_aval",
+    "physical",
+    "wrap",
+]
+
+
+class ExtendedArray(_jax.Array):
+    """An array of an extended dtype: a logical ``aval`` over the device Array of its data."""
+
+    __slots__ = ("aval", "_base_array", "__weakref__")
+    __array_priority__ = 100
+    __hash__ = None
+
+    def __init__(self, aval, base_array):
+        self.aval = aval
+        self._base_array = base_array
+
+    def _with_base(self, base_array) -> ExtendedArray:
+        """Return this array over other data (placed elsewhere); itself if it is the same."""
+        return self if base_array is self._base_array else type(self)(self.aval, base_array)
+
+    # --- metadata ---
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self):
+        return self.aval.dtype
+
+    @property
+    def weak_type(self) -> bool:
+        return False
+
+    @property
+    def ndim(self) -> int:
+        return len(self.aval.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.aval.shape)
+
+    @property
+    def itemsize(self) -> int:
+        return self.aval.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
+    @property
+    def sharding(self):
+        """The sharding of the data (one device: the same for the logical array)."""
+        return self._base_array.sharding
+
+    @property
+    def _sharding(self):
+        return self._base_array._sharding
+
+    @property
+    def _committed(self) -> bool:
+        return self._base_array._committed
+
+    @property
+    def committed(self) -> bool:
+        return self._base_array._committed
+
+    @property
+    def device(self):
+        return self._base_array.device
+
+    def devices(self):
+        """Return the devices holding the data."""
+        return self._base_array.devices()
+
+    # --- state ---
+    def is_deleted(self) -> bool:
+        """Tell whether the data was deleted (donated or ``delete()``)."""
+        return self._base_array.is_deleted()
+
+    def delete(self) -> None:
+        """Free the data."""
+        self._base_array.delete()
+
+    def _check_if_deleted(self) -> None:
+        if self._base_array.is_deleted():
+            raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short()}.")
+
+    def block_until_ready(self):
+        """Wait until the data is computed; return self."""
+        self._base_array.block_until_ready()
+        return self
+
+    def is_ready(self) -> bool:
+        """Tell whether the data is computed."""
+        return self._base_array.is_ready()
+
+    def copy_to_host_async(self) -> None:
+        """Start copying the data to the host."""
+        self._base_array.copy_to_host_async()
+
+    # --- sequence protocol ---
+    def __len__(self) -> int:
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    # --- printing (JAX's: the logical type, then the data) ---
+    def __repr__(self) -> str:
+        return f"Array({self.aval.shape}, dtype={self.aval.dtype}) overlaying:\n{self._data_str()}"
+
+    def __str__(self) -> str:
+        return self.__repr__()
+
+    def _data_str(self) -> str:
+        return str(np.asarray(self._base_array))
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            f"A modjax array of dtype {self.aval.dtype} cannot be converted to a NumPy array."
+        )
+
+    def __bool__(self):
+        raise TypeError(f"bool does not accept dtype {self.aval.dtype}.")
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        fn = core.tracer_attributes.get(name)
+        if fn is None:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        return fn(self)
+
+
+def _make_operator(name: str, binary: bool):
+    table = core.tracer_operators
+
+    def forward(self, *args, **kwargs):
+        fn = table.get(name)
+        if fn is None:
+            return NotImplemented if binary else None
+        return fn(self, *args, **kwargs)
+
+    forward.__name__ = name
+    forward.__qualname__ = f"ExtendedArray.{name}"
+    return forward
+
+
+_OWN = set(vars(ExtendedArray)) | {"__format__", "__copy__", "__deepcopy__", "__hash__"}
+for _name in core.OPERATOR_NAMES:
+    if _name not in _OWN:
+        setattr(
+            ExtendedArray,
+            _name,
+            _make_operator(_name, _name in set(core.BINARY_OPERATOR_NAMES)),
+        )
+del _name
+
+register_aval_handler(ExtendedArray, operator.attrgetter("aval"))
+
+#: The class that wraps data of each extended dtype, keyed by the dtype's class
+#: (modjax.random registers its key array class for its key dtype).
+extended_array_types: dict[type, type] = {}
+
+
+def is_extended_aval(aval) -> bool:
+    """Tell whether ``aval`` has an extended dtype."""
+    return isinstance(aval.dtype, ExtendedDType)
+
+
+def wrap(aval, data: ArrayImpl) -> ExtendedArray:
+    """Return the array of extended ``aval`` whose physical data is the Array ``data``."""
+    cls = extended_array_types.get(type(aval.dtype), ExtendedArray)
+    return cls(aval, data)
+
+
+def physical(x: Any) -> Any:
+    """Return the Array of data under ``x`` if it is an ExtendedArray, else ``x``."""
+    return x._base_array if isinstance(x, ExtendedArray) else x
