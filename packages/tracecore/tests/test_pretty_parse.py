@@ -150,18 +150,18 @@ def tcast(x, new_dtype, axes=(0,), pad=None, name="hello"):
     return tcast_p.bind(x, new_dtype=np.dtype(new_dtype), axes=axes, pad=pad, name=name)
 
 
-def parse(text, consts=()):
-    return parse_jaxpr(text, consts=consts, primitives=PRIMS)
+def parse(text, consts=(), check=True):
+    return parse_jaxpr(text, consts=consts, primitives=PRIMS, check=check)
 
 
-def assert_round_trip(cj: ClosedJaxpr) -> ClosedJaxpr:
+def assert_round_trip(cj: ClosedJaxpr, check: bool = True) -> ClosedJaxpr:
     text = str(cj)
-    back = parse(text, consts=cj.consts)
+    back = parse(text, consts=cj.consts, check=check)
     assert jaxpr_equal(back, cj), f"not equal after parsing:\n{text}\n---\n{back}"
     assert str(back) == text
     # The annotated text reads back too (comments are ignored).
     annotated = cj.pretty_print(source_info=True, name_stack=True)
-    assert jaxpr_equal(parse(annotated, consts=cj.consts), cj)
+    assert jaxpr_equal(parse(annotated, consts=cj.consts, check=check), cj)
     return back
 
 
@@ -297,7 +297,7 @@ def test_equation_without_outputs():
     eqn = JaxprEqn(tsplit_p, [a, Literal(1, ShapedArray((), I32, weak_type=True))], [], {"n": 0})
     cj = ClosedJaxpr(Jaxpr([], [a], [a], [eqn]), ())
     assert str(cj) == "{ lambda ; a:i32[2]. let tsplit[n=0] a 1:~i32[] in (a,) }"
-    back = assert_round_trip(cj)
+    back = assert_round_trip(cj, check=False)  # tsplit takes one operand: raw syntax only
     assert back.eqns[0].outvars == [] and type(back.eqns[0].invars[1].val) is int
 
 
@@ -744,7 +744,8 @@ def jax_named_primitives():
 
 def test_parses_jax_text(jax_named_primitives):
     prims = jax_named_primitives
-    cj = parse_jaxpr(JAX_TEXT, consts=[np.ones(3, np.float32)], primitives=prims)
+    # The stand-in primitives have no abstract evaluation: read the raw syntax.
+    cj = parse_jaxpr(JAX_TEXT, consts=[np.ones(3, np.float32)], primitives=prims, check=False)
     eqns = cj.eqns
     assert [e.primitive for e in eqns] == [
         prims[n] for n in "sin mul jit reduce_sum add jit sort".split()
@@ -863,7 +864,8 @@ def test_primitive_lookup_through_the_registry():
     try:
         with pytest.raises(ValueError, match=r"2 different primitives are named.*primitives="):
             parse_jaxpr(text)
-        assert parse_jaxpr(text, primitives={"pp_test_unique_prim": twin}).eqns[0].primitive is twin
+        found = parse_jaxpr(text, primitives={"pp_test_unique_prim": twin}, check=False)
+        assert found.eqns[0].primitive is twin  # (twin has no abstract evaluation)
     finally:
         del core.primitives_by_name["pp_test_unique_prim"]
     with pytest.raises(ValueError, match="not in the primitives= given"):

@@ -7,6 +7,7 @@ user's source line that produced it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -36,10 +37,22 @@ def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
     primitive and params (its own and those of the jaxprs it holds). The error
     names the equation, its source line and what was expected versus found.
     """
-    _check(jaxpr, {})
+    _check(jaxpr, {}, None)
 
 
-def _check(jaxpr: Jaxpr | ClosedJaxpr, checked: dict[int, Any]) -> None:
+def check_jaxpr_located(
+    jaxpr: Jaxpr | ClosedJaxpr, locate: Callable[[JaxprEqn], str | None]
+) -> None:
+    """Check like ``check_jaxpr``; an error starts with ``locate(eqn)`` of the culprit.
+
+    ``locate`` returns where an equation or a bound variable (of ``jaxpr`` or of a
+    jaxpr held in its params) came from, such as ``"line 3, column 5: "`` for parsed text, or None.
+    The innermost equation that has a location is the one named.
+    """
+    _check(jaxpr, {}, locate)
+
+
+def _check(jaxpr: Jaxpr | ClosedJaxpr, checked: dict[int, Any], locate) -> None:
     if id(jaxpr) in checked:
         return
     checked[id(jaxpr)] = jaxpr  # keeps the id from being reused while we run
@@ -65,6 +78,12 @@ def _check(jaxpr: Jaxpr | ClosedJaxpr, checked: dict[int, Any]) -> None:
     def bind(var, what: str) -> None:
         if not isinstance(var, Var):
             raise JaxprTypeError(f"{what} is {var!r}, which is not a Var")
+        problem = _shape_problem(var.aval)
+        if problem:
+            location = (locate(var) if locate is not None else None) or ""
+            error = JaxprTypeError(f"{location}{what} has type {_short(var.aval)}: {problem}")
+            error.located = bool(location)
+            raise error
         if isinstance(var, DropVar):
             raise JaxprTypeError(f"{what} is a DropVar `_`, which may only be an equation output")
         if var in defined:
@@ -78,25 +97,33 @@ def _check(jaxpr: Jaxpr | ClosedJaxpr, checked: dict[int, Any]) -> None:
 
     for index, eqn in enumerate(jaxpr.eqns):
         try:
-            _check_eqn(eqn, defined, checked)
+            _check_eqn(eqn, defined, checked, locate)
         except JaxprTypeError as e:
+            if getattr(e, "located", False):
+                raise  # an inner equation with a location already said it all
+            location = locate(eqn) if locate is not None else None
             where = "in the params of equation" if getattr(e, "nested", False) else "in equation"
             text = _eqn_text(eqn).replace("\n", "\n    ")
-            raise JaxprTypeError(
-                f"{e.args[0]}\n  {where} {index}: {text}\n  from source: {eqn.source_info}"
-            ) from None
+            error = JaxprTypeError(
+                f"{location or ''}{e.args[0]}\n  {where} {index}: {text}\n"
+                f"  from source: {eqn.source_info}"
+            )
+            error.located = location is not None
+            raise error from None
 
     for i, atom in enumerate(jaxpr.outvars):
         _read(atom, defined, f"output {i} of the jaxpr")
 
 
-def _check_eqn(eqn: JaxprEqn, defined: set[Var], checked: dict[int, Any]) -> None:
+def _check_eqn(eqn: JaxprEqn, defined: set[Var], checked: dict[int, Any], locate) -> None:
     primitive = eqn.primitive
     in_avals = [_read(atom, defined, f"operand {i}") for i, atom in enumerate(eqn.invars)]
     for sub in subjaxprs(eqn.params):
         try:
-            _check(sub, checked)
+            _check(sub, checked, locate)
         except JaxprTypeError as e:
+            if getattr(e, "located", False):
+                raise
             error = JaxprTypeError(e.args[0])
             error.nested = True  # the caller says which equation holds the jaxpr
             raise error from None
@@ -132,6 +159,26 @@ def _check_eqn(eqn: JaxprEqn, defined: set[Var], checked: dict[int, Any]) -> Non
         if var in defined:
             raise JaxprTypeError(f"output {i} ({_var_text(var)}) is already defined")
         defined.add(var)
+
+
+_MAX_ELEMENTS = 2**63 - 1  # XLA counts elements in int64
+
+
+def _shape_problem(aval) -> str | None:
+    """Say why an aval's shape cannot be an array's, or return None when it can."""
+    shape = getattr(aval, "shape", None)
+    if shape is None:
+        return None
+    size = 1
+    for d in shape:
+        if not isinstance(d, int | np.integer):
+            return None  # a symbolic dimension: checked where it is resolved
+        if d < 0:
+            return f"dimension {d} is negative"
+        size *= int(d)
+    if size > _MAX_ELEMENTS:
+        return f"{size} elements do not fit in int64"
+    return None
 
 
 def _effects_text(effects) -> str:

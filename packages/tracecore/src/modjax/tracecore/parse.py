@@ -30,6 +30,7 @@ import numpy as np
 
 from . import core, dtypes
 from .abstract import ShapedArray
+from .check import check_jaxpr_located
 from .effects import effects_by_name
 from .jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
 from .pretty import _scalar_kind, format_aval
@@ -254,8 +255,22 @@ class _Parser:
         self.pos = 0
         self.primitives = primitives
         self.scope: dict[str, Var] = {}
+        # id(equation or binder Var) -> (it, text position): where the type check points.
+        self.positions: dict[int, tuple[Any, int]] = {}
 
     # -- errors and low-level scanning --
+
+    def location(self, pos: int) -> str:
+        """Return ``line L, column C`` of a text position."""
+        line_start = self.text.rfind("\n", 0, pos) + 1
+        return f"line {self.text.count(chr(10), 0, pos) + 1}, column {pos - line_start + 1}"
+
+    def locate(self, item) -> str | None:
+        """Return ``"line L, column C: "`` of a parsed equation or binder (None for another)."""
+        entry = self.positions.get(id(item))
+        if entry is None or entry[0] is not item:
+            return None
+        return f"{self.location(entry[1])}: "
 
     def error(self, message: str, pos: int | None = None) -> JaxprParseError:
         pos = self.pos if pos is None else pos
@@ -406,8 +421,10 @@ class _Parser:
                 raise self.error(
                     f"expected a binder 'name:type' or '{terminator}', found {self.found()}"
                 )
+            binder_pos = self.pos
             name, aval = self.binder()
             var = Var(aval)
+            self.positions[id(var)] = (var, binder_pos)
             self.define(name, var)
             out.append(var)
 
@@ -483,7 +500,9 @@ class _Parser:
             var = DropVar(aval) if out_name == "_" else Var(aval)
             self.define(out_name, var)
             outvars.append(var)
-        return JaxprEqn(primitive, invars, outvars, params, None, effects)
+        eqn = JaxprEqn(primitive, invars, outvars, params, None, effects)
+        self.positions[id(eqn)] = (eqn, start)
+        return eqn
 
     def effects(self) -> frozenset:
         """effects := '{' name (',' name)* '}' right after the primitive's name."""
@@ -670,7 +689,7 @@ class _Parser:
                 raise self.error(f"expected ',' or ')' in the outputs, found {self.found()}")
 
 
-def _run(text: str, primitives: Mapping[str, Any] | None) -> Jaxpr:
+def _run(text: str, primitives: Mapping[str, Any] | None) -> tuple[Jaxpr, _Parser]:
     if not isinstance(text, str):
         raise TypeError(f"parse_jaxpr takes the text of a jaxpr, got {type(text).__name__}")
     if primitives is None and _state.primitives:
@@ -687,13 +706,15 @@ def _run(text: str, primitives: Mapping[str, Any] | None) -> Jaxpr:
             raise parser.error(f"unexpected text after the jaxpr: {parser.found()}")
     finally:
         _state.primitives.pop()
-    return jaxpr
+    return jaxpr, parser
 
 
 def parse_jaxpr(
     text: str,
     consts: Sequence[Any] = (),
     primitives: Mapping[str, Any] | None = None,
+    *,
+    check: bool = True,
 ) -> ClosedJaxpr:
     """Read the text of a jaxpr into a ClosedJaxpr (the inverse of ``str(closed_jaxpr)``).
 
@@ -702,8 +723,14 @@ def parse_jaxpr(
     (name -> Primitive) when given, else among every primitive declared in the
     process (``core.primitives_by_name``). Raises JaxprParseError (a ValueError)
     with the line, column and an excerpt of the text when it cannot be read.
+
+    The result is type-checked (``check_jaxpr``: each equation's declared output
+    types against its primitive's abstract evaluation of the operand types, its
+    params and operand count, scoping, shapes): an ill-typed program raises
+    JaxprTypeError (a TypeError) naming the line and column of the equation.
+    ``check=False`` skips this, for tools that want the raw syntax.
     """
-    jaxpr = _run(text, primitives)
+    jaxpr, parser = _run(text, primitives)
     consts = list(consts)
     if len(consts) != len(jaxpr.constvars):
         types = " ".join(format_aval(v.aval) for v in jaxpr.constvars)
@@ -712,14 +739,30 @@ def parse_jaxpr(
             f"{len(consts)} consts were given; constant values are not part of the text, "
             "so pass them as parse_jaxpr(text, consts=closed_jaxpr.consts)"
         )
-    return ClosedJaxpr(jaxpr, consts)
+    closed = ClosedJaxpr(jaxpr, consts)
+    if check:
+        _type_check(closed, parser)
+    return closed
 
 
-def parse_open_jaxpr(text: str, primitives: Mapping[str, Any] | None = None) -> Jaxpr:
+def parse_open_jaxpr(
+    text: str, primitives: Mapping[str, Any] | None = None, *, check: bool = True
+) -> Jaxpr:
     """Read the text of a jaxpr into a Jaxpr, leaving its constvars unbound.
 
     Register it as the parser of a param that holds a ``Jaxpr`` rather than a
     ``ClosedJaxpr``: ``register_param_parser(remat_p, "jaxpr", parse_open_jaxpr)``.
-    Inside such a parse the enclosing ``primitives=`` mapping is used.
+    Inside such a parse the enclosing ``primitives=`` mapping is used, and the
+    enclosing parse type-checks the whole program; alone, the result is
+    type-checked as by :func:`parse_jaxpr` unless ``check=False``.
     """
-    return _run(text, primitives)
+    nested = bool(_state.primitives)
+    jaxpr, parser = _run(text, primitives)
+    if check and not nested:
+        _type_check(jaxpr, parser)
+    return jaxpr
+
+
+def _type_check(jaxpr, parser: _Parser) -> None:
+    """Type-check a parsed program; errors start with the line and column of the equation."""
+    check_jaxpr_located(jaxpr, parser.locate)
