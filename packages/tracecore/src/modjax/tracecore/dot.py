@@ -93,7 +93,7 @@ class _Drawer:
         self.nodes: list[str] = []  # node ids in the order they were drawn
         # Edges go after every cluster: an edge written inside a cluster would pull
         # both of its nodes into it.
-        self.edges: list[str] = []
+        self.edges: list = []  # statements, or (variable, target node) pairs
 
     def new_id(self, prefix: str) -> str:
         self.counter += 1
@@ -115,9 +115,20 @@ class _Drawer:
         """Draw the flow of variable ``atom`` into node ``target`` (literals are in labels)."""
         if isinstance(atom, Literal):
             return
-        label = _quote(self.var_label(atom))
-        source = self.producer[id(atom)]
-        self.edges.append(f"  {source} -> {target} [label={label}, tooltip={label}];")
+        self.edges.append((atom, target))  # resolved by finish(): producers may come later
+
+    def finish(self) -> list[str]:
+        """Return the edge statements, each variable's edge starting at its producer."""
+        lines = []
+        for edge in self.edges:
+            if isinstance(edge, str):
+                lines.append(edge)
+                continue
+            atom, target = edge
+            label = _quote(self.var_label(atom))
+            source = self.producer[id(atom)]
+            lines.append(f"  {source} -> {target} [label={label}, tooltip={label}];")
+        return lines
 
     def binders(self, depth: int, variables, role: str, prefix: str) -> list[str]:
         ids = []
@@ -135,8 +146,7 @@ class _Drawer:
         inputs = self.binders(depth, jaxpr.invars, "input" if top else "inner_input", "in")
         if top and inputs + consts:
             self.emit(depth, "{rank=source; " + " ".join(inputs + consts) + "}")
-        for eqn in jaxpr.eqns:
-            self.equation(eqn, depth)
+        self.equations(jaxpr.eqns, depth)
         outs = []
         for i, atom in enumerate(jaxpr.outvars):
             target = outputs_to
@@ -152,6 +162,26 @@ class _Drawer:
                 self.edge(atom, target)
         if outs:
             self.emit(depth, "{rank=sink; " + " ".join(outs) + "}")
+
+    def equations(self, eqns, depth: int) -> None:
+        """Draw equations; when their name stacks differ (say ``jvp`` and ``jvp/transpose``,
+        a gradient's forward and backward passes), the equations of each stack are a cluster."""
+        by_stack: dict[str, list] = {}
+        for eqn in eqns:
+            by_stack.setdefault(_stack(eqn), []).append(eqn)
+        if len(by_stack) < 2:
+            for eqn in eqns:
+                self.equation(eqn, depth)
+            return
+        for stack, run in by_stack.items():
+            self.emit(depth, f"subgraph {self.new_id('cluster_stack')} {{")
+            self.emit(
+                depth + 1,
+                f'style="dotted"; color="#7777aa"; fontcolor="#555588"; label={_quote(stack)};',
+            )
+            for eqn in run:
+                self.equation(eqn, depth + 1)
+            self.emit(depth, "}")
 
     def equation(self, eqn: JaxprEqn, depth: int) -> None:
         params = _param_texts(eqn)
@@ -220,6 +250,11 @@ def _held_jaxprs(eqn: JaxprEqn):
                 yield f"{key}[{i}]", item
 
 
+def _stack(eqn: JaxprEqn) -> str:
+    info = eqn.source_info
+    return "/".join(info.name_stack) if info is not None and info.name_stack else ""
+
+
 def _html_label(name: str, params: list[str], literals: list[str]) -> str:
     """Return an HTML-like label: the primitive in bold, its params small below.
 
@@ -243,7 +278,9 @@ def to_dot(jaxpr: ClosedJaxpr | Jaxpr, *, title: str | None = None) -> str:
     tooltip is the equation's source line and name stack; each edge carries the
     variable's name and type, named as ``str(jaxpr)`` names them. Equations that
     hold jaxprs (scan, cond, while, jit, custom rules, ...) are clusters holding
-    one sub-cluster per jaxpr. Render the text with Graphviz, or use ``render``.
+    one sub-cluster per jaxpr; equations of different name stacks (a gradient's
+    forward and backward passes) are grouped by stack. Render the text with
+    Graphviz, or use ``render``.
     """
     if not isinstance(jaxpr, ClosedJaxpr | Jaxpr):
         raise TypeError(f"to_dot expects a ClosedJaxpr or Jaxpr, got {type(jaxpr).__name__}")
@@ -257,7 +294,7 @@ def to_dot(jaxpr: ClosedJaxpr | Jaxpr, *, title: str | None = None) -> str:
     head = ["digraph jaxpr {", *("  " + a + ";" for a in _GRAPH_ATTRS)]
     if title:
         head.append(f"  labelloc=t; label={_quote(title)};")
-    return "\n".join(head + drawer.lines + drawer.edges + ["}"]) + "\n"
+    return "\n".join(head + drawer.lines + drawer.finish() + ["}"]) + "\n"
 
 
 _INSTALL_HINT = (
