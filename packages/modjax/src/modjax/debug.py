@@ -10,6 +10,18 @@ from modjax.lax.callbacks import DebugEffect, OrderedDebugEffect, breakpoint  # 
 from modjax.lax.callbacks import debug_callback as callback
 from modjax.lax.callbacks import debug_log as log
 from modjax.lax.callbacks import debug_print as print  # noqa: A004
+from modjax.sharding import inspect_array_sharding, visualize_array_sharding, visualize_sharding
 from modjax.tracecore.dot import render
 
-__all__ = ["callback", "print", "log", "breakpoint", "render", "DebugEffect", "OrderedDebugEffect"]
+__all__ = [
+    "callback",
+    "print",
+    "log",
+    "breakpoint",
+    "render",
+    "DebugEffect",
+    "OrderedDebugEffect",
+    "inspect_array_sharding",
+    "visualize_array_sharding",
+    "visualize_sharding",
+]

@@ -6,7 +6,7 @@ stages, the eager path of every primitive (``apply_primitive``) and the
 compilation caches. See the package README for the tour and the numbers.
 """
 
-from . import collective_rules, transform_rules  # noqa: F401  (rules joining layer-1 packages)
+from . import collective_rules, distributed, transform_rules  # noqa: F401  (rules, jax.distributed)
 from .array import (
     Array,
     ArrayImpl,

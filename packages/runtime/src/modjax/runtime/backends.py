@@ -102,7 +102,9 @@ def _quiet_native_logs() -> None:
 
 
 def _make_cpu_client() -> Backend:
-    return xla_client.make_cpu_client(num_devices=num_cpu_devices.value)
+    from .distributed import cpu_client_options
+
+    return xla_client.make_cpu_client(num_devices=num_cpu_devices.value, **cpu_client_options())
 
 
 register_backend_factory("cpu", _make_cpu_client, priority=0)
