@@ -156,6 +156,18 @@ def check_shard_map_nested_in_jit_and_scan():
     _close(g(X), np.tanh(2 * X.sum(0)) + 1, tol=1e-5)
 
 
+def check_vmap_of_shard_map():
+    mesh = _mesh()
+    f = shard_map(lambda u, v: lax.psum(u @ v, "y"), mesh=mesh, in_specs=(P("x", "y"), P("y")),
+                  out_specs=P("x"))  # fmt: skip
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((3, 8, 16)).astype(np.float32)
+    w = rng.standard_normal((16, 4)).astype(np.float32)
+    _close(jax.jit(jax.vmap(f, in_axes=(0, None)))(a, w), a @ w, tol=1e-4)
+    ws = np.stack([w, 2 * w], axis=1)
+    _close(jax.vmap(f, in_axes=(None, 1))(a[0], ws), np.stack([a[0] @ w, 2 * a[0] @ w]), tol=1e-4)
+
+
 def check_errors_as_jax():
     mesh = _mesh()
     try:
@@ -277,6 +289,7 @@ CHECKS = [
     check_matmul_with_psum_equals_unsharded_on_every_mesh,
     check_grad_of_shard_map,
     check_shard_map_nested_in_jit_and_scan,
+    check_vmap_of_shard_map,
     check_errors_as_jax,
     check_data_parallel_mlp_step_equals_single_device,
 ]

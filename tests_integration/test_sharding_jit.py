@@ -15,7 +15,7 @@ import pytest
 
 import modjax as jax
 import modjax.numpy as jnp
-from modjax.sharding import Mesh, NamedSharding, P, with_sharding_constraint
+from modjax.sharding import Mesh, NamedSharding, P, reshard, with_sharding_constraint
 from modjax.sharding.testing import main, run_checks
 
 MESHES = {
@@ -205,6 +205,9 @@ def check_with_sharding_constraint_inside_jit():
         _close(g(x), x * 2)
     eager = with_sharding_constraint(jnp.asarray(x), NamedSharding(mesh, P("a")))
     assert eager.sharding is NamedSharding(mesh, P("a"))
+    moved = jax.jit(lambda v: reshard(v * 2, NamedSharding(mesh, P(("a", "b")))))(x)
+    assert moved.sharding is NamedSharding(mesh, P(("a", "b")))
+    _close(moved, x * 2)
     grads = jax.grad(lambda v: jnp.sum(f(v) ** 2))(x)
     _close(grads, 4 * (2 * x + 1))
     batched = jax.jit(jax.vmap(f))(np.ones((3, 8, 8), np.float32))
@@ -237,7 +240,40 @@ def check_cached_sharded_call_takes_the_fast_path():
     _close(y, np.full(8, 2.0))
 
 
+def check_tensor_parallel_mlp_step_equals_single_device():
+    # Megatron-style: the first layer's columns and the second layer's rows split over
+    # 'b', the batch over 'a'; XLA inserts the all-reduces.
+    mesh = _mesh("2x4")
+    rng = _rng(5)
+    params = {
+        "w1": rng.standard_normal((16, 32)).astype(np.float32) / 4,
+        "w2": rng.standard_normal((32, 8)).astype(np.float32) / 6,
+    }
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+    y = rng.standard_normal((8, 8)).astype(np.float32)
+
+    def loss(p, x, y):
+        return jnp.mean((jnp.tanh(x @ p["w1"]) @ p["w2"] - y) ** 2)
+
+    def step(p, x, y):
+        return jax.tree.map(lambda a, g: a - 0.1 * g, p, jax.grad(loss)(p, x, y))
+
+    param_shardings = {"w1": NamedSharding(mesh, P(None, "b")), "w2": NamedSharding(mesh, P("b"))}
+    batch = NamedSharding(mesh, P("a"))
+    tp = jax.jit(step, in_shardings=(param_shardings, batch, batch), out_shardings=param_shardings)
+    single = jax.jit(step)
+    want, got = params, params
+    for _ in range(3):
+        want, got = single(want, x, y), tp(got, x, y)
+    assert got["w1"].sharding is param_shardings["w1"]
+    for name in params:
+        _close(got[name], want[name])
+    hlo = tp.lower(params, x, y).compile().as_text()
+    assert "all-reduce" in hlo
+
+
 CHECKS = [
+    check_tensor_parallel_mlp_step_equals_single_device,
     check_programs_equal_unsharded_on_every_mesh,
     check_scan_and_gather_sharded,
     check_contracting_split_has_an_all_reduce_and_batch_split_none,

@@ -8,7 +8,7 @@ from .arrays import (
     make_array_from_process_local_data,
     make_array_from_single_device_arrays,
 )
-from .constraint import with_sharding_constraint
+from .constraint import reshard, with_sharding_constraint
 from .mesh import (
     AbstractMesh,
     AxisType,
@@ -47,6 +47,7 @@ __all__ = [
     "make_array_from_single_device_arrays",
     "make_mesh",
     "pmap",
+    "reshard",
     "set_mesh",
     "shard_map",
     "shard_map_p",

@@ -19,7 +19,7 @@ from .mesh import current_mesh
 from .named_sharding import NamedSharding
 from .partition_spec import PartitionSpec
 
-__all__ = ["with_sharding_constraint", "sharding_constraint_p"]
+__all__ = ["with_sharding_constraint", "reshard", "sharding_constraint_p"]
 
 sharding_constraint_p = core.Primitive("sharding_constraint")
 
@@ -107,3 +107,13 @@ def with_sharding_constraint(x, shardings):
             )
         out.append(sharding_constraint_p.bind(leaf, sharding=sharding))
     return tree_unflatten(treedef, out)
+
+
+def reshard(xs, out_shardings):
+    """Move ``xs`` (a pytree) to ``out_shardings`` (``jax.sharding.reshard``).
+
+    Without shardings in types (explicit axes are treated as automatic here),
+    this is ``with_sharding_constraint``: inside jit the compiler lays the value
+    out so, eagerly the values are moved (``device_put``).
+    """
+    return with_sharding_constraint(xs, out_shardings)

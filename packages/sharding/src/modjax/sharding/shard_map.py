@@ -25,7 +25,15 @@ from collections.abc import Callable
 from modjax import runtime
 from modjax.autodiff import jvp_jaxpr, jvp_rules, transpose_jaxpr, transpose_rules
 from modjax.autodiff.tangents import Zero, is_undefined_primal, tangent_aval
-from modjax.batching import AxisData, extend_axis_env, psum, reshape
+from modjax.batching import (
+    AxisData,
+    axis_primitive_batchers,
+    batch_jaxpr_axis,
+    extend_axis_env,
+    moveaxis,
+    psum,
+    reshape,
+)
 from modjax.tracecore import core
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.call import check_call_operands
@@ -345,6 +353,31 @@ def _dce_rule(used_outputs, eqn):
 
 
 dce_rules[shard_map_p] = _dce_rule
+
+
+def _batching_rule(axis_data, args, dims, *, jaxpr, mesh, in_specs, out_specs, check_vma, name,
+                   **_):  # fmt: skip
+    # vmap of a shard_map: the batch axis leads every operand and result, never split.
+    in_dims = [None if d is None else 0 for d in dims]
+    moved = [x if d is None else moveaxis(x, d, 0) for x, d in zip(args, dims, strict=True)]
+    with _mesh_axes(mesh):
+        batched, _ = batch_jaxpr_axis(jaxpr, axis_data, in_dims, out_dims_instantiate=0)
+    outs = _bind(
+        moved,
+        mesh=mesh,
+        in_specs=[
+            s if d is None else PartitionSpec(None, *s)
+            for s, d in zip(in_specs, in_dims, strict=True)
+        ],
+        out_specs=[PartitionSpec(None, *s) for s in out_specs],
+        closed=batched,
+        check_vma=check_vma,
+        name=name,
+    )
+    return outs, [0] * len(outs)
+
+
+axis_primitive_batchers[shard_map_p] = _batching_rule
 
 
 # --- the user-facing function ------------------------------------------------------------------
