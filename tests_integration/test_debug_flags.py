@@ -85,6 +85,28 @@ def test_debug_nans_inside_grad_under_jit():
         g(1.0)
 
 
+def _scan_body(c, x):
+    y = jnp.log(x - 1.5)  # NaN for x < 1.5
+    return c + y, y
+
+
+SCAN_LINE = inspect.getsourcelines(_scan_body)[1] + 1
+
+
+def test_debug_nans_finds_the_primitive_inside_loop_bodies():
+    f = jax.jit(lambda xs: lax.scan(_scan_body, 0.0, xs))
+    assert np.isfinite(f(jnp.arange(3.0) + 2)[0])
+    with jax.debug_nans(True), pytest.raises(FloatingPointError) as info:
+        f(jnp.arange(3.0))
+    assert (
+        str(info.value)
+        == f"invalid value (nan) encountered in log at {HERE}:{SCAN_LINE} (_scan_body)"
+    )
+    g = jax.jit(lambda p, x: lax.cond(p, jnp.arcsin, lambda x: x, x))
+    with jax.debug_nans(True), pytest.raises(FloatingPointError, match="encountered in asin"):
+        g(True, 2.0)
+
+
 # --- disable_jit ---------------------------------------------------------------------------------
 
 

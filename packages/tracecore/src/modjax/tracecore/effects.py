@@ -69,6 +69,7 @@ class Effect:
 
 # What ``Primitive.effectful = True`` means: one unordered effect of no particular kind.
 generic_effect = Effect("Effect")
+_generic = frozenset((generic_effect,))
 
 # rule(**params) -> the primitive's own effects (not those of the jaxprs it holds).
 EffectsRule = Callable[..., Iterable[Effect]]
@@ -84,17 +85,32 @@ def primitive_effects(primitive, params: dict[str, Any]) -> frozenset:
     if rule is not None:
         own = frozenset(rule(**params))
     elif primitive.effectful:
-        own = frozenset((generic_effect,))
+        own = _generic
     else:
         own = no_effects
-    if not params:
-        return own
-    from .jaxpr import subjaxprs
+    # This runs for every traced equation with params: a plain loop with type checks.
+    types = _JAXPR_TYPES or _load_jaxpr_types()
+    nested = None
+    for value in params.values():
+        kind = type(value)
+        if kind in types:
+            nested = [value.effects] if nested is None else [*nested, value.effects]
+        elif kind is tuple or kind is list:
+            for item in value:
+                if type(item) in types:
+                    nested = [item.effects] if nested is None else [*nested, item.effects]
+    return own.union(*nested) if nested else own
 
-    nested = [sub.effects for sub in subjaxprs(params)]
-    if not nested:
-        return own
-    return own.union(*nested)
+
+_JAXPR_TYPES: frozenset = frozenset()
+
+
+def _load_jaxpr_types() -> frozenset:
+    global _JAXPR_TYPES
+    from .jaxpr import ClosedJaxpr, Jaxpr
+
+    _JAXPR_TYPES = frozenset((ClosedJaxpr, Jaxpr))
+    return _JAXPR_TYPES
 
 
 def ordered_effects(effects: Iterable[Effect]) -> list[Effect]:

@@ -93,9 +93,15 @@ class JaxprEqn:
         self.outvars: list[Var] = list(outvars)
         self.params: dict[str, Any] = params
         self.source_info: SourceInfo | None = source_info
-        self.effects: frozenset = (
-            primitive_effects(primitive, params) if effects is None else frozenset(effects)
-        )
+        if effects is None:
+            # Most equations: no params, no rule, no effect (checked without a call).
+            if params or primitive.effects_rule is not None or primitive.effectful:
+                effects = primitive_effects(primitive, params)
+            else:
+                effects = no_effects
+        elif type(effects) is not frozenset:
+            effects = frozenset(effects)
+        self.effects: frozenset = effects
 
     def replace(self, **changes) -> JaxprEqn:
         """Return a copy with the given fields replaced.

@@ -86,7 +86,9 @@ def _cond_lowering(ctx, index, *operands, branches):
     return results[len(tokens) :]
 
 
-cond_p.def_impl(functools.partial(apply_primitive, cond_p))
+cond_p.def_impl(
+    functools.partial(python_loops.cond_impl, functools.partial(apply_primitive, cond_p))
+)
 cond_p.def_abstract_eval(_cond_abstract_eval)
 register_lowering(cond_p, _cond_lowering)
 

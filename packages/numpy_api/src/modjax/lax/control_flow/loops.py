@@ -120,7 +120,9 @@ def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
     return results[n + n_consts :]
 
 
-while_p.def_impl(functools.partial(apply_primitive, while_p))
+while_p.def_impl(
+    functools.partial(python_loops.while_impl, functools.partial(apply_primitive, while_p))
+)
 while_p.def_abstract_eval(_while_abstract_eval)
 register_lowering(while_p, _while_lowering)
 
@@ -356,7 +358,9 @@ def _zeros(aval: ShapedArray) -> ir.Value:
     return full(0, physical_aval(aval))
 
 
-scan_p.def_impl(functools.partial(apply_primitive, scan_p))
+scan_p.def_impl(
+    functools.partial(python_loops.scan_impl, functools.partial(apply_primitive, scan_p))
+)
 scan_p.def_abstract_eval(_scan_abstract_eval)
 register_lowering(scan_p, _scan_lowering)
 
