@@ -19,6 +19,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from modjax.runtime import Array, jit
 from modjax.tracecore.core import (
     ConcretizationTypeError,
@@ -28,7 +29,7 @@ from modjax.tracecore.core import (
 
 from ._util import ARRAY_TYPES
 
-__all__ = ["compile_on_arrays", "compiled_on_arrays"]
+__all__ = ["compile_on_arrays", "compiled_on_arrays", "compiled_on_values"]
 
 # What a trace raises when the function needs the values, not just the shapes.
 _NEEDS_VALUES = (ConcretizationTypeError, TracerArrayConversionError, TracerIntegerConversionError)
@@ -123,3 +124,35 @@ def compile_on_arrays(namespace: dict, names: str) -> None:
     """Replace each function named in ``names`` (space-separated) in ``namespace``."""
     for name in names.split():
         namespace[name] = compiled_on_arrays(namespace[name])
+
+
+# Python scalars a whole-program call takes as (weakly typed) operands.
+_PYTHON_SCALARS = frozenset({bool, int, float, complex})
+
+
+def _concrete_numeric(value: Any) -> bool:
+    if type(value) is Array or type(value) in _PYTHON_SCALARS:
+        return True
+    return isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biufc"
+
+
+def compiled_on_values(fn: Callable) -> Callable:
+    """Return ``fn`` run as one compiled program whenever every argument is a concrete value.
+
+    For elementwise composites whose rounding depends on running as one program:
+    XLA contracts a multiply feeding an add into one fused multiply-add, so op by
+    op the same equations can round differently (``logaddexp2(-1., -1.)`` is 0.0
+    op by op, -1.06e-8 compiled, as in JAX, which jits these functions). Device
+    Arrays, numeric numpy arrays and scalars, and Python scalars qualify; any
+    other argument (a tracer, a list) takes ``fn`` itself, so traces inline and
+    errors are ``fn``'s. ``fn`` takes positional arguments only.
+    """
+    program = jit(fn)
+
+    @functools.wraps(fn)
+    def dispatch(*args):
+        if all(map(_concrete_numeric, args)):
+            return program(*args)
+        return fn(*args)
+
+    return dispatch

@@ -27,6 +27,7 @@ from modjax.lax.elementwise import _convert_element_type
 from modjax.runtime import Array, jit
 from modjax.tracecore import dtypes
 
+from ._eager_jit import compiled_on_values
 from ._util import (
     ARRAY_TYPES,
     aval,
@@ -587,8 +588,9 @@ _AT_METHODS = {
 }
 
 
-def _make_ufunc(func, name: str, nin: int, identity=None):
-    made = ufunc(func, nin, 1, name=name, identity=identity, call=func)
+def _make_ufunc(func, name: str, nin: int, identity=None, eager=None):
+    # ``eager`` wraps what a call runs (reductions and .at trace ``func`` itself).
+    made = ufunc(func, nin, 1, name=name, identity=identity, call=eager(func) if eager else func)
     made._builtin = name
     return made
 
@@ -1443,8 +1445,11 @@ def _logaddexp_2(x1, x2, /):
     return _logaddexp(x1, x2, lax.exp2, lambda t: lax.mul(lax.log1p(t), inv_ln2))
 
 
-logaddexp = _make_ufunc(_logaddexp_e, "logaddexp", 2, identity=-math.inf)
-logaddexp2 = _make_ufunc(_logaddexp_2, "logaddexp2", 2, identity=-math.inf)
+# One compiled program eagerly too (as JAX's jitted functions): op by op, the
+# multiply-add of logaddexp2 would round differently from its fused jitted form.
+_NEG_INF = -math.inf
+logaddexp = _make_ufunc(_logaddexp_e, "logaddexp", 2, _NEG_INF, eager=compiled_on_values)
+logaddexp2 = _make_ufunc(_logaddexp_2, "logaddexp2", 2, _NEG_INF, eager=compiled_on_values)
 
 
 def ldexp(x1, x2, /):
