@@ -623,7 +623,9 @@ def conv_general_dilated(
     preferred = (
         None
         if preferred_element_type is None
-        else dtypes.canonicalize_dtype(dtypes.dtype(preferred_element_type))
+        else dtypes.check_and_canonicalize_user_dtype(
+            preferred_element_type, "conv_general_dilated"
+        )
     )
     return conv_general_dilated_p.bind(
         lhs,

@@ -267,7 +267,7 @@ def dot_general(
     preferred = (
         None
         if preferred_element_type is None
-        else dtypes.canonicalize_dtype(dtypes.dtype(preferred_element_type))
+        else dtypes.check_and_canonicalize_user_dtype(preferred_element_type, "dot_general")
     )
     return dot_general_p.bind(
         lhs,

@@ -986,8 +986,10 @@ def convert_element_type(operand, new_dtype):
     ``new_dtype`` is canonicalized (float64 becomes float32 with x64 off); the
     result is not weakly typed. Floats convert to integers by truncation toward
     zero (out-of-range values as XLA defines), complex to real keeps the real
-    part, and anything to bool tests ``!= 0``.
+    part, and anything to bool tests ``!= 0``. An explicit 64-bit ``new_dtype``
+    with x64 off warns, as in JAX.
     """
+    new_dtype = dtypes.check_and_canonicalize_user_dtype(new_dtype, "convert_element_type")
     return _convert_element_type(operand, new_dtype, weak_type=False)
 
 

@@ -337,19 +337,19 @@ defjvp_zero(argmin_p)
 defreducer(argmin_p)
 
 
-def _index_dtype(index_dtype) -> np.dtype:
-    return dtypes.canonicalize_dtype(dtypes.dtype(index_dtype))
+def _index_dtype(index_dtype, name: str) -> np.dtype:
+    return dtypes.check_and_canonicalize_user_dtype(index_dtype, name)
 
 
 def argmax(operand, axis: int, index_dtype):
     """Return the index of the first maximum on ``axis``; NaN is greatest (jax.lax.argmax)."""
     return argmax_p.bind(
-        operand, axes=(operator.index(axis),), index_dtype=_index_dtype(index_dtype)
+        operand, axes=(operator.index(axis),), index_dtype=_index_dtype(index_dtype, "argmax")
     )
 
 
 def argmin(operand, axis: int, index_dtype):
     """Return the index of the first minimum on ``axis``; NaN is the least (jax.lax.argmin)."""
     return argmin_p.bind(
-        operand, axes=(operator.index(axis),), index_dtype=_index_dtype(index_dtype)
+        operand, axes=(operator.index(axis),), index_dtype=_index_dtype(index_dtype, "argmin")
     )

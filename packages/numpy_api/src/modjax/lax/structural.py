@@ -652,7 +652,7 @@ def iota(dtype, size: int):
 
 def broadcasted_iota(dtype, shape: Sequence[int], dimension: int):
     """Return an array of ``shape`` counting along ``dimension`` (jax.lax.broadcasted_iota)."""
-    dtype = dtypes.canonicalize_dtype(dtypes.dtype(dtype))
+    dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "broadcasted_iota")
     try:
         shape = tuple(operator.index(d) for d in shape)
     except TypeError:
@@ -690,6 +690,7 @@ def full(shape: Sequence[int], fill_value, dtype=None):
             f"full must be called with scalar fill_value, got fill_value.shape {fill_shape}."
         )
     if dtype is not None:
+        dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "full")
         fill_value = _as_dtype(fill_value, dtype)
     return broadcast(fill_value, shape)
 
@@ -724,7 +725,10 @@ def full_like(x, fill_value, dtype=None, shape=None):
     """
     aval = aval_of(x)
     weak = dtype is None and aval.weak_type
-    dtype = aval.dtype if dtype is None else dtype
+    if dtype is None:
+        dtype = aval.dtype
+    else:
+        dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "full_like")
     shape = aval.shape if shape is None else shape
     if weak:
         from .elementwise import _convert_element_type

@@ -342,7 +342,7 @@ def one_hot(x, num_classes: int, *, dtype=None, axis: int = -1):
             f"{type(num_classes).__name__}"
         ) from None
     x = jnp.asarray(x)
-    dtype = canonical_dtype(float if dtype is None else dtype)
+    dtype = canonical_dtype(float if dtype is None else dtype, "one_hot")
     ndim = x.ndim + 1
     if not -ndim <= axis < ndim:
         raise ValueError(f"one_hot: axis {axis} is out of bounds for the result of rank {ndim}")

@@ -156,14 +156,14 @@ def array(
     when given. A Python int out of the default integer range raises
     OverflowError, as in JAX.
     """
-    out = _array(object, dtype, copy, order, ndmin)
+    out = _array(object, dtype, copy, order, ndmin, "array")
     return out if device is None else device_put(out, device)
 
 
-def _array(object: Any, dtype: Any, copy: bool, order: str | None, ndmin: int):  # noqa: A002
+def _array(object: Any, dtype: Any, copy: bool, order: str | None, ndmin: int, name: str):  # noqa: A002
     if order not in (None, "K", "A", "C"):
         raise NotImplementedError(f"jnp.array: order={order!r} is not supported")
-    dt = None if dtype is None else canonical_dtype(dtype)
+    dt = None if dtype is None else canonical_dtype(dtype, name)
     if isinstance(object, ARRAY_TYPES):
         out = object if dt is None else convert(object, dt)
         if copy and out is object and isinstance(object, Array):
@@ -201,7 +201,8 @@ def asarray(
 
     ``device`` (a Device or Sharding) places the result, as the Array API asks.
     """
-    return array(a, dtype=dtype, copy=bool(copy), order=order, device=device)
+    out = _array(a, dtype, bool(copy), order, 0, "asarray")
+    return out if device is None else device_put(out, device)
 
 
 def _shape(shape: Any, name: str) -> tuple[int, ...]:
@@ -214,30 +215,32 @@ def _shape(shape: Any, name: str) -> tuple[int, ...]:
     return dims
 
 
-def _dtype_or_default(dtype: Any) -> np.dtype:
-    return dtypes.default_float_dtype() if dtype is None else canonical_dtype(dtype)
+def _dtype_or_default(dtype: Any, name: str) -> np.dtype:
+    return dtypes.default_float_dtype() if dtype is None else canonical_dtype(dtype, name)
 
 
 def zeros(shape: Any, dtype: Any = None, *, device=None):
     """Return an array of ``shape`` filled with zeros, float32 by default (jax.numpy.zeros)."""
-    return lax.full(_shape(shape, "zeros"), 0, _dtype_or_default(dtype))
+    return lax.full(_shape(shape, "zeros"), 0, _dtype_or_default(dtype, "zeros"))
 
 
 def ones(shape: Any, dtype: Any = None, *, device=None):
     """Return an array of ``shape`` filled with ones, float32 by default (jax.numpy.ones)."""
-    return lax.full(_shape(shape, "ones"), 1, _dtype_or_default(dtype))
+    return lax.full(_shape(shape, "ones"), 1, _dtype_or_default(dtype, "ones"))
 
 
 def empty(shape: Any, dtype: Any = None, *, device=None):
     """Return a zero-filled array: XLA has no uninitialized memory (jax.numpy.empty)."""
-    return zeros(shape, dtype)
+    return lax.full(_shape(shape, "empty"), 0, _dtype_or_default(dtype, "empty"))
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, *, device=None):
     """Return an array of ``shape`` filled with ``fill_value`` (jax.numpy.full)."""
     shape = _shape(shape, "full")
     if shape_of(fill_value) == ():
-        return lax.full(shape, fill_value, None if dtype is None else canonical_dtype(dtype))
+        return lax.full(
+            shape, fill_value, None if dtype is None else canonical_dtype(dtype, "full")
+        )
     from ._manipulation import broadcast_to
 
     return broadcast_to(asarray(fill_value, dtype=dtype), shape)
@@ -245,7 +248,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device=None):
 
 def _like(name: str, a: Any, value: Any, dtype: Any, shape: Any):
     av = aval(a)
-    dt = av.dtype if dtype is None else canonical_dtype(dtype)
+    dt = av.dtype if dtype is None else canonical_dtype(dtype, name)
     sh = av.shape if shape is None else _shape(shape, name)
     if shape_of(value) != ():
         from ._manipulation import broadcast_to
@@ -302,7 +305,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
     start_v, stop_v = values[0], values[1]
     step_v = values[2] if step is not None else 1
     if dtype is not None:
-        dt = canonical_dtype(dtype)
+        dt = canonical_dtype(dtype, "arange")
     else:
         dt = dtypes.canonicalize_dtype(dtypes.result_type(*values))
     if any(np.iscomplexobj(v) for v in values) or kind(dt) not in "iuf":
@@ -337,10 +340,10 @@ def _num(num: Any, name: str) -> int:
     return num
 
 
-def _linspace_dtypes(start: Any, stop: Any, dtype: Any) -> tuple[np.dtype, np.dtype]:
+def _linspace_dtypes(name: str, start: Any, stop: Any, dtype: Any) -> tuple[np.dtype, np.dtype]:
     """Return (output dtype, computation dtype) of linspace/logspace/geomspace."""
     promoted = dtypes.canonicalize_dtype(dtypes.result_type(start, stop))
-    out = to_inexact(promoted) if dtype is None else canonical_dtype(dtype)
+    out = to_inexact(promoted) if dtype is None else canonical_dtype(dtype, name)
     return out, to_inexact(out)
 
 
@@ -364,7 +367,7 @@ def linspace(
     """
     check_arraylike("linspace", start, stop)
     num = _num(num, "jnp.linspace")
-    out_dtype, comp = _linspace_dtypes(start, stop, dtype)
+    out_dtype, comp = _linspace_dtypes("linspace", start, stop, dtype)
     div = num - 1 if endpoint else num
     if _is_host(start, stop):
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -447,7 +450,7 @@ def logspace(
     from ._ufuncs import power
 
     check_arraylike("logspace", start, stop, base)
-    out_dtype, comp = _linspace_dtypes(start, stop, dtype)
+    out_dtype, comp = _linspace_dtypes("logspace", start, stop, dtype)
     exponents = linspace(start, stop, num, endpoint=endpoint, dtype=comp, axis=axis)
     base = _as_computation(base, comp)
     if aval(base).ndim:
@@ -467,7 +470,7 @@ def geomspace(
     """
     check_arraylike("geomspace", start, stop)
     num = _num(num, "jnp.geomspace")
-    out_dtype, comp = _linspace_dtypes(start, stop, dtype)
+    out_dtype, comp = _linspace_dtypes("geomspace", start, stop, dtype)
     if _is_host(start, stop):
         if np.any(np.asarray(start) == 0) or np.any(np.asarray(stop) == 0):
             raise ValueError("Geometric sequence cannot include zero")
@@ -516,20 +519,22 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *, device=N
     rows = lax.broadcasted_iota(np.int32, (n, m), 0)
     cols = lax.broadcasted_iota(np.int32, (n, m), 1)
     return lax.convert_element_type(
-        lax.eq(lax.add(rows, np.int32(k)), cols), _dtype_or_default(dtype)
+        lax.eq(lax.add(rows, np.int32(k)), cols), _dtype_or_default(dtype, "eye")
     )
 
 
 def identity(n: int, dtype: Any = None):
     """Return the ``n`` by ``n`` identity matrix (jax.numpy.identity)."""
-    return eye(n, dtype=dtype)
+    return eye(n, dtype=_dtype_or_default(dtype, "identity"))
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None):  # noqa: N803
     """Return an ``N`` by ``M`` array of ones at and below the ``k``-th diagonal (jax.numpy.tri)."""
     n = operator.index(N)
     m = n if M is None else operator.index(M)
-    return lax.convert_element_type(_tri_mask((n, m), operator.index(k)), _dtype_or_default(dtype))
+    return lax.convert_element_type(
+        _tri_mask((n, m), operator.index(k)), _dtype_or_default(dtype, "tri")
+    )
 
 
 def _tri_mask(shape: tuple[int, int], k: int):
@@ -634,7 +639,7 @@ def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False):
     tuple of arrays with size-1 axes except their own.
     """
     dims = tuple(operator.index(d) for d in dimensions)
-    dt = dtypes.default_int_dtype() if dtype is None else canonical_dtype(dtype)
+    dt = dtypes.default_int_dtype() if dtype is None else canonical_dtype(dtype, "indices")
     n = len(dims)
     if sparse:
         return tuple(
@@ -654,7 +659,7 @@ def fromfunction(function: Any, shape: Sequence[int], *, dtype: Any = float, **k
     float64 canonicalized), and ``function`` must work on whole arrays.
     """
     shape = _shape(shape, "fromfunction")
-    dt = canonical_dtype(dtype)
+    dt = canonical_dtype(dtype, "fromfunction")
     grids = [lax.broadcasted_iota(dt, shape, i) for i in range(len(shape))] if shape else []
     return function(*grids, **kwargs)
 

@@ -74,7 +74,7 @@ def _cumulative(name: str, lax_fn, a, axis, dtype, out, *, widen: bool, nan_fill
         a = lax.reshape(a, (aval(a).size,))
         axis = 0
     axis = canonicalize_axis(axis, aval(a).ndim)
-    result = aval(a).dtype if dtype is None else canonical_dtype(dtype)
+    result = aval(a).dtype if dtype is None else canonical_dtype(dtype, name)
     if (dtype is None and widen) or kind(result) == "b":
         result = _widen_int(result)
     if nan_fill is not None and kind(aval(a).dtype) in "fc":

@@ -414,7 +414,7 @@ def einsum(
     arrays = promote_dtypes(*[x if isinstance(x, ARRAY_TYPES) else asarray(x) for x in operands])
     dtype = aval(arrays[0]).dtype
     preferred = (
-        canonical_dtype(preferred_element_type)
+        canonical_dtype(preferred_element_type, "einsum")
         if preferred_element_type is not None
         else (None if kind(dtype) == "b" else dtype)
     )

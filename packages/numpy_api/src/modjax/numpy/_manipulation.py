@@ -380,7 +380,7 @@ def concatenate(arrays: Sequence, axis: int | None = 0, dtype: Any = None):
         axis = 0
     arrays = promote_dtypes(*arrays)
     if dtype is not None:
-        arrays = [convert(a, canonical_dtype(dtype)) for a in arrays]
+        arrays = [convert(a, canonical_dtype(dtype, "concatenate")) for a in arrays]
     n = aval(arrays[0]).ndim
     if n == 0:
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
@@ -1247,7 +1247,7 @@ def trim_zeros(filt: Any, trim: str = "fb"):
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device=None):
     """Convert ``x`` to ``dtype`` (jax.numpy.astype); the result is strongly typed."""
     x = _array(x, "astype")
-    return lax.convert_element_type(x, canonical_dtype(dtype))
+    return lax.convert_element_type(x, canonical_dtype(dtype, "astype"))
 
 
 def copy(a: Any, order: str | None = None):

@@ -61,10 +61,10 @@ def _operands(name: str, *args: Any):
     return promote_dtypes(*[_array(a, name) for a in args])
 
 
-def _preferred(operand, preferred_element_type) -> np.dtype | None:
+def _preferred(name: str, operand, preferred_element_type) -> np.dtype | None:
     """The ``preferred_element_type`` of a dot_general: the requested dtype, or the operands'."""
     if preferred_element_type is not None:
-        return canonical_dtype(preferred_element_type)
+        return canonical_dtype(preferred_element_type, name)
     dtype = aval(operand).dtype
     return None if kind(dtype) == "b" else dtype
 
@@ -91,7 +91,7 @@ def matmul(a: Any, b: Any, *, precision=None, preferred_element_type=None):
     their added dimension is removed from the result.
     """
     a, b = _operands("matmul", a, b)
-    preferred = _preferred(a, preferred_element_type)
+    preferred = _preferred("matmul", a, preferred_element_type)
     sa, sb = aval(a).shape, aval(b).shape
     for i, s in enumerate((sa, sb)):
         if not s:
@@ -160,7 +160,7 @@ def dot(a: Any, b: Any, *, precision=None, preferred_element_type=None):
     only axis (1-d) or its second-to-last axis (N-d).
     """
     a, b = _operands("dot", a, b)
-    preferred = _preferred(a, preferred_element_type)
+    preferred = _preferred("dot", a, preferred_element_type)
     na, nb = aval(a).ndim, aval(b).ndim
     if na == 0 or nb == 0:
         from ._ufuncs import multiply
@@ -187,7 +187,7 @@ def vdot(a: Any, b: Any, *, precision=None, preferred_element_type=None):
         b,
         (((0,), (0,)), ((), ())),
         precision=precision,
-        preferred_element_type=_preferred(a, preferred_element_type),
+        preferred_element_type=_preferred("vdot", a, preferred_element_type),
     )
 
 
@@ -218,7 +218,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision=None, preferred_ele
         x2,
         (((nb,), (nb,)), (dims, dims)),
         precision=precision,
-        preferred_element_type=_preferred(x1, preferred_element_type),
+        preferred_element_type=_preferred("vecdot", x1, preferred_element_type),
     )
 
 
@@ -267,7 +267,7 @@ def tensordot(a: Any, b: Any, axes: Any = 2, *, precision=None, preferred_elemen
         b,
         ((ca, cb), ((), ())),
         precision=precision,
-        preferred_element_type=_preferred(a, preferred_element_type),
+        preferred_element_type=_preferred("tensordot", a, preferred_element_type),
     )
 
 
@@ -288,7 +288,7 @@ def inner(a: Any, b: Any, *, precision=None, preferred_element_type=None):
         b,
         (((na - 1,), (nb - 1,)), ((), ())),
         precision=precision,
-        preferred_element_type=_preferred(a, preferred_element_type),
+        preferred_element_type=_preferred("inner", a, preferred_element_type),
     )
 
 
@@ -421,6 +421,8 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
         raise NotImplementedError("The 'out' argument to jnp.trace is not supported.")
     from ._reductions import sum as _sum
 
+    if dtype is not None:
+        dtype = canonical_dtype(dtype, "trace")
     return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 

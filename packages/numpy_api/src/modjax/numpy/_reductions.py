@@ -164,7 +164,7 @@ def _sum_like(name, a, axis, dtype, out, keepdims, initial, where, promote_integ
     axes = canonicalize_axes(axis, av.ndim)
     is_sum = name in ("sum", "nansum")
     if dtype is not None:
-        target = canonical_dtype(dtype)
+        target = canonical_dtype(dtype, name)
     elif promote_integers or kind(av.dtype) == "b":
         target = _upcast_int(av.dtype)
     else:
@@ -339,9 +339,9 @@ def count_nonzero(a, axis=None, keepdims=False):
 # --- mean, var, std ---------------------------------------------------------------------------
 
 
-def _mean_dtypes(dtype_in: np.dtype, dtype) -> tuple[np.dtype, np.dtype]:
-    """Return (result dtype, accumulation dtype) of a mean."""
-    result = to_inexact(dtype_in) if dtype is None else canonical_dtype(dtype)
+def _mean_dtypes(dtype_in: np.dtype, dtype, name: str) -> tuple[np.dtype, np.dtype]:
+    """Return (result dtype, accumulation dtype) of a mean (``name``: the function called)."""
+    result = to_inexact(dtype_in) if dtype is None else canonical_dtype(dtype, name)
     compute = to_inexact(result)
     if compute in (np.dtype(np.float16), np.dtype(dtypes.bfloat16)):
         compute = np.dtype(np.float32)
@@ -359,7 +359,7 @@ def _mean(name, a, axis, dtype, out, keepdims, where, skip_nan=False):
     a = _prepare(name, a, out)
     av = aval(a)
     axes = canonicalize_axes(axis, av.ndim)
-    result_dtype, compute = _mean_dtypes(av.dtype, dtype)
+    result_dtype, compute = _mean_dtypes(av.dtype, dtype, name)
     mask = _mask(name, where, av.shape)
     x = convert(a, compute)
     if skip_nan and kind(av.dtype) in "fc":
@@ -392,9 +392,9 @@ def _var_dtypes(name: str, dtype_in: np.dtype, dtype) -> tuple[np.dtype, np.dtyp
     complex input, as in JAX.
     """
     if dtype is None:
-        result, compute = _mean_dtypes(dtype_in, None)
+        result, compute = _mean_dtypes(dtype_in, None, name)
         return real_dtype(result), compute
-    dtype = canonical_dtype(dtype)
+    dtype = canonical_dtype(dtype, name)
     if kind(dtype_in) == "c" and kind(dtype) != "c":
         raise ValueError(
             f"jnp.{name} of complex input does not support the real dtype {dtype} (as in JAX: "
@@ -404,7 +404,7 @@ def _var_dtypes(name: str, dtype_in: np.dtype, dtype) -> tuple[np.dtype, np.dtyp
         raise ValueError(f"dtype argument to jnp.std must be inexact; got {dtype}")
     if name == "nanstd" and kind(dtype) not in "fc":
         raise TypeError(f"jnp.nanstd: sqrt does not accept dtype {dtype}")
-    return _mean_dtypes(dtype_in, dtype)
+    return _mean_dtypes(dtype_in, dtype, name)
 
 
 def _var(name, a, axis, dtype, out, ddof, keepdims, where, correction, a_mean, skip_nan=False):

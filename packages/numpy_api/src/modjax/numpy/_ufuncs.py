@@ -387,7 +387,7 @@ class ufunc:  # noqa: N801 - numpy's and JAX's name
         check_arraylike(f"{self.__name__}.reduce", a)
         x = _asarray(a)
         if dtype is not None:
-            x = _convert_element_type(x, canonical_dtype(dtype))
+            x = _convert_element_type(x, canonical_dtype(dtype, f"{self.__name__}.reduce"))
         fast = _REDUCERS.get(self._builtin)
         if fast is not None:
             return fast(x, axis, keepdims, initial, where)
@@ -460,7 +460,7 @@ class ufunc:  # noqa: N801 - numpy's and JAX's name
         check_arraylike(f"{self.__name__}.accumulate", a)
         x = _asarray(a)
         if dtype is not None:
-            x = _convert_element_type(x, canonical_dtype(dtype))
+            x = _convert_element_type(x, canonical_dtype(dtype, f"{self.__name__}.accumulate"))
         x = self._promote(x)
         ndim = len(aval(x).shape)
         if ndim == 0:

@@ -50,9 +50,12 @@ def shape_of(x: Any) -> tuple[int, ...]:
     return x.aval.shape if isinstance(x, Tracer) else aval(x).shape
 
 
-def canonical_dtype(dtype: Any) -> np.dtype:
-    """Return the canonical numpy dtype of a dtype-like (``float`` is float32 with x64 off)."""
-    return dtypes.canonicalize_dtype(dtypes.dtype(dtype))
+def canonical_dtype(dtype: Any, name: str | None = None) -> np.dtype:
+    """Return the canonical dtype of a dtype the user asked for (``float`` is float32 with x64 off).
+
+    An explicit 64-bit dtype with x64 off warns as JAX does, naming the function ``name``.
+    """
+    return dtypes.check_and_canonicalize_user_dtype(dtype, name)
 
 
 def convert(x: Any, dtype: np.dtype, weak_type: bool = False) -> Any:

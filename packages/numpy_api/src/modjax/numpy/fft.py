@@ -263,8 +263,8 @@ def _check_freq_args(name: str, n: Any, d: Any) -> None:
         )
 
 
-def _default_float(dtype: Any) -> np.dtype:
-    return canonical_dtype(float if dtype is None else dtype)
+def _default_float(dtype: Any, name: str) -> np.dtype:
+    return canonical_dtype(float if dtype is None else dtype, name)
 
 
 def fftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None):
@@ -273,7 +273,7 @@ def fftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None):
     ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n)`` for sample spacing ``d``,
     computed in the floating type of ``dtype`` and returned as ``dtype``.
     """
-    dtype = _default_float(dtype)
+    dtype = _default_float(dtype, "fftfreq")
     _check_freq_args("fftfreq", n, d)
     work = real_dtype(_to_inexact(dtype))
     if type(d) in (int, float):  # known values: numpy computes the same float32 divisions
@@ -289,7 +289,7 @@ def rfftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None):
 
     ``[0, 1, ..., n // 2] / (d * n)``.
     """
-    dtype = _default_float(dtype)
+    dtype = _default_float(dtype, "rfftfreq")
     _check_freq_args("rfftfreq", n, d)
     if type(d) in (int, float):  # known values: computed on the host, as in fftfreq
         out = to_inexact(dtype)  # true division of integers gives the default float

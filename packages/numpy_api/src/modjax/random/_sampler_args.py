@@ -7,7 +7,6 @@ mistake, so that a program ported from JAX fails the same way.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
@@ -16,13 +15,6 @@ from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import canonicalize_shape
 
 from ._keys import check_key
-
-_PYTHON_TYPE_DEFAULTS = {
-    float: dtypes.default_float_dtype,
-    int: dtypes.default_int_dtype,
-    complex: dtypes.default_complex_dtype,
-    bool: lambda: np.dtype(bool),
-}
 
 
 def single_key(name: str, key: Any):
@@ -33,28 +25,10 @@ def single_key(name: str, key: Any):
 def user_dtype(dtype: Any, name: str = "") -> np.dtype:
     """Canonicalize a user's dtype as JAX does (Python types give the defaults).
 
-    An explicit 64-bit dtype with x64 off is truncated with JAX's UserWarning.
+    An explicit 64-bit dtype with x64 off is truncated with JAX's UserWarning;
+    the samplers name no function in it, as in JAX.
     """
-    if isinstance(dtype, type) and dtype in _PYTHON_TYPE_DEFAULTS:
-        return _PYTHON_TYPE_DEFAULTS[dtype]()
-    if hasattr(dtype, "aval") and not isinstance(dtype, type):
-        raise ValueError(
-            "Passing an array as a dtype argument is no longer supported; "
-            "instead of dtype=arr use dtype=arr.dtype."
-        )
-    dt = np.dtype(dtype)
-    canonical = dtypes.canonicalize_dtype(dt)
-    if canonical != dt:
-        where = f" requested in {name}" if name else ""
-        warnings.warn(
-            f"Explicitly requested dtype {dt}{where} is not available, and will be "
-            f"truncated to dtype {canonical.name}. To enable more dtypes, set the "
-            "jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell "
-            "environment variable. See https://github.com/jax-ml/jax#current-gotchas "
-            "for more.",
-            stacklevel=4,
-        )
-    return canonical
+    return dtypes.check_and_canonicalize_user_dtype(dtype, name or None)
 
 
 def float_dtype(name: str, dtype: Any, *, inexact: bool = False) -> np.dtype:

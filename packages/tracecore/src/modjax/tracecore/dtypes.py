@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import warnings
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
+from modjax.tracecore import source_info
 from modjax.tracecore.config import enable_x64, numpy_dtype_promotion
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "TypePromotionError",
     "bfloat16",
     "canonicalize_dtype",
+    "check_and_canonicalize_user_dtype",
     "check_int_range",
     "coerce_python_scalar",
     "default_complex_dtype",
@@ -291,6 +294,46 @@ def _canonicalize_uncached(dtype: Any, allow_extended_dtype: bool) -> Any:
     with contextlib.suppress(TypeError):  # unhashable dtype specs are not memoized
         _CANONICAL_CACHE[x64][dtype] = result
     return result
+
+
+def check_and_canonicalize_user_dtype(dtype: Any, fun_name: str | None = None) -> Any:
+    """Return the canonical form of a dtype a user asked for (JAX's same-named function).
+
+    The Python types ``bool``, ``int``, ``float`` and ``complex`` give the default
+    dtypes silently. An explicit 64-bit dtype with x64 off is truncated with
+    JAX's UserWarning (``Explicitly requested dtype int64 requested in zeros is
+    not available, and will be truncated to dtype int32. ...``), pointing at the
+    user's line; ``fun_name`` names the function in it. A dtype modjax arrays
+    cannot have raises TypeError, an array passed as a dtype ValueError.
+    """
+    if dtype is None:
+        raise ValueError("dtype must be specified.")
+    if isinstance(dtype, ExtendedDType):
+        return dtype
+    if isinstance(dtype, type) and dtype in _PYTHON_SCALAR_DTYPES:
+        return canonicalize_dtype(_PYTHON_SCALAR_DTYPES[dtype])
+    if not isinstance(dtype, (type, str, np.dtype)) and hasattr(dtype, "aval"):
+        raise ValueError(
+            "Passing an array as a dtype argument is no longer supported; "
+            "instead of dtype=arr use dtype=arr.dtype."
+        )
+    dt = np.dtype(dtype)
+    if dt not in _SUPPORTED:
+        where = f" in {fun_name}" if fun_name else ""
+        raise TypeError(f"modjax only supports number and bool dtypes, got dtype {dtype}{where}")
+    canonical = canonicalize_dtype(dt)
+    if canonical != dt:
+        where = f" requested in {fun_name}" if fun_name else ""
+        warnings.warn(
+            f"Explicitly requested dtype {dt}{where} is not available, and will be "
+            f"truncated to dtype {canonical.name}. To enable more dtypes, set the "
+            "jax_enable_x64 configuration option or the MODJAX_ENABLE_X64 shell "
+            "environment variable. See https://github.com/jax-ml/jax#current-gotchas "
+            "for more.",
+            UserWarning,
+            stacklevel=source_info.user_stacklevel(),
+        )
+    return canonical
 
 
 def default_int_dtype() -> np.dtype:

@@ -18,6 +18,7 @@ __all__ = [
     "SourceInfo",
     "current",
     "user_frame",
+    "user_stacklevel",
     "register_exclusion",
     "transform_name",
     "name_stack",
@@ -96,6 +97,20 @@ def user_frame() -> Frame | None:
             return Frame(code.co_filename, frame.f_lineno, code.co_name)
         frame = frame.f_back
     return None
+
+
+def user_stacklevel() -> int:
+    """Return the ``stacklevel`` that makes the caller's ``warnings.warn`` name the user's line.
+
+    The counterpart of the fixed stack levels JAX passes: it skips every modjax
+    frame, however deep the call that warns.
+    """
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and _is_excluded(frame.f_code):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 def current() -> SourceInfo:
