@@ -265,7 +265,6 @@ def export(fun_jit: Callable, *, platforms: Sequence[str] | None = None, disable
                 _make_aval(_symbolic_shape(shape), a.dtype)
                 for shape, a in zip(out_shapes, closed.out_avals, strict=True)
             )
-            get_vjp = None
         else:
             traced = fun_jit.trace(*args_specs, **kwargs_specs)
             closed = traced.jaxpr
@@ -273,7 +272,6 @@ def export(fun_jit: Callable, *, platforms: Sequence[str] | None = None, disable
             module, context = lowered.module, lowered.context
             in_avals = tuple(closed.in_avals)
             out_avals = tuple(a.strip_weak_type() for a in closed.out_avals)
-            get_vjp = partial(_export_vjp, fun_jit)
         name, in_tree, out_tree = traced._fn.name, traced._call.in_tree, traced._traced.out_tree
         if getattr(closed.jaxpr, "effects", None):
             raise NotImplementedError(f"export of a function with effects {closed.jaxpr.effects}")
@@ -295,7 +293,7 @@ def export(fun_jit: Callable, *, platforms: Sequence[str] | None = None, disable
             calling_convention_version=_CALLING_CONVENTION_VERSION,
             module_kept_var_idx=tuple(range(len(in_avals))),
             uses_global_constants=bool(names),
-            _get_vjp=get_vjp,
+            _get_vjp=partial(_export_vjp, fun_jit),
         )
 
     return do_export

@@ -10,7 +10,7 @@ the arguments (``get_dimension_size``) and broadcasts to symbolic shapes use
 ``dynamic_broadcast_in_dim``. Equations whose shapes are all static use their
 primitive's own lowering rule; the others must be in ``_RULES`` (elementwise
 operations, comparisons, ``dot_general``, reductions, ``broadcast_in_dim``,
-``convert_element_type``, ``integer_pow``, ``select_n``) or in a call held by
+``transpose``, ``convert_element_type``, ``integer_pow``, ``select_n``) or in a call held by
 ``jit``/``custom_jvp_call``, which are lowered inline. Anything else raises
 NotImplementedError naming the primitive. The module is marked
 ``jax.uses_shape_polymorphism`` and the Exported ``uses_global_constants``, so that
@@ -296,7 +296,7 @@ def _elementwise(op: Callable) -> Callable:
 def _compare(direction: str) -> Callable:
     def op(x, y):
         element = ir.RankedTensorType(x.type).element_type
-        if ir.FloatType.isinstance(element):
+        if isinstance(element, ir.FloatType):
             kind = "FLOAT"
         else:
             integer = ir.IntegerType(element)
@@ -363,6 +363,10 @@ def _reduction(combine: Callable, identity: Callable) -> Callable:
     return rule
 
 
+def _transpose(lw, eqn, operands, in_shapes, out_shape, dtype):
+    return hlo.transpose(operands[0], dense_int_array(list(eqn.params["permutation"])))
+
+
 def _broadcast_in_dim(lw, eqn, operands, in_shapes, out_shape, dtype):
     return hlo.dynamic_broadcast_in_dim(
         lw.tensor_type(out_shape, dtype),
@@ -400,6 +404,7 @@ _UNARY = {
 }
 _BINARY = {
     "add": hlo.add,
+    "add_any": hlo.add,
     "sub": hlo.subtract,
     "mul": hlo.multiply,
     "div": hlo.divide,
@@ -432,6 +437,7 @@ _RULES: dict[str, Callable] = {
     "reduce_max": _reduction(hlo.maximum, _lowest),
     "reduce_min": _reduction(hlo.minimum, _highest),
     "broadcast_in_dim": _broadcast_in_dim,
+    "transpose": _transpose,
 }
 
 
