@@ -71,7 +71,7 @@ OTHER_ISSUES = _table(
 NOT_YET = _table(
     (
         "jax",
-        "custom_gradient default_device image default_matmul_precision enable_checks "
+        "custom_gradient default_device default_matmul_precision enable_checks "
         "softmax_custom_jvp no_tracing no_execution transfer_guard "
         "transfer_guard_device_to_device transfer_guard_device_to_host "
         "transfer_guard_host_to_device allow_f16_reductions array_garbage_collection_guard "
@@ -124,7 +124,6 @@ NOT_YET = _table(
         "linear_call remat_opt_p zero_from_primal",
         "#14: to do",
     ),
-    ("jax.image", " ".join(MODULES["jax.image"]), "#14: to do"),
     ("jax.experimental", "EArray cur_qdd primal_tangent_dtype", "#14: to do"),
     (
         "jax.example_libraries.optimizers",
