@@ -353,6 +353,8 @@ def custom_call(
     result_layouts: Sequence[Sequence[int]] | None = None,
     operand_output_aliases: dict[int, int] | None = None,
     has_side_effect: bool = False,
+    op_attributes: dict[str, ir.Attribute] | None = None,
+    api_version: int = 4,
 ) -> list[ir.Value]:
     """Emit a typed-FFI ``stablehlo.custom_call @target``; return its results (mlir.custom_call).
 
@@ -362,13 +364,17 @@ def custom_call(
     the dictionary as ``mhlo.backend_config``.) Layouts are minor-to-major
     dimension lists, one per operand/result (``(0, 1)`` for a column-major
     matrix, which makes XLA transpose around the call); ``operand_output_aliases``
-    maps operand indices to the results that reuse their buffers.
+    maps operand indices to the results that reuse their buffers. ``op_attributes``
+    are added to the op itself (a sharding, say).
     """
     named: dict[str, ir.Attribute] = {
         "call_target_name": ir.StringAttr.get(target),
         "has_side_effect": ir.BoolAttr.get(has_side_effect),
-        "backend_config": ir.DictAttr.get(dict(attributes or {})),
-        "api_version": i32_attr(4),
+        # Typed FFI (4) takes the attribute dictionary; older versions a string.
+        "backend_config": (
+            ir.DictAttr.get(dict(attributes or {})) if api_version == 4 else ir.StringAttr.get("")
+        ),
+        "api_version": i32_attr(api_version),
         "called_computations": ir.ArrayAttr.get([]),
     }
     if operand_layouts is not None:
@@ -387,6 +393,7 @@ def custom_call(
                 for operand, result in operand_output_aliases.items()
             ]
         )
+    named.update(op_attributes or {})
     op = hlo.CustomCallOp.build_generic(
         results=list(result_types), operands=list(operands), attributes=named
     )
@@ -413,20 +420,74 @@ def new_token() -> ir.Value:
 _CPU_CALLBACK_TARGET = "xla_ffi_python_cpu_callback"
 
 
+_MAXIMAL_MESH = "maximal_mesh_0"
+
+
+def _maximal_sharding(module: ir.Module | None, n_values: int) -> dict[str, ir.Attribute]:
+    """The op attribute that puts a callback on device 0 of an SPMD program.
+
+    With ``module`` (Shardy) it declares ``sdy.mesh @maximal_mesh_0 = <[],
+    device_ids=[0]>`` once and returns ``sdy.sharding`` per value, else the
+    GSPMD ``mhlo.sharding = "{maximal device=0}"`` (a tuple for several results).
+    """
+    n_values = max(n_values, 1)
+    if module is not None:
+        symbols = ir.SymbolTable(module.operation)
+        if _MAXIMAL_MESH not in symbols:
+            with ir.InsertionPoint.at_block_begin(module.body):
+                sdy.MeshOp(_MAXIMAL_MESH, ir.Attribute.parse("#sdy.mesh<[], device_ids=[0]>"))
+        per_value = ", ".join([f"<@{_MAXIMAL_MESH}, []>"] * n_values)
+        return {"sdy.sharding": ir.Attribute.parse(f"#sdy.sharding_per_value<[{per_value}]>")}
+    one = "{maximal device=0}"
+    text = one if n_values == 1 else "{" + ", ".join([one] * n_values) + "}"
+    return {"mhlo.sharding": ir.StringAttr.get(text)}
+
+
+def replicate_everywhere(value: ir.Value, partitioning: str) -> ir.Value:
+    """Constrain ``value`` to be replicated on every device of an SPMD program.
+
+    A callback's result lives on device 0 (maximal sharding); this lets the rest of
+    the program (and its outputs) use it anywhere. Shardy: a constraint on the
+    module's ``@mesh``; GSPMD: XLA's ``@Sharding`` custom call.
+    """
+    if partitioning == "shardy":
+        rank = len(ir.RankedTensorType(value.type).shape)
+        dims = ", ".join(["{}"] * rank)
+        return sharding_constraint(value, f"<@mesh, [{dims}]>")
+    return custom_call(
+        "Sharding",
+        [value.type],
+        [value],
+        op_attributes={"mhlo.sharding": ir.StringAttr.get("{replicated}")},
+        api_version=1,
+    )[0]
+
+
 def host_callback_call(
     index: int,
     operands: Sequence[ir.Value],
     result_types: Sequence[ir.Type],
     *,
     has_side_effect: bool,
+    maximal: str | None = None,
+    module: ir.Module | None = None,
 ) -> list[ir.Value]:
-    """Emit the custom call that runs host callback number ``index``; return its results."""
+    """Emit the custom call that runs host callback number ``index``; return its results.
+
+    In an SPMD program XLA needs a sharding on every side-effecting op:
+    ``maximal="shardy"`` or ``"gspmd"`` runs the callback once, on device 0 (as
+    JAX does for automatically sharded programs); Shardy needs the ``module``.
+    """
+    attributes = None
+    if maximal is not None:
+        attributes = _maximal_sharding(module if maximal == "shardy" else None, len(result_types))
     return custom_call(
         _CPU_CALLBACK_TARGET,
         result_types,
         operands,
         attributes={"index": u64_attr(index)},
         has_side_effect=has_side_effect,
+        op_attributes=attributes,
     )
 
 

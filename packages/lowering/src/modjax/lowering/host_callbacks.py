@@ -7,7 +7,9 @@ XLA hands the callable one numpy array per operand (``None`` for a token) and
 expects a sequence of one array per result (anything for a token). The module
 context collects the callables; ``LoweredModule.host_callbacks`` gives them to
 the runtime. An ordered callback takes the current token of its effect and
-returns the next one, so XLA keeps it in program order.
+returns the next one, so XLA keeps it in program order. In a program partitioned
+over several devices the call is placed on device 0 (a maximal sharding), so it
+runs once with the whole values, as JAX does for automatically sharded programs.
 """
 
 from __future__ import annotations
@@ -98,9 +100,16 @@ def emit_host_callback(
         operands = tokens_in(ctx, [ordered_effect]) + operands
         result_types = [_mlir.token_type(), *result_types]
     results = _mlir.host_callback_call(
-        index, operands, result_types, has_side_effect=has_side_effect or ordered
+        index,
+        operands,
+        result_types,
+        has_side_effect=has_side_effect or ordered,
+        maximal=mctx.partitioning,
+        module=mctx.module,
     )
     if ordered:
         set_tokens(ctx, [ordered_effect], results[:1])
         results = results[1:]
+    if mctx.partitioning is not None:
+        results = [_mlir.replicate_everywhere(r, mctx.partitioning) for r in results]
     return results

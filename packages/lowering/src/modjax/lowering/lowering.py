@@ -108,6 +108,7 @@ class ModuleContext:
         "platform_rules",
         "host_callbacks",
         "tokens",
+        "partitioning",
         "_locations",
     )
 
@@ -123,6 +124,8 @@ class ModuleContext:
         self.host_callbacks: list = []
         # The current token of each ordered effect at the insertion point being lowered.
         self.tokens: dict[Effect, ir.Value] = {}
+        # None for one device; "gspmd" or "shardy" when XLA partitions the program.
+        self.partitioning: str | None = None
         self._locations: dict[tuple[str, Any], ir.Location] = {}
 
     def location(self, primitive: Primitive, info: SourceInfo | None) -> ir.Location:
@@ -617,6 +620,8 @@ def lower_jaxpr_to_module(
         if sdy_mesh is not None:
             _mlir.sdy_mesh_op(module, "mesh", sdy_mesh)
         mctx = ModuleContext(context, module, symbol_table, module_name, platform)
+        if num_partitions > 1:
+            mctx.partitioning = "shardy" if sdy_mesh is not None else "gspmd"
 
         arg_attrs: list[dict] = [{} for _ in in_avals]
         for attrs, is_donated, alias, sharding in zip(
