@@ -18,6 +18,7 @@ from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive, Tracer, to_aval
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.traceback_util import api_boundary
 from modjax.tracecore.tracing import arg_aval, trace_to_jaxpr
 from modjax.tracecore.tree_util import Partial, tree_flatten, tree_map, tree_unflatten
 from modjax.tracecore.wrapped_fun import debug_info, wrap_init
@@ -94,6 +95,7 @@ def _dtype_name(dtype) -> str:
 # --- jvp and linearize ------------------------------------------------------------------
 
 
+@api_boundary
 def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     """Compute the Jacobian-vector product of ``fun`` at ``primals`` (jax.jvp).
 
@@ -141,6 +143,7 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     return out_primals, out_tangents
 
 
+@api_boundary
 def linearize(fun: Callable, *primals, has_aux: bool = False):
     """Linearize ``fun`` at ``primals`` (jax.linearize).
 
@@ -199,6 +202,7 @@ class _LinearizedJVP:
 # --- vjp --------------------------------------------------------------------------------
 
 
+@api_boundary
 def vjp(fun: Callable, *primals, has_aux: bool = False):
     """Compute ``fun(*primals)`` and a function pulling cotangents back (jax.vjp).
 
@@ -397,7 +401,7 @@ def value_and_grad(
         g = g[0] if isinstance(argnums, int) else g
         return ((ans, aux) if has_aux else ans), g
 
-    return value_and_grad_f
+    return api_boundary(value_and_grad_f)
 
 
 def grad(
@@ -418,7 +422,7 @@ def grad(
         value, g = value_and_grad_f(*args, **kwargs)
         return (g, value[1]) if has_aux else g
 
-    return grad_f
+    return api_boundary(grad_f)
 
 
 # --- linear_transpose -------------------------------------------------------------------

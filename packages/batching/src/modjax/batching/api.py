@@ -12,6 +12,7 @@ import numpy as np
 
 from modjax.tracecore import source_info
 from modjax.tracecore.core import Tracer, to_aval
+from modjax.tracecore.traceback_util import api_boundary
 from modjax.tracecore.tree_util import (
     keystr,
     tree_flatten,
@@ -113,7 +114,7 @@ def vmap(
         "as it but with additional array axes over which it is mapped."
     )
     vmap_f.__doc__ = doc + (f"\n\nOriginal documentation:\n\n{fun.__doc__}" if fun.__doc__ else "")
-    return vmap_f
+    return api_boundary(vmap_f)
 
 
 # --- axis specs as prefixes of pytrees ------------------------------------------------

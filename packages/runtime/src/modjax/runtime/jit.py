@@ -41,6 +41,7 @@ from modjax.tracecore.config import enable_x64
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.jaxpr_cache import JaxprCache, clear_jaxpr_caches
+from modjax.tracecore.traceback_util import api_boundary, filter_exception, register_boundary
 from modjax.tracecore.tracing import arg_aval, convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.tree_util import (
     tree_flatten,
@@ -814,17 +815,22 @@ def _cpp_wrapper(fn: _JitFunction) -> Callable:
     has_statics = bool(fn.static_argnums or fn.static_argnames)
 
     def wrapped(*args, **kwargs):
-        if _state.trace is _eval_trace and not flags.slow:
-            try:
-                return fast(*args, **kwargs)
-            except (ValueError, RuntimeError):
-                # Say it our way when it is an unhashable static or a deleted Array.
-                if has_statics:
-                    _split_statics(fn, args, kwargs)
-                raise_if_deleted(tree_flatten((args, kwargs))[0])
-                raise
-        return call_slow(args, kwargs)
+        try:
+            if _state.trace is _eval_trace and not flags.slow:
+                try:
+                    return fast(*args, **kwargs)
+                except (ValueError, RuntimeError):
+                    # Say it our way when it is an unhashable static or a deleted Array.
+                    if has_statics:
+                        _split_statics(fn, args, kwargs)
+                    raise_if_deleted(tree_flatten((args, kwargs))[0])
+                    raise
+            return call_slow(args, kwargs)
+        except Exception as e:  # an API boundary: the user sees their frames
+            filter_exception(e)
+            raise
 
+    register_boundary(wrapped.__code__)
     fn.cpp_fast = fast
     return wrapped
 
@@ -863,33 +869,43 @@ def _python_wrapper(fn: _JitFunction) -> Callable:
     if has_statics:
 
         def wrapped(*args, **kwargs):
-            return general(args, kwargs)
+            try:
+                return general(args, kwargs)
+            except Exception as e:  # an API boundary: the user sees their frames
+                filter_exception(e)
+                raise
 
+        register_boundary(wrapped.__code__)
         return wrapped
 
     fast_positional = fn.fast_positional
 
     def wrapped(*args, **kwargs):
-        if not kwargs and _state.trace is _eval_trace and not flags.slow:
-            key = []
-            for x in args:
-                if type(x) is not ArrayImpl:
-                    break
-                key.append(id(x.aval))
-                key.append(id(x._sharding))
-                key.append(x._committed)
-            else:
-                entry = fast_positional.get(tuple(key))
-                if entry is not None:
-                    try:
-                        outs = entry[0](args).consume_with_handlers(entry[1])
-                    except JaxRuntimeError:
-                        raise_if_deleted(args)
-                        raise
-                    out_tree = entry[2]
-                    return outs[0] if out_tree is None else out_tree.unflatten(outs)
-        return general(args, kwargs)
+        try:
+            if not kwargs and _state.trace is _eval_trace and not flags.slow:
+                key = []
+                for x in args:
+                    if type(x) is not ArrayImpl:
+                        break
+                    key.append(id(x.aval))
+                    key.append(id(x._sharding))
+                    key.append(x._committed)
+                else:
+                    entry = fast_positional.get(tuple(key))
+                    if entry is not None:
+                        try:
+                            outs = entry[0](args).consume_with_handlers(entry[1])
+                        except JaxRuntimeError:
+                            raise_if_deleted(args)
+                            raise
+                        out_tree = entry[2]
+                        return outs[0] if out_tree is None else out_tree.unflatten(outs)
+            return general(args, kwargs)
+        except Exception as e:  # an API boundary: the user sees their frames
+            filter_exception(e)
+            raise
 
+    register_boundary(wrapped.__code__)
     return wrapped
 
 
@@ -1107,6 +1123,7 @@ def _jit_eval_shape(fn: _JitFunction, *args, **kwargs):
     return tree_unflatten(traced.out_tree, _shape_structs(traced.closed.out_avals))
 
 
+@api_boundary
 def eval_shape(fun: Callable, *args, **kwargs):
     """Return the shapes and dtypes ``fun`` would produce, without running it (``jax.eval_shape``).
 

@@ -19,6 +19,7 @@ from .core import (
 )
 from .jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from .leaks import check_leaks, check_tracer_leaks
+from .traceback_util import api_boundary
 from .tree_util import tree_flatten, tree_unflatten
 from .wrapped_fun import DebugInfo, WrappedFun, debug_info, flatten_fun, wrap_init
 
@@ -212,4 +213,4 @@ def make_jaxpr(
         return closed, tree_unflatten(out_tree.val, shapes)
 
     make_jaxpr_f.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
-    return make_jaxpr_f
+    return api_boundary(make_jaxpr_f)
