@@ -92,3 +92,14 @@ def test_ill_typed_jaxpr_is_a_jaxpr_type_error():
     with pytest.raises(TypeError) as info:
         parse_jaxpr("{ lambda ; a:f32[3] b:i32[3]. let c:f32[3] = mul a b in (c,) }")
     assert isinstance(info.value, errors.JaxprTypeError)
+
+
+def test_undecidable_symbolic_comparison_is_inconclusive():
+    from modjax import export
+
+    (a,) = export.symbolic_shape("a")
+    assert a >= 1 and not a < 1 and a > 0  # dimension variables are at least 1, as in JAX
+    with pytest.raises(errors.InconclusiveDimensionOperation, match="inconclusive"):
+        bool(a >= 3)
+    with pytest.raises(errors.InconclusiveDimensionOperation):
+        bool(a < 2)

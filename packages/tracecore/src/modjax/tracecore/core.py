@@ -238,8 +238,8 @@ class KeyReuseError(JAXTypeError):
 class InconclusiveDimensionOperation(Exception):
     """An operation on symbolic dimensions whose answer depends on their values.
 
-    ``jax.errors.InconclusiveDimensionOperation``; modjax has no symbolic
-    (shape-polymorphic) dimensions yet, so nothing raises it today.
+    ``jax.errors.InconclusiveDimensionOperation``: raised by comparisons of the
+    export package's symbolic dimensions (``a >= 3`` for a variable ``a``).
     """
 
 

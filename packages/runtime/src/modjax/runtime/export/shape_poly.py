@@ -13,6 +13,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from modjax.tracecore.core import InconclusiveDimensionOperation
+
 __all__ = ["DimExpr", "symbolic_shape", "is_symbolic_dim", "bind_dim_vars", "evaluate_shape"]
 
 _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(.))")
@@ -56,6 +58,51 @@ class DimExpr:
 
     def __hash__(self) -> int:
         return hash(self.text)
+
+    def bounds(self) -> tuple[float, float]:
+        """Return (lowest, highest) values, every dimension variable being at least 1 (as JAX)."""
+        return _bounds(self._tree)
+
+    def _compare(self, other, op: str) -> bool:
+        """Decide ``self op other`` for every value of the variables, or raise (as JAX does)."""
+        if isinstance(other, DimExpr):
+            other_lo, other_hi = other.bounds()
+        elif isinstance(other, int):
+            other_lo = other_hi = other
+        else:
+            return NotImplemented
+        lo, hi = self.bounds()
+        low, high = lo - other_hi, hi - other_lo  # the range of self - other
+        if isinstance(other, DimExpr) and other.text == self.text:
+            low = high = 0
+        decided = {
+            ">=": (low >= 0, high < 0),
+            ">": (low > 0, high <= 0),
+            "<=": (high <= 0, low > 0),
+            "<": (high < 0, low >= 0),
+        }[op]
+        if decided[0]:
+            return True
+        if decided[1]:
+            return False
+        raise InconclusiveDimensionOperation(
+            f"Symbolic dimension comparison '{self}' {op} '{other}' is inconclusive.\n"
+            "This error arises for comparison operations with shapes that are non-constant, "
+            "and the result of the operation cannot be represented as a boolean value for "
+            "all values of the symbolic dimensions involved."
+        )
+
+    def __ge__(self, other):
+        return self._compare(other, ">=")
+
+    def __gt__(self, other):
+        return self._compare(other, ">")
+
+    def __le__(self, other):
+        return self._compare(other, "<=")
+
+    def __lt__(self, other):
+        return self._compare(other, "<")
 
 
 def is_symbolic_dim(d: Any) -> bool:
@@ -144,6 +191,31 @@ def _variables(tree) -> set[str]:
 
 
 _BINARY = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
+_INF = float("inf")
+
+
+def _bounds(tree) -> tuple[float, float]:
+    """Interval of an expression's values with each variable in [1, inf)."""
+    kind = tree[0]
+    if kind == "int":
+        return tree[1], tree[1]
+    if kind == "var":
+        return 1, _INF
+    if kind == "neg":
+        lo, hi = _bounds(tree[1])
+        return -hi, -lo
+    if kind == "call" and tree[1] in ("max", "min"):
+        pick = max if tree[1] == "max" else min
+        (alo, ahi), (blo, bhi) = _bounds(tree[2]), _bounds(tree[3])
+        return pick(alo, blo), pick(ahi, bhi)
+    if kind in ("+", "-"):
+        (alo, ahi), (blo, bhi) = _bounds(tree[1]), _bounds(tree[2])
+        return (alo + blo, ahi + bhi) if kind == "+" else (alo - bhi, ahi - blo)
+    if kind == "*":
+        (alo, ahi), (blo, bhi) = _bounds(tree[1]), _bounds(tree[2])
+        if alo >= 0 and blo >= 0:
+            return alo * blo, ahi * bhi
+    return -_INF, _INF
 
 
 def _evaluate(tree, env: dict[str, int]) -> int:
