@@ -93,6 +93,8 @@ def check_ppermute_axis_index_and_axis_size():
     _close(both, _join([[np.full((4, 4), 4 * i + j) for j in range(4)] for i in range(2)]))
     sizes = _run(lambda a: a * 0 + lax.axis_size("y") + 10 * lax.axis_size(("x", "y")))
     _close(sizes, np.full((8, 16), 84.0))
+    from_two = _run(lambda a: lax.pbroadcast(a, "y", 2))
+    _close(from_two, _join([[b[i][2] for _ in range(4)] for i in range(2)]))
 
 
 def check_collectives_lower_to_xla_collectives():

@@ -87,9 +87,21 @@ from modjax.runtime import (  # noqa: E402
     local_devices,
     process_count,
     process_index,
+    process_indices,
 )
 from modjax.runtime.backends import Device  # noqa: E402
-from modjax.sharding import P, make_mesh, pmap, set_mesh, shard_map  # noqa: E402
+from modjax.sharding import (  # noqa: E402
+    NamedSharding,
+    P,
+    make_array_from_callback,
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
+    make_mesh,
+    pmap,
+    reshard,
+    set_mesh,
+    shard_map,
+)
 from modjax.tracecore import (  # noqa: E402
     Array,
     ShapeDtypeStruct,
@@ -134,6 +146,12 @@ __all__ = [
     "P",
     "make_mesh",
     "pmap",
+    "NamedSharding",
+    "make_array_from_callback",
+    "make_array_from_process_local_data",
+    "make_array_from_single_device_arrays",
+    "process_indices",
+    "reshard",
     "set_mesh",
     "shard_map",
     "sharding",

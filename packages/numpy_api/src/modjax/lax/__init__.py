@@ -179,6 +179,7 @@ from .elementwise import (
 )
 from .fft import FftType, fft, fft_p
 from .indexing import *  # noqa: F403
+from .parallel import pbroadcast  # noqa: E402
 from .reduce import *  # noqa: F403
 from .reductions import (
     argmax,

@@ -27,6 +27,7 @@ from .backends import (
     local_devices,
     process_count,
     process_index,
+    process_indices,
     register_backend_factory,
 )
 from .compile_cache import compile_or_get_cached
@@ -72,6 +73,7 @@ __all__ = [
     "local_devices",
     "make_array_from_single_device_arrays",
     "process_count",
+    "process_indices",
     "process_index",
     "register_backend_factory",
     "register_sharding",

@@ -32,6 +32,7 @@ __all__ = [
     "local_device_count",
     "process_index",
     "process_count",
+    "process_indices",
     "default_device",
     "num_cpu_devices",
 ]
@@ -222,6 +223,11 @@ def process_count(backend: str | Backend | None = None) -> int:
     """Return how many processes take part (``jax.process_count``)."""
     client = get_backend(backend)
     return max(d.process_index for d in client.devices()) + 1
+
+
+def process_indices(backend: str | Backend | None = None) -> list[int]:
+    """Return the indices of every process of the run (``jax.process_indices``)."""
+    return list(range(process_count(backend)))
 
 
 def default_device() -> Device:

@@ -1,6 +1,7 @@
 """modjax.sharding: meshes, PartitionSpec, NamedSharding and sharded Arrays (``jax.sharding``)."""
 
 from modjax.runtime import Sharding, SingleDeviceSharding
+from modjax.runtime.sharding import single_device_sharding as _single_device_sharding
 
 from . import collective_lowering  # noqa: F401 - registers the collectives' XLA lowerings
 from .arrays import (
@@ -26,6 +27,12 @@ from .pmap import pmap
 from .shard_map import shard_map, shard_map_p
 from .visualize import inspect_array_sharding, visualize_array_sharding, visualize_sharding
 
+
+def make_single_device_sharding(device, *, memory_kind=None) -> SingleDeviceSharding:
+    """Return the sharding of all of an array on ``device`` (``jax.sharding``'s)."""
+    return _single_device_sharding(device, memory_kind)
+
+
 __all__ = [
     "AbstractMesh",
     "AxisType",
@@ -46,6 +53,7 @@ __all__ = [
     "make_array_from_process_local_data",
     "make_array_from_single_device_arrays",
     "make_mesh",
+    "make_single_device_sharding",
     "pmap",
     "reshard",
     "set_mesh",
