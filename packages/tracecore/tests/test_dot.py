@@ -90,6 +90,16 @@ def test_constants_and_literal_outputs_get_nodes():
     assert '"3:~i32[]"' in text  # the literal output
 
 
+def test_effects_are_written_as_the_printer_writes_them():
+    from tracecore_test_programs import effect_p
+
+    closed = make_jaxpr(lambda x: effect_p.bind(sin_p.bind(x)))(X)
+    assert "test_program_effect{Effect}" in str(closed)
+    text = to_dot(closed)
+    assert '<b>test_program_effect</b><font color="#b00000">{Effect}</font>' in text
+    assert "label=<<b>test_sin</b>>" in text  # no effects, no params
+
+
 def test_to_dot_rejects_other_values():
     with pytest.raises(TypeError, match="to_dot expects a ClosedJaxpr"):
         to_dot(lambda x: x)

@@ -22,7 +22,15 @@ from collections.abc import Callable
 from typing import Any
 
 from .jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, subjaxprs
-from .pretty import WIDTH, _holds_jaxprs, _param_printers, _Printer, format_aval, format_param_value
+from .pretty import (
+    WIDTH,
+    _holds_jaxprs,
+    _param_printers,
+    _Printer,
+    format_aval,
+    format_effects,
+    format_param_value,
+)
 
 __all__ = ["to_dot", "render", "GRAPHVIZ_FORMATS"]
 
@@ -187,7 +195,7 @@ class _Drawer:
         params = _param_texts(eqn)
         tooltip = _tooltip(eqn, params)
         literals = [self.names.atom(x) for x in eqn.invars if isinstance(x, Literal)]
-        label = _html_label(eqn.primitive.name, params, literals)
+        label = _html_label(eqn.primitive.name, params, literals, format_effects(eqn.effects))
         inner = list(_held_jaxprs(eqn))
         node_id = self.new_id("eqn")
         if not inner:
@@ -255,12 +263,15 @@ def _stack(eqn: JaxprEqn) -> str:
     return "/".join(info.name_stack) if info is not None and info.name_stack else ""
 
 
-def _html_label(name: str, params: list[str], literals: list[str]) -> str:
+def _html_label(name: str, params: list[str], literals: list[str], effects: str = "") -> str:
     """Return an HTML-like label: the primitive in bold, its params small below.
 
-    Literal operands are written in the label (in italics) rather than as nodes.
+    Literal operands are written in the label (in italics) rather than as nodes;
+    effects (``{IO}``, as the printer writes them) in red, so that they stand out.
     """
     rows = [f"<b>{html.escape(name)}</b>"]
+    if effects:
+        rows[0] += f'<font color="#b00000">{html.escape(effects)}</font>'
     if literals:
         rows[0] += " <i>" + html.escape(", ".join(literals)) + "</i>"
     for text in params:
