@@ -2,7 +2,8 @@
 
 XLA's SPMD partitioner needs a sharding on every side-effecting op; the callback
 gets a maximal sharding on device 0, as in JAX, so ``debug.print`` prints the
-whole value once and ``pure_callback`` sees the whole array.
+whole value once and ``pure_callback`` sees the whole array; inside ``shard_map``
+each device calls back with its block.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 
 import modjax as jax
 import modjax.numpy as jnp
-from modjax.sharding import NamedSharding, P
+from modjax.sharding import NamedSharding, P, shard_map
 from modjax.sharding.testing import main, run_checks
 
 
@@ -59,6 +60,24 @@ def check_pure_callback_sees_the_whole_array():
     np.testing.assert_array_equal(np.asarray(got), np.arange(8.0)[::-1])
 
 
+def check_callbacks_in_shard_map_run_per_block():
+    x, mesh = _sharded_x()
+
+    def body(block):
+        jax.debug.print("block {}", block)
+        spec = jax.ShapeDtypeStruct(block.shape, block.dtype)
+        return jax.pure_callback(lambda a: np.asarray(a) + 100, spec, block)
+
+    f = jax.jit(shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x")))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        got = f(x)
+        jax.effects_barrier()
+    lines = sorted(out.getvalue().splitlines())  # devices print in any order
+    assert lines == ["block [0. 1.]", "block [2. 3.]", "block [4. 5.]", "block [6. 7.]"]
+    np.testing.assert_array_equal(np.asarray(got), np.arange(8.0) + 100)
+
+
 def check_ordered_effects_are_refused():
     x, _ = _sharded_x()
     f = jax.jit(lambda x: jax.debug.print("{}", x, ordered=True))
@@ -74,6 +93,7 @@ CHECKS = [
     check_debug_print_runs_once_with_the_whole_value,
     check_debug_print_with_in_shardings,
     check_pure_callback_sees_the_whole_array,
+    check_callbacks_in_shard_map_run_per_block,
     check_ordered_effects_are_refused,
 ]
 

@@ -237,6 +237,10 @@ def debug_callback(
         return functools.partial(debug_callback, ordered=ordered, partitioned=partitioned)
     if not callable(callback):
         raise TypeError(f"debug_callback: expected a callable, got {type(callback).__name__}")
+    if partitioned:
+        raise NotImplementedError(
+            "debug.callback/debug.print(partitioned=True): per-shard callbacks outside shard_map"
+        )
     in_tree, dynamic, static = _split_args(args, kwargs)
     flat = FlatCallback(callback, in_tree, static)
     effect = OrderedDebugEffect if ordered else DebugEffect
