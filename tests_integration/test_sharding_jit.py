@@ -272,7 +272,31 @@ def check_tensor_parallel_mlp_step_equals_single_device():
     assert "all-reduce" in hlo
 
 
+def check_partition_specs_with_the_current_mesh():
+    mesh = _mesh("2x4")
+    x = np.arange(64.0, dtype=np.float32).reshape(8, 8)
+    for call, kind, text in [
+        (lambda: jax.device_put(x, P("a")), ValueError, "Please set a mesh via `jax.set_mesh`"),
+        (lambda: jax.jit(lambda v: v, in_shardings=P("a"))(x), RuntimeError,
+         "jit requires a non-empty mesh in context if you are passing `PartitionSpec`s to "
+         "in_shardings"),
+    ]:  # fmt: skip
+        try:
+            call()
+        except kind as err:
+            assert text in str(err), err
+        else:
+            raise AssertionError("a PartitionSpec without a mesh must fail")
+    with jax.set_mesh(mesh):
+        assert jax.device_put(x, P("a")).sharding is NamedSharding(mesh, P("a"))
+        f = jax.jit(lambda v: v * 2, in_shardings=P("a"), out_shardings=P(None, "b"))
+        out = f(x)
+        assert out.sharding is NamedSharding(mesh, P(None, "b"))
+        _close(out, 2 * x)
+
+
 CHECKS = [
+    check_partition_specs_with_the_current_mesh,
     check_tensor_parallel_mlp_step_equals_single_device,
     check_programs_equal_unsharded_on_every_mesh,
     check_scan_and_gather_sharded,

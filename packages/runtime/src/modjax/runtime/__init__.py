@@ -36,7 +36,7 @@ from .dispatch import apply_primitive
 from .executable import effects_barrier
 from .extended import ExtendedArray, extended_array_types
 from .jit import Compiled, Lowered, Traced, clear_caches, eval_shape, jit, jit_p
-from .sharding import Sharding, SingleDeviceSharding, register_sharding
+from .sharding import Sharding, SingleDeviceSharding, register_sharding, register_sharding_spec
 
 __all__ = [
     "Array",
@@ -77,6 +77,7 @@ __all__ = [
     "process_index",
     "register_backend_factory",
     "register_sharding",
+    "register_sharding_spec",
 ]
 
 __version__ = "0.1.0"

@@ -31,7 +31,13 @@ from modjax.tracecore.basearray import Array as AbstractArray
 from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_unflatten
 
 from .backends import Device, default_device
-from .sharding import Sharding, SingleDeviceSharding, single_device_sharding
+from .sharding import (
+    Sharding,
+    SingleDeviceSharding,
+    as_sharding,
+    is_sharding_like,
+    single_device_sharding,
+)
 
 __all__ = [
     "Array",
@@ -152,6 +158,8 @@ def _target_sharding(device_or_sharding) -> tuple[Sharding | None, bool]:
         return single_device_sharding(device_or_sharding), True
     if isinstance(device_or_sharding, Sharding):
         return device_or_sharding, True
+    if is_sharding_like(device_or_sharding):
+        return as_sharding(device_or_sharding, "device_put"), True
     raise TypeError(
         "device_put: the target must be a Device or a Sharding, got "
         f"{type(device_or_sharding).__name__}"

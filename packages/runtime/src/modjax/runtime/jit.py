@@ -68,7 +68,7 @@ from .executable import (
 from .executable import placement as _placement
 from .explain import explain_compile_miss, explain_trace_miss
 from .extended import ExtendedArray
-from .sharding import Sharding, SingleDeviceSharding
+from .sharding import Sharding, SingleDeviceSharding, as_sharding, is_sharding_like
 from .spmd import jaxpr_shardings, spmd_target
 
 __all__ = [
@@ -921,14 +921,13 @@ def _committed_of(x) -> Sharding | None:
     return None
 
 
-def _is_sharding_leaf(x) -> bool:
-    return x is None or isinstance(x, Sharding)
+_is_sharding_leaf = is_sharding_like
 
 
 def _broadcast_shardings(prefix, full, what: str) -> list:
     """Return one sharding (or None) per leaf of ``full``, from the pytree prefix ``prefix``."""
     if _is_sharding_leaf(prefix):
-        return [prefix] * len(tree_leaves(full))
+        return [as_sharding(prefix, what)] * len(tree_leaves(full))
     treedef = tree_structure(prefix, is_leaf=_is_sharding_leaf)
     try:
         subtrees = treedef.flatten_up_to(full)
@@ -939,7 +938,7 @@ def _broadcast_shardings(prefix, full, what: str) -> list:
     for s, sub in zip(prefix_leaves, subtrees, strict=True):
         if not _is_sharding_leaf(s):
             raise TypeError(f"jit {what}: expected Shardings or None, got {s!r}")
-        out.extend([s] * len(tree_leaves(sub)))
+        out.extend([as_sharding(s, what)] * len(tree_leaves(sub)))
     return out
 
 
@@ -948,7 +947,7 @@ def _flat_shardings(in_shardings, call: _Call, what: str) -> list | None:
     if in_shardings is None:
         return None
     if _is_sharding_leaf(in_shardings):
-        return [in_shardings] * len(call.leaves)
+        return [as_sharding(in_shardings, what)] * len(call.leaves)
     prefix = tuple(in_shardings) if isinstance(in_shardings, list) else in_shardings
     positional = _broadcast_shardings(prefix, tuple(call.dyn_args), what)
     return positional + [None] * (len(call.leaves) - len(positional))

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import abc
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from jaxlib import _jax, xla_client
 
@@ -26,6 +27,9 @@ __all__ = [
     "register_sharding",
     "single_device_sharding",
     "Index",
+    "register_sharding_spec",
+    "as_sharding",
+    "is_sharding_like",
 ]
 
 Index = tuple[slice, ...]
@@ -230,3 +234,28 @@ class SingleDeviceSharding(_jax.SingleDeviceSharding):
 def single_device_sharding(device: Device, memory_kind: str | None = None) -> SingleDeviceSharding:
     """Return the SingleDeviceSharding of ``device`` (the one instance there is)."""
     return SingleDeviceSharding(device, memory_kind=memory_kind)
+
+
+# Types whose values stand for a sharding where one is expected (jit's in/out_shardings,
+# device_put): a higher package's PartitionSpec, resolved against the current mesh.
+_spec_resolvers: dict[type, Callable[[Any, str], Sharding]] = {}
+
+
+def register_sharding_spec(cls: type, resolve: Callable[[Any, str], Sharding]) -> None:
+    """Let values of ``cls`` stand for the Sharding ``resolve(value, where)`` gives at call time.
+
+    ``where`` names the use for error messages: ``"device_put"``, ``"in_shardings"``
+    or ``"out_shardings"``.
+    """
+    _spec_resolvers[cls] = resolve
+
+
+def is_sharding_like(x: Any) -> bool:
+    """Tell whether ``x`` is None, a Sharding or a value standing for one."""
+    return x is None or isinstance(x, Sharding) or type(x) in _spec_resolvers
+
+
+def as_sharding(x: Any, where: str):
+    """Return the Sharding ``x`` stands for in ``where`` (None and Shardings unchanged)."""
+    resolve = _spec_resolvers.get(type(x))
+    return x if resolve is None else resolve(x, where)

@@ -46,6 +46,22 @@ def _batching(args, dims, *, sharding):
     return sharding_constraint_p.bind(x, sharding=batched), d
 
 
+def _spec_on_current_mesh(spec: PartitionSpec, where: str) -> NamedSharding:
+    mesh = current_mesh()
+    if mesh is not None and not mesh.empty:
+        return NamedSharding(mesh, spec)
+    if where == "device_put":
+        raise ValueError(
+            "Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to device_put"
+        )
+    raise RuntimeError(
+        f"jit requires a non-empty mesh in context if you are passing `PartitionSpec`s to "
+        f"{where}. You can define a context mesh via `jax.set_mesh(mesh)`. Alternatively, "
+        f"provide `Sharding`s to {where} and then the mesh context manager is not required."
+    )
+
+
+runtime.register_sharding_spec(PartitionSpec, _spec_on_current_mesh)
 sharding_constraint_p.def_abstract_eval(_abstract_eval)
 sharding_constraint_p.def_impl(_impl)
 register_lowering(sharding_constraint_p, _lowering)
