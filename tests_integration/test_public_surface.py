@@ -71,7 +71,7 @@ OTHER_ISSUES = _table(
 NOT_YET = _table(
     (
         "jax",
-        "custom_gradient default_device default_matmul_precision enable_checks "
+        "default_device default_matmul_precision enable_checks "
         "softmax_custom_jvp no_tracing no_execution transfer_guard "
         "transfer_guard_device_to_device transfer_guard_device_to_host "
         "transfer_guard_host_to_device allow_f16_reductions array_garbage_collection_guard "
@@ -120,7 +120,7 @@ NOT_YET = _table(
     ("jax.ad_checkpoint", "Offloadable Recompute Saveable print_saved_residuals", "#14: to do"),
     (
         "jax.custom_derivatives",
-        "custom_gradient custom_jvp_call_p custom_vjp_call_p custom_vjp_primal_tree_values "
+        "custom_jvp_call_p custom_vjp_call_p custom_vjp_primal_tree_values "
         "linear_call remat_opt_p zero_from_primal",
         "#14: to do",
     ),

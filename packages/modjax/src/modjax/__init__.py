@@ -55,6 +55,7 @@ from modjax.autodiff import (  # noqa: E402
     checkpoint,
     checkpoint_policies,
     closure_convert,
+    custom_gradient,
     custom_jvp,
     custom_vjp,
     grad,
@@ -121,6 +122,7 @@ numpy_rank_promotion = config.option("numpy_rank_promotion")
 __version__ = "0.1.0"
 
 __all__ = [
+    "custom_gradient",
     "Device",
     "Shard",
     "clear_caches",

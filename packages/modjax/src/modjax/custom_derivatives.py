@@ -5,6 +5,7 @@ from modjax.autodiff import (
     CustomVJPPrimal,
     SymbolicZero,
     closure_convert,
+    custom_gradient,
     custom_jvp,
     custom_vjp,
 )
@@ -14,6 +15,7 @@ __all__ = [
     "CustomVJPPrimal",
     "SymbolicZero",
     "closure_convert",
+    "custom_gradient",
     "custom_jvp",
     "custom_vjp",
 ]

@@ -43,6 +43,7 @@ from .custom_derivatives import (  # noqa: E402
     custom_vjp,
     custom_vjp_call_p,
 )
+from .custom_gradient import custom_gradient  # noqa: E402
 from .jvp import JVPTrace, JVPTracer, jvp_call_rule, jvp_flat, jvp_jaxpr  # noqa: E402
 from .linearize import LinearizeTrace, linearize_flat  # noqa: E402
 from .tangents import (  # noqa: E402
