@@ -68,15 +68,23 @@ def sum_of_outputs(f):
     return lambda *args: sum(jnp.sum(y) for y in jax.tree.leaves(f(*args)))
 
 
-# name -> (function, positional args, keyword args, vjp_order, symbolic shapes or None)
+# name -> (function, positional args, keyword args, vjp_order, export options:
+# symbolic "shapes" for symbolic_args_specs, "platforms")
 FUNCTIONS = {
-    "elementwise": (elementwise, (RNG.normal(size=5).astype(f32),), {}, 1, None),
+    "elementwise": (elementwise, (RNG.normal(size=5).astype(f32),), {}, 1, {}),
+    "two_platforms": (
+        elementwise,
+        (RNG.normal(size=5).astype(f32),),
+        {},
+        0,
+        {"platforms": ("cpu", "cuda")},
+    ),
     "matmul": (
         matmul,
         (RNG.normal(size=(2, 3)).astype(f32), RNG.normal(size=(3, 4)).astype(f32)),
         {},
         0,
-        None,
+        {},
     ),
     "pytree": (
         pytree,
@@ -86,31 +94,32 @@ FUNCTIONS = {
         ),
         {"scale": f32(3.0)},
         0,
-        None,
+        {},
     ),
-    "scan": (scan, (RNG.normal(size=(6, 3)).astype(f32),), {}, 0, None),
+    "scan": (scan, (RNG.normal(size=(6, 3)).astype(f32),), {}, 0, {}),
     "mlp": (
         mlp,
         (RNG.normal(size=(4, 3)).astype(f32), RNG.normal(size=(5, 4)).astype(f32)),
         {},
         1,
-        None,
+        {},
     ),
     "batched": (
         batched,
         (RNG.normal(size=(5, 4)).astype(f32), RNG.normal(size=(4, 3)).astype(f32)),
         {},
         1,
-        ("b, 4", None),
+        {"shapes": ("b, 4", None)},
     ),
 }
 
 
 def export_case(name):
     """Export one of FUNCTIONS as its recording did (symbolic shapes where it has them)."""
-    fn, args, kwargs, _, shapes = FUNCTIONS[name]
+    fn, args, kwargs, _, options = FUNCTIONS[name]
+    shapes = options.get("shapes")
     specs = args if shapes is None else export.symbolic_args_specs(args, shapes)
-    return export.export(jax.jit(fn))(*specs, **kwargs)
+    return export.export(jax.jit(fn), platforms=options.get("platforms"))(*specs, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -234,11 +243,28 @@ def test_symbolic_batch_dimension_is_dynamic_in_the_module(exported):
     assert [a.str_short() for a in exp.vjp().in_avals][2:] == [a.str_short() for a in exp.out_avals]
 
 
+def test_multi_platform_export_takes_a_platform_index(exported):
+    exp = exported["two_platforms"]
+    assert exp.platforms == ("cpu", "cuda") and exp.uses_global_constants
+    assert 'tensor<i32> {jax.global_constant = "_platform_index"}' in exp.mlir_module()
+    cuda_only = export.export(jax.jit(elementwise), platforms="cuda")(np.ones(5, f32))
+    with pytest.raises(ValueError, match="exported for platforms"):
+        cuda_only.call(np.ones(5, f32))
+    anywhere = export.export(
+        jax.jit(elementwise),
+        platforms=("cuda",),
+        disabled_checks=[export.DisabledSafetyCheck.platform()],
+    )(np.ones(5, f32))
+    np.testing.assert_allclose(anywhere.call(np.zeros(5, f32)), np.ones(5, f32))
+
+
 def test_export_needs_jit_and_rejects_unsupported_requests():
     with pytest.raises(ValueError, match="must be the result of `jit`"):
         export.export(elementwise)
-    with pytest.raises(NotImplementedError, match="platforms"):
-        export.export(jax.jit(elementwise), platforms=("cpu", "cuda"))
+    with pytest.raises(ValueError, match="Unsupported platform"):
+        export.export(jax.jit(elementwise), platforms=("tpu2",))
+    with pytest.raises(NotImplementedError, match="cholesky lowers differently"):
+        export.export(jax.jit(jnp.linalg.cholesky), platforms=("cpu", "cuda"))(np.eye(2, dtype=f32))
     (b,) = export.symbolic_shape("b")
     spec = jax.ShapeDtypeStruct((b, 3), jnp.float32)
     with pytest.raises(NotImplementedError, match="primitive cumsum"):

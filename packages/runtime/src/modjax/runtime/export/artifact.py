@@ -27,6 +27,7 @@ __all__ = [
     "specialize",
     "inline_module",
     "mark_for_export",
+    "add_platform_index",
 ]
 
 _inlined = itertools.count()
@@ -39,6 +40,39 @@ def mark_for_export(module: ir.Module, context: ir.Context, *, symbolic: bool = 
         attrs["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(symbolic)
         attrs["mhlo.num_partitions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1)
         attrs["mhlo.num_replicas"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1)
+
+
+def add_platform_index(module: ir.Module, context: ir.Context) -> None:
+    """Give ``main`` the leading platform index argument of a multi-platform export.
+
+    As in JAX's modules, the argument is an i32 scalar marked
+    ``jax.global_constant = "_platform_index"``; the lowering is the same for every
+    platform (export checks that), so the index is not read.
+    """
+    with context, ir.Location.unknown(context):
+        table = ir.SymbolTable(module.operation)
+        inner = table["main"]
+        table.set_symbol_name(inner, "_modjax_platforms_main")
+        table.set_visibility(inner, "private")
+        inner_type = ir.FunctionType(ir.TypeAttr(inner.attributes["function_type"]).value)
+        index_type = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
+        wrapper = func_dialect.FuncOp(
+            "main",
+            ir.FunctionType.get([index_type, *inner_type.inputs], list(inner_type.results)),
+            ip=ir.InsertionPoint.at_block_begin(module.body),
+        )
+        wrapper.attributes["sym_visibility"] = ir.StringAttr.get("public")
+        no_attrs = ir.DictAttr.get({})
+        index_attrs = ir.DictAttr.get({"jax.global_constant": ir.StringAttr.get("_platform_index")})
+        wrapper.arg_attrs = ir.ArrayAttr.get([index_attrs] + [no_attrs] * len(inner_type.inputs))
+        block = wrapper.add_entry_block()
+        with ir.InsertionPoint(block):
+            call = func_dialect.CallOp(
+                list(inner_type.results),
+                ir.FlatSymbolRefAttr.get("_modjax_platforms_main"),
+                list(block.arguments)[1:],
+            )
+            func_dialect.ReturnOp(list(call.results))
 
 
 def serialize_module(module: ir.Module, context: ir.Context) -> bytes:

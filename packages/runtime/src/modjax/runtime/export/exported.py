@@ -17,9 +17,10 @@ from functools import partial
 from typing import Any
 
 from modjax.autodiff import custom_vjp, vjp
-from modjax.lowering import lower_jaxpr_to_module, register_lowering
+from modjax.lowering import lower_jaxpr_to_module, platform_lowering_rules, register_lowering
 from modjax.tracecore import core, dtypes
 from modjax.tracecore.abstract import ShapedArray, ShapeDtypeStruct
+from modjax.tracecore.jaxpr import subjaxprs
 from modjax.tracecore.tree_util import tree_flatten, tree_unflatten
 
 from ..backends import default_backend
@@ -218,11 +219,24 @@ def _check_platforms(platforms) -> tuple[str, ...]:
     for p in platforms:
         if p not in _KNOWN_PLATFORMS:
             raise ValueError(f"Unsupported platform {p!r}; known platforms: {_KNOWN_PLATFORMS}")
-    if platforms != ("cpu",):
-        raise NotImplementedError(
-            f"export for platforms {platforms}: modjax lowers for 'cpu' only so far"
-        )
+    if len(set(platforms)) != len(platforms):
+        raise ValueError(f"export: platforms {platforms} name one platform twice")
     return platforms
+
+
+def _check_platform_independent(jaxpr, platforms: tuple[str, ...]) -> None:
+    """Refuse a program that lowers differently on the platforms (one module serves them all)."""
+    if platforms == ("cpu",):
+        return
+    specific = {p for platform in platforms for p in platform_lowering_rules.get(platform, {})}
+    for eqn in jaxpr.eqns:
+        if eqn.primitive in specific:
+            raise NotImplementedError(
+                f"export for platforms {platforms}: {eqn.primitive.name} lowers differently "
+                "per platform (modjax exports one module for all platforms)"
+            )
+        for sub in subjaxprs(eqn.params):
+            _check_platform_independent(getattr(sub, "jaxpr", sub), platforms)
 
 
 def export(fun_jit: Callable, *, platforms: Sequence[str] | None = None, disabled_checks=()):
@@ -268,14 +282,22 @@ def export(fun_jit: Callable, *, platforms: Sequence[str] | None = None, disable
         else:
             traced = fun_jit.trace(*args_specs, **kwargs_specs)
             closed = traced.jaxpr
-            lowered = lower_jaxpr_to_module(closed, module_name=_module_name(traced._fn.name))
+            lowered = lower_jaxpr_to_module(
+                closed, module_name=_module_name(traced._fn.name), platform=platforms[0]
+            )
             module, context = lowered.module, lowered.context
             in_avals = tuple(closed.in_avals)
             out_avals = tuple(a.strip_weak_type() for a in closed.out_avals)
         name, in_tree, out_tree = traced._fn.name, traced._call.in_tree, traced._traced.out_tree
         if getattr(closed.jaxpr, "effects", None):
             raise NotImplementedError(f"export of a function with effects {closed.jaxpr.effects}")
-        artifact.mark_for_export(module, context, symbolic=bool(names))
+        _check_platform_independent(closed.jaxpr, platforms)
+        if len(platforms) > 1:
+            artifact.add_platform_index(module, context)
+        # JAX marks multi-platform modules as shape polymorphic too: the index is a
+        # global constant that callers resolve before compiling.
+        global_constants = bool(names) or len(platforms) > 1
+        artifact.mark_for_export(module, context, symbolic=global_constants)
         return Exported(
             fun_name=name,
             in_tree=in_tree,
@@ -292,7 +314,7 @@ def export(fun_jit: Callable, *, platforms: Sequence[str] | None = None, disable
             mlir_module_serialized=artifact.serialize_module(module, context),
             calling_convention_version=_CALLING_CONVENTION_VERSION,
             module_kept_var_idx=tuple(range(len(in_avals))),
-            uses_global_constants=bool(names),
+            uses_global_constants=global_constants,
             _get_vjp=partial(_export_vjp, fun_jit),
         )
 
@@ -384,6 +406,7 @@ def call(exported: Exported) -> Callable:
     f_flat.defvjp(f_flat_fwd, f_flat_bwd)
 
     def f_imported(*args, **kwargs):
+        _platform_index(exported, default_backend())  # JAX's ValueError, before tracing
         leaves, in_tree = tree_flatten((args, kwargs))
         if in_tree != exported.in_tree:
             raise ValueError(
