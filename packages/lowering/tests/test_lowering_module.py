@@ -290,6 +290,24 @@ def test_sharding_attributes_and_partition_counts():
     assert lowered.num_partitions == 2
 
 
+def test_shardy_mesh_and_sharding_attributes():
+    # JAX 0.10 annotates with Shardy: one sdy.mesh and sdy.sharding on main's values.
+    lowered = lower(
+        lambda x, y: (add(x, y), x),
+        x23(),
+        x23(),
+        arg_shardings=['#sdy.sharding<@mesh, [{"x"}, {}]>', None],
+        result_shardings=['#sdy.sharding<@mesh, [{}, {"y", "x"}]>', None],
+        num_partitions=8,
+        sdy_mesh=(("x", 2), ("y", 4)),
+    )
+    text = lowered.as_text()
+    assert 'sdy.mesh @mesh = <["x"=2, "y"=4]>' in text, text
+    assert '%arg0: tensor<2x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}' in text
+    assert '{sdy.sharding = #sdy.sharding<@mesh, [{}, {"y", "x"}]>}' in text
+    assert "mhlo.num_partitions = 8 : i32" in text
+
+
 # --- composite rules and platform rules ----------------------------------------------------------
 
 sin_plus_one_p = core.Primitive("lt_sin_plus_one")
