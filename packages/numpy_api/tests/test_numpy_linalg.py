@@ -195,6 +195,23 @@ def test_solve_broadcasts_and_promotes():
     assert la.inv(ints).dtype == np.float32 and la.det(ints).dtype == np.float32
 
 
+def test_solve_permutes_rows_by_one_gather():
+    # the LU solve (shared by jnp.linalg.solve and scipy.linalg.lu_solve) gathers whole
+    # rows, as JAX does: no index constants become arguments, no permutation matmul
+    from modjax.scipy import linalg as sl
+
+    rng = np.random.default_rng(4)
+    a = general(rng, (3, 4, 4), np.float32)
+    b = random(rng, (4, 2), np.float32)
+    text = jit(la.solve).lower(a[0], b).as_text()
+    assert "@main(%arg0: tensor<4x4xf32>, %arg1: tensor<4x2xf32>)" in text
+    assert text.count('"stablehlo.gather"') == 1 and "slice_sizes = array<i64: 1, 2>" in text
+    assert "dot_general" not in text
+    factors = sl.lu_factor(a)
+    for trans, op in enumerate([a, np.swapaxes(a, -1, -2), np.swapaxes(a, -1, -2)]):
+        close(sl.lu_solve(factors, b, trans=trans), np.linalg.solve(op, b), np.float32)
+
+
 def test_singular_matrices():
     s = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], np.float32)
     sign, logdet = la.slogdet(s)

@@ -27,6 +27,7 @@ from modjax import lax
 from modjax.autodiff import custom_jvp, stop_gradient
 from modjax.lax import linalg as lax_linalg
 from modjax.lax._common import kind
+from modjax.lax.linalg.lu import lu_solve
 
 from ._util import aval, check_arraylike, promote_dtypes_inexact
 
@@ -518,33 +519,6 @@ def eigvalsh(a, UPLO="L", *, symmetrize_input: bool = True):
 # --- LU-based: solve, inv, det, slogdet -----------------------------------------------------
 
 
-def _lu_solve(lu, permutation, b, trans: int = 0):
-    """Solve with an LU factorization ``a[perm] = L @ U``; ``b`` is ``[..., n, k]``.
-
-    ``trans`` 0 solves ``a x = b``, 1 ``a^T x = b``, 2 ``a^H x = b``. Batch
-    dimensions of ``lu``, ``permutation`` and ``b`` broadcast.
-    """
-    batch = jnp.broadcast_shapes(lu.shape[:-2], permutation.shape[:-1], b.shape[:-2])
-    n, k = b.shape[-2:]
-    lu = jnp.broadcast_to(lu, batch + lu.shape[-2:])
-    perm = jnp.broadcast_to(permutation, batch + permutation.shape[-1:])
-    x = jnp.broadcast_to(b, batch + (n, k))
-    if trans == 0:
-        x = jnp.take_along_axis(x, perm[..., :, None], axis=-2, mode="clip")
-        x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
-        return lax_linalg.triangular_solve(lu, x, left_side=True, lower=False)
-    conj = trans == 2
-    x = lax_linalg.triangular_solve(
-        lu, x, left_side=True, lower=False, transpose_a=True, conjugate_a=conj
-    )
-    x = lax_linalg.triangular_solve(
-        lu, x, left_side=True, lower=True, unit_diagonal=True, transpose_a=True, conjugate_a=conj
-    )
-    # Undo the row permutation: row perm[i] of the answer is row i of x.
-    inverse = jnp.argsort(perm, axis=-1).astype(perm.dtype)
-    return jnp.take_along_axis(x, inverse[..., :, None], axis=-2, mode="clip")
-
-
 def _solve_matrix_rhs(a, b):
     """``a^{-1} b`` for ``b`` of shape ``[..., n, k]`` with ``a``'s batch shape (broadcast)."""
     lu, _, permutation = lax_linalg.lu(stop_gradient(a))
@@ -556,8 +530,8 @@ def _solve_matrix_rhs(a, b):
     return lax.custom_linear_solve(
         matvec,
         b,
-        solve=lambda _, x: _lu_solve(lu, permutation, x, 0),
-        transpose_solve=lambda _, x: _lu_solve(lu, permutation, x, 1),
+        solve=lambda _, x: lu_solve(lu, permutation, x, 0),
+        transpose_solve=lambda _, x: lu_solve(lu, permutation, x, 1),
     )
 
 

@@ -27,6 +27,7 @@ from modjax.autodiff import jvp, stop_gradient
 from modjax.batching import vectorize
 from modjax.lax import linalg as lax_linalg
 from modjax.lax._common import kind
+from modjax.lax.linalg.lu import lu_solve as lax_lu_solve
 from modjax.numpy import linalg as jnp_linalg
 from modjax.numpy._util import check_arraylike, promote_dtypes, promote_dtypes_inexact
 from modjax.tracecore import dtypes
@@ -272,7 +273,7 @@ def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False, check_fin
     m = lu_.shape[-2]
     perm = lax_linalg.lu_pivots_to_permutation(pivots, m)
     b, vector = _matrix_rhs("lu_solve", lu_, b)
-    x = jnp_linalg._lu_solve(lu_, perm, b, trans)
+    x = lax_lu_solve(lu_, perm, b, trans)
     return x[..., 0] if vector else x
 
 

@@ -23,7 +23,6 @@ __all__ = [
     "H",
     "astype",
     "block",
-    "permutation_matrix",
     "real_part",
     "zeros_of",
     "diagonal",
@@ -148,12 +147,3 @@ def block(x, rows=None, cols=None):
     r0, r1 = rows or (0, m)
     c0, c1 = cols or (0, n)
     return slice(x, (0,) * len(batch) + (r0, c0), (*batch, r1, c1))
-
-
-def permutation_matrix(permutation, dtype):
-    """Return ``P`` with ``P @ a == a[..., permutation, :]`` (ones at ``[i, permutation[i]]``)."""
-    *batch, m = _shape(permutation)
-    shape = (*batch, m, m)
-    cols = broadcasted_iota(np.int32, shape, len(batch) + 1)
-    rows = broadcast_in_dim(permutation, shape, tuple(range(len(batch) + 1)))
-    return convert_element_type(eq(rows, cols), dtype)

@@ -29,12 +29,12 @@ from .._common import full
 from .._rules import zeros
 from ..control_flow import fori_loop
 from ..elementwise import add, eq, select_n
-from ..indexing import dynamic_slice_in_dim
+from ..indexing import GatherDimensionNumbers, dynamic_slice_in_dim, gather
 from ..reductions import reduce_sum
-from ..sorting import _take_along
+from ..sorting import _take_along, sort_key_val
 from ..structural import broadcast_in_dim, broadcasted_iota, expand_dims, pad, slice
 from ._base import INT32, batch_dims_of, info_ok, lapack_call, linalg_primitive, nan_unless
-from ._matrix import T, eye_like, matmul, permutation_matrix, tril, triu
+from ._matrix import eye_like, matmul, tril, triu
 from .cholesky import triangular_solve
 
 __all__ = [
@@ -190,19 +190,62 @@ def lu(x):
     return lu_, pivots, permutation
 
 
-def lu_solve(a, b, *, adjoint: bool = False):
-    """Solve ``a x = b`` (or ``a^H x = b``) for square ``a`` by LU (JAX's ``_solve``/``lu_solve``).
+def _permute_rows(x, permutation):
+    """Return ``x[..., permutation, :]``: one gather of whole rows, batch dims matched."""
+    *batch, _, k = to_aval(x).shape
+    nb = len(batch)
+    same = tuple(range(nb))
+    dn = GatherDimensionNumbers(
+        offset_dims=(nb + 1,),
+        collapsed_slice_dims=(nb,),
+        start_index_map=(nb,),
+        operand_batching_dims=same,
+        start_indices_batching_dims=same,
+    )
+    rows = expand_dims(permutation, (nb + 1,))
+    return gather(x, rows, dn, (1,) * (nb + 1) + (k,), mode="promise_in_bounds")
 
-    A helper of the derivative rules: ``P a = L U`` gives ``x = U^-1 L^-1 P b``
-    and, for the adjoint, ``x = P^T L^-H U^-H b``.
+
+def _broadcast_batch(x, batch, core: int):
+    shape = to_aval(x).shape
+    target = (*batch, *shape[len(shape) - core :])
+    if shape == target:
+        return x
+    return broadcast_in_dim(x, target, tuple(range(len(target) - len(shape), len(target))))
+
+
+def lu_solve(lu_, permutation, b, trans: int = 0):
+    """Solve with the factors of ``a[..., permutation, :] = L U`` (JAX's ``_lu_solve``).
+
+    ``trans`` 0 solves ``a x = b``, 1 ``a^T x = b`` and 2 ``a^H x = b``, for ``b``
+    of shape ``[..., m, k]``; the batch dimensions of ``lu_``, ``permutation``
+    and ``b`` broadcast. Rows are permuted by gathers, never a permutation matmul.
+    """
+    batch = np.broadcast_shapes(
+        to_aval(lu_).shape[:-2], to_aval(permutation).shape[:-1], to_aval(b).shape[:-2]
+    )
+    lu_ = _broadcast_batch(lu_, batch, 2)
+    permutation = _broadcast_batch(permutation, batch, 1)
+    x = _broadcast_batch(b, batch, 2)
+    if trans == 0:
+        x = _permute_rows(x, permutation)
+        x = triangular_solve(lu_, x, left_side=True, lower=True, unit_diagonal=True)
+        return triangular_solve(lu_, x, left_side=True, lower=False)
+    conj = trans == 2
+    x = triangular_solve(lu_, x, left_side=True, lower=False, transpose_a=True, conjugate_a=conj)
+    x = triangular_solve(
+        lu_, x, left_side=True, lower=True, unit_diagonal=True, transpose_a=True, conjugate_a=conj
+    )
+    # row permutation[i] of the answer is row i of x: gather with the inverse permutation
+    iota = broadcasted_iota(np.int32, to_aval(permutation).shape, len(batch))
+    _, inverse = sort_key_val(permutation, iota)
+    return _permute_rows(x, inverse)
+
+
+def solve_by_lu(a, b, *, adjoint: bool = False):
+    """Solve ``a x = b`` (or ``a^H x = b``) for square ``a`` by a fresh LU (JAX's ``_solve``).
+
+    A helper of the derivative rules of ``qr`` and ``eig``.
     """
     lu_, _, permutation = lu_p.bind(a)
-    p = permutation_matrix(permutation, to_aval(a).dtype)
-    if not adjoint:
-        y = triangular_solve(lu_, matmul(p, b), left_side=True, lower=True, unit_diagonal=True)
-        return triangular_solve(lu_, y, left_side=True, lower=False)
-    y = triangular_solve(lu_, b, left_side=True, lower=False, transpose_a=True, conjugate_a=True)
-    z = triangular_solve(
-        lu_, y, left_side=True, lower=True, transpose_a=True, conjugate_a=True, unit_diagonal=True
-    )
-    return matmul(T(p), z)
+    return lu_solve(lu_, permutation, b, 2 if adjoint else 0)

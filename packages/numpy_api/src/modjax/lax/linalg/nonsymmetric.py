@@ -35,7 +35,7 @@ from ..reductions import argmax, reduce_sum
 from ..structural import broadcast_in_dim, broadcasted_iota, expand_dims
 from ._base import batch_dims_of, info_ok, lapack_call, linalg_primitive, nan_unless, u8_attr
 from ._matrix import H, T, astype, diagonal, eye_like, matmul, real_part
-from .lu import lu_solve
+from .lu import solve_by_lu
 
 __all__ = [
     "eig",
@@ -119,7 +119,7 @@ def _inverse_gaps(w):
 
 def _eig_vector_tangents(w, v, da):
     """Tangents of eigenvalues and LAPACK-normalized eigenvectors (nondegenerate theory)."""
-    p = matmul(lu_solve(v, da), v)
+    p = matmul(solve_by_lu(v, da), v)
     dw = diagonal(p)
     u = matmul(v, mul(_inverse_gaps(w), p))
     # dv_j = u_j + c_j v_j: c_j keeps |v_j| = 1 and v_j's largest component real.
@@ -168,7 +168,7 @@ def _eig_jvp(
         return primal_out, [Zero(to_aval(p)) for p in primal_out]
     da = astype(da, to_aval(vr).dtype)
     if not vectors:
-        return primal_out, [reduce_sum(mul(lu_solve(vr, da), T(vr)), (to_aval(vr).ndim - 1,))]
+        return primal_out, [reduce_sum(mul(solve_by_lu(vr, da), T(vr)), (to_aval(vr).ndim - 1,))]
     dw, dvr = _eig_vector_tangents(w, vr, da)
     tangent_out = [dw]
     if compute_left_eigenvectors:

@@ -34,7 +34,7 @@ from ._matrix import (
     triu,
 )
 from .cholesky import triangular_solve
-from .lu import lu_solve
+from .lu import solve_by_lu
 
 __all__ = [
     "geqrf",
@@ -173,7 +173,7 @@ def _qr_jvp(primals, tangents, *, full_matrices):
     q_mp = block(q, None, (n, m))
     dq_nn, dq_pn = block(dq_mn, (0, n)), block(dq_mn, (n, m))
     eye = eye_like((*batch, n, n), dtype)
-    z_pn_h = lu_solve(sub(q_nn, eye), H(q_pn), adjoint=True)
+    z_pn_h = solve_by_lu(sub(q_nn, eye), H(q_pn), adjoint=True)
     z_pn = H(z_pn_h)
     dq_mp = sub(
         matmul(dq_mn, z_pn_h),
