@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import statistics
 import subprocess
 import sys
 from collections.abc import Callable
@@ -41,26 +42,26 @@ def measure_jax(python: str, code: str, *args, timeout: int = 1200) -> dict | No
         return None
 
 
-def best_of_rounds(
+def rounds_of(
     rounds: int,
     measure_modjax: Callable[[], dict[str, float]],
     python: str | None,
     code: str,
     *args,
     timeout: int = 1200,
-) -> tuple[dict[str, float], dict[str, float], str | None]:
-    """Alternate modjax's and JAX's measurements for ``rounds``; keep each figure's best.
+) -> tuple[dict[str, list[float]], dict[str, list[float]], str | None]:
+    """Alternate modjax's and JAX's measurements for ``rounds``; keep every round's figures.
 
-    Return ``(ours, theirs, jax_version)``; ``theirs`` is empty (and the version None)
-    without a JAX interpreter or when its run fails. Alternating makes a noisy
-    machine hurt both sides alike.
+    Return ``(ours, theirs, jax_version)``, each figure a list with one value per
+    round; ``theirs`` is empty (and the version None) without a JAX interpreter or
+    when its run fails. Alternating makes a noisy machine hurt both sides alike.
     """
-    ours: dict[str, float] = {}
-    theirs: dict[str, float] = {}
+    ours: dict[str, list[float]] = {}
+    theirs: dict[str, list[float]] = {}
     version = None
     for _ in range(rounds):
         for k, v in measure_modjax().items():
-            ours[k] = min(v, ours.get(k, v))
+            ours.setdefault(k, []).append(v)
         if python is None:
             continue
         result = measure_jax(python, code, *args, timeout=timeout)
@@ -69,8 +70,52 @@ def best_of_rounds(
             continue
         version = result.pop("version")
         for k, v in result.items():
-            theirs[k] = min(v, theirs.get(k, v))
+            theirs.setdefault(k, []).append(v)
     return ours, theirs, version
+
+
+def best_of_rounds(
+    rounds: int,
+    measure_modjax: Callable[[], dict[str, float]],
+    python: str | None,
+    code: str,
+    *args,
+    timeout: int = 1200,
+) -> tuple[dict[str, float], dict[str, float], str | None]:
+    """Like ``rounds_of``, keeping each figure's best (smallest) value."""
+    ours, theirs, version = rounds_of(rounds, measure_modjax, python, code, *args, timeout=timeout)
+    return (
+        {k: min(v) for k, v in ours.items()},
+        {k: min(v) for k, v in theirs.items()},
+        version,
+    )
+
+
+def median_of_rounds(
+    rounds: int,
+    measure_modjax: Callable[[], dict[str, float]],
+    python: str | None,
+    code: str,
+    *args,
+    timeout: int = 1200,
+) -> tuple[dict[str, float], dict[str, float], str | None, dict[str, str]]:
+    """Like ``rounds_of``, keeping each figure's median over the rounds.
+
+    The fourth result says how noisy each figure was: its smallest and largest
+    round on each side (``"modjax 2.1-3.4, JAX 2.0-3.9"``).
+    """
+    ours, theirs, version = rounds_of(rounds, measure_modjax, python, code, *args, timeout=timeout)
+    spread = {
+        k: f"modjax {min(v):.3g}-{max(v):.3g}"
+        + (f", JAX {min(theirs[k]):.3g}-{max(theirs[k]):.3g}" if k in theirs else "")
+        for k, v in ours.items()
+    }
+    return (
+        {k: statistics.median(v) for k, v in ours.items()},
+        {k: statistics.median(v) for k, v in theirs.items()},
+        version,
+        spread,
+    )
 
 
 def print_figures(

@@ -2,20 +2,25 @@
 
     python benchmarks/linalg_bench.py [--rounds N] [--jax-python PATH]
 
-Three programs, each jitted and timed per call once compiled (best of
-``REPEAT`` calls, results ready), with the same ``lax.linalg`` code on both
-sides:
+Four programs, each jitted and timed per call once compiled, with the same
+code on both sides:
 
 * solve: a 512x512 SPD system with 8 right-hand sides by Cholesky and two
-  triangular solves (``cholesky`` + ``triangular_solve``);
+  triangular solves (``lax.linalg.cholesky`` + ``triangular_solve``);
+* jnp.linalg.solve: the same system by LU (``getrf``, a row gather, two
+  triangular solves), what ``jnp.linalg.solve`` runs;
 * svd: singular values and vectors of a 256x256 matrix (``full_matrices=False``);
 * eigh: eigenvalues and vectors of a 256x256 symmetric matrix.
 
-All in float32. Both sides run in child processes, modjax with this interpreter
-and JAX with one that can import ``jax`` (``--jax-python`` or
-``MODJAX_BENCH_JAX_PYTHON``); they alternate for ``--rounds`` rounds and the
-best of each figure is kept. Target: no slower than JAX (about 2.7, 5.6 and
-2.9 ms for JAX 0.10.2 here). Prints figures only, asserts nothing.
+All in float32. Each round measures, per program, the best wall time of
+``REPEAT`` calls (results ready) and the process CPU time per call (all
+threads; less sensitive to other processes on a shared machine). Both sides run
+in child processes, modjax with this interpreter and JAX with one that can
+import ``jax`` (``--jax-python`` or ``MODJAX_BENCH_JAX_PYTHON``); they
+alternate for ``--rounds`` rounds and each figure is the median over the
+rounds, printed with its range. Target: no slower than JAX (about 2.7, 5.6 and
+2.9 ms for solve, svd and eigh in JAX 0.10.2 here). Prints figures only,
+asserts nothing.
 """
 
 from __future__ import annotations
@@ -23,13 +28,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from jax_side import best_of_rounds, jax_python, measure_jax, print_figures
+from jax_side import jax_python, measure_jax, median_of_rounds, print_figures
 
 REPEAT = 50
 
 # The same program for both sides; ``lib`` is ``jax`` or ``modjax``.
 CODE = r"""
-import json, sys, timeit
+import json, sys, time, timeit
 import numpy as np
 lib_name, repeat = sys.argv[1], int(sys.argv[2])
 if lib_name == "jax":
@@ -53,6 +58,7 @@ def solve(a, b):
 
 cases = {
     "solve_ms": (solve, (spd, rhs)),
+    "lu_solve_ms": (lib.numpy.linalg.solve, (spd, rhs)),
     "svd_ms": (lambda x: linalg.svd(x, full_matrices=False), (m,)),
     "eigh_ms": (linalg.eigh, (sym,)),
 }
@@ -60,14 +66,17 @@ out = {}
 for name, (fun, args) in cases.items():
     f = lib.jit(fun)
     lib.block_until_ready(f(*args))
+    cpu = time.process_time()
     out[name] = min(
         timeit.repeat(lambda: lib.block_until_ready(f(*args)), number=1, repeat=repeat)) * 1e3
+    out[name.replace("_ms", "_cpu_ms")] = (time.process_time() - cpu) / repeat * 1e3
 out["version"] = lib.__version__
 print(json.dumps(out))
 """
 
 FIGURES = (
-    ("solve_ms", "solve 512x512 SPD, 8 rhs"),
+    ("solve_ms", "solve (cholesky) 512, 8 rhs"),
+    ("lu_solve_ms", "jnp.linalg.solve 512, 8 rhs"),
     ("svd_ms", "svd 256x256"),
     ("eigh_ms", "eigh 256x256"),
 )
@@ -84,15 +93,20 @@ def measure_modjax() -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--jax-python", default=None)
     args = parser.parse_args()
 
-    ours, theirs, version = best_of_rounds(
+    ours, theirs, version, spread = median_of_rounds(
         args.rounds, measure_modjax, jax_python(args.jax_python), CODE, "jax", REPEAT
     )
-    print(f"lax.linalg under jit, float32, per call (best of {args.rounds} rounds)")
-    print_figures([(k, label, "ms") for k, label in FIGURES], ours, theirs, version)
+    rows = [(k, label, "ms") for k, label in FIGURES]
+    rows += [(k.replace("_ms", "_cpu_ms"), label + " (CPU)", "ms") for k, label in FIGURES]
+    print(f"linear algebra under jit, float32, per call (median of {args.rounds} rounds)")
+    print_figures(rows, ours, theirs, version, label_width=36)
+    print("range over the rounds:")
+    for key, label, _ in rows:
+        print(f"  {label}: {spread[key]}")
 
 
 if __name__ == "__main__":
