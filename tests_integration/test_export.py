@@ -243,6 +243,23 @@ def test_symbolic_batch_dimension_is_dynamic_in_the_module(exported):
     assert [a.str_short() for a in exp.vjp().in_avals][2:] == [a.str_short() for a in exp.out_avals]
 
 
+def test_symbolic_reshapes():
+    def shapes(x):
+        return x[:, None] * 2.0, jnp.squeeze(x[:, None], 1), x.reshape(x.shape[0], 2, 2)
+
+    spec = export.symbolic_args_specs(np.ones((3, 4), f32), "b, 4")
+    exp = export.export(jax.jit(shapes))(spec)
+    assert [a.str_short() for a in exp.out_avals] == [
+        "float32[b,1,4]",
+        "float32[b,4]",
+        "float32[b,2,2]",
+    ]
+    x = RNG.normal(size=(3, 4)).astype(f32)
+    for got, want in zip(jax.jit(exp.call)(x), jax.jit(shapes)(x), strict=True):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(jax.grad(sum_of_outputs(exp.call))(x), np.full((3, 4), 4.0))
+
+
 def test_multi_platform_export_takes_a_platform_index(exported):
     exp = exported["two_platforms"]
     assert exp.platforms == ("cpu", "cuda") and exp.uses_global_constants

@@ -10,7 +10,8 @@ the arguments (``get_dimension_size``) and broadcasts to symbolic shapes use
 ``dynamic_broadcast_in_dim``. Equations whose shapes are all static use their
 primitive's own lowering rule; the others must be in ``_RULES`` (elementwise
 operations, comparisons, ``dot_general``, reductions, ``broadcast_in_dim``,
-``transpose``, ``convert_element_type``, ``integer_pow``, ``select_n``) or in a call held by
+``transpose``, ``reshape``/``squeeze`` (``dynamic_reshape``), ``convert_element_type``,
+``integer_pow``, ``select_n``) or in a call held by
 ``jit``/``custom_jvp_call``, which are lowered inline. Anything else raises
 NotImplementedError naming the primitive. The module is marked
 ``jax.uses_shape_polymorphism`` and the Exported ``uses_global_constants``, so that
@@ -48,6 +49,8 @@ __all__ = ["dim_variables", "concrete_spec", "trace_symbolic", "lower_symbolic"]
 # Two sizes per dimension variable (distinct primes, unlikely anywhere else).
 _SIZES_A = (1009, 1019, 1031, 1039, 1051, 1061)
 _SIZES_B = (1013, 1021, 1033, 1049, 1063, 1069)
+# Params that restate the output's shape (their symbolic form is the output's shape).
+_SHAPE_PARAMS = {"broadcast_in_dim": "shape", "reshape": "new_sizes"}
 # Equations lowered as their held jaxpr (param name), applied 1:1 to the operands.
 _CALL_PARAMS = {"custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr"}
 
@@ -175,8 +178,8 @@ def _check_params(ea, eb) -> None:
                 for x, y in zip(subjaxprs({key: value}), subjaxprs({key: other}), strict=True)
             ):
                 raise _unsupported(f"{ea.primitive.name} holds a jaxpr that depends on them")
-        elif key == "shape" and ea.primitive.name == "broadcast_in_dim":
-            continue  # its symbolic form is the output's shape
+        elif _SHAPE_PARAMS.get(ea.primitive.name) == key:
+            continue
         elif callable(value) and callable(other):
             continue  # rules of the equation (a custom JVP), not part of the lowered program
         elif not _same(value, other):
@@ -367,6 +370,15 @@ def _transpose(lw, eqn, operands, in_shapes, out_shape, dtype):
     return hlo.transpose(operands[0], dense_int_array(list(eqn.params["permutation"])))
 
 
+def _reshape(lw, eqn, operands, in_shapes, out_shape, dtype):
+    """reshape (without a transposition first) and squeeze: a ``dynamic_reshape``."""
+    if eqn.primitive.name == "reshape" and eqn.params.get("dimensions") is not None:
+        raise _unsupported("reshape with dimensions")
+    return hlo.dynamic_reshape(
+        lw.tensor_type(out_shape, dtype), operands[0], lw.shape_value(out_shape)
+    )
+
+
 def _broadcast_in_dim(lw, eqn, operands, in_shapes, out_shape, dtype):
     return hlo.dynamic_broadcast_in_dim(
         lw.tensor_type(out_shape, dtype),
@@ -438,6 +450,8 @@ _RULES: dict[str, Callable] = {
     "reduce_min": _reduction(hlo.minimum, _highest),
     "broadcast_in_dim": _broadcast_in_dim,
     "transpose": _transpose,
+    "reshape": _reshape,
+    "squeeze": _reshape,
 }
 
 
