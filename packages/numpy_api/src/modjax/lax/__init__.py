@@ -60,6 +60,7 @@ from .control_flow import (
     while_loop,
     while_p,
 )
+from .conv_transpose import *  # noqa: F403
 from .convolution import *  # noqa: F403
 from .cumulative import *  # noqa: F403
 from .dot import Precision, dot, dot_general, dot_general_p
