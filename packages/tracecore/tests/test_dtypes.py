@@ -19,6 +19,8 @@ setting of ``jax_enable_x64`` and ``jax_numpy_dtype_promotion``, call
 # ruff: noqa: E501 - the recorded tables are wide by nature
 
 import enum
+import subprocess
+import sys
 import warnings
 
 import ml_dtypes
@@ -1355,3 +1357,27 @@ def test_dtype_from_unknown_short_name_raises(name):
 def test_short_dtype_name_of_unsupported_dtype_raises():
     with pytest.raises(ValueError, match="not a dtype modjax supports"):
         dtypes.short_dtype_name(np.dtype("U3"))
+
+
+def test_narrow_dtypes_load_on_first_use_in_a_fresh_process():
+    # ml_dtypes costs about half a second: tracecore imports it only once a program
+    # names a narrow dtype, and then every table knows the narrow types.
+    code = """
+import sys
+from modjax.tracecore import dtypes
+import numpy as np
+assert "ml_dtypes" not in sys.modules and not dtypes.narrow_dtypes_loaded()
+calls = []
+dtypes.on_narrow_dtypes_loaded(lambda: calls.append(1))
+before = len(dtypes.supported_dtypes())
+assert dtypes.promote_types("bfloat16", np.float16) == np.float32
+assert "ml_dtypes" in sys.modules and dtypes.narrow_dtypes_loaded() and calls == [1]
+assert len(dtypes.supported_dtypes()) > before + 10
+assert dtypes.short_dtype_name(dtypes.int4) == "i4" and dtypes.itemsize_bits("int4") == 4
+assert dtypes.dtype_from_short_name("f8_e4m3fn") == np.dtype(dtypes.float8_e4m3fn)
+assert dtypes.issubdtype(dtypes.bfloat16, np.floating) and dtypes.isdtype("uint4", "integral")
+assert float(dtypes.finfo("bfloat16").eps) == 0.0078125
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]

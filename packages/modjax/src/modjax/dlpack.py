@@ -2,36 +2,19 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from modjax.numpy import from_dlpack
 from modjax.tracecore import dtypes
 
 __all__ = ["from_dlpack", "is_supported_dtype"]
 
-# The element types DLPack can describe and jaxlib exchanges (as JAX 0.10).
-_SUPPORTED = frozenset(
-    np.dtype(t)
-    for t in (
-        np.bool_,
-        np.int8,
-        np.int16,
-        np.int32,
-        np.int64,
-        np.uint8,
-        np.uint16,
-        np.uint32,
-        np.uint64,
-        np.float16,
-        dtypes.bfloat16,
-        np.float32,
-        np.float64,
-        np.complex64,
-        np.complex128,
-    )
+# The element types DLPack can describe and jaxlib exchanges (as JAX 0.10), by name so
+# that importing this module does not load the narrow dtypes (bfloat16).
+_SUPPORTED_NAMES = frozenset(
+    "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 "
+    "float16 bfloat16 float32 float64 complex64 complex128".split()
 )
 
 
 def is_supported_dtype(dtype) -> bool:
     """Return whether DLPack can exchange arrays of ``dtype`` (jax.dlpack.is_supported_dtype)."""
-    return np.dtype(dtype) in _SUPPORTED
+    return dtypes.np_dtype(dtype).name in _SUPPORTED_NAMES

@@ -11,6 +11,7 @@ import math as _math
 import os as _os
 
 from modjax.batching import vectorize  # noqa: E402  (jax.numpy.vectorize)
+from modjax.tracecore import dtypes as _tracecore_dtypes
 from modjax.tracecore import source_info as _source_info
 from modjax.tracecore.basearray import Array as _Array
 
@@ -36,9 +37,8 @@ from ._creation import (
     zeros_like,
 )
 from ._cumulative import *  # noqa: F403
-from ._dtypes import *  # noqa: F403  (the dtype aliases: single, float8_e4m3, int2, ...)
+from ._dtypes import *  # noqa: F403  (the dtype aliases: single, double, ...)
 from ._dtypes import (
-    bfloat16,
     bool_,
     complex64,
     complex128,
@@ -46,8 +46,6 @@ from ._dtypes import (
     complexfloating,
     dtype,
     finfo,
-    float8_e4m3fn,
-    float8_e5m2,
     float16,
     float32,
     float64,
@@ -56,7 +54,6 @@ from ._dtypes import (
     generic,
     iinfo,
     inexact,
-    int4,
     int8,
     int16,
     int32,
@@ -70,12 +67,14 @@ from ._dtypes import (
     result_type,
     signedinteger,
     uint,
-    uint4,
     uint8,
     uint16,
     uint32,
     uint64,
     unsignedinteger,
+)
+from ._dtypes import (
+    narrow_scalar_type as _narrow_scalar_type,
 )
 from ._einsum import *  # noqa: F403
 from ._functional import *  # noqa: F403
@@ -222,3 +221,15 @@ newaxis = None
 _operators.register_operators()
 
 from . import linalg  # noqa: E402  (jax.numpy.linalg: imported last, it needs the names above)
+
+
+def __getattr__(name: str):
+    # The narrow dtypes' scalar types (jnp.bfloat16, ...) appear on first access: naming
+    # one loads ml_dtypes (about half a second), which most programs never need.
+    value = _narrow_scalar_type(name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_tracecore_dtypes.NARROW_DTYPE_NAMES})

@@ -95,15 +95,14 @@ def _host_array(value: Any, dtype: np.dtype | None) -> np.ndarray:
 
 
 def _checked(arr: np.ndarray, value: Any) -> np.ndarray:
-    if arr.dtype not in _SUPPORTED:
+    try:
+        dtypes.dtype(arr.dtype)  # an ml_dtypes array loads the narrow dtypes here
+    except TypeError:
         raise TypeError(
             f"Value {value!r} with dtype {arr.dtype} is not a valid modjax array type. Only "
             "arrays of numeric types are supported."
-        )
+        ) from None
     return arr
-
-
-_SUPPORTED = frozenset(dtypes.supported_dtypes())
 
 
 def _canonical(arr: np.ndarray) -> np.ndarray:

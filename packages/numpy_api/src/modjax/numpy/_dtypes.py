@@ -14,7 +14,6 @@ from modjax.tracecore import dtypes as _dtypes
 
 __all__ = [
     "ComplexWarning",
-    "bfloat16",
     "bool_",
     "complex64",
     "complex128",
@@ -30,24 +29,11 @@ __all__ = [
     "float16",
     "float32",
     "float64",
-    "float4_e2m1fn",
-    "float6_e2m3fn",
-    "float6_e3m2fn",
-    "float8_e3m4",
-    "float8_e4m3",
-    "float8_e4m3b11fnuz",
-    "float8_e4m3fn",
-    "float8_e4m3fnuz",
-    "float8_e5m2",
-    "float8_e5m2fnuz",
-    "float8_e8m0fnu",
     "float_",
     "floating",
     "generic",
     "iinfo",
     "inexact",
-    "int2",
-    "int4",
     "int8",
     "int16",
     "int32",
@@ -62,8 +48,6 @@ __all__ = [
     "result_type",
     "signedinteger",
     "single",
-    "uint2",
-    "uint4",
     "uint8",
     "uint16",
     "uint32",
@@ -131,27 +115,8 @@ float32 = _scalar_type(np.float32)
 float64 = _scalar_type(np.float64)
 complex64 = _scalar_type(np.complex64)
 complex128 = _scalar_type(np.complex128)
-bfloat16 = _scalar_type(_dtypes.bfloat16)
-float8_e4m3fn = _scalar_type(_dtypes.float8_e4m3fn)
-float8_e5m2 = _scalar_type(_dtypes.float8_e5m2)
-int4 = _scalar_type(_dtypes.int4)
-uint4 = _scalar_type(_dtypes.uint4)
-# The rest of ml_dtypes' narrow types, as JAX exposes them (int1/uint1 where ml_dtypes has them).
-float8_e3m4 = _scalar_type(_dtypes.float8_e3m4)
-float8_e4m3 = _scalar_type(_dtypes.float8_e4m3)
-float8_e4m3b11fnuz = _scalar_type(_dtypes.float8_e4m3b11fnuz)
-float8_e4m3fnuz = _scalar_type(_dtypes.float8_e4m3fnuz)
-float8_e5m2fnuz = _scalar_type(_dtypes.float8_e5m2fnuz)
-float8_e8m0fnu = _scalar_type(_dtypes.float8_e8m0fnu)
-float6_e2m3fn = _scalar_type(_dtypes.float6_e2m3fn)
-float6_e3m2fn = _scalar_type(_dtypes.float6_e3m2fn)
-float4_e2m1fn = _scalar_type(_dtypes.float4_e2m1fn)
-int2 = _scalar_type(_dtypes.int2)
-uint2 = _scalar_type(_dtypes.uint2)
-if _dtypes.int1 is not None:
-    int1 = _scalar_type(_dtypes.int1)
-    uint1 = _scalar_type(_dtypes.uint1)
-    __all__ += ["int1", "uint1"]
+# The narrow types of ml_dtypes (bfloat16, float8_*, int4, ...) are made on first
+# access (module ``__getattr__``): naming one loads ml_dtypes (see tracecore.dtypes).
 # numpy's C-style names, as in JAX.
 single = float32
 double = float64
@@ -193,4 +158,27 @@ def dtype(obj, align: bool = False, copy: bool = False) -> np.dtype:
         return obj.dtype
     if hasattr(obj, "dtype") and not isinstance(obj, type):
         return np.dtype(obj.dtype)
+    if not align and not copy:
+        return _dtypes.np_dtype(obj)  # "bfloat16" loads the narrow dtypes
     return np.dtype(obj, align=align, copy=copy)
+
+
+def narrow_scalar_type(name: str) -> type:
+    """Return the scalar type ``jnp.<name>`` of a narrow dtype, loading those on first use.
+
+    Raise AttributeError for a name that is not one (or that this ml_dtypes lacks).
+    """
+    made = globals().get(name)
+    if made is not None:
+        return made
+    if name not in _dtypes.NARROW_DTYPE_NAMES:
+        raise AttributeError(f"module 'modjax.numpy' has no attribute {name!r}")
+    numpy_type = getattr(_dtypes, name)
+    if numpy_type is None:  # int1/uint1 with an ml_dtypes older than them
+        raise AttributeError(f"module 'modjax.numpy' has no attribute {name!r}")
+    made = globals()[name] = _scalar_type(numpy_type)
+    return made
+
+
+def __getattr__(name: str) -> type:
+    return narrow_scalar_type(name)

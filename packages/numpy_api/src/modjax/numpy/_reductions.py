@@ -343,7 +343,7 @@ def _mean_dtypes(dtype_in: np.dtype, dtype, name: str) -> tuple[np.dtype, np.dty
     """Return (result dtype, accumulation dtype) of a mean (``name``: the function called)."""
     result = to_inexact(dtype_in) if dtype is None else canonical_dtype(dtype, name)
     compute = to_inexact(result)
-    if compute in (np.dtype(np.float16), np.dtype(dtypes.bfloat16)):
+    if compute.name in ("float16", "bfloat16"):  # by name: no need to load the narrow dtypes
         compute = np.dtype(np.float32)
     return result, compute
 

@@ -73,8 +73,8 @@ def _checked_dtype(dtype: Any) -> Any:
         return dtype
     if dtype is None:  # np.dtype(None) would silently mean float64
         raise TypeError("a dtype must be given, got None")
-    dt = np.dtype(dtype)
-    if dt not in _SUPPORTED:
+    dt = dtypes.np_dtype(dtype)  # a name or value of a narrow dtype loads those
+    if dt not in dtypes.supported_dtypes():
         raise TypeError(
             f"Dtype {dt} is not a valid modjax array type. "
             "Only arrays of numeric types are supported."
@@ -82,8 +82,15 @@ def _checked_dtype(dtype: Any) -> Any:
     return dt
 
 
-_SUPPORTED = frozenset(dtypes.supported_dtypes())
-_SUPPORTED_BY_KEY = {dt: dt for dt in _SUPPORTED}
+_SUPPORTED_BY_KEY: dict[Any, np.dtype] = {}
+
+
+def _index_supported_dtypes() -> None:
+    # Every dtype is also an aval handler key: scalar literals are looked up on every
+    # equation that reads one, and an exact-type hit skips the walk up the class hierarchy.
+    for dt in dtypes.supported_dtypes():
+        _SUPPORTED_BY_KEY[dt] = dt
+        register_aval_handler(dt.type, _numpy_aval)
 
 
 class ShapedArray:
@@ -290,10 +297,8 @@ def _python_scalar_aval(x: bool | int | float | complex) -> ShapedArray:
 
 register_aval_handler(np.ndarray, _numpy_aval)
 register_aval_handler(np.generic, _numpy_aval)
-# Each numpy scalar type too: scalar literals are looked up on every equation that reads
-# one, and an exact-type hit skips the walk up the class hierarchy.
-for _scalar_dtype in _SUPPORTED:
-    register_aval_handler(_scalar_dtype.type, _numpy_aval)
+dtypes.on_narrow_dtypes_loaded(_index_supported_dtypes)
+_index_supported_dtypes()
 for _scalar_type in (bool, int, float, complex):
     register_aval_handler(_scalar_type, _python_scalar_aval)
 register_aval_handler(ShapeDtypeStruct, lambda s: s.aval)

@@ -24,19 +24,20 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 import warnings
+from collections.abc import Callable
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from modjax.tracecore import source_info
 from modjax.tracecore.config import enable_x64, numpy_dtype_promotion
 
+# The narrow dtypes (bfloat16, ...) are left out: a star import would load them.
 __all__ = [
     "ExtendedDType",
     "TypePromotionError",
-    "bfloat16",
     "canonicalize_dtype",
     "check_and_canonicalize_user_dtype",
     "check_int_range",
@@ -51,21 +52,12 @@ __all__ = [
     "extended",
     "finfo",
     "float0",
-    "float4_e2m1fn",
-    "float6_e2m3fn",
-    "float6_e3m2fn",
-    "float8_e3m4",
-    "float8_e4m3",
-    "float8_e4m3b11fnuz",
-    "float8_e4m3fn",
-    "float8_e4m3fnuz",
-    "float8_e5m2",
-    "float8_e5m2fnuz",
-    "float8_e8m0fnu",
     "iinfo",
-    "int1",
-    "int2",
-    "int4",
+    "NARROW_DTYPE_NAMES",
+    "load_narrow_dtypes",
+    "narrow_dtypes_loaded",
+    "np_dtype",
+    "on_narrow_dtypes_loaded",
     "is_weakly_typed",
     "isdtype",
     "issubdtype",
@@ -75,34 +67,42 @@ __all__ = [
     "result_type",
     "short_dtype_name",
     "supported_dtypes",
-    "uint1",
-    "uint2",
-    "uint4",
 ]
 
 # --------------------------------------------------------------------------
 # The dtypes
 # --------------------------------------------------------------------------
 
-bfloat16 = ml_dtypes.bfloat16
-float8_e3m4 = ml_dtypes.float8_e3m4
-float8_e4m3 = ml_dtypes.float8_e4m3
-float8_e4m3b11fnuz = ml_dtypes.float8_e4m3b11fnuz
-float8_e4m3fn = ml_dtypes.float8_e4m3fn
-float8_e4m3fnuz = ml_dtypes.float8_e4m3fnuz
-float8_e5m2 = ml_dtypes.float8_e5m2
-float8_e5m2fnuz = ml_dtypes.float8_e5m2fnuz
-float8_e8m0fnu = ml_dtypes.float8_e8m0fnu
-float6_e2m3fn = ml_dtypes.float6_e2m3fn
-float6_e3m2fn = ml_dtypes.float6_e3m2fn
-float4_e2m1fn = ml_dtypes.float4_e2m1fn
-int4 = ml_dtypes.int4
-uint4 = ml_dtypes.uint4
-int2 = ml_dtypes.int2
-uint2 = ml_dtypes.uint2
-# int1/uint1 arrived in a later ml_dtypes than the rest; None when missing.
-int1 = getattr(ml_dtypes, "int1", None)
-uint1 = getattr(ml_dtypes, "uint1", None)
+# The narrow dtypes of ml_dtypes, as JAX exposes them. Importing ml_dtypes costs about
+# half a second (it registers every type and ufunc loop with numpy), which most
+# programs never need, so they load on first use: naming one here, in
+# ``modjax.numpy`` or ``modjax.dtypes`` (module ``__getattr__``), a dtype string numpy
+# does not know yet (``"bfloat16"``), or an ml_dtypes value reaching any function of
+# this module loads them and extends every table below (``load_narrow_dtypes``).
+NARROW_DTYPE_NAMES = (
+    "bfloat16",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e4m3b11fnuz",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+    "float6_e2m3fn",
+    "float6_e3m2fn",
+    "float4_e2m1fn",
+    "int4",
+    "uint4",
+    "int2",
+    "uint2",
+    "int1",  # int1/uint1 arrived in a later ml_dtypes than the rest; None when missing
+    "uint1",
+)
+_NARROW_SHORT_NAMES = frozenset(
+    {"bf16", "i4", "u4", "i2", "u2", "i1", "u1"}
+    | {"f" + name[len("float") :] for name in NARROW_DTYPE_NAMES if name.startswith("float")}
+)
 
 # The tangent dtype of integer and boolean values: zero bytes per element.
 float0 = np.dtype([("float0", np.void, 0)])
@@ -134,28 +134,28 @@ def _present(*types: Any) -> list[np.dtype]:
 
 
 _BOOL = np.dtype(np.bool_)
-_UNSIGNED = _present(uint1, uint2, uint4, np.uint8, np.uint16, np.uint32, np.uint64)
-_SIGNED = _present(int1, int2, int4, np.int8, np.int16, np.int32, np.int64)
-# Floats with 8 or fewer bits: each promotes from f* but to nothing else, so
-# mixing them with other floats must be an explicit cast.
-_SMALL_FLOATS = _present(
-    float4_e2m1fn,
-    float6_e2m3fn,
-    float6_e3m2fn,
-    float8_e3m4,
-    float8_e4m3,
-    float8_e4m3b11fnuz,
-    float8_e4m3fn,
-    float8_e4m3fnuz,
-    float8_e5m2,
-    float8_e5m2fnuz,
-    float8_e8m0fnu,
-)
-_FLOATS = [*_SMALL_FLOATS, *_present(bfloat16, np.float16, np.float32, np.float64)]
 _COMPLEX = _present(np.complex64, np.complex128)
-_NUMERIC = [*_UNSIGNED, *_SIGNED, *_FLOATS, *_COMPLEX]
-_ALL_DTYPES = (_BOOL, *_NUMERIC, float0)
-_SUPPORTED = frozenset(_ALL_DTYPES)
+
+
+def np_dtype(x: Any) -> np.dtype:
+    """Return ``np.dtype(x)``, loading the narrow dtypes first where ``x`` names or is one.
+
+    modjax's counterpart of calling ``np.dtype`` in a process where JAX imported
+    ml_dtypes eagerly.
+    Every function here that takes a dtype-like goes through this, so a name numpy
+    does not know yet (``"bfloat16"``) or a value made with ml_dtypes directly
+    makes the narrow dtypes appear in every table at that moment.
+    """
+    try:
+        dt = x if isinstance(x, np.dtype) else np.dtype(x)
+    except TypeError:
+        if _narrow_loaded or not isinstance(x, str):
+            raise
+        load_narrow_dtypes()
+        return np.dtype(x)
+    if not _narrow_loaded and dt.kind == "V" and dt.type.__module__ == "ml_dtypes":
+        load_narrow_dtypes()
+    return dt
 
 
 def supported_dtypes() -> tuple[np.dtype, ...]:
@@ -185,17 +185,11 @@ def _abbreviate(name: str) -> str:
     return name
 
 
-_NAME = {dt: _long_name(dt) for dt in _ALL_DTYPES}
-_SHORT_NAME = {dt: _abbreviate(name) for dt, name in _NAME.items()}
-_FROM_SHORT_NAME = {short: dt for dt, short in _SHORT_NAME.items()}
-assert len(_FROM_SHORT_NAME) == len(_SHORT_NAME), "short dtype names must be unique"
-
-
 def dtype_name(dtype: Any) -> str:
     """Return the printed name of a dtype: ``'float32'``, ``'float0'`` (JAX's ``dtype.name``)."""
     if isinstance(dtype, ExtendedDType):
         return dtype.name
-    dt = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+    dt = np_dtype(dtype)
     return _NAME.get(dt) or dt.name
 
 
@@ -206,7 +200,7 @@ def short_dtype_name(dtype: Any) -> str:
     """
     if isinstance(dtype, ExtendedDType):
         return dtype.name
-    dt = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+    dt = np_dtype(dtype)
     try:
         return _SHORT_NAME[dt]
     except KeyError:
@@ -221,34 +215,19 @@ def dtype_from_short_name(name: str) -> np.dtype:
     try:
         return _FROM_SHORT_NAME[name]
     except (KeyError, TypeError):
+        if not _narrow_loaded and name in _NARROW_SHORT_NAMES:
+            load_narrow_dtypes()
+            return _FROM_SHORT_NAME[name]
         raise ValueError(f"unknown short dtype name {name!r}") from None
 
 
 def itemsize_bits(dtype: Any) -> int:
     """Return the bits one element occupies, 4 for int4 (``jax.dtypes.itemsize_bits``)."""
-    dt = np.dtype(dtype)
+    dt = np_dtype(dtype)
     if dt == float0:
         raise ValueError(f"float0 has no item size: dtype={dt}")
     return _SUB_BYTE_BITS.get(dt, 8 * dt.itemsize)
 
-
-# Sub-byte types are stored one per byte by numpy but packed by XLA.
-_SUB_BYTE_BITS = {
-    dt: bits
-    for t, bits in [
-        (int1, 1),
-        (uint1, 1),
-        (int2, 2),
-        (uint2, 2),
-        (int4, 4),
-        (uint4, 4),
-        (float4_e2m1fn, 4),
-        (float6_e2m3fn, 6),
-        (float6_e3m2fn, 6),
-    ]
-    if t is not None
-    for dt in [np.dtype(t)]
-}
 
 # --------------------------------------------------------------------------
 # Canonicalization (x64)
@@ -289,7 +268,7 @@ def _canonicalize_uncached(dtype: Any, allow_extended_dtype: bool) -> Any:
             "pass allow_extended_dtype=True"
         )
     x64 = enable_x64.value
-    dt = np.dtype(dtype)
+    dt = np_dtype(dtype)
     result = dt if x64 else _TO_32_BIT.get(dt, dt)
     with contextlib.suppress(TypeError):  # unhashable dtype specs are not memoized
         _CANONICAL_CACHE[x64][dtype] = result
@@ -317,7 +296,7 @@ def check_and_canonicalize_user_dtype(dtype: Any, fun_name: str | None = None) -
             "Passing an array as a dtype argument is no longer supported; "
             "instead of dtype=arr use dtype=arr.dtype."
         )
-    dt = np.dtype(dtype)
+    dt = np_dtype(dtype)
     if dt not in _SUPPORTED:
         where = f" in {fun_name}" if fun_name else ""
         raise TypeError(f"modjax only supports number and bool dtypes, got dtype {dtype}{where}")
@@ -399,7 +378,7 @@ def dtype(x: Any, canonicalize: bool = False) -> Any:
         if isinstance(dt, ExtendedDType):
             return dt
         raise TypeError(f"Cannot determine dtype of {x!r}")
-    if dt not in _SUPPORTED:
+    if dt not in _SUPPORTED and np_dtype(dt) not in _SUPPORTED:
         raise TypeError(
             f"Value {x!r} with dtype {dt} is not a valid modjax array type. "
             "Only arrays of numeric types are supported."
@@ -417,10 +396,10 @@ def _dtype_of(x: Any) -> Any:
         if x in _PYTHON_SCALAR_DTYPES:
             return _PYTHON_SCALAR_DTYPES[x]
         if issubclass(x, np.generic):
-            return np.dtype(x)  # abstract types such as np.floating raise TypeError here
+            return np_dtype(x)  # abstract types such as np.floating raise TypeError here
         raise TypeError(f"Cannot determine dtype of {x!r}")
     if isinstance(x, str):
-        return np.dtype(x)  # TypeError "data type 'foo' not understood"
+        return np_dtype(x)  # TypeError "data type 'foo' not understood"
     dt = getattr(x, "dtype", None)  # arrays, numpy scalars, avals, tracers
     if dt is not None:
         return dt
@@ -471,7 +450,7 @@ def check_int_range(value: int, dt: np.dtype) -> None:
 
 @functools.cache
 def _int_bounds(dt: Any) -> tuple[int, int, str]:
-    info = ml_dtypes.iinfo(np.dtype(dt))
+    info = iinfo(dt)
     return int(info.min), int(info.max), np.dtype(dt).name
 
 
@@ -517,52 +496,6 @@ _WEAK_KIND_OF_TYPE = {int: _WEAK_INT, float: _WEAK_FLOAT, complex: _WEAK_COMPLEX
 
 def _dt(t: Any) -> np.dtype:
     return np.dtype(t)
-
-
-# Edges of the standard lattice: each node and the nodes immediately above it.
-# Notes on the shape (all observed in JAX 0.10):
-#  * sub-byte ints (u1/u2/u4/i1/i2/i4) sit only above bool and i*: they never
-#    promote implicitly to wider ints;
-#  * u64 and i64 meet only at f* (a weak float), so uint64 + int8 is a float;
-#  * small floats (f8, f6, f4) and bf16/f16 sit directly above f*, so any int
-#    plus a small float gives that float, but two different small floats (or a
-#    small float and f32) have no common upper bound.
-_STANDARD_EDGES: dict[Any, list[Any]] = {
-    _BOOL: [_WEAK_INT],
-    _WEAK_INT: _present(uint1, uint2, uint4, np.uint8, int1, int2, int4, np.int8),
-    **{dt: [] for dt in _present(uint1, uint2, uint4, int1, int2, int4)},
-    _dt(np.uint8): [_dt(np.uint16), _dt(np.int16)],
-    _dt(np.uint16): [_dt(np.uint32), _dt(np.int32)],
-    _dt(np.uint32): [_dt(np.uint64), _dt(np.int64)],
-    _dt(np.uint64): [_WEAK_FLOAT],
-    _dt(np.int8): [_dt(np.int16)],
-    _dt(np.int16): [_dt(np.int32)],
-    _dt(np.int32): [_dt(np.int64)],
-    _dt(np.int64): [_WEAK_FLOAT],
-    _WEAK_FLOAT: [*_SMALL_FLOATS, _dt(bfloat16), _dt(np.float16), _WEAK_COMPLEX],
-    **{dt: [] for dt in _SMALL_FLOATS},
-    _dt(bfloat16): [_dt(np.float32)],
-    _dt(np.float16): [_dt(np.float32)],
-    _dt(np.float32): [_dt(np.float64), _dt(np.complex64)],
-    _dt(np.float64): [_dt(np.complex128)],
-    _WEAK_COMPLEX: [_dt(np.complex64)],
-    _dt(np.complex64): [_dt(np.complex128)],
-    _dt(np.complex128): [],
-}
-
-# With x64 off no promotion may invent a 64-bit type from 32-bit inputs; the
-# one place the standard lattice does so is uint32 + int32 -> int64, so x64-off
-# puts uint32 below int32 instead (uint32 + int32 -> int32).
-_X32_EDGE_OVERRIDES = {_dt(np.uint32): [_dt(np.uint64), _dt(np.int32)]}
-
-# The strict lattice lets only weak scalars promote (to any type of their kind
-# or higher); distinct strong dtypes never mix implicitly.
-_STRICT_EDGES: dict[Any, list[Any]] = {
-    _WEAK_INT: [_WEAK_FLOAT, *_UNSIGNED, *_SIGNED],
-    _WEAK_FLOAT: [_WEAK_COMPLEX, *_FLOATS],
-    _WEAK_COMPLEX: list(_COMPLEX),
-    **{dt: [] for dt in (_BOOL, *_NUMERIC)},
-}
 
 
 def _upper_bounds(edges: dict[Any, list[Any]]) -> dict[Any, frozenset[Any]]:
@@ -625,25 +558,8 @@ def _node_name(node: Any) -> str:
     return f"weak {node.name}" if isinstance(node, _WeakKind) else _NAME.get(node, str(node))
 
 
-_LATTICES = {
-    ("standard", True): _Lattice(_STANDARD_EDGES, "standard"),
-    ("standard", False): _Lattice({**_STANDARD_EDGES, **_X32_EDGE_OVERRIDES}, "standard"),
-    ("strict", True): _Lattice(_STRICT_EDGES, "strict"),
-    ("strict", False): _Lattice(_STRICT_EDGES, "strict"),
-}
-
-
 def _current_lattice() -> _Lattice:
     return _LATTICES[numpy_dtype_promotion.value, enable_x64.value]
-
-
-# The weak kind a weakly typed dtype stands for (a weak bool stays bool).
-_WEAK_KIND_OF_DTYPE: dict[np.dtype, Any] = {
-    _BOOL: _BOOL,
-    **dict.fromkeys((*_UNSIGNED, *_SIGNED), _WEAK_INT),
-    **dict.fromkeys(_FLOATS, _WEAK_FLOAT),
-    **dict.fromkeys(_COMPLEX, _WEAK_COMPLEX),
-}
 
 
 def _node_dtype(node: Any) -> np.dtype:
@@ -671,8 +587,8 @@ def promote_types(a: Any, b: Any) -> np.dtype:
     """
     node_a = _WEAK_KIND_OF_TYPE.get(a) if isinstance(a, type) else None
     node_b = _WEAK_KIND_OF_TYPE.get(b) if isinstance(b, type) else None
-    node_a = node_a or _promotion_node(np.dtype(a))
-    node_b = node_b or _promotion_node(np.dtype(b))
+    node_a = node_a or _promotion_node(np_dtype(a))
+    node_b = node_b or _promotion_node(np_dtype(b))
     return _node_dtype(_current_lattice().join(frozenset((node_a, node_b))))
 
 
@@ -685,15 +601,6 @@ def _dtype_and_weak(x: Any) -> tuple[Any, bool]:
         return canonicalize_dtype(_PYTHON_SCALAR_DTYPES[x]), True
     return dtype(x, canonicalize=True), is_weakly_typed(x)
 
-
-# A weakly typed result takes the default dtype of its kind (a weak float16
-# operand yields a weak float32 result, like a Python float would).
-_WEAK_RESULT_DTYPE: dict[np.dtype, np.dtype] = {
-    **dict.fromkeys(_UNSIGNED, _dt(np.uint64)),
-    **dict.fromkeys(_SIGNED, _dt(np.int64)),
-    **dict.fromkeys(_FLOATS, _dt(np.float64)),
-    **dict.fromkeys(_COMPLEX, _dt(np.complex128)),
-}
 
 # result_type's answer depends only on the (dtype, weak) pairs and the settings.
 # Calls with many arguments (concatenating a long list) are not memoized, which
@@ -756,19 +663,6 @@ def _join_pairs(pairs: tuple[tuple[Any, bool], ...]) -> tuple[Any, bool]:
 # Classification: issubdtype, isdtype, finfo, iinfo
 # --------------------------------------------------------------------------
 
-# ml_dtypes' scalar types subclass np.generic directly, outside numpy's
-# hierarchy; this is the abstract numpy category each of them belongs to.
-_ML_CATEGORY: dict[type, type] = {
-    dt.type: category
-    for category, group in [
-        (np.floating, _FLOATS),
-        (np.signedinteger, _SIGNED),
-        (np.unsignedinteger, _UNSIGNED),
-    ]
-    for dt in group
-    if not issubclass(dt.type, category)
-}
-
 
 def issubdtype(a: Any, b: Any) -> bool:
     """Return whether dtype ``a`` is ``b`` or lies in category ``b`` (``jax.numpy.issubdtype``).
@@ -779,24 +673,18 @@ def issubdtype(a: Any, b: Any) -> bool:
     """
     if isinstance(a, ExtendedDType):
         return b is extended or a == b or (isinstance(b, type) and issubclass(a.type, b))
-    a_type = a if isinstance(a, type) and issubclass(a, np.generic) else np.dtype(a).type
+    if isinstance(a, type) and issubclass(a, np.generic):
+        a_type = a
+        if not _narrow_loaded and a.__module__ == "ml_dtypes":
+            load_narrow_dtypes()
+    else:
+        a_type = np_dtype(a).type
     if isinstance(b, type) and issubclass(b, np.generic):
         category = _ML_CATEGORY.get(a_type)
         return issubclass(a_type, b) or (category is not None and issubclass(category, b))
     if isinstance(b, ExtendedDType):
         return False
-    return np.dtype(a) == np.dtype(b)
-
-
-_ISDTYPE_KINDS: dict[str, frozenset[np.dtype]] = {
-    "bool": frozenset({_BOOL}),
-    "signed integer": frozenset(_SIGNED),
-    "unsigned integer": frozenset(_UNSIGNED),
-    "integral": frozenset((*_SIGNED, *_UNSIGNED)),
-    "real floating": frozenset(_FLOATS),
-    "complex floating": frozenset(_COMPLEX),
-    "numeric": frozenset(_NUMERIC),
-}
+    return np_dtype(a) == np_dtype(b)
 
 
 def isdtype(dtype: Any, kind: Any) -> bool:
@@ -806,7 +694,7 @@ def isdtype(dtype: Any, kind: Any) -> bool:
     integer', 'unsigned integer', 'integral', 'real floating', 'complex
     floating', 'numeric'), or a tuple of those.
     """
-    dt = np.dtype(dtype)
+    dt = np_dtype(dtype)
     kinds = kind if isinstance(kind, tuple) else (kind,)
     return any(_is_of_kind(dt, k) for k in kinds)
 
@@ -821,31 +709,223 @@ def _is_of_kind(dt: np.dtype, kind: Any) -> bool:
             ) from None
     if isinstance(kind, (np.dtype, type)):
         try:
-            return dt == np.dtype(kind)
+            return dt == np_dtype(kind)
         except TypeError:  # abstract classes such as np.floating are not dtypes
             pass
     raise TypeError(f"Expected kind to be a dtype, string, or tuple; got kind={kind!r}")
 
 
 @functools.cache
-def _finfo(dt: np.dtype) -> ml_dtypes.finfo:
-    return ml_dtypes.finfo(dt)
+def _finfo(dt: np.dtype) -> np.finfo:
+    if dt.kind == "V":  # a narrow type (loaded by np_dtype): numpy has no limits for it
+        import ml_dtypes
+
+        return ml_dtypes.finfo(dt)
+    return np.finfo(dt)
 
 
 @functools.cache
-def _iinfo(dt: np.dtype) -> ml_dtypes.iinfo:
-    return ml_dtypes.iinfo(dt)
+def _iinfo(dt: np.dtype) -> np.iinfo:
+    if dt.kind == "V":
+        import ml_dtypes
+
+        return ml_dtypes.iinfo(dt)
+    return np.iinfo(dt)
 
 
-def finfo(dtype: Any) -> ml_dtypes.finfo:
+def finfo(dtype: Any) -> np.finfo:
     """Return machine limits of a floating dtype, ml_dtypes' included (``jax.numpy.finfo``).
 
     Complex dtypes give the limits of their real component; non-floating
     dtypes raise ValueError.
     """
-    return _finfo(np.dtype(dtype))
+    return _finfo(np_dtype(dtype))
 
 
-def iinfo(dtype: Any) -> ml_dtypes.iinfo:
+def iinfo(dtype: Any) -> np.iinfo:
     """Return machine limits of an integer dtype, int4 and int2 included (``jax.numpy.iinfo``)."""
-    return _iinfo(np.dtype(dtype))
+    return _iinfo(np_dtype(dtype))
+
+
+# --------------------------------------------------------------------------
+# The tables, and loading the narrow dtypes into them
+# --------------------------------------------------------------------------
+
+
+def _build_tables(narrow: dict[str, Any]) -> None:
+    """(Re)build every dtype table from numpy's types and the ``narrow`` ones (name: type)."""
+    global _UNSIGNED, _SIGNED, _SMALL_FLOATS, _FLOATS, _NUMERIC, _ALL_DTYPES, _SUPPORTED
+    global _NAME, _SHORT_NAME, _FROM_SHORT_NAME, _SUB_BYTE_BITS, _STANDARD_EDGES
+    global _STRICT_EDGES, _LATTICES, _WEAK_KIND_OF_DTYPE, _WEAK_RESULT_DTYPE
+    global _ML_CATEGORY, _ISDTYPE_KINDS
+    n = narrow.get  # a narrow type, or None (not loaded, or missing in this ml_dtypes)
+    _UNSIGNED = _present(
+        n("uint1"), n("uint2"), n("uint4"), np.uint8, np.uint16, np.uint32, np.uint64
+    )
+    _SIGNED = _present(n("int1"), n("int2"), n("int4"), np.int8, np.int16, np.int32, np.int64)
+    # Floats with 8 or fewer bits: each promotes from f* but to nothing else, so
+    # mixing them with other floats must be an explicit cast.
+    _SMALL_FLOATS = _present(
+        *map(n, ("float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4", "float8_e4m3")),
+        *map(n, ("float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2")),
+        *map(n, ("float8_e5m2fnuz", "float8_e8m0fnu")),
+    )
+    bf16 = _present(n("bfloat16"))
+    _FLOATS = [*_SMALL_FLOATS, *bf16, *_present(np.float16, np.float32, np.float64)]
+    _NUMERIC = [*_UNSIGNED, *_SIGNED, *_FLOATS, *_COMPLEX]
+    _ALL_DTYPES = (_BOOL, *_NUMERIC, float0)
+    _SUPPORTED = frozenset(_ALL_DTYPES)
+
+    _NAME = {dt: _long_name(dt) for dt in _ALL_DTYPES}
+    _SHORT_NAME = {dt: _abbreviate(name) for dt, name in _NAME.items()}
+    _FROM_SHORT_NAME = {short: dt for dt, short in _SHORT_NAME.items()}
+    assert len(_FROM_SHORT_NAME) == len(_SHORT_NAME), "short dtype names must be unique"
+
+    # Sub-byte types are stored one per byte by numpy but packed by XLA.
+    bits = {"int1": 1, "uint1": 1, "int2": 2, "uint2": 2, "int4": 4, "uint4": 4}
+    bits |= {"float4_e2m1fn": 4, "float6_e2m3fn": 6, "float6_e3m2fn": 6}
+    _SUB_BYTE_BITS = {np.dtype(n(k)): b for k, b in bits.items() if n(k) is not None}
+
+    # Edges of the standard lattice: each node and the nodes immediately above it.
+    # Notes on the shape (all observed in JAX 0.10):
+    #  * sub-byte ints (u1/u2/u4/i1/i2/i4) sit only above bool and i*: they never
+    #    promote implicitly to wider ints;
+    #  * u64 and i64 meet only at f* (a weak float), so uint64 + int8 is a float;
+    #  * small floats (f8, f6, f4) and bf16/f16 sit directly above f*, so any int
+    #    plus a small float gives that float, but two different small floats (or a
+    #    small float and f32) have no common upper bound.
+    sub_byte_ints = _present(*map(n, ("uint1", "uint2", "uint4", "int1", "int2", "int4")))
+    _STANDARD_EDGES = {
+        _BOOL: [_WEAK_INT],
+        _WEAK_INT: [*sub_byte_ints, _dt(np.uint8), _dt(np.int8)],
+        **{dt: [] for dt in sub_byte_ints},
+        _dt(np.uint8): [_dt(np.uint16), _dt(np.int16)],
+        _dt(np.uint16): [_dt(np.uint32), _dt(np.int32)],
+        _dt(np.uint32): [_dt(np.uint64), _dt(np.int64)],
+        _dt(np.uint64): [_WEAK_FLOAT],
+        _dt(np.int8): [_dt(np.int16)],
+        _dt(np.int16): [_dt(np.int32)],
+        _dt(np.int32): [_dt(np.int64)],
+        _dt(np.int64): [_WEAK_FLOAT],
+        _WEAK_FLOAT: [*_SMALL_FLOATS, *bf16, _dt(np.float16), _WEAK_COMPLEX],
+        **{dt: [] for dt in _SMALL_FLOATS},
+        **{dt: [_dt(np.float32)] for dt in bf16},
+        _dt(np.float16): [_dt(np.float32)],
+        _dt(np.float32): [_dt(np.float64), _dt(np.complex64)],
+        _dt(np.float64): [_dt(np.complex128)],
+        _WEAK_COMPLEX: [_dt(np.complex64)],
+        _dt(np.complex64): [_dt(np.complex128)],
+        _dt(np.complex128): [],
+    }
+    # With x64 off no promotion may invent a 64-bit type from 32-bit inputs; the
+    # one place the standard lattice does so is uint32 + int32 -> int64, so x64-off
+    # puts uint32 below int32 instead (uint32 + int32 -> int32).
+    x32_edge_overrides = {_dt(np.uint32): [_dt(np.uint64), _dt(np.int32)]}
+    # The strict lattice lets only weak scalars promote (to any type of their kind
+    # or higher); distinct strong dtypes never mix implicitly.
+    _STRICT_EDGES = {
+        _WEAK_INT: [_WEAK_FLOAT, *_UNSIGNED, *_SIGNED],
+        _WEAK_FLOAT: [_WEAK_COMPLEX, *_FLOATS],
+        _WEAK_COMPLEX: list(_COMPLEX),
+        **{dt: [] for dt in (_BOOL, *_NUMERIC)},
+    }
+    _LATTICES = {
+        ("standard", True): _Lattice(_STANDARD_EDGES, "standard"),
+        ("standard", False): _Lattice({**_STANDARD_EDGES, **x32_edge_overrides}, "standard"),
+        ("strict", True): _Lattice(_STRICT_EDGES, "strict"),
+        ("strict", False): _Lattice(_STRICT_EDGES, "strict"),
+    }
+    # The weak kind a weakly typed dtype stands for (a weak bool stays bool).
+    _WEAK_KIND_OF_DTYPE = {
+        _BOOL: _BOOL,
+        **dict.fromkeys((*_UNSIGNED, *_SIGNED), _WEAK_INT),
+        **dict.fromkeys(_FLOATS, _WEAK_FLOAT),
+        **dict.fromkeys(_COMPLEX, _WEAK_COMPLEX),
+    }
+    # A weakly typed result takes the default dtype of its kind (a weak float16
+    # operand yields a weak float32 result, like a Python float would).
+    _WEAK_RESULT_DTYPE = {
+        **dict.fromkeys(_UNSIGNED, _dt(np.uint64)),
+        **dict.fromkeys(_SIGNED, _dt(np.int64)),
+        **dict.fromkeys(_FLOATS, _dt(np.float64)),
+        **dict.fromkeys(_COMPLEX, _dt(np.complex128)),
+    }
+    # ml_dtypes' scalar types subclass np.generic directly, outside numpy's
+    # hierarchy; this is the abstract numpy category each of them belongs to.
+    _ML_CATEGORY = {
+        dt.type: category
+        for category, group in [
+            (np.floating, _FLOATS),
+            (np.signedinteger, _SIGNED),
+            (np.unsignedinteger, _UNSIGNED),
+        ]
+        for dt in group
+        if not issubclass(dt.type, category)
+    }
+    _ISDTYPE_KINDS = {
+        "bool": frozenset({_BOOL}),
+        "signed integer": frozenset(_SIGNED),
+        "unsigned integer": frozenset(_UNSIGNED),
+        "integral": frozenset((*_SIGNED, *_UNSIGNED)),
+        "real floating": frozenset(_FLOATS),
+        "complex floating": frozenset(_COMPLEX),
+        "numeric": frozenset(_NUMERIC),
+    }
+    _RESULT_CACHE.clear()
+
+
+_build_tables({})
+
+_narrow_lock = threading.Lock()
+_narrow_hooks: list[Callable[[], None]] = []
+_narrow_loaded = False
+
+
+def narrow_dtypes_loaded() -> bool:
+    """Return whether the ml_dtypes types (bfloat16, float8, int4, ...) are loaded yet."""
+    return _narrow_loaded
+
+
+def load_narrow_dtypes() -> None:
+    """Import ml_dtypes and add its types to every dtype table (idempotent; no JAX counterpart).
+
+    Runs by itself the first time a program names a narrow dtype; then calls the
+    hooks other modules registered with :func:`on_narrow_dtypes_loaded`.
+    """
+    global _narrow_loaded
+    if _narrow_loaded:
+        return
+    with _narrow_lock:
+        if _narrow_loaded:
+            return
+        import ml_dtypes
+
+        narrow = {name: getattr(ml_dtypes, name, None) for name in NARROW_DTYPE_NAMES}
+        _build_tables(narrow)
+        globals().update(narrow)
+        _finfo.cache_clear()
+        _iinfo.cache_clear()
+        _narrow_loaded = True
+    for hook in list(_narrow_hooks):
+        hook()
+
+
+def on_narrow_dtypes_loaded(hook: Callable[[], None]) -> None:
+    """Call ``hook()`` once the narrow dtypes are loaded (now, if they already are).
+
+    For modules above that keep tables of dtypes of their own.
+    """
+    _narrow_hooks.append(hook)
+    if narrow_dtypes_loaded():
+        hook()
+
+
+def __getattr__(name: str) -> Any:
+    if name in NARROW_DTYPE_NAMES:
+        load_narrow_dtypes()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *NARROW_DTYPE_NAMES})

@@ -25,7 +25,6 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from . import core, dtypes
@@ -73,7 +72,14 @@ def _dtype_by_name(name: str) -> np.dtype | None:
     if not _DTYPES_BY_NAME:
         for dt in dtypes.supported_dtypes():
             _DTYPES_BY_NAME[dtypes.dtype_name(dt)] = dt
-    return _DTYPES_BY_NAME.get(name)
+    found = _DTYPES_BY_NAME.get(name)
+    if found is None and name in dtypes.NARROW_DTYPE_NAMES and not dtypes.narrow_dtypes_loaded():
+        dtypes.load_narrow_dtypes()  # text naming bfloat16 before anything else did
+        found = _DTYPES_BY_NAME.get(name)
+    return found
+
+
+dtypes.on_narrow_dtypes_loaded(_DTYPES_BY_NAME.clear)
 
 
 def parse_scalar(text: str, dtype, weak_type: bool = False):
@@ -96,7 +102,7 @@ def parse_scalar(text: str, dtype, weak_type: bool = False):
         value = int(text)
         if weak_type:
             return value
-        info = np.iinfo(dt) if dt.kind in "iu" else ml_dtypes.iinfo(dt)
+        info = dtypes.iinfo(dt)
         if not info.min <= value <= info.max:
             raise ValueError(f"{value} is out of range for {dtypes.dtype_name(dt)}")
         return dt.type(value)
