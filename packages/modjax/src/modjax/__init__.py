@@ -68,6 +68,7 @@ from modjax.autodiff import (  # noqa: E402
 )
 from modjax.batching import vmap  # noqa: E402
 from modjax.lax.callbacks import pure_callback  # noqa: E402
+from modjax.random._key_reuse import debug_key_reuse  # noqa: E402  (jax.debug_key_reuse)
 from modjax.runtime import (  # noqa: E402
     Shard,
     block_until_ready,
@@ -171,6 +172,7 @@ __all__ = [
     "custom_vjp",
     "debug",
     "debug_infs",
+    "debug_key_reuse",
     "debug_nans",
     "default_backend",
     "device_count",

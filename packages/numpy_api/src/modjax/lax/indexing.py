@@ -287,7 +287,7 @@ def _gather_abstract_eval(
 ):
     dn = dimension_numbers
     _check_indices("gather", indices)
-    if kind(operand.dtype) == "?":
+    if kind(operand.dtype) == "?" and not isinstance(operand.dtype, dtypes.ExtendedDType):
         raise TypeError(f"gather does not accept operand dtype {operand.dtype}")
     out_rank = len(dn.offset_dims) + indices.ndim - 1
     _check_sorted_unique("gather", "offset_dims", dn.offset_dims, out_rank, "output rank")

@@ -7,5 +7,13 @@ generation on raw key data, ``_keys`` the key arrays and their operations,
 JAX 0.10's (threefry2x32 with ``jax_threefry_partitionable`` on).
 """
 
+import os as _os
+
+from modjax.tracecore import source_info as _source_info
+
 from ._distributions import *  # noqa: F403
+from ._key_reuse import debug_key_reuse as _debug_key_reuse  # noqa: F401  (defines the option)
 from ._keys import *  # noqa: F403
+
+# Equations and key reuse errors point at the user's line, not at these modules.
+_source_info.register_exclusion(_os.path.dirname(_os.path.abspath(__file__)))

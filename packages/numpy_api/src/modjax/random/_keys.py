@@ -29,6 +29,7 @@ from ._prng import (
     prng_key,  # noqa: F401  (re-exported: the key dtypes' abstract type)
     prngs,
     random_bits_p,
+    random_clone_p,
     random_fold_in_p,
     random_seed_p,
     random_split_p,
@@ -218,8 +219,11 @@ def key_impl(keys) -> str | PRNGSpec:
 
 
 def clone(key):
-    """Return a copy of a key (jax.random.clone; a no-op without key reuse checking)."""
-    return key
+    """Return a fresh copy of a key, unconsumed for key reuse checking (jax.random.clone).
+
+    Legacy uint32 keys are returned unchanged (they are not checked).
+    """
+    return random_clone_p.bind(key) if _is_typed(key) else key
 
 
 def bits(key, shape=(), dtype=None):

@@ -29,10 +29,10 @@ from modjax.autodiff import defjvp_zero
 from modjax.batching import batching_rules, bdim_at_front, defvectorized, moveaxis, vmap
 from modjax.lowering import lower_fun, register_lowering
 from modjax.runtime import ExtendedArray, extended_array_types, jit
-from modjax.tracecore import dtypes
+from modjax.tracecore import dtypes, source_info
 from modjax.tracecore.abstract import ShapedArray, physical_aval, physical_element_avals
 from modjax.tracecore.config import config
-from modjax.tracecore.core import Primitive
+from modjax.tracecore.core import KeyReuseError, Primitive
 
 from ..lax import structural as st
 from . import _rbg
@@ -48,6 +48,7 @@ __all__ = [
     "prng_key",
     "prngs",
     "random_bits_p",
+    "random_clone_p",
     "random_fold_in_p",
     "random_seed_p",
     "random_split_p",
@@ -84,7 +85,7 @@ class PRNGImpl:
         return f"PRNGImpl({self.name!r}, key_shape={self.key_shape})"
 
     def __str__(self) -> str:
-        return self.name
+        return self.tag  # as JAX: a jaxpr prints random_wrap[impl=fry]
 
 
 threefry_prng_impl = PRNGImpl(
@@ -232,7 +233,12 @@ class PRNGKeyArray(ExtendedArray):
     whole keys.
     """
 
-    __slots__ = ()
+    # ``_consumed``: False, or where the key was consumed while key reuse checking is on.
+    __slots__ = ("_consumed",)
+
+    def __init__(self, aval, base_array):
+        super().__init__(aval, base_array)
+        self._consumed = False
 
     @property
     def _impl(self) -> PRNGImpl:
@@ -281,6 +287,26 @@ def keys_equal(a, b, *, negate: bool):
 def _dtype_name(x) -> str:
     dtype = getattr(x, "dtype", None)
     return str(dtype) if dtype is not None else type(x).__name__
+
+
+# --- eager key reuse checking (see _key_reuse) --------------------------------------------------
+
+#: Whether key reuse checking is on; set by ``_key_reuse`` when ``jax_debug_key_reuse`` changes.
+reuse_checking = [False]
+
+
+def consume(keys, what: str) -> None:
+    """Mark concrete keys consumed by ``what``; raise KeyReuseError if they already were."""
+    if not isinstance(keys, PRNGKeyArray):
+        return
+    here = source_info.user_frame()
+    if keys._consumed:
+        raise KeyReuseError(
+            f"Previously-consumed key passed to {what} at index 0\n"
+            f"  the key was first consumed at {keys._consumed}\n"
+            f"  and is consumed again at {here if here is not None else 'an unknown line'}"
+        )
+    keys._consumed = here if here is not None else "an unknown line"
 
 
 # --- the key primitives --------------------------------------------------------------------------
@@ -366,6 +392,8 @@ def _split_physical(keys, *, shape):
 
 
 def _split_impl(keys, *, shape):
+    if reuse_checking[0]:
+        consume(keys, "random_split")
     impl = keys.dtype._impl
     data = _over_keys(lambda k: impl.split(k, shape), keys.ndim)(keys._base_array)
     return PRNGKeyArray(keys_aval(impl, (*keys.shape, *shape)), data)
@@ -414,6 +442,8 @@ def _fold_in_physical(keys, msgs):
 
 
 def _fold_in_impl(keys, msgs):
+    if reuse_checking[0]:
+        consume(keys, "random_fold_in")
     keys_av = keys.aval
     msgs_av = ShapedArray(np.shape(msgs), _U32)
     data = _fold_in_physical(keys_av, msgs_av)(keys._base_array, msgs)
@@ -448,6 +478,8 @@ def _bits_physical(keys, *, bit_width, shape):
 
 
 def _bits_impl(keys, *, bit_width, shape):
+    if reuse_checking[0]:
+        consume(keys, "random_bits")
     return _bits_physical(keys.aval, bit_width=bit_width, shape=shape)(keys._base_array)
 
 
@@ -498,6 +530,17 @@ random_unwrap_p = _declare(
     "random_unwrap", _unwrap_abstract_eval, operator.attrgetter("_base_array"), _same_data_lowering
 )
 defvectorized(random_unwrap_p)
+
+
+# random_clone: the same keys, fresh for key reuse checking.
+
+
+def _clone_impl(keys):
+    return PRNGKeyArray(keys.aval, keys._base_array)
+
+
+random_clone_p = _declare("random_clone", lambda keys: keys, _clone_impl, _same_data_lowering)
+defvectorized(random_clone_p)
 
 
 def random_wrap(data, impl: PRNGImpl):

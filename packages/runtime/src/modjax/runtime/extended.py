@@ -4,8 +4,9 @@ An ``ExtendedArray`` is what a user holds for an array whose dtype is one of
 tracecore's ``ExtendedDType`` s (JAX's ``PRNGKeyArray`` is the one example):
 its ``aval`` is the logical one (``key<fry>[3]``) and ``_base_array`` the
 device Array of its physical data (``uint32[3,2]``), whose shape and dtype
-tracecore's ``physical_aval`` gives. It subclasses jaxlib's ``Array`` base, so
-``isinstance(k, modjax.Array)`` holds, as for JAX's key arrays.
+tracecore's ``physical_aval`` gives. It subclasses jaxlib's ``Array`` base (as
+JAX's key arrays do) and is registered with ``modjax.Array``, so
+``isinstance(k, modjax.Array)`` holds.
 
 Programs see only logical avals; lowering maps them to the physical types.
 So jit and eager calls pass ``physical(x)`` to executables and wrap each
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -29,12 +31,16 @@ from jaxlib import _jax
 
 from modjax.tracecore import core
 from modjax.tracecore.abstract import register_aval_handler
+from modjax.tracecore.basearray import Array as AbstractArray
 from modjax.tracecore.dtypes import ExtendedDType
 
 from .array import ArrayImpl
 
 __all__ = [
     "ExtendedArray",
+    "call_checks",
+    "checked_run",
+    "jaxpr_checks",
     "extended_array_types",
     "is_extended_aval",
     "physical",
@@ -203,6 +209,7 @@ for _name in core.OPERATOR_NAMES:
 del _name
 
 register_aval_handler(ExtendedArray, operator.attrgetter("aval"))
+AbstractArray.register(ExtendedArray)  # isinstance(key, modjax.Array), as in JAX
 
 #: The class that wraps data of each extended dtype, keyed by the dtype's class
 #: (modjax.random registers its key array class for its key dtype).
@@ -223,3 +230,22 @@ def wrap(aval, data: ArrayImpl) -> ExtendedArray:
 def physical(x: Any) -> Any:
     """Return the Array of data under ``x`` if it is an ExtendedArray, else ``x``."""
     return x._base_array if isinstance(x, ExtendedArray) else x
+
+
+#: Checks of programs on extended dtypes (modjax.random's key reuse checker registers
+#: here while ``jax_debug_key_reuse`` is on). ``jaxpr_checks`` get every jaxpr that jit
+#: traces; ``call_checks`` get ``(closed_jaxpr, arguments)`` before an eager jit call of
+#: a program with extended avals and return a function of the call's flat outputs.
+jaxpr_checks: list[Callable[[Any], None]] = []
+call_checks: list[Callable[[Any, Any], Callable[[list], None]]] = []
+
+
+def checked_run(executable, closed, leaves, placed) -> list:
+    """Run ``executable`` on ``placed`` with the ``call_checks`` around it (if it needs them)."""
+    if not (call_checks and executable.extended):
+        return executable.run(placed)
+    after = [check(closed, leaves) for check in call_checks]
+    outs = executable.run(placed)
+    for update in after:
+        update(outs)
+    return outs

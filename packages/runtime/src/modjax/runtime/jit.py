@@ -67,7 +67,7 @@ from .executable import (
 )
 from .executable import placement as _placement
 from .explain import explain_compile_miss, explain_trace_miss
-from .extended import ExtendedArray
+from .extended import ExtendedArray, checked_run, jaxpr_checks
 from .sharding import Sharding, SingleDeviceSharding, as_sharding, is_sharding_like
 from .spmd import jaxpr_shardings, spmd_target
 
@@ -452,6 +452,8 @@ class _JitFunction:
         )
         with source_info_util.transform_name(f"jit({self.name})"):
             jaxpr, consts = trace_to_jaxpr(flat_fun, in_avals)
+        for check in jaxpr_checks:
+            check(jaxpr)
         self.stats["traces"] += 1
         traced = _Traced(
             ClosedJaxpr(jaxpr, consts), out_tree.val, call.donated, in_avals, info.arg_names
@@ -556,7 +558,7 @@ class _JitFunction:
         device, committed = self.placement(call, in_avals)
         executable, traced = self.executable(call, in_avals, device, committed)
         device_leaves = executable.place(call.leaves)
-        outs = executable.run(device_leaves)
+        outs = checked_run(executable, traced.closed, call.leaves, device_leaves)
         if flags.checks:
             kind = outputs_bad(outs)
             if kind is not None:
@@ -575,7 +577,7 @@ class _JitFunction:
         in_avals = tuple(_leaf_aval(x) for x in call.leaves)
         device, committed = self.placement(call, in_avals)
         executable, traced = self.executable(call, in_avals, device, committed)
-        outs = executable.run(executable.place(call.leaves))
+        outs = checked_run(executable, traced.closed, call.leaves, executable.place(call.leaves))
         result = traced.out_tree.unflatten(outs)
         return result, self.fastpath_data(call, executable, result, outs, committed), False
 
