@@ -80,3 +80,24 @@ def test_config_accepts_jax_spelling():
         modjax.config.update("jax_traceback_filtering", "auto")
     with pytest.raises(ValueError):
         modjax.config.update("jax_traceback_filtering", "sometimes")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: jnp.ones((2, 3)) @ jnp.ones((4,)),
+        lambda: jnp.concatenate([jnp.ones(3), jnp.ones((2, 2))]),
+    ],
+)
+def test_eager_op_errors_stop_at_the_primitive(call):
+    # Primitive.bind is a boundary: the eager dispatch, tracing and abstract evaluation
+    # below it are dropped; the numpy-level frames above it remain (as JAX's do).
+    with pytest.raises(TypeError) as info:
+        call()
+    files = _files(info.value)
+    assert files[0] == __file__ and len(files) <= 7, files
+    assert not any("/tracecore/" in f or "dispatch.py" in f for f in files), files
+    assert "/lax/" in files[-1] or "/numpy/" in files[-1], files
+    with traceback_filtering("off"), pytest.raises(TypeError) as info:
+        call()
+    assert len(_files(info.value)) > len(files) + 5

@@ -18,6 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from . import source_info as source_info_util
+from . import traceback_util
 from .abstract import ShapedArray, get_aval
 
 __all__ = [
@@ -79,7 +80,11 @@ class Primitive:
 
     def bind(self, *args, **params):
         """Apply the primitive to ``args`` under the current trace."""
-        return _state.trace.process_primitive(self, args, params)
+        try:
+            return _state.trace.process_primitive(self, args, params)
+        except Exception as e:  # an API boundary for eager ops (a no-op under jit, grad...)
+            traceback_util.filter_exception(e)
+            raise
 
     def def_impl(self, impl: Callable) -> Callable:
         """Set the function that evaluates the primitive on concrete values."""
@@ -467,3 +472,6 @@ def to_aval(value) -> ShapedArray:
     if isinstance(value, Tracer):
         return value.aval
     return get_aval(value)
+
+
+traceback_util.register_boundary(Primitive.bind.__code__)
