@@ -111,11 +111,6 @@ NOT_YET = _table(
         "#14: JAX's is jaxlib's C++ registry object; modjax's registry is tracecore's tables",
     ),
     ("jax.dtypes", "scalar_type_of", "#14: to do"),
-    (
-        "jax.errors",
-        "InconclusiveDimensionOperation JAXIndexError JAXTypeError JaxRuntimeError JaxprTypeError",
-        "#14: to do",
-    ),
     ("jax.ad_checkpoint", "Offloadable Recompute Saveable print_saved_residuals", "#14: to do"),
     (
         "jax.custom_derivatives",
