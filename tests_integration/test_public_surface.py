@@ -119,7 +119,6 @@ NOT_YET = _table(
         "#14: to do",
     ),
     ("jax.experimental", "EArray cur_qdd primal_tangent_dtype", "#14: to do"),
-    ("jax.example_libraries.stax", " ".join(MODULES["jax.example_libraries.stax"]), "#14: to do"),
 )
 
 
