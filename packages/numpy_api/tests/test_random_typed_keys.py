@@ -97,6 +97,16 @@ def test_keys_through_jit_vmap_scan_cond_and_device_put(ks):
     np.testing.assert_array_equal(_data(placed), KS_DATA)
 
 
+def test_repeated_jit_calls_rebuild_key_arrays_on_the_fast_path():
+    # From the second call on, jaxlib's C++ path passes the data and rebuilds the keys.
+    step = jit(lambda k: (random.split(k, 3), random.bits(k)))
+    for _ in range(3):
+        keys, bits = step(random.key(0))
+        assert str(keys.dtype) == "key<fry>" and keys.shape == (3,)
+        np.testing.assert_array_equal(_data(keys), KS_DATA)
+        assert bits.dtype == np.uint32
+
+
 def test_arithmetic_on_keys_raises_jax_type_errors():
     k = random.key(0)
     with pytest.raises(TypeError, match="add does not accept dtypes key<fry>, int32"):

@@ -28,7 +28,7 @@ import numpy as np
 from modjax.autodiff import defjvp_zero
 from modjax.batching import batching_rules, bdim_at_front, defvectorized, moveaxis, vmap
 from modjax.lowering import lower_fun, register_lowering
-from modjax.runtime import ExtendedArray, extended_array_types, jit
+from modjax.runtime import ExtendedArray, jit, register_extended_array_type
 from modjax.tracecore import dtypes, source_info
 from modjax.tracecore.abstract import ShapedArray, physical_aval, physical_element_avals
 from modjax.tracecore.config import config
@@ -266,7 +266,7 @@ class PRNGKeyArray(ExtendedArray):
     __hash__ = None
 
 
-extended_array_types[KeyTy] = PRNGKeyArray
+register_extended_array_type(KeyTy, PRNGKeyArray)
 
 
 def keys_equal(a, b, *, negate: bool):

@@ -34,7 +34,7 @@ from .compile_cache import compile_or_get_cached
 from .debugging import debug_infs, debug_nans, disable_jit, explain_cache_misses
 from .dispatch import apply_primitive
 from .executable import effects_barrier
-from .extended import ExtendedArray, extended_array_types
+from .extended import ExtendedArray, extended_array_types, register_extended_array_type
 from .jit import Compiled, Lowered, Traced, clear_caches, eval_shape, jit, jit_p
 from .sharding import Sharding, SingleDeviceSharding, register_sharding, register_sharding_spec
 
@@ -76,6 +76,7 @@ __all__ = [
     "process_indices",
     "process_index",
     "register_backend_factory",
+    "register_extended_array_type",
     "register_sharding",
     "register_sharding_spec",
 ]

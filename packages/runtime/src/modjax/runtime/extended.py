@@ -21,6 +21,7 @@ the primitive) behave as they do on tracers.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from modjax.tracecore.abstract import register_aval_handler
 from modjax.tracecore.basearray import Array as AbstractArray
 from modjax.tracecore.dtypes import ExtendedDType
 
+from . import cpp_dispatch
 from .array import ArrayImpl
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "checked_run",
     "jaxpr_checks",
     "extended_array_types",
+    "register_extended_array_type",
     "is_extended_aval",
     "physical",
     "wrap",
@@ -212,8 +215,24 @@ register_aval_handler(ExtendedArray, operator.attrgetter("aval"))
 AbstractArray.register(ExtendedArray)  # isinstance(key, modjax.Array), as in JAX
 
 #: The class that wraps data of each extended dtype, keyed by the dtype's class
-#: (modjax.random registers its key array class for its key dtype).
+#: (see ``register_extended_array_type``).
 extended_array_types: dict[type, type] = {}
+
+
+def register_extended_array_type(dtype_class: type, array_class: type) -> None:
+    """Make ``array_class`` (an ExtendedArray subclass) the arrays of ``dtype_class``'s dtypes.
+
+    The class also becomes a node of the C++ dispatch registry whose one child is
+    the data (as JAX registers its key arrays), so jaxlib's jit fast path passes
+    the data to the executable and rebuilds the arrays of the outputs.
+    """
+    extended_array_types[dtype_class] = array_class
+    with contextlib.suppress(ValueError):  # ValueError: registered already
+        cpp_dispatch.registry.register_node(
+            array_class,
+            lambda x: ((x._base_array,), x.aval),
+            lambda aval, children: array_class(aval, children[0]),
+        )
 
 
 def is_extended_aval(aval) -> bool:

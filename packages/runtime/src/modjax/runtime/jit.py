@@ -67,7 +67,7 @@ from .executable import (
 )
 from .executable import placement as _placement
 from .explain import explain_compile_miss, explain_trace_miss
-from .extended import ExtendedArray, checked_run, jaxpr_checks
+from .extended import ExtendedArray, call_checks, checked_run, jaxpr_checks, physical
 from .sharding import Sharding, SingleDeviceSharding, as_sharding, is_sharding_like
 from .spmd import jaxpr_shardings, spmd_target
 
@@ -583,12 +583,15 @@ class _JitFunction:
 
     def fastpath_data(self, call: _Call, executable: Executable, result, outs, committed):
         """Return the C++ fast path's record of this call, or None if it cannot take it."""
-        if executable.ordered_effects or executable.host_callbacks or executable.extended:
-            return None  # tokens or ExtendedArrays: ``Executable.run`` handles them
+        if executable.ordered_effects or executable.host_callbacks:
+            return None  # its tokens are threaded by ``Executable.run``
+        if executable.extended and call_checks:
+            return None  # every call is checked (key reuse)
+        # The C++ registry flattens an ExtendedArray to its data, which the program takes.
+        flat = [physical(x) for x in call.leaves] if executable.extended else call.leaves
+        outs = [physical(x) for x in outs] if executable.extended else outs
         leaves = cpp_dispatch.flatten_arguments(call.dyn_args, call.dyn_kwargs)
-        if len(leaves) != len(call.leaves) or any(
-            a is not b for a, b in zip(leaves, call.leaves, strict=True)
-        ):
+        if len(leaves) != len(flat) or any(a is not b for a, b in zip(leaves, flat, strict=True)):
             # A pytree node the C++ registry does not know: teach it, take the next call.
             cpp_dispatch.mirror_node_types(leaves)
             return None
