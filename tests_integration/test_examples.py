@@ -29,9 +29,11 @@ def test_custom_dsl_example_runs_and_agrees():
     assert "agree" in out
 
 
-def test_demo_jits_prints_and_hits_the_cache():
+def test_demo_trains_the_tour_mlp_prints_its_jaxpr_and_hits_the_cache():
     out = run_example("demo.py")
-    assert "{ lambda" in out and "stablehlo.dot_general" in out
+    losses = [float(line.split()[-1]) for line in out.splitlines() if line.startswith("  step")]
+    assert len(losses) >= 5 and losses[-1] < 0.1 * losses[0], losses
+    assert "{ lambda" in out and "tanh" in out and "dot_general" in out
     assert "a cache hit" in out and "Eager (op by op) gives the same value" in out
 
 
@@ -39,3 +41,21 @@ def test_tracecore_tour_round_trips_and_splits():
     out = run_example("tracecore_tour.py")
     assert "parses back to an equal jaxpr: True" in out
     assert "Partial evaluation" in out
+
+
+def test_readme_tracecore_snippet_runs_with_the_whole_stack_imported():
+    import re
+
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    snippet = re.findall(r"```python\n(.*?)```", readme, re.S)[0]
+    assert "make_jaxpr" in snippet and "parse_jaxpr" in snippet
+    # The workspace has modjax.lax, which declares its own `sin`: the snippet must
+    # still parse its jaxpr back.
+    done = subprocess.run(
+        [sys.executable, "-c", "import modjax.numpy\n" + snippet],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "sin a" in done.stdout
