@@ -95,9 +95,9 @@ NOT_YET = _table(
         "jax.lax",
         "AccuracyMode DotAlgorithm DotAlgorithmPreset DotDimensionNumbers PrecisionLike "
         "RaggedDotDimensionNumbers Tolerance after_all after_all_p approx_max_k approx_min_k "
-        "approx_top_k_p broadcast_like composite conv_general_dilated_local "
+        "approx_top_k_p composite conv_general_dilated_local "
         "conv_general_dilated_patches create_token create_token_p dce_sink dce_sink_p "
-        "device_put_p dtype empty eq_to_p le_to_p "
+        "device_put_p eq_to_p le_to_p "
         "linear_solve_p lt_to_p mulhi mulhi_p optimization_barrier optimization_barrier_p "
         "platform_dependent ragged_dot ragged_dot_general "
         "scaled_dot select_and_scatter_p shape_as_value split_p square_p stack_p stage "
@@ -110,7 +110,6 @@ NOT_YET = _table(
         "default_registry",
         "#14: JAX's is jaxlib's C++ registry object; modjax's registry is tracecore's tables",
     ),
-    ("jax.dtypes", "scalar_type_of", "#14: to do"),
     ("jax.ad_checkpoint", "Offloadable Recompute Saveable print_saved_residuals", "#14: to do"),
     (
         "jax.custom_derivatives",

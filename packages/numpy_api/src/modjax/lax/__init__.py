@@ -44,6 +44,7 @@ from . import (
     extended_rules,  # noqa: E402, F401  (structural lowerings for key arrays)
     linalg,  # noqa: E402  (modjax.lax.linalg, as jax.lax.linalg)
 )
+from .array_helpers import *  # noqa: F403
 from .bits import *  # noqa: F403
 from .composites import *  # noqa: F403
 from .control_flow import (

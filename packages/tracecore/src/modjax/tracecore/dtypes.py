@@ -65,6 +65,7 @@ __all__ = [
     "promote_types",
     "python_scalar_dtype",
     "result_type",
+    "scalar_type_of",
     "short_dtype_name",
     "supported_dtypes",
 ]
@@ -929,3 +930,15 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *NARROW_DTYPE_NAMES})
+
+
+def scalar_type_of(x: Any) -> type:
+    """Return the Python scalar type (bool, int, float, complex) of ``x``'s dtype
+    (jax.dtypes.scalar_type_of)."""
+    dt = dtype(x)
+    for kind, scalar in ((np.bool_, bool), (np.integer, int), (np.floating, float)):
+        if issubdtype(dt, kind):
+            return scalar
+    if issubdtype(dt, np.complexfloating):
+        return complex
+    raise TypeError(f"Invalid scalar value {x}")

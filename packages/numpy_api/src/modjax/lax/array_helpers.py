@@ -1,0 +1,50 @@
+"""Small lax helpers about whole arrays: ``dtype``, ``empty``, ``broadcast_like``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from modjax.tracecore import dtypes
+
+from ._common import aval_of
+from .structural import broadcast_in_dim, full
+
+__all__ = ["broadcast_like", "dtype", "empty"]
+
+
+def dtype(x: Any) -> np.dtype:
+    """Return the dtype ``x`` has as a modjax value, canonicalized for x64 (jax.lax.dtype)."""
+    return aval_of(x).dtype
+
+
+def empty(shape: Sequence[int], dtype: Any, *, out_sharding=None):
+    """Return an array of ``shape`` and ``dtype`` whose values are unspecified (jax.lax.empty).
+
+    On CPU the values are zeros; programs must not rely on them. ``out_sharding``
+    other than None is not supported yet.
+    """
+    if out_sharding is not None:
+        raise NotImplementedError("lax.empty: out_sharding is not supported yet")
+    dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "empty")
+    return full(shape, np.zeros((), dtype)[()], dtype)
+
+
+def broadcast_like(arr: Any, like_arr: Any):
+    """Broadcast ``arr`` to the shape of ``like_arr``, NumPy style (jax.lax.broadcast_like)."""
+    src, like = aval_of(arr), aval_of(like_arr)
+    if src.shape == like.shape:
+        return arr
+    offset = len(like.shape) - len(src.shape)
+    compatible = offset >= 0 and all(
+        d in (1, t) for d, t in zip(src.shape, like.shape[offset:], strict=True)
+    )
+    if not compatible:
+        raise ValueError(
+            f"Incompatible types for broadcasting: input type={src.str_short()} and requested "
+            f"type={src.update(shape=like.shape).str_short()}"
+        )
+    # broadcast_in_dim also stretches the size-1 axes.
+    return broadcast_in_dim(arr, like.shape, tuple(range(offset, len(like.shape))))
