@@ -27,7 +27,7 @@ def ravel_pytree(pytree: Any) -> tuple[Any, Callable[[Any], Any]]:
     leaves, treedef = tree_flatten(pytree)
     if not leaves:
         return jnp.zeros((0,), np.float32), partial(_unravel, treedef, (), (), None, None)
-    from_dtypes = tuple(dtypes.dtype(leaf) for leaf in leaves)
+    from_dtypes = tuple(dtypes.dtype(leaf, canonicalize=True) for leaf in leaves)
     to_dtype = jnp.result_type(*leaves)
     shapes = tuple(np.shape(leaf) for leaf in leaves)
     flat = jnp.concatenate([jnp.ravel(jnp.asarray(leaf, to_dtype)) for leaf in leaves])
