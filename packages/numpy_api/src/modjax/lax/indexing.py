@@ -37,7 +37,7 @@ from modjax.lowering import hlo, ir, ir_type, lower_fun, lower_jaxpr_inline, reg
 from modjax.lowering import lowering_rules as _lowering_rules
 from modjax.runtime import apply_primitive
 from modjax.tracecore import dtypes
-from modjax.tracecore.abstract import ShapedArray
+from modjax.tracecore.abstract import ShapedArray, physical_aval
 from modjax.tracecore.core import Primitive
 from modjax.tracecore.parse import register_param_parser
 from modjax.tracecore.pretty import register_param_printer
@@ -490,7 +490,8 @@ def gather(
     parsed = PROMISE_IN_BOUNDS if mode is None else GatherScatterMode.from_any(mode)
     fill = None
     if parsed == FILL_OR_DROP:
-        fill = _python_fill(fill_value, aval_of(operand).dtype)
+        # Keys (extended dtypes) are filled in their data's dtype.
+        fill = _python_fill(fill_value, physical_aval(aval_of(operand)).dtype)
     return gather_p.bind(
         operand,
         start_indices,
