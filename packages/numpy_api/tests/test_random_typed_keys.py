@@ -76,6 +76,11 @@ def test_structural_operations_on_keys_match_jax(ks):
     np.testing.assert_array_equal(_data(jit(lambda k, i: k[i])(ks, 1)), KS_DATA[1])
     np.testing.assert_array_equal(_data(ks.T), KS_DATA)
     np.testing.assert_array_equal(_data(jnp.take(ks, jnp.array([1, 2]))), KS_DATA[1:])
+    k1 = random.key(1)
+    np.testing.assert_array_equal(_data(ks.at[0].set(k1)), [[0, 1], KS_DATA[1], KS_DATA[2]])
+    np.testing.assert_array_equal(
+        _data(ks.at[jnp.array([0, 2])].set(k1)), [[0, 1], KS_DATA[1], [0, 1]]
+    )
     # Out of bounds, take fills the data with the uint32 maximum (as JAX does).
     np.testing.assert_array_equal(_data(jnp.take(ks, jnp.array([5]))), [[2**32 - 1] * 2])
     assert [np.asarray(_data(x)).tolist() for x in ks] == KS_DATA.tolist()

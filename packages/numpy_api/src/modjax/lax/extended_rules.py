@@ -121,6 +121,19 @@ def _dynamic_update_slice(avals_in, avals_out, operand, update, *starts):
     return ix.dynamic_update_slice_p.bind(operand, update, *_zero_starts(starts, len(elem)))
 
 
+def _scatter(avals_in, avals_out, operand, indices, updates, *, dimension_numbers, **params):
+    # The element axes are the last window axes of the updates, never inserted.
+    updates_aval = avals_in[2]
+    n = len(_element_shape(updates_aval))
+    dnums = dimension_numbers._replace(
+        update_window_dims=(
+            *dimension_numbers.update_window_dims,
+            *range(updates_aval.ndim, updates_aval.ndim + n),
+        )
+    )
+    return ix.scatter_p.bind(operand, indices, updates, dimension_numbers=dnums, **params)
+
+
 #: For each structural primitive: its function on physical data, given the logical avals.
 physical_rules: dict[Primitive, Callable] = {
     st.broadcast_in_dim_p: _broadcast_in_dim,
@@ -135,6 +148,7 @@ physical_rules: dict[Primitive, Callable] = {
     ix.gather_p: _gather,
     ix.dynamic_slice_p: _dynamic_slice,
     ix.dynamic_update_slice_p: _dynamic_update_slice,
+    ix.scatter_p: _scatter,
 }
 
 

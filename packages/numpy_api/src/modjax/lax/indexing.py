@@ -669,7 +669,7 @@ def _window_sizes(dn: ScatterDimensionNumbers, operand_ndim: int, update_shape) 
 
 def _scatter_shape_rule(name, operand, indices, update_shape, dn):
     _check_indices(name, indices)
-    if kind(operand.dtype) == "?":
+    if kind(operand.dtype) == "?" and not isinstance(operand.dtype, dtypes.ExtendedDType):
         raise TypeError(f"{name} does not accept operand dtype {operand.dtype}")
     update_rank = len(update_shape)
     _check_sorted_unique(
@@ -754,7 +754,8 @@ def _scatter_abstract_eval(
             f"lax.{name} requires arguments to have the same dtypes, got "
             f"{dtypes.dtype_name(operand.dtype)}, {dtypes.dtype_name(updates.dtype)}."
         )
-    check_dtype(name, operand, accepted)
+    if not (name == "scatter" and isinstance(operand.dtype, dtypes.ExtendedDType)):
+        check_dtype(name, operand, accepted)  # a plain scatter also moves keys
     _scatter_shape_rule(name, operand, indices, updates.shape, dimension_numbers)
     return ShapedArray(operand.shape, operand.dtype, operand.weak_type)
 
