@@ -45,6 +45,7 @@ from . import (
     linalg,  # noqa: E402  (modjax.lax.linalg, as jax.lax.linalg)
 )
 from .array_helpers import *  # noqa: F403
+from .barrier import *  # noqa: F403
 from .bits import *  # noqa: F403
 from .composites import *  # noqa: F403
 from .control_flow import (
