@@ -215,9 +215,18 @@ def is_key_dtype(dtype: Any) -> bool:
     return type(dtype) is KeyTy
 
 
+_keys_avals: dict[tuple, ShapedArray] = {}
+
+
 def keys_aval(impl: PRNGImpl, shape: tuple[int, ...]) -> ShapedArray:
-    """Return the aval of a key array of ``shape`` and implementation ``impl``."""
-    return ShapedArray(shape, KeyTy(impl))
+    """Return the (shared) aval of a key array of ``shape`` and implementation ``impl``."""
+    key = (impl, shape)
+    aval = _keys_avals.get(key)
+    if aval is None:
+        if len(_keys_avals) > 4096:
+            _keys_avals.clear()
+        aval = _keys_avals[key] = ShapedArray(shape, KeyTy(impl))
+    return aval
 
 
 # --- concrete key arrays -----------------------------------------------------------------------
