@@ -17,6 +17,9 @@ from modjax.tracecore.tracing import make_jaxpr
 
 # Every dtype XLA's CPU backend takes as a constant and an output. Left out: int1/uint1
 # (no StableHLO type), float6_* (XLA aborts on their constants), float0 (no buffers).
+# Every dtype, the narrow ones (loaded on first use) included.
+dtypes.load_narrow_dtypes()
+
 DTYPES = [
     dt
     for dt in dtypes.supported_dtypes()

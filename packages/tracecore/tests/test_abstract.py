@@ -20,6 +20,9 @@ from modjax.tracecore.abstract import (
 )
 from modjax.tracecore.config import enable_x64
 
+# Every dtype, the narrow ones (loaded on first use) included.
+dtypes.load_narrow_dtypes()
+
 F32 = np.dtype(np.float32)
 
 # --------------------------------------------------------------------------

@@ -32,6 +32,9 @@ from hypothesis import strategies as st
 from modjax.tracecore import dtypes
 from modjax.tracecore.config import enable_x64, numpy_dtype_promotion
 
+# Every dtype, the narrow ones (loaded on first use) included.
+dtypes.load_narrow_dtypes()
+
 # fmt: off
 PROMOTION_COLUMNS = "bool u1 u2 u4 u8 u16 u32 u64 i1 i2 i4 i8 i16 i32 i64 f4_e2m1fn f6_e2m3fn f6_e3m2fn f8_e3m4 f8_e4m3 f8_e4m3b11fnuz f8_e4m3fn f8_e4m3fnuz f8_e5m2 f8_e5m2fnuz f8_e8m0fnu bf16 f16 f32 f64 c64 c128 i* f* c*"
 RESULT_TYPE_STANDARD_X32 = """

@@ -19,21 +19,13 @@ from modjax import (  # noqa: E402
     custom_derivatives,
     debug,
     distributed,
-    dlpack,
     dtypes,
     errors,
-    experimental,
-    export,
-    flatten_util,
-    image,
     lax,
-    nn,
     numpy,
     random,
-    scipy,
     sharding,
     stages,
-    test_util,
     tree,
     tree_util,
     typing,
@@ -218,3 +210,24 @@ __all__ = [
     "vjp",
     "vmap",
 ]
+
+
+# Submodules a program reaches as attributes (``jax.scipy.special``, ``jax.nn``) but
+# that most programs never use: imported on first access, so ``import modjax`` does
+# not pay for them. Their primitives and rules are declared in them, so they are
+# registered before anything can bind them.
+_LAZY_SUBMODULES = frozenset(
+    {"dlpack", "experimental", "export", "flatten_util", "image", "nn", "scipy", "test_util"}
+)
+
+
+def __getattr__(name: str):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"modjax.{name}")  # also binds it as our attribute
+    raise AttributeError(f"module 'modjax' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY_SUBMODULES})

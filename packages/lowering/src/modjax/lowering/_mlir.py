@@ -16,6 +16,7 @@ built in it are referenced).
 
 from __future__ import annotations
 
+import importlib
 import io
 import threading
 from collections.abc import Sequence
@@ -23,10 +24,6 @@ from typing import Any
 
 import numpy as np
 from jaxlib.mlir import ir
-from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-from jaxlib.mlir.dialects import chlo, sdy
-from jaxlib.mlir.dialects import func as func_dialect
-from jaxlib.mlir.dialects import stablehlo as hlo
 
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import physical_aval
@@ -60,6 +57,63 @@ __all__ = [
     "sdy_return",
 ]
 
+
+class _LazyModule:
+    """A jaxlib module imported when first needed: when a context is made, or when an
+    attribute read from it is first used.
+
+    The dialect bindings (StableHLO's above all) take longer to import than the rest of
+    modjax.lowering together, and a program needs them only once it lowers something.
+    Rule modules read attributes at import (``_hlo_unary(hlo.negate)``): before the
+    import those come back as :class:`_LazyAttribute`, resolved on first call.
+    """
+
+    def __init__(self, name: str):
+        self._name = name
+        self._module = None
+
+    def load(self) -> Any:
+        """Import the module (once) and return it."""
+        if self._module is None:
+            self._module = importlib.import_module(self._name)
+        return self._module
+
+    def __getattr__(self, attr: str) -> Any:
+        if self._module is None:
+            return _LazyAttribute(self, attr)
+        value = getattr(self._module, attr)
+        setattr(self, attr, value)  # later reads are plain attribute reads
+        return value
+
+    def __repr__(self) -> str:
+        return f"<module {self._name!r}, imported on first use>"
+
+
+class _LazyAttribute:
+    """``module.attr`` of a :class:`_LazyModule` read before its import; resolved when used."""
+
+    __slots__ = ("_owner", "_attr")
+
+    def __init__(self, owner: _LazyModule, attr: str):
+        self._owner = owner
+        self._attr = attr
+
+    def _resolve(self) -> Any:
+        return getattr(self._owner.load(), self._attr)
+
+    def __call__(self, *args, **kwargs):
+        return self._resolve()(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._resolve(), name)
+
+
+hlo = _LazyModule("jaxlib.mlir.dialects.stablehlo")
+chlo = _LazyModule("jaxlib.mlir.dialects.chlo")
+sdy = _LazyModule("jaxlib.mlir.dialects.sdy")
+func_dialect = _LazyModule("jaxlib.mlir.dialects.func")
+_jax_mlir_ext = _LazyModule("jaxlib.mlir._mlir_libs._jax_mlir_ext")
+
 # Bytes of non-splat constants a thread's context may hold before it is replaced.
 CONTEXT_BYTES_LIMIT = 256 * 2**20
 # Entries of the tensor-type cache kept per thread before it is emptied.
@@ -70,6 +124,8 @@ _TYPE_CACHE_LIMIT = 20_000
 
 
 def _new_context() -> ir.Context:
+    for module in (hlo, chlo, sdy, func_dialect, _jax_mlir_ext):
+        module.load()
     registry = ir.DialectRegistry()
     _jax_mlir_ext.register_dialects(registry)
     context = ir.Context()

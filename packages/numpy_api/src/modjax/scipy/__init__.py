@@ -3,19 +3,6 @@
 It has the submodules of ``jax.scipy`` but ``sparse`` and ``spatial``.
 """
 
-from . import (
-    cluster,
-    fft,
-    integrate,
-    interpolate,
-    linalg,
-    ndimage,
-    optimize,
-    signal,
-    special,
-    stats,
-)
-
 __all__ = [
     "cluster",
     "fft",
@@ -28,3 +15,17 @@ __all__ = [
     "special",
     "stats",
 ]
+
+
+def __getattr__(name: str):
+    # Each submodule is imported when first reached (``jax.scipy.special.erf``), as
+    # JAX's are: most programs use one or two of them, if any.
+    if name in __all__:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
