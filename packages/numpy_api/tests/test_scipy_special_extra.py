@@ -11,6 +11,7 @@ JAX's own batched and scalar loops differ by that much (exp1(1) in float32:
 
 from __future__ import annotations
 
+import functools
 import json
 import pathlib
 
@@ -57,14 +58,16 @@ CASES = {
 
 
 def _close(actual, expected, dtype, ulps, scale=0.0):
-    """Assert agreement to ``ulps`` relative ulps (plus ``scale`` ulps absolute); NaN == NaN."""
+    """Assert agreement to ``ulps`` relative ulps plus ``scale`` ulps absolute (a number or
+    one per element); NaN == NaN and infinities must match."""
     eps = np.finfo(dtype).eps
-    np.testing.assert_allclose(
-        np.asarray(actual, np.float64),
-        np.asarray(expected, np.float64),
-        rtol=ulps * eps,
-        atol=scale * eps + np.finfo(dtype).tiny,
-    )
+    actual = np.asarray(actual, np.float64)
+    expected = np.broadcast_to(np.asarray(expected, np.float64), actual.shape)
+    allowed = ulps * eps * np.abs(expected) + np.asarray(scale) * eps + np.finfo(dtype).tiny
+    with np.errstate(invalid="ignore"):
+        ok = (np.abs(actual - expected) <= allowed) | (actual == expected)
+    ok |= np.isnan(actual) & np.isnan(expected)
+    assert ok.all(), f"{dtype}, {ulps} ulps:\nactual   {actual[~ok]}\nexpected {expected[~ok]}"
 
 
 # every case is padded (repeating its last point) to one length, so that eager mode
@@ -85,89 +88,122 @@ def _outputs(out):
     return out if isinstance(out, tuple) else (out,)
 
 
+def _derivative(fn, entry, key):
+    """The elementwise derivative of output j in argument i (``key`` is ``"j:i"``)."""
+    j, i = map(int, key.split(":"))
+    scalar = fn if len(entry["values"]) == 1 else (lambda *a: fn(*a)[j])
+    return vmap(grad(scalar, argnums=i))
+
+
+@functools.cache
+def _computed(name, dtype):
+    """A case's values and, in float64, its derivatives: one jitted program per case and dtype.
+
+    Compiling the whole case once costs far less than compiling it op by op in
+    eager mode; the values and derivative tests share the result.
+    """
+    fn, _ = CASES[name]
+    entry = REFERENCE[dtype][name]
+    # float64 only: the float32 derivatives are the same code, and in float32 the ones
+    # formed by cancellation (d comb / d N at large N) are rounding noise in JAX as here
+    keys = list(entry["grads"]) if dtype == "float64" else []
+
+    def program(*args):
+        return _outputs(fn(*args)), {key: _derivative(fn, entry, key)(*args) for key in keys}
+
+    with enable_x64(dtype == "float64"):
+        return jit(program)(*_args(entry, dtype))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", sorted(set(CASES) - {"hyp2f1_grad"}))
 def test_values_match_jax(name, dtype):
-    fn, ulps = CASES[name]
+    _, ulps = CASES[name]
     entry = REFERENCE[dtype][name]
-    with enable_x64(dtype == "float64"):
-        outs = _outputs(fn(*_args(entry, dtype)))
-        for out, expected in zip(outs, entry["values"], strict=True):
-            assert str(out.dtype) == entry["dtype"]
-            _close(out, _pad(expected), dtype, ulps)
+    outs, _ = _computed(name, dtype)
+    for out, expected in zip(outs, entry["values"], strict=True):
+        assert str(out.dtype) == entry["dtype"]
+        _close(out, _pad(expected), dtype, ulps)
 
 
 @pytest.mark.parametrize("name", sorted(n for n in CASES if REFERENCE["float64"][n]["grads"]))
 def test_derivatives_match_jax(name):
-    # float64 only: the float32 derivatives are the same code, and in float32 the ones
-    # formed by cancellation (d comb / d N at large N) are rounding noise in JAX as here
-    dtype = "float64"
-    fn, _ = CASES[name]
-    entry = REFERENCE[dtype][name]
-    args = _args(entry, dtype)
-    with enable_x64(dtype == "float64"):
-        for key, expected in entry["grads"].items():
-            j, i = map(int, key.split(":"))
-            scalar = fn if len(entry["values"]) == 1 else (lambda *a, j=j: fn(*a)[j])
-            # derivatives formed by cancellation (1 - 2x dawsn(x), d boxcox / d lambda) lose
-            # absolute, not relative, accuracy: allow a few ulps of 1 besides
-            _close(vmap(grad(scalar, argnums=i))(*args), _pad(expected), dtype, 32, scale=32)
+    entry = REFERENCE["float64"][name]
+    _, derivatives = _computed(name, "float64")
+    assert set(derivatives) == set(entry["grads"])
+    for key, expected in entry["grads"].items():
+        # derivatives formed by cancellation (1 - 2x dawsn(x), d comb / d k = comb times a
+        # difference of digammas) lose absolute, not relative, accuracy: allow a few ulps
+        # of the larger of 1 and the function's value besides
+        value = np.abs(_pad(entry["values"][int(key.split(":")[0])]))
+        scale = 32 * np.maximum(1, np.nan_to_num(value, posinf=0))
+        _close(derivatives[key], _pad(expected), "float64", 32, scale=scale)
+
+
+def _close_complex(actual, expected, dtype):
+    """Assert agreement to 8 ulps of the largest magnitude expected."""
+    expected = np.asarray(expected[0]) + 1j * np.asarray(expected[1])
+    scale = 8 * np.abs(expected).max()
+    _close(np.abs(np.asarray(actual) - expected), 0, dtype, 0, scale=scale)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_wofz_and_complex_erfcx(dtype):
-    entry = REFERENCE[dtype]["wofz"]
+    ref = REFERENCE[dtype]
     cdtype = np.complex64 if dtype == "float32" else np.complex128
-    re, im = entry["args"][0]
+    re, im = ref["wofz"]["args"][0]
     z = (np.asarray(re) + 1j * np.asarray(im)).astype(cdtype)
-    with enable_x64(dtype == "float64"):
+    real = np.asarray(ref["wofz_real"]["args"][0], dtype)
+
+    def program(z, real):
         w, dw = jvp(sp.wofz, (z,), (jnp.ones_like(z),))
-        assert str(w.dtype) == entry["dtype"]
-        expected = np.asarray(entry["values"][0][0]) + 1j * np.asarray(entry["values"][0][1])
-        _close(np.abs(np.asarray(w) - expected), 0, dtype, 0, scale=8 * np.abs(expected).max())
-        d_expected = np.asarray(entry["jvp"][0]) + 1j * np.asarray(entry["jvp"][1])
-        _close(np.abs(np.asarray(dw) - d_expected), 0, dtype, 0, scale=8 * np.abs(d_expected).max())
-        ec = sp.erfcx(z)
-        e = REFERENCE[dtype]["erfcx_complex"]["values"][0]
-        _close(
-            np.abs(np.asarray(ec) - (np.asarray(e[0]) + 1j * np.asarray(e[1]))),
-            0,
-            dtype,
-            0,
-            scale=8 * np.abs(np.asarray(e[0]) + 1j * np.asarray(e[1])).max(),
-        )
-        real = sp.wofz(np.asarray(REFERENCE[dtype]["wofz_real"]["args"][0], dtype))
-        assert str(real.dtype) == REFERENCE[dtype]["wofz_real"]["dtype"]
+        return w, dw, sp.erfcx(z), sp.wofz(real)
+
+    with enable_x64(dtype == "float64"):
+        w, dw, ec, w_real = jit(program)(z, real)
+    assert str(w.dtype) == ref["wofz"]["dtype"]
+    assert str(w_real.dtype) == ref["wofz_real"]["dtype"]
+    _close_complex(w, ref["wofz"]["values"][0], dtype)
+    _close_complex(dw, ref["wofz"]["jvp"], dtype)
+    _close_complex(ec, ref["erfcx_complex"]["values"][0], dtype)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_bernoulli_bessel_jn_sph_harm_y(dtype):
     ref = REFERENCE[dtype]
+    # n = 1: the first numbers only; 10 and 31: from zeta, 31 the longest table
     with enable_x64(dtype == "float64"):
-        for n, expected in ref["bernoulli"].items():
+        for n in ("1", "10", "31"):
             out = sp.bernoulli(int(n))
             assert out.dtype == np.dtype(dtype) and out.shape == (int(n) + 1,)
-            _close(out, expected, dtype, 8)
+            _close(out, ref["bernoulli"][n], dtype, 8)
         z = np.asarray(ref["bessel_jn"]["args"][0], dtype)
-        out = sp.bessel_jn(z, v=3)
-        assert out.shape == (4, z.size) and out.dtype == np.dtype(dtype)
-        _close(out, ref["bessel_jn"]["values"], dtype, 16, scale=4)
-        if dtype == "float64":  # in float32 JAX's derivative at z = 5 is -0.819, this -0.346
-            g = vmap(grad(lambda v: sp.bessel_jn(v, v=3)[2]))(z)
-            _close(g, ref["bessel_jn"]["grad"], dtype, 16, scale=4)
         n, m, theta, phi = ref["sph_harm_y"]["args"]
-        y = sp.sph_harm_y(
-            np.asarray(n), np.asarray(m), np.asarray(theta, dtype), np.asarray(phi, dtype)
-        )
-        assert str(y.dtype) == ref["sph_harm_y"]["dtype"]
-        _close(np.real(y), ref["sph_harm_y"]["values"][0], dtype, 8, scale=4)
-        _close(np.imag(y), ref["sph_harm_y"]["values"][1], dtype, 8, scale=4)
+
+        def program(z, theta, phi):
+            bessel = sp.bessel_jn(z, v=3)
+            slope = vmap(grad(lambda v: sp.bessel_jn(v, v=3)[2]))(z)
+            return bessel, slope, sp.sph_harm_y(np.asarray(n), np.asarray(m), theta, phi)
+
+        out, g, y = jit(program)(z, np.asarray(theta, dtype), np.asarray(phi, dtype))
+    assert out.shape == (4, z.size) and out.dtype == np.dtype(dtype)
+    _close(out, ref["bessel_jn"]["values"], dtype, 16, scale=4)
+    exact = REFERENCE["float64"]["bessel_jn"]["grad"]  # J_2' = (J_1 - J_3) / 2, as scipy
+    # NaN where JAX's float32 recurrence overflows (small |z|), the exact derivative
+    # elsewhere: JAX's own float32 derivative at z = 5 is -0.819 (exact -0.346), because
+    # its division JVP squares the normalizer (8.9e29 > sqrt(float32 max)) and so loses
+    # the normalizer's term; modjax's forms d(x/y) from x/y and never squares y
+    expected = np.where(np.isnan(ref["bessel_jn"]["grad"]), np.nan, exact)
+    _close(g, expected, dtype, 16, scale=4)
+    _close(g[4:6], ref["bessel_jn"]["grad"][4:6], dtype, 16, scale=4)  # z = 10, 20: as JAX
+    assert str(y.dtype) == ref["sph_harm_y"]["dtype"]
+    _close(np.real(y), ref["sph_harm_y"]["values"][0], dtype, 8, scale=4)
+    _close(np.imag(y), ref["sph_harm_y"]["values"][1], dtype, 8, scale=4)
 
 
 # jitted once at import, so the examples share their compiled programs
 JIT_CASES = [
     (sp.erfcx, lambda x, a: (x,)),
-    (sp.sici, lambda x, a: (x,)),
     (sp.expi, lambda x, a: (x,)),
     (sp.hyp1f1, lambda x, a: (a, a + 1, x / 10)),
 ]
