@@ -192,7 +192,9 @@ def lu(x):
 
 def _permute_rows(x, permutation):
     """Return ``x[..., permutation, :]``: one gather of whole rows, batch dims matched."""
-    *batch, _, k = to_aval(x).shape
+    *batch, m, k = to_aval(x).shape
+    if m == 0:  # no rows to move (and a gather cannot slice a row of an empty axis)
+        return x
     nb = len(batch)
     same = tuple(range(nb))
     dn = GatherDimensionNumbers(
