@@ -110,8 +110,9 @@ _RSS_SCRIPT = textwrap.dedent(
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="RSS is read from /proc")
 def test_memory_stays_flat_over_fresh_wrappers():
     # The C++ fast path (the default), whose process-wide cache outlives wrappers.
-    # 400 wrappers holding 200 KB each: a leak grows the process by about 80 MB.
-    n = 400
+    # 10,000 wrappers holding 200 KB each (about 15 s): a leak grows the process by
+    # about 2 GB, and the bounded caches must not grow it either.
+    n = 10_000
     script = _RSS_SCRIPT.format(tests=os.path.dirname(__file__), n=n)
     env = {**os.environ, "MODJAX_CPP_DISPATCH": "1"}
     out = subprocess.run(
