@@ -319,6 +319,17 @@ def test_arange_lowers_to_iota():
     assert "iota" in text and "add" in text
 
 
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [((0,), {"step": 2}), ((7,), {"step": 2}), ((5,), {"step": -1}), ((2.5,), {"step": 0.5})],
+)
+def test_arange_with_a_lone_bound_and_a_step_reads_the_bound_as_stop(args, kwargs):
+    got = jnp.arange(*args, **kwargs)
+    want = np.arange(*args, **kwargs)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(np.asarray(got), want)
+
+
 def test_scalar_types():
     assert jnp.float32 == np.float32 and hash(jnp.float32) == hash(np.float32)
     assert np.dtype(jnp.bfloat16) == BF16

@@ -294,7 +294,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
     JAX does, ``start + step * iota`` in the result dtype, which defaults to
     the promoted type of the bounds (int32 or float32 with x64 off).
     """
-    if stop is None and step is None:
+    if stop is None:  # numpy's reading: a lone bound is the stop, with or without a step
         start, stop = 0, start
     values = [
         _static_scalar(v, n)
