@@ -7,7 +7,7 @@
 * ``disable_jit`` (``jax_disable_jit``, ``disable_jit()``): ``jit`` calls the
   Python function and control flow runs as Python loops (numpy_api reads it).
 * ``explain_cache_misses`` (``jax_explain_cache_misses``): jit logs why it traces
-  again (``jit.py``).
+  again (``jit_function.py``, ``explain.py``).
 
 The hot paths (jit's fast paths, ``apply_primitive``) read one module attribute,
 ``flags.slow``, kept up to date by the options' hooks.

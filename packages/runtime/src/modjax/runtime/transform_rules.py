@@ -81,7 +81,7 @@ from modjax.tracecore.partial_eval import partial_eval_rules
 from modjax.tracecore.tracing import convert_constvars_jaxpr
 
 from .dispatch import apply_primitive
-from .jit import _jit_update_params, jit_p
+from .jit_primitive import jit_p, jit_update_params
 
 __all__ = ["sum_batch_p", "sum_batch"]
 
@@ -96,10 +96,10 @@ def _jit_batching_update_params(params, in_dims, out_dims, new_jaxpr):
     return {**params, "jaxpr": new_jaxpr, "donated_invars": (False,) * extra + tuple(donated)}
 
 
-register_autodiff_call_rules(jit_p, _jit_update_params)
+register_autodiff_call_rules(jit_p, jit_update_params)
 register_call_batching(jit_p, _jit_batching_update_params)
 
-_split_jit = partial_eval_rules[jit_p]  # tracecore's generic rule, registered by jit.py
+_split_jit = partial_eval_rules[jit_p]  # tracecore's generic rule, registered by jit_primitive.py
 
 
 def _jit_partial_eval(eqn, unknowns, saveable):

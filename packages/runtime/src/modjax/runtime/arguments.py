@@ -1,0 +1,217 @@
+"""jit's arguments: leaf avals, static and donated arguments, shardings per leaf.
+
+How one call of a jitted function is taken apart before tracing: static
+arguments are separated (they must be hashable), the dynamic ones flattened to
+leaves with tracecore's pytrees, each leaf given the aval it is traced with
+(numpy arrays canonicalized, Python scalars weakly typed), donated leaves
+marked, and jit's ``in_shardings``/``out_shardings`` prefixes spread over the
+leaves.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from modjax.tracecore import core
+from modjax.tracecore.abstract import ShapedArray, ShapeDtypeStruct
+from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure
+
+from .array import ArrayImpl, _canonical_host_value
+from .extended import ExtendedArray
+from .sharding import Sharding, as_sharding, is_sharding_like
+
+if TYPE_CHECKING:
+    from .jit_function import JitFunction
+
+
+def leaf_aval(x: Any) -> ShapedArray:
+    """Return the aval a leaf is traced and compiled with (numpy canonicalized, scalars weak)."""
+    if type(x) is ArrayImpl or isinstance(x, core.Tracer | ShapeDtypeStruct | ExtendedArray):
+        return x.aval
+    return _canonical_host_value(x)[1]
+
+
+def _check_hashable(value: Any, what: str) -> None:
+    try:
+        hash(value)
+    except TypeError as err:
+        raise ValueError(
+            f"Non-hashable static arguments are not supported: {what} is a "
+            f"{type(value).__name__} ({value!r:.80}), which cannot be hashed ({err}). "
+            "Make it hashable (a tuple instead of a list, say) or pass it as a dynamic "
+            "argument."
+        ) from None
+
+
+def normalize_indices(value, what: str) -> tuple[int, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, int):
+        return (value,)
+    try:
+        out = tuple(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an int or a sequence of ints, got {value!r}") from None
+    if not all(isinstance(i, int) for i in out):
+        raise TypeError(f"{what} must be an int or a sequence of ints, got {value!r}")
+    return out
+
+
+def normalize_names(value, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    out = tuple(value)
+    if not all(isinstance(n, str) for n in out):
+        raise TypeError(f"{what} must be a str or a sequence of str, got {value!r}")
+    return out
+
+
+def infer_nums_and_names(fun, nums, names) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Complete argnums from argnames and back through ``fun``'s signature, as JAX does."""
+    if not nums and not names:
+        return nums, names  # nothing to complete: spare a fresh wrapper the signature
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return nums, names
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    nums_set = set(nums)
+    for name in names:
+        if name in positional and positional.index(name) not in nums_set:
+            nums_set.add(positional.index(name))
+    names_set = list(names)
+    for i in nums:
+        j = i if i >= 0 else len(positional) + i
+        if 0 <= j < len(positional):
+            p = params[j]
+            if p.kind is p.POSITIONAL_OR_KEYWORD and p.name not in names_set:
+                names_set.append(p.name)
+    return tuple(sorted(nums_set)), tuple(names_set)
+
+
+def split_statics(fn: JitFunction, args: tuple, kwargs: dict):
+    """Return ``(statics, dyn_args, dyn_kwargs, static_positions)`` of one call.
+
+    ``statics`` is a tuple of ``(position or name, type, value)``; each value must
+    be hashable (ValueError naming the argument otherwise).
+    """
+    nargs = len(args)
+    positions = {i if i >= 0 else i + nargs for i in fn.static_argnums}
+    statics: list = []
+    for i in sorted(positions):
+        if 0 <= i < nargs:
+            _check_hashable(args[i], f"static argument {fn.describe_position(i)}")
+            statics.append((i, type(args[i]), args[i]))
+    dyn_args = tuple(a for i, a in enumerate(args) if i not in positions)
+    dyn_kwargs = {}
+    for k, v in kwargs.items():
+        if k in fn.static_argnames:
+            _check_hashable(v, f"static argument '{k}'")
+            statics.append((k, type(v), v))
+        else:
+            dyn_kwargs[k] = v
+    return tuple(statics), dyn_args, dyn_kwargs, positions
+
+
+class CallArgs:
+    """One call's arguments, split and flattened (the slow path's working set)."""
+
+    __slots__ = (
+        "args",
+        "kwargs",
+        "dyn_args",
+        "dyn_kwargs",
+        "statics",
+        "leaves",
+        "in_tree",
+        "donated",
+    )
+
+    def __init__(self, fn: JitFunction, args: tuple, kwargs: dict):
+        self.args = args
+        self.kwargs = kwargs
+        if fn.static_argnums or fn.static_argnames:
+            self.statics, self.dyn_args, self.dyn_kwargs, positions = split_statics(
+                fn, args, kwargs
+            )
+        else:
+            self.statics, self.dyn_args, self.dyn_kwargs, positions = (), args, kwargs, ()
+        self.leaves, self.in_tree = tree_flatten((self.dyn_args, self.dyn_kwargs))
+        if fn.donate_argnums or fn.donate_argnames:
+            # Mark every leaf of a donated argument, in the order tree_flatten visits them.
+            nargs = len(args)
+            nums = {i if i >= 0 else i + nargs for i in fn.donate_argnums}
+            dyn_positions = [i for i in range(nargs) if i not in positions]
+            marks = (
+                tuple(
+                    tree_map(lambda _, d=(i in nums): d, a)
+                    for i, a in zip(dyn_positions, self.dyn_args, strict=True)
+                ),
+                {
+                    k: tree_map(lambda _, d=(k in fn.donate_argnames): d, v)
+                    for k, v in self.dyn_kwargs.items()
+                },
+            )
+            self.donated = tuple(tree_flatten(marks)[0])
+        else:
+            self.donated = (False,) * len(self.leaves)
+
+    def bound_function(self, fun: Callable) -> Callable:
+        """Return ``fun`` with the static arguments filled in, taking the dynamic ones."""
+        if not self.statics:
+            return fun
+        positional = {k: v for k, _, v in self.statics if isinstance(k, int)}
+        named = {k: v for k, _, v in self.statics if isinstance(k, str)}
+        nargs = len(self.args)
+
+        def bound(*dyn_args, **dyn_kwargs):
+            it = iter(dyn_args)
+            full = [positional[i] if i in positional else next(it) for i in range(nargs)]
+            return fun(*full, **dyn_kwargs, **named)
+
+        return bound
+
+
+def committed_of(x) -> Sharding | None:
+    """The sharding a leaf insists on: a committed Array's, or a ShapeDtypeStruct's."""
+    if type(x) is ArrayImpl:
+        return x._sharding if x._committed else None
+    if isinstance(x, ShapeDtypeStruct):
+        return x.sharding if isinstance(x.sharding, Sharding) else None
+    return None
+
+
+_is_sharding_leaf = is_sharding_like
+
+
+def broadcast_shardings(prefix, full, what: str) -> list:
+    """Return one sharding (or None) per leaf of ``full``, from the pytree prefix ``prefix``."""
+    if _is_sharding_leaf(prefix):
+        return [as_sharding(prefix, what)] * len(tree_leaves(full))
+    treedef = tree_structure(prefix, is_leaf=_is_sharding_leaf)
+    try:
+        subtrees = treedef.flatten_up_to(full)
+    except ValueError as err:
+        raise ValueError(f"jit {what}: {err}") from None
+    prefix_leaves = tree_leaves(prefix, is_leaf=_is_sharding_leaf)
+    out = []
+    for s, sub in zip(prefix_leaves, subtrees, strict=True):
+        if not _is_sharding_leaf(s):
+            raise TypeError(f"jit {what}: expected Shardings or None, got {s!r}")
+        out.extend([as_sharding(s, what)] * len(tree_leaves(sub)))
+    return out
+
+
+def flat_shardings(in_shardings, call: CallArgs, what: str) -> list | None:
+    """Return jit's ``in_shardings`` per flat argument leaf (keyword arguments: unspecified)."""
+    if in_shardings is None:
+        return None
+    if _is_sharding_leaf(in_shardings):
+        return [as_sharding(in_shardings, what)] * len(call.leaves)
+    prefix = tuple(in_shardings) if isinstance(in_shardings, list) else in_shardings
+    positional = broadcast_shardings(prefix, tuple(call.dyn_args), what)
+    return positional + [None] * (len(call.leaves) - len(positional))

@@ -1,0 +1,397 @@
+"""The state of one jitted function: its traces, executables and slow path.
+
+:class:`JitFunction` is everything one ``jit(f)`` knows: its options, the
+programs traced per argument signature, the executables compiled per signature
+and placement, and the slow path of a call (split and flatten the arguments,
+trace, lower and compile on a miss, run, and teach the fast path). The fast
+paths themselves live in ``fast_path_cpp`` and ``fast_path_python``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+import time
+import weakref
+
+from modjax.tracecore import core
+from modjax.tracecore import source_info as source_info_util
+from modjax.tracecore.abstract import ShapedArray
+from modjax.tracecore.config import enable_x64
+from modjax.tracecore.evaluation import eval_jaxpr
+from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.jaxpr_cache import clear_jaxpr_caches
+from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
+from modjax.tracecore.tree_util import tree_unflatten
+from modjax.tracecore.wrapped_fun import debug_info, flatten_fun, wrap_init
+
+from . import cpp_dispatch
+from .arguments import (
+    CallArgs,
+    broadcast_shardings,
+    committed_of,
+    flat_shardings,
+    infer_nums_and_names,
+    leaf_aval,
+    normalize_indices,
+    normalize_names,
+)
+from .backends import Device
+from .compile_cache import log_compiles
+from .debugging import disable_jit, explain_cache_misses, flags, outputs_bad, rerun_op_by_op
+from .executable import Executable, LoweredProgram, lower_jaxpr
+from .executable import placement as _placement
+from .explain import explain_compile_miss, explain_trace_miss
+from .extended import checked_run, jaxpr_checks
+from .fast_path_cpp import fastpath_data
+from .fast_path_python import learn
+from .jit_primitive import jit_p
+from .spmd import jaxpr_shardings, spmd_target
+
+__all__ = ["JitFunction", "TracedProgram", "clear_caches"]
+
+logger = logging.getLogger("modjax.runtime.jit")
+
+source_info_util.register_exclusion(os.path.dirname(os.path.abspath(__file__)))
+
+_state = core.trace_state
+_eval_trace = core.eval_trace
+
+
+class TracedProgram:
+    """A traced program of one argument signature (cached per jitted function)."""
+
+    __slots__ = (
+        "closed",
+        "call_jaxpr",
+        "out_tree",
+        "donated",
+        "in_avals",
+        "arg_names",
+        "inner_shardings",
+    )
+
+    def __init__(self, closed, out_tree, donated, in_avals, arg_names):
+        self.closed: ClosedJaxpr = closed
+        # Shardings the program holds (sharding constraints): they choose its devices too.
+        self.inner_shardings = jaxpr_shardings(closed.jaxpr)
+        # The program as jit_p applies it: the consts as leading operands.
+        self.call_jaxpr = ClosedJaxpr(convert_constvars_jaxpr(closed.jaxpr), ())
+        self.out_tree = out_tree
+        self.donated: tuple[bool, ...] = donated
+        self.in_avals: tuple[ShapedArray, ...] = in_avals
+        self.arg_names = arg_names
+
+
+_all_functions: weakref.WeakSet = weakref.WeakSet()
+
+
+def clear_caches() -> None:
+    """Drop every jitted function's traces and executables, and the eager op caches.
+
+    Counterpart of ``jax.clear_caches``. The compile cache in memory is cleared
+    too, and so are the programs derived from jaxprs (JVPs, partial-evaluation
+    splits, transposes, batched programs); the persistent cache on disk is kept.
+    """
+    from . import compile_cache, dispatch
+
+    for fn in list(_all_functions):
+        fn.clear_cache()
+    clear_jaxpr_caches()
+    dispatch.clear_cache()
+    cpp_dispatch.clear_cache()
+    compile_cache.clear_caches()
+
+
+enable_x64.add_hook(lambda _value: clear_caches())
+
+
+class JitFunction:
+    """Everything one ``jit(f)`` knows: options, traces, executables and the fast tables."""
+
+    __slots__ = (
+        "fun",
+        "name",
+        "static_argnums",
+        "static_argnames",
+        "donate_argnums",
+        "donate_argnames",
+        "keep_unused",
+        "inline",
+        "traces",
+        "executables",
+        "fast_positional",
+        "fast_general",
+        "stats",
+        "last_signature",
+        "use_cpp",
+        "cpp_fast",
+        "in_shardings",
+        "out_shardings",
+        "seen",
+        "__weakref__",
+    )
+
+    def __init__(
+        self,
+        fun,
+        static_argnums,
+        static_argnames,
+        donate_argnums,
+        donate_argnames,
+        keep_unused,
+        inline,
+        in_shardings=None,
+        out_shardings=None,
+    ):
+        self.fun = fun
+        self.in_shardings = in_shardings
+        self.out_shardings = out_shardings
+        self.name = getattr(fun, "__name__", None) or type(fun).__name__
+        self.static_argnums, self.static_argnames = infer_nums_and_names(
+            fun,
+            normalize_indices(static_argnums, "static_argnums"),
+            normalize_names(static_argnames, "static_argnames"),
+        )
+        self.donate_argnums, self.donate_argnames = infer_nums_and_names(
+            fun,
+            normalize_indices(donate_argnums, "donate_argnums"),
+            normalize_names(donate_argnames, "donate_argnames"),
+        )
+        overlap = set(self.static_argnums) & set(self.donate_argnums)
+        if overlap:
+            raise ValueError(
+                f"jit({self.name}): arguments {sorted(overlap)} cannot be both static and donated"
+            )
+        self.keep_unused = bool(keep_unused)
+        self.inline = bool(inline)
+        self.traces: dict[tuple, TracedProgram] = {}
+        self.executables: dict[tuple, Executable] = {}
+        self.fast_positional: dict[tuple, tuple] = {}
+        self.fast_general: dict[tuple, tuple] = {}
+        self.stats = {"traces": 0, "compiles": 0}
+        self.last_signature = None
+        self.use_cpp = False
+        self.cpp_fast = None
+        self.seen: list = []  # every trace key so far, for explain_cache_misses
+        _all_functions.add(self)
+
+    def clear_cache(self) -> None:
+        """Forget this function's traces, executables and fast-path entries."""
+        self.traces.clear()
+        self.executables.clear()
+        self.fast_positional.clear()
+        self.fast_general.clear()
+        if self.cpp_fast is not None:
+            self.cpp_fast._clear_cache()
+
+    def describe_position(self, i: int) -> str:
+        try:
+            names = list(inspect.signature(self.fun).parameters)
+            return f"'{names[i]}' (position {i})"
+        except (TypeError, ValueError, IndexError):
+            return f"at position {i}"
+
+    # --- tracing ----------------------------------------------------------------------
+
+    def trace(self, call: CallArgs, in_avals: tuple[ShapedArray, ...]) -> TracedProgram:
+        """Return the traced program for ``call``'s structure and ``in_avals`` (cached)."""
+        key = (call.in_tree, in_avals, call.statics, call.donated)
+        traced = self.traces.get(key)
+        if traced is not None:
+            return traced
+        static_pos = tuple(k for k, _, _ in call.statics if isinstance(k, int))
+        static_names = tuple(k for k, _, _ in call.statics if isinstance(k, str))
+        info = debug_info(self.fun, call.args, call.kwargs, static_pos, static_names)
+        if explain_cache_misses.value:
+            explain_trace_miss(self.name, self.fun, key, self.seen, info.arg_names)
+        if len(self.seen) < 4096:
+            self.seen.append(key)
+        flat_fun, out_tree = flatten_fun(
+            wrap_init(call.bound_function(self.fun), info), call.in_tree
+        )
+        with source_info_util.transform_name(f"jit({self.name})"):
+            jaxpr, consts = trace_to_jaxpr(flat_fun, in_avals)
+        for check in jaxpr_checks:
+            check(jaxpr)
+        self.stats["traces"] += 1
+        traced = TracedProgram(
+            ClosedJaxpr(jaxpr, consts), out_tree.val, call.donated, in_avals, info.arg_names
+        )
+        if not any(isinstance(c, core.Tracer) for c in consts):
+            self.traces[key] = traced  # a program closing over tracers is not reusable
+        return traced
+
+    # --- placement --------------------------------------------------------------------
+
+    def placement(self, call: CallArgs, in_avals):
+        """Return where this call runs (a Device or an SpmdTarget) and whether it is committed.
+
+        jit's ``in_shardings``/``out_shardings``, committed Arrays and the program's
+        own sharding constraints decide; without any multi-device sharding the
+        call runs on one device as ``placement`` chooses.
+        """
+        if self.in_shardings is None and self.out_shardings is None:
+            inner = self.trace(call, in_avals).inner_shardings
+            if not inner:
+                return _placement(call.leaves)
+        traced = self.trace(call, in_avals)
+        ins = flat_shardings(self.in_shardings, call, "in_shardings")
+        outs = None
+        if self.out_shardings is not None:
+            placeholder = tree_unflatten(traced.out_tree, [0] * traced.out_tree.num_leaves)
+            outs = broadcast_shardings(self.out_shardings, placeholder, "out_shardings")
+        target = spmd_target(
+            call.leaves, ins, outs, traced.inner_shardings, committed_of=committed_of
+        )
+        if target is None:
+            return _placement(call.leaves)
+        return target, True
+
+    # --- compiling --------------------------------------------------------------------
+
+    def lower(self, traced: TracedProgram, device: Device) -> LoweredProgram:
+        """Prune and lower a traced program for ``device``."""
+        return lower_jaxpr(
+            traced.closed,
+            device,
+            name=self.name,
+            donated=traced.donated,
+            keep_unused=self.keep_unused,
+        )
+
+    def executable(
+        self,
+        call: CallArgs,
+        in_avals,
+        device: Device,
+        committed: bool,
+        program: LoweredProgram | None = None,
+    ):
+        """Return the Executable for this signature on ``device``, compiling on a miss."""
+        key = (call.in_tree, in_avals, call.statics, call.donated, device, committed)
+        executable = self.executables.get(key)
+        if executable is not None:
+            return executable, self.traces.get(key[:4]) or self.trace(call, in_avals)
+        start = time.perf_counter()
+        was_traced = (call.in_tree, in_avals, call.statics, call.donated) in self.traces
+        if was_traced and explain_cache_misses.value:
+            placements = [(k[4], k[5]) for k in self.executables if k[:4] == key[:4]]
+            if placements:
+                explain_compile_miss(self.name, self.fun, device, committed, placements)
+        traced = self.trace(call, in_avals)
+        traced_at = time.perf_counter()
+        if program is None:
+            program = self.lower(traced, device)
+        executable = program.compile(committed)
+        self.stats["compiles"] += 1
+        self.executables[key] = executable
+        signature = (traced.arg_names, in_avals, call.statics, call.in_tree, device)
+        if log_compiles.value:
+            trace_time = (
+                "traced earlier" if was_traced else f"trace {(traced_at - start) * 1e3:.1f} ms"
+            )
+            logger.warning(
+                "Compiling jit(%s) (cause: %s): %s, lower + compile %.1f ms%s",
+                self.name,
+                _compile_cause(self.last_signature, signature),
+                trace_time,
+                executable.compile_seconds * 1e3,
+                {
+                    "memory": " (from the compile cache in memory)",
+                    "disk": " (from the persistent compilation cache)",
+                }.get(executable.compile_source, ""),
+            )
+        self.last_signature = signature
+        return executable, traced
+
+    # --- calling ----------------------------------------------------------------------
+
+    def call_slow(self, args: tuple, kwargs: dict):
+        """Call on the slow path: split, flatten, trace/compile if needed, run, learn."""
+        if disable_jit.option.value:
+            return self.fun(*args, **kwargs)
+        call = CallArgs(self, args, kwargs)
+        if _state.trace is not _eval_trace or any(isinstance(x, core.Tracer) for x in call.leaves):
+            return self.call_traced(call)
+        in_avals = tuple(leaf_aval(x) for x in call.leaves)
+        device, committed = self.placement(call, in_avals)
+        executable, traced = self.executable(call, in_avals, device, committed)
+        device_leaves = executable.place(call.leaves)
+        outs = checked_run(executable, traced.closed, call.leaves, device_leaves)
+        if flags.checks:
+            kind = outputs_bad(outs)
+            if kind is not None:
+                rerun_op_by_op(self.name, traced.closed, device_leaves, kind)
+        if not self.use_cpp:
+            learn(self, call, executable, traced, device_leaves)
+        return traced.out_tree.unflatten(outs)
+
+    def cpp_cache_miss(self, *args, **kwargs):
+        """The C++ fast path's miss: run the slow path; describe the run for next time."""
+        if _state.trace is not _eval_trace:
+            return self.call_slow(args, kwargs), None, False
+        call = CallArgs(self, args, kwargs)
+        if any(isinstance(x, core.Tracer) for x in call.leaves):
+            return self.call_traced(call), None, False
+        in_avals = tuple(leaf_aval(x) for x in call.leaves)
+        device, committed = self.placement(call, in_avals)
+        executable, traced = self.executable(call, in_avals, device, committed)
+        outs = checked_run(executable, traced.closed, call.leaves, executable.place(call.leaves))
+        result = traced.out_tree.unflatten(outs)
+        return result, fastpath_data(call, executable, result, outs, committed), False
+
+    def call_traced(self, call: CallArgs):
+        """Apply the function under the current transformation: bind ``jit_p`` (or inline)."""
+        in_avals = tuple(core.to_aval(x) for x in call.leaves)
+        traced = self.trace(call, in_avals)
+        closed = traced.closed
+        if self.inline:
+            outs = eval_jaxpr(closed.jaxpr, closed.consts, *call.leaves)
+        else:
+            outs = jit_p.bind(
+                *closed.consts,
+                *call.leaves,
+                jaxpr=traced.call_jaxpr,
+                name=self.name,
+                donated_invars=(False,) * len(closed.consts) + traced.donated,
+                keep_unused=self.keep_unused,
+                inline=self.inline,
+            )
+        return traced.out_tree.unflatten(outs)
+
+
+def _compile_cause(previous, current) -> str:
+    """Say what changed between two compiled signatures of one function, for the log."""
+    if previous is None:
+        return "first call"
+    old_names, old_avals, old_statics, old_tree, old_device = previous
+    names, avals, statics, tree, device = current
+    if old_tree != tree:
+        return f"the argument structure changed from {old_tree} to {tree}"
+    changes = []
+    for i, (old, new) in enumerate(zip(old_avals, avals, strict=True)):
+        if old == new:
+            continue
+        name = names[i] if names and i < len(names) else f"flat argument {i}"
+        if old.shape != new.shape:
+            changes.append(
+                f"argument {name} changed shape from {old.str_short()} to {new.str_short()}"
+            )
+        elif old.dtype != new.dtype:
+            changes.append(f"argument {name} changed dtype from {old.dtype} to {new.dtype}")
+        else:
+            changes.append(
+                f"argument {name} changed weak type from {old.weak_type} to {new.weak_type}"
+            )
+    old_static = {k: v for k, _, v in old_statics}
+    for k, _, v in statics:
+        if k not in old_static or old_static[k] != v or type(old_static[k]) is not type(v):
+            label = f"'{k}'" if isinstance(k, str) else f"at position {k}"
+            changes.append(
+                f"static argument {label} changed from {old_static.get(k, '<absent>')!r} to {v!r}"
+            )
+    if old_device != device:
+        changes.append(f"the device changed from {old_device} to {device}")
+    return "; ".join(changes) or "a new combination of earlier signatures"
