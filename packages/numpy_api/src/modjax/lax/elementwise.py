@@ -748,10 +748,23 @@ defbroadcasting(shift_right_arithmetic_p)
 nextafter_p = binary_primitive("nextafter", [FLOAT], _hlo_binary(chlo.next_after))
 # No JVP rule, as in JAX: differentiating nextafter raises NotImplementedError.
 defbroadcasting(nextafter_p)
+
+
+def _equality_abstract_eval(name, x, y):
+    # As JAX's eq/ne: arrays of one extended dtype (PRNG keys) compare whole elements; their
+    # lowering is extended_rules'.
+    if isinstance(x.dtype, dtypes.ExtendedDType) and x.dtype == y.dtype:
+        shape = x.shape if x.shape == y.shape else broadcast_shapes(name, (x.shape, y.shape))
+        return ShapedArray(shape, np.dtype(np.bool_))
+    return _binary_abstract_eval(name, ANY, True, x, y)
+
+
 eq_p = binary_primitive("eq", ANY, _compare_lowering("EQ"), out_bool=True)
+eq_p.def_abstract_eval(partial(_equality_abstract_eval, "eq"))
 defjvp_zero(eq_p)
 defbroadcasting(eq_p)
 ne_p = binary_primitive("ne", ANY, _compare_lowering("NE"), out_bool=True)
+ne_p.def_abstract_eval(partial(_equality_abstract_eval, "ne"))
 defjvp_zero(ne_p)
 defbroadcasting(ne_p)
 lt_p = binary_primitive("lt", [INT, FLOAT, BOOL], _compare_lowering("LT"), out_bool=True)

@@ -27,6 +27,7 @@ from modjax.tracecore.dtypes import ExtendedDType
 
 from . import elementwise as ew
 from . import indexing as ix
+from . import reductions as rd
 from . import structural as st
 
 __all__ = ["physical_rules"]
@@ -134,6 +135,27 @@ def _scatter(avals_in, avals_out, operand, indices, updates, *, dimension_number
     return ix.scatter_p.bind(operand, indices, updates, dimension_numbers=dnums, **params)
 
 
+def _equality(prim: Primitive, reducer: Primitive):
+    """eq/ne of whole elements: compare the data, then all (eq) or any (ne) over an element."""
+
+    def rule(avals_in, avals_out, x, y):
+        out, elem = avals_out[0], _element_shape(avals_in[0])
+        element_axes = tuple(range(out.ndim, out.ndim + len(elem)))
+
+        def broadcast(v, aval):
+            if aval.shape == out.shape:
+                return v
+            dims = (*range(out.ndim - aval.ndim, out.ndim), *element_axes)
+            return st.broadcast_in_dim_p.bind(
+                v, shape=(*out.shape, *elem), broadcast_dimensions=dims
+            )
+
+        same = prim.bind(broadcast(x, avals_in[0]), broadcast(y, avals_in[1]))
+        return reducer.bind(same, axes=element_axes)
+
+    return rule
+
+
 #: For each structural primitive: its function on physical data, given the logical avals.
 physical_rules: dict[Primitive, Callable] = {
     st.broadcast_in_dim_p: _broadcast_in_dim,
@@ -149,6 +171,8 @@ physical_rules: dict[Primitive, Callable] = {
     ix.dynamic_slice_p: _dynamic_slice,
     ix.dynamic_update_slice_p: _dynamic_update_slice,
     ix.scatter_p: _scatter,
+    ew.eq_p: _equality(ew.eq_p, rd.reduce_and_p),
+    ew.ne_p: _equality(ew.ne_p, rd.reduce_or_p),
 }
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 
 import numpy as np
@@ -50,6 +50,7 @@ __all__ = [
     "concatenate",
     "copy",
     "expand_dims",
+    "extended_full",
     "full",
     "full_like",
     "iota",
@@ -676,6 +677,19 @@ def copy(x):
 
 # --- full ---------------------------------------------------------------------------------
 
+#: How ``full`` fills an array of an extended dtype: ``extended_full[type(dtype)](shape,
+#: fill_value, dtype)``. The package defining the dtype registers it (JAX's
+#: ``dtype._rules.full``): lax cannot know how a fill value becomes an element's data.
+extended_full: dict[type, Callable] = {}
+
+
+def _full_extended(shape, fill_value, dtype):
+    try:
+        rule = extended_full[type(dtype)]
+    except KeyError:
+        raise TypeError(f"full does not support the extended dtype {dtype}") from None
+    return rule(canonicalize_shape(shape), fill_value, dtype)
+
 
 def full(shape: Sequence[int], fill_value, dtype=None):
     """Return an array of ``shape`` filled with the scalar ``fill_value`` (jax.lax.full).
@@ -691,6 +705,8 @@ def full(shape: Sequence[int], fill_value, dtype=None):
         )
     if dtype is not None:
         dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "full")
+        if isinstance(dtype, dtypes.ExtendedDType):
+            return _full_extended(shape, fill_value, dtype)
         fill_value = _as_dtype(fill_value, dtype)
     return broadcast(fill_value, shape)
 
@@ -730,6 +746,8 @@ def full_like(x, fill_value, dtype=None, shape=None):
     else:
         dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "full_like")
     shape = aval.shape if shape is None else shape
+    if isinstance(dtype, dtypes.ExtendedDType):
+        return _full_extended(shape, fill_value, dtype)
     if weak:
         from .elementwise import _convert_element_type
 

@@ -279,24 +279,31 @@ register_extended_array_type(KeyTy, PRNGKeyArray)
 
 
 def keys_equal(a, b, *, negate: bool):
-    """Compare whole keys elementwise (``==``/``!=`` on key arrays, as JAX's)."""
-    if not (is_key_dtype(getattr(a, "dtype", None)) and getattr(b, "dtype", None) == a.dtype):
-        name = "ne" if negate else "eq"
-        raise TypeError(f"{name} does not accept dtypes {_dtype_name(a)}, {_dtype_name(b)}.")
+    """Compare whole keys elementwise (``==``/``!=`` on key arrays: JAX's ``eq``/``ne``)."""
     from modjax import numpy as jnp  # modjax.numpy imports nothing of random: no cycle
 
-    n = len(a.dtype._impl.key_shape)
-    axes = tuple(range(-n, 0))
-    da, db = random_unwrap(a), random_unwrap(b)
-    if negate:
-        return jnp.any(da != db, axis=axes)
-    return jnp.all(da == db, axis=axes)
+    return jnp.not_equal(a, b) if negate else jnp.equal(a, b)
 
 
-def _dtype_name(x) -> str:
-    dtype = getattr(x, "dtype", None)
-    return str(dtype) if dtype is not None else type(x).__name__
+def _keys_full(shape, fill_value, dtype):
+    """Keys of ``shape``: a key repeated, or data filled with a scalar (JAX's ``full`` rule).
 
+    ``jnp.zeros_like(keys)`` is keys whose data are zeros, ``ones_like`` ones,
+    ``full_like(keys, k)`` the key ``k`` everywhere, as in JAX.
+    """
+    impl = dtype._impl
+    physical_shape = (*shape, *impl.key_shape)
+    if is_key_dtype(getattr(fill_value, "dtype", None)):
+        data = random_unwrap(fill_value)
+        n = np.ndim(data) if not hasattr(data, "aval") else data.aval.ndim
+        dims = tuple(range(len(physical_shape) - n, len(physical_shape)))
+        data = st.broadcast_in_dim(data, physical_shape, dims)
+    else:
+        data = st.full(physical_shape, fill_value, _U32)
+    return random_wrap_p.bind(data, impl=impl)
+
+
+st.extended_full[KeyTy] = _keys_full
 
 # --- eager key reuse checking (see _key_reuse) --------------------------------------------------
 
