@@ -16,8 +16,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from modjax.runtime import clear_caches
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import canonicalize_shape
+from modjax.tracecore.config import config
 from modjax.tracecore.core import Tracer
 
 from ._prng import (
@@ -163,6 +165,26 @@ def fold_in(key, data):
 # --- public key constructors and accessors -------------------------------------------------------
 
 
+def _check_offset(value) -> None:
+    if value is not None and not isinstance(value, int):
+        raise ValueError(
+            f"new int config value must be None or of type int, got {value} of type {type(value)}"
+        )
+
+
+# Defined here, next to its only reader. A jitted key(seed) adds the offset in its program:
+# a change drops every cache (JAX puts the option in its jit cache key).
+random_seed_offset = config.define_option(
+    "random_seed_offset",
+    0,
+    env_var="MODJAX_RANDOM_SEED_OFFSET",
+    parse=int,
+    validator=_check_offset,
+    help="Offset to all random seeds, e.g. the argument of key() (jax_random_seed_offset).",
+    on_update=lambda _value: clear_caches(),
+)
+
+
 def _seed(ctor_name: str, seed, impl_spec) -> PRNGKeyArray:
     impl = resolve_prng_impl(impl_spec)
     if _is_typed(seed):
@@ -179,6 +201,10 @@ def _seed(ctor_name: str, seed, impl_spec) -> PRNGKeyArray:
         seed = np.int64(seed).astype(dtypes.default_int_dtype())
     elif isinstance(seed, np.ndarray | np.generic):
         seed = np.asarray(seed).astype(dtypes.canonicalize_dtype(np.asarray(seed).dtype))[()]
+    if random_seed_offset.value:
+        from ..lax.elementwise import add
+
+        seed = add(seed, random_seed_offset.value)  # in the seed's dtype, wrapping as JAX's
     return random_seed_p.bind(seed, impl=impl)
 
 
@@ -187,7 +213,8 @@ def key(seed, *, impl=None, dtype=None) -> PRNGKeyArray:
 
     ``impl`` (or ``dtype``: a key dtype or a name) picks the implementation;
     otherwise ``jax_default_prng_impl`` does. Seeds are Python ints (up to 64
-    bits, the low 32 with x64 off), numpy or traced integers.
+    bits, the low 32 with x64 off), numpy or traced integers; ``jax_random_seed_offset``
+    is added to them.
     """
     if dtype is not None:
         if impl is not None:

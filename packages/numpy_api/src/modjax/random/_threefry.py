@@ -14,7 +14,8 @@ counters are the same with and without x64.
 
 On top of them, the functions below compute on raw key data (uint32 arrays
 whose last axis, of size 2, is one key) exactly as JAX 0.10 does with
-``jax_threefry_partitionable`` on (the default):
+``jax_threefry_partitionable`` on (the default; ``threefry_partitionable`` is
+that option):
 
 * ``threefry_seed``: a 64-bit seed is split into its high and low words (a
   32-bit seed has a zero high word);
@@ -23,6 +24,13 @@ whose last axis, of size 2, is one key) exactly as JAX 0.10 does with
   bits, 64-bit ones the two words side by side;
 * ``threefry_split``: key ``i`` of the result is the hash of counter ``i``;
 * ``threefry_fold_in``: the hash of the seed made from ``data``.
+
+With the option off, split and bits use JAX's original scheme instead
+(``threefry_2x32``): the counters ``0 .. n-1`` (``n`` words) are hashed as two
+halves, the first half as the first word of each pair; split takes ``2 * num``
+words, bits ``ceil(bit_width * size / 32)`` words, unpacked low bits first for
+8/16-bit results and as (high half, low half) for 64-bit ones. Fold-in is the
+same in both schemes.
 """
 
 from __future__ import annotations
@@ -35,9 +43,10 @@ import numpy as np
 from modjax.autodiff import defjvp_zero
 from modjax.batching import defbroadcasting
 from modjax.lowering import hlo, ir_type, register_lowering
-from modjax.runtime import apply_primitive
+from modjax.runtime import apply_primitive, clear_caches
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
+from modjax.tracecore.config import config
 from modjax.tracecore.core import Primitive
 
 from ..lax import elementwise as ew
@@ -49,7 +58,9 @@ __all__ = [
     "iota_2x32_shape_p",
     "threefry2x32",
     "threefry2x32_p",
+    "threefry_2x32",
     "threefry_fold_in",
+    "threefry_partitionable",
     "threefry_random_bits",
     "threefry_seed",
     "threefry_split",
@@ -168,6 +179,16 @@ def iota_2x32_shape(shape: tuple[int, ...]):
 
 # --- algorithms on raw key data --------------------------------------------------------------
 
+# Defined here, next to its only readers. Programs traced under one setting are stale under
+# the other (JAX puts the option in its jit cache key): a change drops every cache.
+threefry_partitionable = config.define_bool_option(
+    "threefry_partitionable",
+    True,
+    env_var="MODJAX_THREEFRY_PARTITIONABLE",
+    help="Threefry split and random bits by counters that partition (jax_threefry_partitionable).",
+    on_update=lambda _value: clear_caches(),
+)
+
 
 def threefry_seed(seed):
     """Make raw threefry key data (uint32[2]) from a scalar integer seed (JAX's ``threefry_seed``).
@@ -200,16 +221,67 @@ def _words(key):
     return words
 
 
+def threefry_2x32(key, count):
+    """Hash the uint32 array ``count`` with one raw key (JAX's ``threefry_2x32``).
+
+    The flattened counts (padded with a zero to an even size) are cut in two
+    halves hashed as pairs (first half, second half); the two output words are
+    laid end to end, unpadded and given ``count``'s shape.
+    """
+    k1, k2 = _words(key)
+    shape = aval_of(count).shape
+    size = math.prod(shape)
+    flat = st.reshape(count, (size,))
+    if size % 2:
+        flat = st.concatenate([flat, np.zeros(1, _U32)], 0)
+    half = (size + size % 2) // 2
+    x1, x2 = st.slice(flat, (0,), (half,)), st.slice(flat, (half,), (2 * half,))
+    out = st.concatenate(list(threefry2x32(k1, k2, x1, x2)), 0)
+    return st.reshape(st.slice(out, (0,), (size,)) if size % 2 else out, shape)
+
+
+def _random_bits_original(key, bit_width: int, shape: tuple[int, ...]):
+    size = math.prod(shape)
+    words = -(-bit_width * size // 32)
+    if words >= 2**32 - 1:
+        raise NotImplementedError(
+            "random bits of more than 2**32 - 2 words with jax_threefry_partitionable off"
+        )
+    bits = threefry_2x32(key, st.iota(_U32, words))
+    dtype = UINT_DTYPES[bit_width]
+    if bit_width == 64:
+        hi, lo = (
+            ew.convert_element_type(st.slice(bits, (i * size,), ((i + 1) * size,)), dtype)
+            for i in range(2)
+        )
+        if aval_of(hi).dtype != dtype:
+            raise TypeError("64-bit random bits need jax_enable_x64")
+        bits = ew.bitwise_or(ew.shift_left(hi, np.asarray(32, dtype)[()]), lo)
+    elif bit_width in (8, 16):
+        # Each word gives 32 // bit_width values, its low bits first.
+        per_word = 32 // bit_width
+        shifts = ew.mul(np.uint32(bit_width), st.broadcasted_iota(_U32, (per_word, 1), 0))
+        parts = ew.shift_right_logical(st.broadcast(bits, (1,)), shifts)
+        parts = ew.bitwise_and(np.uint32(np.iinfo(dtype).max), parts)
+        bits = st.reshape(parts, (words * per_word,), (1, 0))
+        bits = st.slice(ew.convert_element_type(bits, dtype), (0,), (size,))
+    return st.reshape(bits, shape)
+
+
 def threefry_random_bits(key, bit_width: int, shape: tuple[int, ...]):
     """Return uniform random bits of ``shape`` from one raw key (JAX's ``threefry_random_bits``).
 
     Partitionable scheme: element ``i`` (row-major) is the hash of counter
     ``i``; a 32-bit result is the xor of the two output words, an 8/16-bit
     one its low bits, a 64-bit one (x64 only) the first word above the second.
+    With ``jax_threefry_partitionable`` off, JAX's original scheme (see the
+    module docstring).
     """
     if bit_width not in UINT_DTYPES:
         raise TypeError("requires 8-, 16-, 32- or 64-bit field width.")
     shape = tuple(shape)
+    if not threefry_partitionable.value:
+        return _random_bits_original(key, bit_width, shape)
     if math.prod(shape) > 2**64:
         raise NotImplementedError("random bits array of size exceeding 2 ** 64")
     k1, k2 = _words(key)
@@ -234,8 +306,12 @@ def threefry_split(key, shape: tuple[int, ...]):
     """Split one raw key into keys of ``shape`` (JAX's ``threefry_split``, partitionable).
 
     Key ``i`` (row-major) of the result is the hash of counter ``i``: data of
-    shape ``shape + (2,)``.
+    shape ``shape + (2,)``. With ``jax_threefry_partitionable`` off, JAX's original
+    split: the hash of the counters ``0 .. 2 * num - 1``, read as pairs.
     """
+    if not threefry_partitionable.value:
+        num = math.prod(shape)
+        return st.reshape(threefry_2x32(key, st.iota(_U32, 2 * num)), (*shape, 2))
     k1, k2 = _words(key)
     hi, lo = iota_2x32_shape(tuple(shape))
     return _stack_last(threefry2x32(k1, k2, hi, lo))
