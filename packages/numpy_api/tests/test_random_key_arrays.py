@@ -104,3 +104,12 @@ def test_traced_key_comparisons_are_eq_and_ne_on_key_avals():
     assert "c:bool[3] = ne a b" in str(make_jaxpr(lambda a, b: a != b)(ks, k))
     text = str(make_jaxpr(jnp.zeros_like)(ks))
     assert "random_wrap[impl=fry]" in text and "u32[3,2]" in text
+
+
+def test_key_array_metadata_is_every_arrays():
+    # JAX 0.10.2: (ks.size, ks.ndim, ks.nbytes, ks.itemsize) == (3, 1, 24, 8).
+    assert (ks.size, ks.ndim, ks.nbytes, ks.itemsize) == (3, 1, 24, 8)
+    assert (k.size, k.ndim, k.nbytes, k.shape) == (1, 0, 8, ())
+    rbg = random.split(random.key(0, impl="rbg"), (2, 2))
+    assert (rbg.size, rbg.ndim, rbg.nbytes, rbg.itemsize) == (4, 2, 64, 16)
+    assert type(ks).ndim is type(jnp.zeros(1)).ndim  # one property, shared

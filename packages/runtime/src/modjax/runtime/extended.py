@@ -22,7 +22,6 @@ the primitive) behave as they do on tracers.
 from __future__ import annotations
 
 import contextlib
-import math
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -36,7 +35,7 @@ from modjax.tracecore.basearray import Array as AbstractArray
 from modjax.tracecore.dtypes import ExtendedDType
 
 from . import cpp_dispatch
-from .array import ArrayImpl
+from .array import ArrayImpl, _ArrayMethods
 
 __all__ = [
     "ExtendedArray",
@@ -66,34 +65,12 @@ class ExtendedArray(_jax.Array):
         """Return this array over other data (placed elsewhere); itself if it is the same."""
         return self if base_array is self._base_array else type(self)(self.aval, base_array)
 
-    # --- metadata ---
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.aval.shape
-
-    @property
-    def dtype(self):
-        return self.aval.dtype
-
-    @property
-    def weak_type(self) -> bool:
-        return False
-
-    @property
-    def ndim(self) -> int:
-        return len(self.aval.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.aval.shape)
-
-    @property
-    def itemsize(self) -> int:
-        return self.aval.dtype.itemsize
-
-    @property
-    def nbytes(self) -> int:
-        return self.size * self.itemsize
+    # --- metadata: read from ``aval`` as on every modjax Array, so the properties are shared
+    # (a key array's itemsize is its dtype's: the bytes of one key's data) ---
+    shape, dtype, weak_type, ndim, size, itemsize, nbytes = (
+        vars(_ArrayMethods)[name]
+        for name in ("shape", "dtype", "weak_type", "ndim", "size", "itemsize", "nbytes")
+    )
 
     @property
     def sharding(self):
