@@ -20,6 +20,7 @@ from modjax.tracecore.core import (
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
+from modjax.tracecore.sharding_types import ShardingTypeError
 
 __all__ = [
     "ConcretizationTypeError",
@@ -30,6 +31,7 @@ __all__ = [
     "JaxprTypeError",
     "KeyReuseError",
     "NonConcreteBooleanIndexError",
+    "ShardingTypeError",
     "TracerArrayConversionError",
     "TracerBoolConversionError",
     "TracerIntegerConversionError",

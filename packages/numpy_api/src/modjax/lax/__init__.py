@@ -43,6 +43,7 @@ from modjax.sharding import with_sharding_constraint  # noqa: E402  (jax.lax's)
 from . import (
     extended_rules,  # noqa: E402, F401  (structural lowerings for key arrays)
     linalg,  # noqa: E402  (modjax.lax.linalg, as jax.lax.linalg)
+    sharding_types,  # noqa: E402, F401  (which sharding-in-types rule each primitive follows)
 )
 from .array_helpers import *  # noqa: F403
 from .barrier import *  # noqa: F403

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import operator
+import threading
 from functools import partial
 
 import numpy as np
@@ -12,8 +14,9 @@ from modjax.autodiff import defbilinear, dot_primitives
 from modjax.batching import batching_rules, shift_axes
 from modjax.lowering import hlo, ir, ir_type, register_lowering
 from modjax.runtime import apply_primitive
+from modjax.sharding import reshard, with_sharding_constraint
 from modjax.tracecore import dtypes
-from modjax.tracecore.abstract import ShapedArray
+from modjax.tracecore.abstract import ShapedArray, sharding_entries
 from modjax.tracecore.core import Primitive, to_aval
 from modjax.tracecore.parse import register_param_parser
 from modjax.tracecore.pretty import register_param_printer
@@ -242,12 +245,81 @@ def _dims(values) -> tuple[int, ...]:
     return tuple(operator.index(v) for v in values)
 
 
+class _OutSharding(threading.local):
+    given = False  # inside a jnp contraction called with out_sharding=
+
+
+_out_sharding = _OutSharding()
+
+
+@contextlib.contextmanager
+def output_sharding_given():
+    """Make the contractions traced inside unambiguous (their caller reshards the result).
+
+    What ``jnp.dot``/``matmul``/``einsum``/``tensordot`` with ``out_sharding=`` use:
+    each ``dot_general`` inside first takes the mesh axes off contracting dimensions.
+    """
+    before = _out_sharding.given
+    _out_sharding.given = True
+    try:
+        yield
+    finally:
+        _out_sharding.given = before
+
+
+def contract_with_out_sharding(fn, out_sharding, *args, **kwargs):
+    """Return ``fn(*args, **kwargs)`` (a jnp contraction) resharded to ``out_sharding``."""
+    with output_sharding_given():
+        out = fn(*args, **kwargs)
+    return reshard(out, out_sharding)
+
+
+def _axes(entry) -> tuple:
+    return () if entry is None else ((entry,) if isinstance(entry, str) else tuple(entry))
+
+
+def _retyped(x, aval, entries):
+    """``x`` resharded so that its type has ``entries`` (itself when it already has them)."""
+    if aval.sharding is None or tuple(entries) == sharding_entries(aval):
+        return x
+    return with_sharding_constraint(x, aval.sharding.update(spec=tuple(entries)))
+
+
+def _unambiguous_operands(lhs, rhs, numbers):
+    """Reshard operands typed over explicit axes so that their contraction is unambiguous.
+
+    Contracting dimensions lose their mesh axes, rhs's batch dimensions take
+    lhs's, and rhs gives up axes lhs already uses: the result's type is then
+    well defined, and the caller reshards it to the requested ``out_sharding``.
+    """
+    la, ra = aval_of(lhs), aval_of(rhs)
+    if la.sharding is None and ra.sharding is None:
+        return lhs, rhs
+    (lc, rc), (lb, rb) = numbers
+    le, re = list(sharding_entries(la)), list(sharding_entries(ra))
+    for d in lc:
+        le[d] = None
+    for d in rc:
+        re[d] = None
+    for i, j in zip(lb, rb, strict=True):
+        if le[i] is not None:
+            re[j] = le[i]
+    used = {a for e in le for a in _axes(e)}
+    for k, e in enumerate(re):
+        if k not in rb:
+            kept = tuple(a for a in _axes(e) if a not in used)
+            re[k] = kept[0] if len(kept) == 1 else (kept or None)
+    return _retyped(lhs, la, le), _retyped(rhs, ra, re)
+
+
 def dot_general(
     lhs,
     rhs,
     dimension_numbers,
     precision=None,
     preferred_element_type=None,
+    *,
+    out_sharding=None,
 ):
     """Contract ``lhs`` and ``rhs`` over some axes, batching over others (jax.lax.dot_general).
 
@@ -255,6 +327,9 @@ def dot_general(
     rhs_batch))``. The result's dimensions are the batch dimensions, then the
     free dimensions of ``lhs``, then those of ``rhs``. ``preferred_element_type``
     sets the result dtype (e.g. float32 accumulation of bfloat16 inputs).
+    ``out_sharding`` (a NamedSharding, or a PartitionSpec on the current mesh)
+    sets the result's sharding, also where operands sharded over explicit mesh
+    axes make it ambiguous.
     """
     try:
         (lc, rc), (lb, rb) = dimension_numbers
@@ -269,17 +344,40 @@ def dot_general(
         if preferred_element_type is None
         else dtypes.check_and_canonicalize_user_dtype(preferred_element_type, "dot_general")
     )
-    return dot_general_p.bind(
+    if out_sharding is not None or _out_sharding.given:
+        lhs, rhs = _unambiguous_operands(lhs, rhs, numbers)
+    out = dot_general_p.bind(
         lhs,
         rhs,
         dimension_numbers=numbers,
         precision=_precision_pair(precision),
         preferred_element_type=preferred,
     )
+    return out if out_sharding is None else reshard(out, out_sharding)
 
 
-def dot(lhs, rhs, precision=None, preferred_element_type=None):
-    """Compute a vector/matrix product of operands of rank 1 or 2 (jax.lax.dot)."""
+def dot(
+    lhs,
+    rhs,
+    precision=None,
+    preferred_element_type=None,
+    *,
+    dimension_numbers=None,
+    out_sharding=None,
+):
+    """Compute a vector/matrix product of operands of rank 1 or 2 (jax.lax.dot).
+
+    With ``dimension_numbers`` it is ``dot_general``; ``out_sharding`` as there.
+    """
+    if dimension_numbers is not None:
+        return dot_general(
+            lhs,
+            rhs,
+            dimension_numbers,
+            precision,
+            preferred_element_type,
+            out_sharding=out_sharding,
+        )
     nl, nr = aval_of(lhs).ndim, aval_of(rhs).ndim
     if nl not in (1, 2) or nr not in (1, 2):
         raise ValueError(
@@ -288,4 +386,6 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
             f"lhs_shape={aval_of(lhs).shape} rhs_shape={aval_of(rhs).shape}"
         )
     numbers = (((nl - 1,), (0,)), ((), ()))
-    return dot_general(lhs, rhs, numbers, precision, preferred_element_type)
+    return dot_general(
+        lhs, rhs, numbers, precision, preferred_element_type, out_sharding=out_sharding
+    )

@@ -28,6 +28,7 @@ from modjax.batching import (
 )
 from modjax.lowering import hlo, ir_type, register_lowering
 from modjax.runtime import apply_primitive
+from modjax.sharding import reshard, with_sharding_constraint
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray, canonicalize_shape
 from modjax.tracecore.core import Primitive, to_aval
@@ -248,11 +249,23 @@ deflinear(reshape_p, _reshape_transpose)
 batching_rules[reshape_p] = _reshape_batching_rule
 
 
-def reshape(operand, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None):
+def reshape(
+    operand, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None, *, out_sharding=None
+):
     """Reshape ``operand`` to ``new_sizes`` in row-major order (jax.lax.reshape).
 
     With ``dimensions``, the operand is first transposed by that permutation.
+    ``out_sharding`` (a NamedSharding, or a PartitionSpec on the current mesh)
+    sets the result's sharding: needed for a reshape that splits or merges
+    dimensions sharded over explicit mesh axes.
     """
+    if out_sharding is not None:
+        aval = aval_of(operand)
+        if aval.sharding is not None:  # gather it in the type, so the reshape itself is plain
+            operand = with_sharding_constraint(
+                operand, aval.sharding.update(spec=(None,) * aval.ndim)
+            )
+        return reshard(reshape(operand, new_sizes, dimensions), out_sharding)
     try:
         new_sizes = tuple(operator.index(d) for d in new_sizes)
     except TypeError:

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from modjax import lax
 from modjax.lax._common import kind
+from modjax.lax.dot import contract_with_out_sharding
 
 from ._products import diagonal_of_axes
 from ._util import ARRAY_TYPES, aval, canonical_dtype, check_arraylike, promote_dtypes
@@ -404,10 +405,22 @@ def einsum(
     ``einsum(a, [0, 1], b, [1, 2], [0, 2])``. ``optimize`` picks the
     contraction order (see the module docs); each pairwise contraction is one
     ``dot_general``. Operands are promoted to a common dtype;
-    ``preferred_element_type`` sets the accumulation and result dtype.
+    ``preferred_element_type`` sets the accumulation and result dtype;
+    ``out_sharding`` the result's sharding (see ``lax.dot_general``).
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
+    if out_sharding is not None:
+        return contract_with_out_sharding(
+            einsum,
+            out_sharding,
+            subscripts,
+            *operands,
+            optimize=optimize,
+            precision=precision,
+            preferred_element_type=preferred_element_type,
+            _dot_general=_dot_general,
+        )
     spec, operands = _prepare(subscripts, operands)
     from ._creation import asarray
 

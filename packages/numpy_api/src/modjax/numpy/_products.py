@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from modjax import lax
 from modjax.lax._common import kind
+from modjax.lax.dot import contract_with_out_sharding
 
 from . import _util
 from ._eager_jit import compile_on_arrays
@@ -84,12 +85,21 @@ def _moveaxis(x, source: int, destination: int):
 # --- matrix products ------------------------------------------------------------------------
 
 
-def matmul(a: Any, b: Any, *, precision=None, preferred_element_type=None):
+def matmul(a: Any, b: Any, *, precision=None, preferred_element_type=None, out_sharding=None):
     """Matrix product with numpy's broadcasting of leading (batch) dimensions (jax.numpy.matmul).
 
     1-d operands are treated as a row (left) or column (right) vector, and
     their added dimension is removed from the result.
     """
+    if out_sharding is not None:
+        return contract_with_out_sharding(
+            matmul,
+            out_sharding,
+            a,
+            b,
+            precision=precision,
+            preferred_element_type=preferred_element_type,
+        )
     a, b = _operands("matmul", a, b)
     preferred = _preferred("matmul", a, preferred_element_type)
     sa, sb = aval(a).shape, aval(b).shape
@@ -153,12 +163,21 @@ def vecmat(x1: Any, x2: Any, /):
     return lax.squeeze(out, (aval(out).ndim - 2,))
 
 
-def dot(a: Any, b: Any, *, precision=None, preferred_element_type=None):
+def dot(a: Any, b: Any, *, precision=None, preferred_element_type=None, out_sharding=None):
     """Compute a dot product with numpy's rules (jax.numpy.dot).
 
     Scalars multiply; otherwise ``a``'s last axis is contracted with ``b``'s
     only axis (1-d) or its second-to-last axis (N-d).
     """
+    if out_sharding is not None:
+        return contract_with_out_sharding(
+            dot,
+            out_sharding,
+            a,
+            b,
+            precision=precision,
+            preferred_element_type=preferred_element_type,
+        )
     a, b = _operands("dot", a, b)
     preferred = _preferred("dot", a, preferred_element_type)
     na, nb = aval(a).ndim, aval(b).ndim
@@ -228,12 +247,24 @@ def _axes_list(value: Any, ndim: int) -> tuple[int, ...]:
     return (canonicalize_axis(value, ndim),)
 
 
-def tensordot(a: Any, b: Any, axes: Any = 2, *, precision=None, preferred_element_type=None):
+def tensordot(
+    a: Any, b: Any, axes: Any = 2, *, precision=None, preferred_element_type=None, out_sharding=None
+):
     """Contract ``a`` and ``b`` over the given axes (jax.numpy.tensordot).
 
     ``axes`` is an int N (``a``'s last N axes with ``b``'s first N) or a pair
     of axes sequences (or ints).
     """
+    if out_sharding is not None:
+        return contract_with_out_sharding(
+            tensordot,
+            out_sharding,
+            a,
+            b,
+            axes,
+            precision=precision,
+            preferred_element_type=preferred_element_type,
+        )
     a, b = _operands("tensordot", a, b)
     na, nb = aval(a).ndim, aval(b).ndim
     if isinstance(axes, int | np.integer):

@@ -37,6 +37,7 @@ from .sharding import (
     as_sharding,
     is_sharding_like,
     single_device_sharding,
+    typed_aval,
 )
 
 __all__ = [
@@ -104,6 +105,7 @@ def _canonical_host_value(x: Any) -> tuple[np.ndarray, ShapedArray]:
 
 def put_host_value(value: np.ndarray, aval: ShapedArray, sharding: Sharding, committed: bool):
     """Copy the numpy array ``value`` (of ``aval``'s dtype) to the devices of ``sharding``."""
+    aval = typed_aval(aval, sharding)
     if type(sharding) is SingleDeviceSharding:
         devices = [sharding._device]
         values = [value]
@@ -246,7 +248,7 @@ def make_array_from_single_device_arrays(
         raise ValueError("make_array_from_single_device_arrays: give dtype when arrays is empty")
     first = arrays[0] if arrays else None
     aval = aval_of(tuple(shape), first.dtype if dtype is None else np.dtype(dtype), False)
-    return ArrayImpl(aval, sharding, list(arrays), True, False)
+    return ArrayImpl(typed_aval(aval, sharding), sharding, list(arrays), True, False)
 
 
 def is_array(x: Any) -> bool:

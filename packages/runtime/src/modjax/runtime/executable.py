@@ -35,7 +35,7 @@ from .array import (
 from .backends import Device, default_device
 from .compile_cache import compile_options_for, compile_or_get_cached
 from .extended import ExtendedArray, is_extended_aval, physical, wrap
-from .sharding import Sharding, SingleDeviceSharding, single_device_sharding
+from .sharding import Sharding, SingleDeviceSharding, single_device_sharding, typed_aval
 from .spmd import SpmdTarget, spmd_target
 
 __all__ = [
@@ -146,7 +146,7 @@ class Executable:
                 self.arg_shardings[i] = sh
         self.handlers = [
             _jax.array_result_handler(
-                shared_aval(physical_aval(a)), sh, committed, _skip_checks=True
+                typed_aval(shared_aval(physical_aval(a)), sh), sh, committed, _skip_checks=True
             )
             for a, sh in zip(out_avals, self.out_shardings, strict=True)
         ]

@@ -19,6 +19,8 @@ from typing import Any
 
 from jaxlib import _jax, xla_client
 
+from modjax.tracecore.abstract import with_type_sharding
+
 from .backends import Device
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "register_sharding_spec",
     "as_sharding",
     "is_sharding_like",
+    "typed_aval",
 ]
 
 Index = tuple[slice, ...]
@@ -259,3 +262,23 @@ def as_sharding(x: Any, where: str):
     """Return the Sharding ``x`` stands for in ``where`` (None and Shardings unchanged)."""
     resolve = _spec_resolvers.get(type(x))
     return x if resolve is None else resolve(x, where)
+
+
+_typed_avals: dict[tuple, Any] = {}
+
+
+def typed_aval(aval, sharding):
+    """Return ``aval`` with the sharding in its type that an Array on ``sharding`` has.
+
+    A sharding over explicit mesh axes gives its ``_type_sharding`` (JAX's
+    ``aval.sharding``, padded to the rank); any other gives None. Shared per
+    (aval, sharding).
+    """
+    if type(sharding) is SingleDeviceSharding and aval.sharding is None:
+        return aval
+    key = (aval, sharding)
+    out = _typed_avals.get(key)
+    if out is None:
+        typed = getattr(sharding, "_type_sharding", None)
+        out = _typed_avals[key] = with_type_sharding(aval, typed)
+    return out

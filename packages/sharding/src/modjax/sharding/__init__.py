@@ -9,7 +9,7 @@ from .arrays import (
     make_array_from_process_local_data,
     make_array_from_single_device_arrays,
 )
-from .constraint import reshard, with_sharding_constraint
+from .constraint import auto_axes, explicit_axes, reshard, with_sharding_constraint
 from .mesh import (
     AbstractMesh,
     AxisType,
@@ -21,7 +21,13 @@ from .mesh import (
     use_abstract_mesh,
     use_mesh,
 )
-from .named_sharding import DuplicateSpecError, GSPMDSharding, IndivisibleError, NamedSharding
+from .named_sharding import (
+    AbstractNamedSharding,
+    DuplicateSpecError,
+    GSPMDSharding,
+    IndivisibleError,
+    NamedSharding,
+)
 from .partition_spec import UNCONSTRAINED, P, PartitionSpec
 from .pmap import pmap
 from .shard_map import shard_map, shard_map_p
@@ -35,6 +41,7 @@ def make_single_device_sharding(device, *, memory_kind=None) -> SingleDeviceShar
 
 __all__ = [
     "AbstractMesh",
+    "AbstractNamedSharding",
     "AxisType",
     "DuplicateSpecError",
     "GSPMDSharding",
@@ -46,6 +53,8 @@ __all__ = [
     "Sharding",
     "SingleDeviceSharding",
     "UNCONSTRAINED",
+    "auto_axes",
+    "explicit_axes",
     "get_abstract_mesh",
     "get_mesh",
     "inspect_array_sharding",

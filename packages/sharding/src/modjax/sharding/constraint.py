@@ -8,24 +8,41 @@ cotangents the same way; under ``vmap`` the batch dimension is left unsplit.
 
 from __future__ import annotations
 
+import functools
+
 from modjax import runtime
 from modjax.autodiff import deflinear
 from modjax.batching import batching_rules
 from modjax.lowering import register_lowering, sharding_constraint
 from modjax.tracecore import core
-from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_structure, tree_unflatten
+from modjax.tracecore.abstract import sharding_entries, with_type_sharding
+from modjax.tracecore.sharding_types import sharding_rules
+from modjax.tracecore.tree_util import (
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+)
 
-from .mesh import current_mesh
-from .named_sharding import NamedSharding
+from .mesh import AxisType, Mesh, current_mesh, set_mesh
+from .named_sharding import AbstractNamedSharding, NamedSharding, concrete_sharding
 from .partition_spec import PartitionSpec
 
-__all__ = ["with_sharding_constraint", "reshard", "sharding_constraint_p"]
+__all__ = [
+    "with_sharding_constraint",
+    "reshard",
+    "auto_axes",
+    "explicit_axes",
+    "sharding_constraint_p",
+]
 
 sharding_constraint_p = core.Primitive("sharding_constraint")
 
 
 def _abstract_eval(x, *, sharding):
-    return x
+    # The result's type has the sharding's explicit axes (JAX's reshard_p).
+    return with_type_sharding(x, getattr(sharding, "_type_sharding", None))
 
 
 def _impl(x, *, sharding):
@@ -70,9 +87,13 @@ deflinear(
     lambda ct, x, *, sharding: [sharding_constraint_p.bind(ct, sharding=sharding)],
 )
 batching_rules[sharding_constraint_p] = _batching
+sharding_rules[sharding_constraint_p] = lambda avals, out, **_: out  # its abstract eval types it
 
 
-def _as_sharding(s, what: str):
+def _as_sharding(s, what: str, leaf=None):
+    if isinstance(s, AbstractNamedSharding):
+        like = None if leaf is None else core.to_aval(leaf).sharding
+        return concrete_sharding(s, like, current_mesh())
     if isinstance(s, PartitionSpec):
         mesh = current_mesh()
         if mesh is None or mesh.empty:
@@ -89,7 +110,7 @@ def _as_sharding(s, what: str):
 
 
 def _is_leaf(x) -> bool:
-    return x is None or isinstance(x, PartitionSpec | runtime.Sharding)
+    return x is None or isinstance(x, PartitionSpec | runtime.Sharding | AbstractNamedSharding)
 
 
 def with_sharding_constraint(x, shardings):
@@ -114,7 +135,7 @@ def with_sharding_constraint(x, shardings):
         if s is None:
             out.append(leaf)
             continue
-        sharding = _as_sharding(s, "with_sharding_constraint")
+        sharding = _as_sharding(s, "with_sharding_constraint", leaf)
         ndim = len(core.to_aval(leaf).shape)
         if len(sharding.spec) > ndim:
             raise ValueError(
@@ -128,8 +149,84 @@ def with_sharding_constraint(x, shardings):
 def reshard(xs, out_shardings):
     """Move ``xs`` (a pytree) to ``out_shardings`` (``jax.sharding.reshard``).
 
-    Without shardings in types (explicit axes are treated as automatic here),
-    this is ``with_sharding_constraint``: inside jit the compiler lays the value
-    out so, eagerly the values are moved (``device_put``).
+    The result's type carries the new sharding's explicit axes; inside jit the
+    compiler lays the value out so (``sdy.sharding_constraint``), eagerly the
+    values are moved (``device_put``). A PartitionSpec needs the current mesh.
     """
     return with_sharding_constraint(xs, out_shardings)
+
+
+def _mesh_with(axes, axis_type: AxisType, what: str) -> tuple[Mesh, Mesh]:
+    mesh = current_mesh()
+    if mesh is None or mesh.empty:
+        raise ValueError(
+            f"Context mesh cannot be empty. Please use `jax.set_mesh` API to enter into a mesh "
+            f"context when using `{what}` API."
+        )
+    names = mesh.axis_names if axes is None else ((axes,) if isinstance(axes, str) else axes)
+    return mesh, mesh.update_axis_types(dict.fromkeys(names, axis_type))
+
+
+def _spec_without(x, mesh: Mesh) -> NamedSharding:
+    """The sharding of ``x``'s type on ``mesh``, keeping only ``mesh``'s explicit axes."""
+    entries = sharding_entries(core.to_aval(x))
+    keep = set(mesh.explicit_axes)
+    spec = []
+    for e in entries:
+        axes = tuple(a for a in ((e,) if isinstance(e, str) else (e or ())) if a in keep)
+        spec.append(axes[0] if len(axes) == 1 else (axes or None))
+    return NamedSharding(mesh, PartitionSpec(*spec))
+
+
+def _given_or_keyword(value, kwargs: dict, name: str):
+    """The decorator's ``value``, else the call's keyword argument ``name`` (removed from it)."""
+    if value is not None:
+        return value
+    if name not in kwargs:
+        raise TypeError(f"Missing required keyword argument: '{name}'")
+    return kwargs.pop(name)
+
+
+def auto_axes(f=None, /, *, axes=None, out_sharding=None):
+    """Run ``f`` with mesh ``axes`` (all by default) automatic (``jax.sharding.auto_axes``).
+
+    Inside, the arguments' types drop those axes and the compiler places the
+    values along them; the results are resharded to ``out_sharding`` (given
+    here or as a keyword argument of the call). Needs a mesh set with ``set_mesh``.
+    """
+    if f is None:
+        return lambda g: auto_axes(g, axes=axes, out_sharding=out_sharding)
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        out_s = _given_or_keyword(out_sharding, kwargs, "out_sharding")
+        mesh, inner = _mesh_with(axes, AxisType.Auto, "auto_axes")
+        args = tree_map(lambda x: reshard(x, _spec_without(x, inner)), args)
+        with set_mesh(inner):
+            out = f(*args, **kwargs)
+        with set_mesh(mesh):
+            return reshard(out, out_s)
+
+    return wrapper
+
+
+def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
+    """Run ``f`` with mesh ``axes`` (all by default) explicit (``jax.sharding.explicit_axes``).
+
+    The arguments are resharded to ``in_sharding`` (given here or as a keyword
+    argument of the call), so their types carry those axes inside; the results
+    leave with the outer mesh's explicit axes only. Needs a mesh set with ``set_mesh``.
+    """
+    if f is None:
+        return lambda g: explicit_axes(g, axes=axes, in_sharding=in_sharding)
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        in_s = _given_or_keyword(in_sharding, kwargs, "in_sharding")
+        mesh, inner = _mesh_with(axes, AxisType.Explicit, "explicit_axes")
+        with set_mesh(inner):
+            args = reshard(args, in_s)
+            out = f(*args, **kwargs)
+        return tree_map(lambda x: reshard(x, _spec_without(x, mesh)), out)
+
+    return wrapper

@@ -26,7 +26,14 @@ from modjax.runtime.backends import Device
 from .mesh import AbstractMesh, Mesh
 from .partition_spec import UNCONSTRAINED, PartitionSpec
 
-__all__ = ["NamedSharding", "GSPMDSharding", "DuplicateSpecError", "IndivisibleError"]
+__all__ = [
+    "NamedSharding",
+    "AbstractNamedSharding",
+    "GSPMDSharding",
+    "DuplicateSpecError",
+    "IndivisibleError",
+    "concrete_sharding",
+]
 
 
 class DuplicateSpecError(ValueError):
@@ -161,9 +168,7 @@ class NamedSharding(_jax.GSPMDSharding):
         if self is not None:
             return self
         if isinstance(mesh, AbstractMesh):
-            raise NotImplementedError(
-                "NamedSharding on an AbstractMesh (shardings in types, explicit axes)"
-            )
+            return AbstractNamedSharding(mesh, spec, memory_kind=memory_kind)
         if not isinstance(mesh, Mesh):
             raise TypeError(f"NamedSharding: mesh must be a Mesh, got {type(mesh).__name__}")
         if not isinstance(spec, PartitionSpec):
@@ -196,6 +201,34 @@ class NamedSharding(_jax.GSPMDSharding):
 
     def __repr__(self) -> str:
         return f"NamedSharding(mesh={self.mesh}, spec={self.spec}, memory_kind={self._memory_kind})"
+
+    def update(self, *, mesh=None, spec=None, memory_kind=None) -> NamedSharding:
+        """Return this sharding with the given fields replaced (``NamedSharding.update``).
+
+        ``spec`` may be a PartitionSpec or a sequence of its entries.
+        """
+        if spec is not None and not isinstance(spec, PartitionSpec):
+            spec = PartitionSpec(*spec)
+        return NamedSharding(
+            self.mesh if mesh is None else mesh,
+            self.spec if spec is None else spec,
+            memory_kind=self._memory_kind if memory_kind is None else memory_kind,
+        )
+
+    @functools.cached_property
+    def _type_sharding(self) -> NamedSharding | None:
+        """The sharding in the type of an Array placed so: the spec's explicit mesh axes.
+
+        None when the mesh has no explicit axis (then types carry no sharding).
+        """
+        explicit = set(self.mesh.explicit_axes)
+        if not explicit:
+            return None
+        entries = [
+            tuple(a for a in self.spec.axes_of(i) if a in explicit) for i in range(len(self.spec))
+        ]
+        spec = PartitionSpec(*(e if len(e) > 1 else (e[0] if e else None) for e in entries))
+        return NamedSharding(self.mesh, spec)
 
     # --- the protocol ---
 
@@ -370,3 +403,73 @@ class GSPMDSharding(_jax.GSPMDSharding):
         return GSPMDSharding(
             self._devices_tuple, xla_client.HloSharding.replicate(), memory_kind=self._memory_kind
         )
+
+
+class AbstractNamedSharding:
+    """A NamedSharding on an AbstractMesh: axes and spec without devices.
+
+    What ``NamedSharding(abstract_mesh, spec)`` returns (JAX's NamedSharding
+    allows an AbstractMesh; jaxlib's C++ base needs devices, so this one is a
+    plain Python class and ``isinstance(s, NamedSharding)`` is False). It
+    stands for the NamedSharding of the same spec on a concrete mesh of that
+    shape: :func:`concrete_sharding` finds that mesh where it is used.
+    """
+
+    __slots__ = ("mesh", "spec", "memory_kind")
+
+    def __init__(self, mesh: AbstractMesh, spec: PartitionSpec, *, memory_kind=None):
+        if not isinstance(spec, PartitionSpec):
+            raise TypeError(
+                f"NamedSharding: spec must be a PartitionSpec, got {type(spec).__name__}: {spec!r}"
+            )
+        _check_spec(mesh, spec)
+        self.mesh = mesh
+        self.spec = spec
+        self.memory_kind = memory_kind
+
+    def __eq__(self, other) -> bool:
+        return (
+            isinstance(other, AbstractNamedSharding)
+            and self.mesh == other.mesh
+            and self.spec == other.spec
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.mesh, self.spec))
+
+    def __repr__(self) -> str:
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec})"
+
+    def update(self, *, mesh=None, spec=None, memory_kind=None):
+        """Return this sharding with the given fields replaced."""
+        if spec is not None and not isinstance(spec, PartitionSpec):
+            spec = PartitionSpec(*spec)
+        return NamedSharding(
+            self.mesh if mesh is None else mesh, self.spec if spec is None else spec
+        )
+
+    def shard_shape(self, global_shape) -> tuple[int, ...]:
+        """Return the shape of one shard of an array of ``global_shape``."""
+        tiles = _tiles(self.mesh, self.spec, len(global_shape))
+        return tuple(n // t for n, t in zip(global_shape, tiles, strict=True))
+
+    @property
+    def num_devices(self) -> int:
+        return self.mesh.size
+
+
+def concrete_sharding(sharding, like=None, current=None):
+    """Return ``sharding`` on a concrete mesh (an AbstractNamedSharding's spec on one of its shape).
+
+    The mesh is ``like``'s (a concrete sharding, e.g. an operand's type) or
+    ``current`` (the mesh set with ``set_mesh``) when its abstract mesh matches.
+    """
+    if not isinstance(sharding, AbstractNamedSharding):
+        return sharding
+    for candidate in (getattr(like, "mesh", None), current):
+        if isinstance(candidate, Mesh) and candidate.abstract_mesh == sharding.mesh:
+            return NamedSharding(candidate, sharding.spec)
+    raise ValueError(
+        f"{sharding!r} is on an AbstractMesh and no concrete mesh of that shape is in "
+        "context: enter one with `jax.set_mesh(mesh)`"
+    )

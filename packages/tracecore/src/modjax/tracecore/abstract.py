@@ -28,6 +28,8 @@ __all__ = [
     "ShapedArray",
     "aval_handlers",
     "canonicalize_shape",
+    "sharding_entries",
+    "with_type_sharding",
     "get_aval",
     "physical_aval",
     "physical_element_avals",
@@ -93,6 +95,45 @@ def _index_supported_dtypes() -> None:
         register_aval_handler(dt.type, _numpy_aval)
 
 
+_KEEP = object()  # update()'s "leave the sharding as it is"
+
+
+def sharding_entries(aval: Any) -> tuple:
+    """Return the per-dimension entries of ``aval``'s sharding (None, a name, a tuple of names).
+
+    Padded with None to the aval's rank; all None when the aval has no sharding.
+    """
+    sharding = aval.sharding
+    if sharding is None:
+        return (None,) * len(aval.shape)
+    spec = tuple(sharding.spec)
+    return spec + (None,) * (len(aval.shape) - len(spec))
+
+
+def with_type_sharding(aval: ShapedArray, sharding: Any) -> ShapedArray:
+    """Return ``aval`` with sharding ``sharding``, its spec padded with None to the aval's rank.
+
+    JAX's types always spell every dimension (``P('x')`` of a matrix is ``P('x', None)``).
+    """
+    if sharding is not None and len(sharding.spec) < len(aval.shape):
+        sharding = sharding.update(
+            spec=tuple(sharding.spec) + (None,) * (len(aval.shape) - len(sharding.spec))
+        )
+    if sharding is aval.sharding:
+        return aval
+    return ShapedArray(aval.shape, aval.dtype, aval.weak_type, sharding)
+
+
+def _dim_str(size: int, entry: Any) -> str:
+    if entry is None or entry == ():
+        return str(size)
+    if isinstance(entry, str):
+        return f"{size}@{entry}"
+    if len(entry) == 1:
+        return f"{size}@{entry[0]}"
+    return f"{size}@({','.join(entry)})"
+
+
 class ShapedArray:
     """The abstract value of an array: shape, dtype and weak type (``jax.core.ShapedArray``).
 
@@ -100,9 +141,13 @@ class ShapedArray:
     the shape is already a tuple of ints and the dtype an ``np.dtype``.
     """
 
-    __slots__ = ("shape", "dtype", "weak_type")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding")
 
-    def __init__(self, shape: Any, dtype: Any, weak_type: bool = False):
+    #: Becomes True once an aval with a sharding exists: until then tracing skips
+    #: the sharding rules entirely (unsharded programs pay nothing for them).
+    sharded_types_seen = False
+
+    def __init__(self, shape: Any, dtype: Any, weak_type: bool = False, sharding: Any = None):
         self.shape = canonicalize_shape(shape)
         try:
             # A dict hit is right even for an equal non-dtype key (np.dtype
@@ -111,6 +156,12 @@ class ShapedArray:
         except (KeyError, TypeError):  # TypeError: an unhashable dtype spec
             self.dtype = _checked_dtype(dtype)
         self.weak_type = bool(weak_type)
+        # The sharding in the type over explicit mesh axes (JAX's ``aval.sharding``):
+        # None, or an object with ``spec`` (one entry per dimension: None, an axis
+        # name or a tuple of names) and ``update(spec=entries)``; see modjax.sharding.
+        self.sharding = sharding
+        if sharding is not None:
+            ShapedArray.sharded_types_seen = True
 
     @property
     def ndim(self) -> int:
@@ -121,25 +172,41 @@ class ShapedArray:
         return math.prod(self.shape)
 
     def update(
-        self, shape: Any = None, dtype: Any = None, weak_type: bool | None = None
+        self,
+        shape: Any = None,
+        dtype: Any = None,
+        weak_type: bool | None = None,
+        sharding: Any = _KEEP,
     ) -> ShapedArray:
-        """Return a copy with the given fields replaced (``ShapedArray.update``)."""
+        """Return a copy with the given fields replaced (``ShapedArray.update``).
+
+        A new shape drops the sharding unless one is given.
+        """
+        if sharding is _KEEP:
+            sharding = self.sharding if shape is None else None
         return ShapedArray(
             self.shape if shape is None else shape,
             self.dtype if dtype is None else dtype,
             self.weak_type if weak_type is None else weak_type,
+            sharding,
         )
 
     def strip_weak_type(self) -> ShapedArray:
         """Return this aval with ``weak_type=False`` (``ShapedArray.strip_weak_type``)."""
-        return ShapedArray(self.shape, self.dtype) if self.weak_type else self
+        return ShapedArray(self.shape, self.dtype, False, self.sharding) if self.weak_type else self
 
     def str_short(self, short_dtypes: bool = False) -> str:
-        """Return ``'float32[3,4]'``, or with ``short_dtypes`` ``'f32[3,4]'`` (``str_short``)."""
+        """Return ``'float32[3,4]'``, or with ``short_dtypes`` ``'f32[3,4]'`` (``str_short``).
+
+        A dimension split over explicit mesh axes shows them: ``f32[8@x,4]``, ``f32[8@(x,y),4]``.
+        """
         name = (
             dtypes.short_dtype_name(self.dtype) if short_dtypes else dtypes.dtype_name(self.dtype)
         )
-        return f"{name}[{','.join(map(str, self.shape))}]"
+        if self.sharding is None:
+            return f"{name}[{','.join(map(str, self.shape))}]"
+        dims = [_dim_str(n, e) for n, e in zip(self.shape, sharding_entries(self), strict=True)]
+        return f"{name}[{','.join(dims)}]"
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -147,10 +214,11 @@ class ShapedArray:
             and self.shape == other.shape
             and self.dtype == other.dtype
             and self.weak_type == other.weak_type
+            and self.sharding == other.sharding
         )
 
     def __hash__(self) -> int:
-        return hash((self.shape, self.dtype, self.weak_type))
+        return hash((self.shape, self.dtype, self.weak_type, self.sharding))
 
     def __str__(self) -> str:
         # The jaxpr spelling; JAX's str() uses long names and marks weak types with "~".
@@ -211,11 +279,13 @@ class ShapeDtypeStruct:
     @property
     def aval(self) -> ShapedArray:
         """Return the abstract value of this spec, with the dtype canonicalized."""
-        return ShapedArray(
+        aval = ShapedArray(
             self.shape,
             dtypes.canonicalize_dtype(self.dtype, allow_extended_dtype=True),
             self.weak_type,
         )
+        # A sharding over explicit mesh axes is part of the type.
+        return with_type_sharding(aval, getattr(self.sharding, "_type_sharding", None))
 
     def update(self, **changes: Any) -> ShapeDtypeStruct:
         """Return a copy with some fields replaced (``jax.ShapeDtypeStruct.update``)."""

@@ -20,6 +20,7 @@ import numpy as np
 from . import source_info as source_info_util
 from . import traceback_util
 from .abstract import ShapedArray, get_aval
+from .sharding_types import apply_sharding_rule
 
 __all__ = [
     "Primitive",
@@ -119,7 +120,10 @@ class Primitive:
             raise NotImplementedError(
                 f"primitive '{self.name}' has no abstract evaluation rule (use def_abstract_eval)"
             )
-        return self._abstract_eval(*avals, **params)
+        out = self._abstract_eval(*avals, **params)
+        if ShapedArray.sharded_types_seen:
+            out = apply_sharding_rule(self, avals, out, params)
+        return out
 
 
 # --- the current trace ----------------------------------------------------------------

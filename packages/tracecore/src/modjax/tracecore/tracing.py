@@ -19,6 +19,7 @@ from .core import (
 )
 from .jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from .leaks import check_leaks, check_tracer_leaks
+from .sharding_types import apply_sharding_rule
 from .traceback_util import api_boundary
 from .tree_util import tree_flatten, tree_unflatten
 from .wrapped_fun import DebugInfo, WrappedFun, debug_info, flatten_fun, wrap_init
@@ -106,6 +107,8 @@ class JaxprTrace(Trace):
             out = primitive.abstract_eval(*avals, **params)  # raises its error
         else:
             out = abstract_eval(*avals, **params)
+            if ShapedArray.sharded_types_seen:  # shardings in types (explicit mesh axes)
+                out = apply_sharding_rule(primitive, avals, out, params)
         info = source_info_util.current()
         if primitive.multiple_results:
             outvars = [Var(aval) for aval in out]

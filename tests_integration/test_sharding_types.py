@@ -1,0 +1,143 @@
+"""Shardings in types (explicit mesh axes) on 8 CPU devices, against JAX 0.10.2's answers.
+
+One child process runs every check. ``check_cases_match_jax`` evaluates the
+recorded expressions of ``data/sharding_types_jax.json`` (types such as
+``f32[8@x,4]``, values, and the ShardingTypeErrors of ambiguous contractions,
+illegal results and reshapes) and compares them with JAX's; the other checks
+cover what a recording does not: printing, jit's cache, tracing of unsharded
+programs, AbstractMesh shardings.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+import modjax as jax
+import modjax.numpy as jnp
+from modjax import lax
+from modjax.sharding import AbstractMesh, AxisType
+from modjax.sharding import NamedSharding as NS
+from modjax.sharding import PartitionSpec as P
+from modjax.sharding.testing import main, run_checks
+
+DATA = pathlib.Path(__file__).parent / "data" / "sharding_types_jax.json"
+
+
+def _env():
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+
+    def put(shape, spec):
+        value = np.arange(np.prod(shape), dtype=np.float32).reshape(shape) / 10
+        return jax.device_put(value, NS(mesh, spec))
+
+    arrays = {
+        "a": put((8, 8), P(("x", "y"), None)),
+        "b": put((8, 8), P(None, "y")),
+        "c": put((4, 8, 8), P("x", None, "y")),
+        "d": put((4, 8, 8), P("x", None, None)),
+        "e": put((8, 8), P(None, "x")),
+        "f": put((8, 8), P("x", None)),
+        "g": put((8, 8), P("y", None)),
+        "u": jnp.ones((8, 8), jnp.float32),
+    }
+    return {"jax": jax, "jnp": jnp, "lax": lax, "NS": NS, "P": P, "np": np, "mesh": mesh, **arrays}
+
+
+def check_cases_match_jax():
+    data = json.loads(DATA.read_text())
+    env = _env()
+    wrong = []
+    for name, text in data["cases"].items():
+        want = data["results"][name]
+        try:
+            with jax.set_mesh(env["mesh"]):
+                r = eval(text, env)
+            got = {"type": jax.typeof(r).str_short(short_dtypes=True)}
+            if "type" in want:
+                np.testing.assert_allclose(np.asarray(r), np.asarray(want["value"]), rtol=1e-5)
+        except AssertionError as ex:
+            wrong.append(f"{name}: values differ: {ex}")
+            continue
+        except Exception as ex:
+            got = {"error": type(ex).__name__, "message": str(ex).split("\n")[0]}
+        want = {k: v for k, v in want.items() if k != "value"}
+        if got != want:
+            wrong.append(f"{name}: {text}\n  modjax: {got}\n  JAX:    {want}")
+    assert not wrong, "\n".join(wrong)
+
+
+def check_aval_sharding_and_printing():
+    env = _env()
+    mesh, a = env["mesh"], env["a"]
+    aval = jax.typeof(a)
+    assert aval.sharding.spec == P(("x", "y"), None), aval.sharding
+    assert a.aval.sharding is aval.sharding
+    assert repr(aval) == "ShapedArray(float32[8@(x,y),8])", repr(aval)
+    text = str(jax.make_jaxpr(lambda x: jnp.sin(x) @ env["b"])(env["f"]))
+    assert "a:f32[8,8@y]; b:f32[8@x,8]" in text and "f32[8@x,8@y] = dot_general" in text, text
+    # Auto axes and single devices leave types unsharded, printed as before.
+    auto = jax.sharding.Mesh(mesh.devices, ("x", "y"))
+    v = jax.device_put(np.ones((8, 8), np.float32), NS(auto, P("x", "y")))
+    assert jax.typeof(v).sharding is None and str(jax.typeof(v)) == "f32[8,8]"
+    assert jax.typeof(jnp.ones(3)).sharding is None
+    # Only the explicit axes of a partly explicit mesh enter the type.
+    part = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit, AxisType.Auto))
+    w = jax.device_put(np.ones((8, 4), np.float32), NS(part, P("x", "y")))
+    assert jax.typeof(w).str_short(short_dtypes=True) == "f32[8@x,4]"
+
+
+def check_jit_retraces_per_type_and_outputs_follow_types():
+    env = _env()
+    traces = []
+
+    @jax.jit
+    def f(x):
+        traces.append(jax.typeof(x).str_short(short_dtypes=True))
+        return x * 2
+
+    for name in ("a", "f", "a"):
+        out = f(env[name])
+        assert jax.typeof(out) == jax.typeof(env[name]), (name, jax.typeof(out))
+    assert traces == ["f32[8@(x,y),8]", "f32[8@x,8]"], traces
+
+
+def check_named_sharding_on_an_abstract_mesh():
+    env = _env()
+    am = AbstractMesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+    s = NS(am, P("x"))
+    assert repr(s) == (
+        "NamedSharding(mesh=AbstractMesh('x': 2, 'y': 4, axis_types=(Explicit, Explicit), "
+        "device_kind=cpu, num_cores=None, platform=cpu), spec=P('x',))"
+    ), repr(s)
+    assert s == NS(am, P("x")) and s.shard_shape((8, 8)) == (4, 8)
+    with jax.set_mesh(env["mesh"]):
+        r = jax.jit(lambda v: jax.sharding.reshard(v, NS(am, P(None, "y"))))(env["a"])
+    assert jax.typeof(r).str_short(short_dtypes=True) == "f32[8,8@y]"
+    assert r.sharding.spec == P(None, "y"), r.sharding
+
+
+CHECKS = [
+    check_cases_match_jax,
+    check_aval_sharding_and_printing,
+    check_jit_retraces_per_type_and_outputs_follow_types,
+    check_named_sharding_on_an_abstract_mesh,
+]
+
+
+@pytest.fixture(scope="module")
+def results():
+    return run_checks(__file__)
+
+
+@pytest.mark.parametrize("name", [c.__name__ for c in CHECKS])
+def test_on_8_devices(results, name):
+    error = results[name]
+    assert error is None, error
+
+
+if __name__ == "__main__":
+    main(CHECKS)
