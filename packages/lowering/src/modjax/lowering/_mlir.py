@@ -55,6 +55,11 @@ __all__ = [
     "manual_computation",
     "channel_handle",
     "sdy_return",
+    "module_bytecode",
+    "serialize_portable_artifact",
+    "deserialize_portable_artifact",
+    "refine_polymorphic_shapes",
+    "register_lapack_targets",
 ]
 
 
@@ -721,3 +726,57 @@ def module_bytecode(module: ir.Module) -> bytes:
     buffer = io.BytesIO()
     module.operation.write_bytecode(file=buffer)
     return buffer.getvalue()
+
+
+# --- StableHLO portable artifacts (what an exported function stores) -----------------------
+
+
+def serialize_portable_artifact(module: ir.Module, context: ir.Context) -> bytes:
+    """Return ``module`` as a portable artifact readable by StableHLO consumers 4 weeks old."""
+    from jaxlib import _jax
+
+    target = hlo.get_version_from_compatibility_requirement(
+        hlo.StablehloCompatibilityRequirement.WEEK_4
+    )
+    with context:
+        return _jax.mlir.serialize_portable_artifact(module, target)
+
+
+def deserialize_portable_artifact(serialized: bytes, context: ir.Context) -> ir.Module:
+    """Return a portable artifact as an MLIR module of ``context``."""
+    from jaxlib import _jax
+
+    return _jax.mlir.deserialize_portable_artifact(serialized, context)
+
+
+def refine_polymorphic_shapes(bytecode: bytes) -> bytes:
+    """Refine a module's dynamic shapes from its ``main``'s static argument types.
+
+    jaxlib's shape refinement also checks the module's shape assertions; it raises
+    its own error types when one fails.
+    """
+    from jaxlib import _jax
+
+    return _jax.mlir.refine_polymorphic_shapes(
+        bytecode, enable_shape_assertions=True, validate_static_shapes=True
+    )
+
+
+# --- XLA custom-call targets -----------------------------------------------------------------
+
+
+def register_lapack_targets() -> None:
+    """Register jaxlib's CPU LAPACK kernels (``jaxlib.cpu._lapack``) with XLA, by name.
+
+    They call the LAPACK scipy bundles (``_lapack.initialize()`` fetches its
+    function pointers), so scipy must be importable.
+    """
+    from jaxlib import xla_client
+    from jaxlib.cpu import _lapack
+
+    _lapack.initialize()
+    for name, capsule in _lapack.registrations().items():
+        # Every ``*_ffi`` entry is a typed-FFI handler (api_version 1 of this call).
+        xla_client.register_custom_call_target(
+            name, capsule, platform="cpu", api_version=int(name.endswith("_ffi"))
+        )

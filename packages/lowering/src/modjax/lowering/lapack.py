@@ -14,6 +14,8 @@ import threading
 
 import numpy as np
 
+from ._mlir import register_lapack_targets
+
 __all__ = ["lapack_target"]
 
 _PREFIX = {
@@ -32,15 +34,7 @@ def _register() -> None:
     with _lock:
         if _registered:
             return
-        from jaxlib import xla_client
-        from jaxlib.cpu import _lapack
-
-        _lapack.initialize()
-        for name, capsule in _lapack.registrations().items():
-            # Every ``*_ffi`` entry is a typed-FFI handler (api_version 1 of this call).
-            xla_client.register_custom_call_target(
-                name, capsule, platform="cpu", api_version=int(name.endswith("_ffi"))
-            )
+        register_lapack_targets()
         _registered = True
 
 

@@ -23,13 +23,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from jaxlib import _jax
 
 from modjax.tracecore import core, dtypes
 from modjax.tracecore.abstract import ShapedArray, register_aval_handler
 from modjax.tracecore.basearray import Array as AbstractArray
 from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_unflatten
 
+from . import _xla
 from .backends import Device, default_device
 from .sharding import (
     Sharding,
@@ -52,10 +52,10 @@ __all__ = [
     "is_array",
 ]
 
-ArrayImpl = _jax.ArrayImpl
+ArrayImpl = _xla.ArrayImpl
 Array = ArrayImpl
 
-_COPY = _jax.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
+_COPY = _xla.COPY_DURING_CALL
 
 # --- shared avals ---------------------------------------------------------------------
 
@@ -115,10 +115,10 @@ def put_host_value(value: np.ndarray, aval: ShapedArray, sharding: Sharding, com
         # jaxlib's batched put of several buffers fails with the copy-during-call
         # semantics (a bad_function_call), so each device gets a copy of its own.
         values = [np.array(value[index_map[d]], copy=True) for d in devices]
-        return _jax.batched_device_put(
+        return _xla.batched_device_put(
             aval, sharding, values, devices, committed=committed, enable_x64=True
         )
-    return _jax.batched_device_put(
+    return _xla.batched_device_put(
         aval,
         sharding,
         values,
@@ -136,9 +136,7 @@ def copy_to_sharding(x: Array, sharding: Sharding, committed: bool) -> Array:
     ):
         return x if x._committed == committed else x._rewrap_committed(committed)
     if type(sharding) is SingleDeviceSharding and type(x._sharding) is SingleDeviceSharding:
-        (copy,) = _jax.batched_copy_array_to_devices_with_sharding(
-            [x], [sharding._internal_device_list], [sharding], [_jax.ArrayCopySemantics.ALWAYS_COPY]
-        )
+        copy = _xla.copy_to_devices(x, sharding)
         return copy if copy._committed == committed else copy._rewrap_committed(committed)
     return put_host_value(np.asarray(x._value), x.aval, sharding, committed)
 
@@ -169,7 +167,7 @@ def _target_sharding(device_or_sharding) -> tuple[Sharding | None, bool]:
 
 
 def _put_leaf(x: Any, sharding: Sharding | None, committed: bool):
-    if type(x) is not ArrayImpl and isinstance(x, _jax.Array):
+    if type(x) is not ArrayImpl and isinstance(x, _xla.Array):
         # An array of an extended dtype (runtime.extended): place its data.
         return x._with_base(_put_leaf(x._base_array, sharding, committed))
     if type(x) is ArrayImpl:
@@ -232,7 +230,7 @@ def block_until_ready(x: Any):
         elif hasattr(leaf, "block_until_ready") and not isinstance(leaf, core.Tracer):
             leaf.block_until_ready()
     if arrays:
-        _jax.batched_block_until_ready(arrays)
+        _xla.batched_block_until_ready(arrays)
     return x
 
 
@@ -605,13 +603,7 @@ def _unpickle_array(value: np.ndarray, weak_type: bool) -> Array:
 def _device_copy(x: Array) -> Array:
     x._check_if_deleted()
     if type(x._sharding) is SingleDeviceSharding:
-        (copy,) = _jax.batched_copy_array_to_devices_with_sharding(
-            [x],
-            [x._sharding._internal_device_list],
-            [x._sharding],
-            [_jax.ArrayCopySemantics.ALWAYS_COPY],
-        )
-        return copy
+        return _xla.copy_to_devices(x, x._sharding)
     return put_host_value(np.asarray(x._value), x.aval, x._sharding, x._committed)
 
 

@@ -15,9 +15,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from jaxlib import _jax, utils, xla_client
-
 from modjax.tracecore.config import config
+
+from . import _xla
 
 __all__ = [
     "Backend",
@@ -39,8 +39,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-Backend = xla_client.Client
-Device = _jax.Device
+Backend = _xla.Client
+Device = _xla.Device
 
 
 def _check_num_cpu_devices(value: Any) -> None:
@@ -99,13 +99,13 @@ def _quiet_native_logs() -> None:
     # The client logs device lines at INFO level from C++; keep warnings and
     # errors, as JAX does, unless the user chose a level with TF_CPP_MIN_LOG_LEVEL.
     if "TF_CPP_MIN_LOG_LEVEL" not in os.environ:
-        utils.absl_set_min_log_level(1)
+        _xla.quiet_native_logs()
 
 
 def _make_cpu_client() -> Backend:
     from .distributed import cpu_client_options
 
-    return xla_client.make_cpu_client(num_devices=num_cpu_devices.value, **cpu_client_options())
+    return _xla.make_cpu_client(num_cpu_devices.value, **cpu_client_options())
 
 
 register_backend_factory("cpu", _make_cpu_client, priority=0)

@@ -27,12 +27,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import jaxlib
-import numpy as np
-from jaxlib import _jax, xla_client
-
 from modjax.tracecore.config import config
 
+from . import _xla
 from .backends import Device
 
 __all__ = [
@@ -101,22 +98,16 @@ def clear_caches() -> None:
         _memory.clear()
 
 
-def compile_options_for(devices: Sequence[Device]) -> xla_client.CompileOptions:
+def compile_options_for(devices: Sequence[Device]) -> _xla.CompileOptions:
     """Return compile options running one program replica on each of ``devices`` in order.
 
     A module with several partitions (SPMD) gets ``num_partitions`` devices instead;
     see ``compile_or_get_cached``.
     """
-    options = xla_client.CompileOptions()
-    options.num_replicas = 1
-    options.num_partitions = len(devices)
-    ids = np.array([[d.id for d in devices]], dtype=np.int64)
-    options.device_assignment = xla_client.DeviceAssignment.create(ids)
-    options.executable_build_options.use_spmd_partitioning = len(devices) > 1
-    return options
+    return _xla.compile_options([d.id for d in devices], spmd_partitioning=len(devices) > 1)
 
 
-def cache_key(module_text: str, options: xla_client.CompileOptions, backend) -> str:
+def cache_key(module_text: str, options: _xla.CompileOptions, backend) -> str:
     """Return the hex sha256 naming a compiled module in the caches.
 
     It covers the module text, the serialized compile options, the backend's
@@ -125,10 +116,10 @@ def cache_key(module_text: str, options: xla_client.CompileOptions, backend) -> 
     digest = hashlib.sha256()
     for part in (
         module_text.encode(),
-        options.SerializeAsString(),
+        _xla.serialize_compile_options(options),
         backend.platform.encode(),
         str(backend.platform_version).encode(),
-        jaxlib.__version__.encode(),
+        _xla.jaxlib_version.encode(),
     ):
         digest.update(struct.pack("<Q", len(part)))
         digest.update(part)
@@ -189,7 +180,7 @@ class CompileResult:
 def compile_or_get_cached(
     lowered,
     devices: Sequence[Device],
-    compile_options: xla_client.CompileOptions | None = None,
+    compile_options: _xla.CompileOptions | None = None,
     *,
     with_info: bool = False,
 ):
@@ -210,12 +201,8 @@ def compile_or_get_cached(
     if host_callbacks:
         # The Python callables are not part of the module's text, so no cache may
         # hand this executable to another program (JAX skips its caches too).
-        device_list = _jax.DeviceList(tuple(devices))
-        executable = backend.compile_and_load(
-            lowered.module,
-            executable_devices=device_list,
-            compile_options=options,
-            host_callbacks=host_callbacks,
+        executable = _xla.compile_and_load(
+            backend, lowered.module, devices, options, host_callbacks=host_callbacks
         )
         stats["compiles"] += 1
         return _result(with_info, executable, "compiled", start, "")
@@ -229,14 +216,13 @@ def compile_or_get_cached(
         stats["memory_hits"] += 1
         return _result(with_info, executable, "memory", start, key)
 
-    device_list = _jax.DeviceList(tuple(devices))
     directory = compilation_cache_dir.value
     if directory is not None:
         path = _entry_path(directory, key)
         payload = _read_entry(path)
         if payload is not None:
             try:
-                executable = backend.deserialize_executable(payload, device_list, options)
+                executable = _xla.deserialize_executable(backend, payload, devices, options)
             except Exception as err:  # a stale or foreign entry: recompile and rewrite it
                 stats["disk_errors"] += 1
                 logger.warning("persistent compilation cache: ignoring entry %s: %s", path, err)
@@ -249,14 +235,16 @@ def compile_or_get_cached(
             logger.warning("persistent compilation cache: ignoring corrupt entry %s", path)
 
     compile_start = time.perf_counter()
-    executable = backend.compile_and_load(lowered.as_bytecode(), device_list, options)
+    executable = _xla.compile_and_load(backend, lowered.as_bytecode(), devices, options)
     compile_seconds = time.perf_counter() - compile_start
     stats["compiles"] += 1
     with _lock:
         _memory[memory_key] = executable
     if directory is not None and compile_seconds >= persistent_cache_min_compile_time_secs.value:
         try:
-            _write_entry(_entry_path(directory, key), backend.serialize_executable(executable))
+            _write_entry(
+                _entry_path(directory, key), _xla.serialize_executable(backend, executable)
+            )
             stats["disk_writes"] += 1
         except Exception as err:  # a full disk or a read-only folder must not fail the program
             logger.warning("persistent compilation cache: cannot write %s: %s", directory, err)

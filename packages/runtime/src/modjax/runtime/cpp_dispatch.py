@@ -5,8 +5,8 @@ flattens the arguments (with a C++ pytree registry), computes a signature per
 leaf (shape, dtype, weak type, sharding, committed; Python scalars and numpy
 arrays included), looks it up and runs the executable, and on a miss calls a
 Python ``cache_miss(*args, **kwargs)`` that must return ``(outputs,
-fastpath_data or None, False)``. This module is the whole contract with it, so
-a jaxlib upgrade touches one file:
+fastpath_data or None, False)``. This module is the whole contract with it (its
+jaxlib calls are ``_xla``'s):
 
 * the process-wide states the C++ side reads (x64 mode, disable_jit, a post
   hook), mirrored from modjax's config;
@@ -21,11 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from jaxlib import _jax
-
 from modjax.tracecore import tree_util
 from modjax.tracecore.config import config, enable_x64
 
+from . import _xla
 from .array import ArrayImpl, _canonical_host_value, copy_to_sharding, put_host_value
 
 __all__ = [
@@ -40,7 +39,7 @@ __all__ = [
     "mirror_node_types",
 ]
 
-available = hasattr(_jax, "pjit") and hasattr(_jax, "PjitFunctionCache")
+available = _xla.cpp_jit_available
 
 cpp_dispatch = config.define_bool_option(
     "cpp_dispatch",
@@ -50,17 +49,12 @@ cpp_dispatch = config.define_bool_option(
 )
 
 #: The pytree registry the C++ side flattens arguments and outputs with.
-registry = _jax.pytree.PyTreeRegistry()
+registry = _xla.pytree_registry()
 
 if available:
     # States the C++ fast path reads on every call; they are part of its cache key.
-    _x64_state = _jax.config.Config("modjax_enable_x64", enable_x64.value, include_in_jit_key=True)
-    _jax.jax_jit.set_enable_x64_state(_x64_state)
-    enable_x64.add_hook(_x64_state.set_global)
-    _disable_jit_state = _jax.config.Config("modjax_disable_jit", False, include_in_jit_key=True)
-    _jax.jax_jit.set_disable_jit_state(_disable_jit_state)
-    _jax.jax_jit.set_post_hook_state(_jax.config.Config("modjax_post_hook", None))
-    _cache = _jax.PjitFunctionCache(capacity=8192)
+    enable_x64.add_hook(_xla.install_jit_states(enable_x64.value))
+    _cache = _xla.pjit_cache(8192)
 
 
 class FastpathData(NamedTuple):
@@ -122,12 +116,12 @@ def make_fast_function(
     The function's compiled entries live in a bounded process-wide cache that
     holds ``fun`` weakly (as JAX's pjit caches do); they go when ``fun`` dies.
     """
-    return _jax.pjit(
+    return _xla.pjit(
         name,
         fun,
         cache_miss,
-        list(static_argnums),
-        list(static_argnames),
+        static_argnums,
+        static_argnames,
         _GlobalKey(),
         registry,
         _shard_arg_fallback,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxlib import _jax
+from . import _xla
 
 __all__ = ["initialize", "shutdown", "is_initialized", "cpu_client_options"]
 
@@ -67,13 +67,13 @@ def initialize(
         raise ValueError(f"process_id {process_id} is not in [0, {num_processes})")
     port = coordinator_address.rsplit(":", 1)[-1]
     if process_id == 0:
-        _state.service = _jax.get_distributed_runtime_service(
+        _state.service = _xla.distributed_service(
             f"[::]:{port}",
             num_processes,
             heartbeat_timeout=heartbeat_timeout_seconds,
             shutdown_timeout=shutdown_timeout_seconds,
         )
-    client = _jax.get_distributed_runtime_client(
+    client = _xla.distributed_client(
         coordinator_address,
         process_id,
         init_timeout=initialization_timeout,
@@ -106,5 +106,5 @@ def cpu_client_options() -> dict[str, Any]:
         "distributed_client": _state.client,
         "node_id": _state.process_id,
         "num_nodes": _state.num_processes,
-        "collectives": _jax.make_gloo_tcp_collectives(distributed_client=_state.client),
+        "collectives": _xla.gloo_collectives(_state.client),
     }

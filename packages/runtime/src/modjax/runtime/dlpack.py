@@ -7,8 +7,8 @@ jaxlib calls here means a jaxlib upgrade touches the runtime only.
 from __future__ import annotations
 
 import numpy as np
-from jaxlib import _jax
 
+from . import _xla
 from .array import Array, aval_of
 from .sharding import single_device_sharding
 
@@ -18,8 +18,8 @@ __all__ = ["StridesNotSupported", "buffer_to_capsule", "capsule_to_array"]
 def buffer_to_capsule(buffer: Array, dtype: np.dtype, stream):
     """Export a single-device buffer as a DLPack capsule (BufferError for dtypes DLPack lacks)."""
     try:
-        return _jax.buffer_to_dlpack_managed_tensor(buffer, stream=stream)
-    except _jax.JaxRuntimeError as err:
+        return _xla.buffer_to_dlpack(buffer, stream)
+    except _xla.JaxRuntimeError as err:
         if "UNIMPLEMENTED" in str(err):
             raise BufferError(f"__dlpack__: dtype {dtype} has no DLPack equivalent") from None
         raise
@@ -32,8 +32,8 @@ class StridesNotSupported(Exception):
 def capsule_to_array(capsule, device, dl_type: int, copy: bool | None) -> Array:
     """Import a DLPack capsule as an Array on ``device``, sharing memory when it can."""
     try:
-        buffer = _jax.dlpack_managed_tensor_to_buffer(capsule, device, None, copy, int(dl_type))
-    except _jax.JaxRuntimeError as err:
+        buffer = _xla.dlpack_to_buffer(capsule, device, dl_type, copy)
+    except _xla.JaxRuntimeError as err:
         if "aligned" in str(err) and copy is False:
             raise ValueError(
                 "from_dlpack: the source buffer is not aligned as XLA requires, so it must be "

@@ -17,7 +17,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from jaxlib import _jax, xla_client
 
 from modjax.lowering import lower_jaxpr_to_module
 from modjax.tracecore.abstract import ShapedArray, physical_aval
@@ -25,6 +24,7 @@ from modjax.tracecore.dce import dce_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.tracing import convert_constvars_jaxpr
 
+from . import _xla
 from .array import (
     ArrayImpl,
     _canonical_host_value,
@@ -33,7 +33,7 @@ from .array import (
     shared_aval,
 )
 from .backends import Device, default_device
-from .compile_cache import compile_options_for, compile_or_get_cached
+from .compile_cache import compile_or_get_cached
 from .extended import ExtendedArray, is_extended_aval, physical, wrap
 from .sharding import Sharding, SingleDeviceSharding, single_device_sharding, typed_aval
 from .spmd import SpmdTarget, spmd_target
@@ -52,7 +52,7 @@ __all__ = [
     "effects_barrier",
 ]
 
-JaxRuntimeError = _jax.JaxRuntimeError
+JaxRuntimeError = _xla.JaxRuntimeError
 
 
 def module_name_for(name: str) -> str:
@@ -145,9 +145,7 @@ class Executable:
             for i, sh in zip(kept, by_kept, strict=True):
                 self.arg_shardings[i] = sh
         self.handlers = [
-            _jax.array_result_handler(
-                typed_aval(shared_aval(physical_aval(a)), sh), sh, committed, _skip_checks=True
-            )
+            _xla.result_handler(typed_aval(shared_aval(physical_aval(a)), sh), sh, committed)
             for a, sh in zip(out_avals, self.out_shardings, strict=True)
         ]
         # Ordered effects: ``main`` takes and returns one token each (before the others);
@@ -159,9 +157,7 @@ class Executable:
                 "program sharded over several devices"
             )
         if self.ordered_effects:
-            token_handler = _jax.array_result_handler(
-                shared_aval(_TOKEN_AVAL), self.sharding, committed, _skip_checks=True
-            )
+            token_handler = _xla.result_handler(shared_aval(_TOKEN_AVAL), self.sharding, committed)
             self.handlers = [token_handler] * len(self.ordered_effects) + self.handlers
         # A program calling Python gives a runtime token, so effects_barrier can wait for it.
         self.host_callbacks = bool(getattr(lowered, "host_callbacks", ()))
@@ -215,11 +211,11 @@ class Executable:
 
     def as_text(self) -> str:
         """Return the optimized HLO text of the compiled program."""
-        return self.xla.get_hlo_text()
+        return _xla.hlo_text(self.xla)
 
     def cost_analysis(self) -> dict[str, Any]:
         """Return XLA's cost estimate (flops, bytes accessed, ...)."""
-        return dict(self.xla.cost_analysis())
+        return _xla.cost_analysis(self.xla)
 
 
 # What a token is at run time: an empty bool array (as in JAX).
@@ -500,20 +496,20 @@ def _spmd_annotations(target: SpmdTarget, pruned, n_consts: int, used_args) -> d
 
 def _spmd_options(target: SpmdTarget, program):
     """Compile options of an SPMD program: partitions, Shardy, and where XLA may choose."""
-    options = compile_options_for(target.devices)
-    build = options.executable_build_options
-    build.use_spmd_partitioning = True
-    build.use_shardy_partitioner = True
     n_consts = len(program.const_args)
     ins = [True] * n_consts + [
         s is not None
         for i, s in enumerate(target.in_shardings)
         if program.kept is None or i in program.kept
     ]
-    build.allow_spmd_sharding_propagation_to_parameters = [not given for given in ins]
     outs = target.out_shardings or [None] * len(program.out_avals)
-    build.allow_spmd_sharding_propagation_to_output = [s is None for s in outs]
-    return options
+    return _xla.compile_options(
+        [d.id for d in target.devices],
+        spmd_partitioning=True,
+        shardy=True,
+        propagate_to_parameters=[not given for given in ins],
+        propagate_to_output=[s is None for s in outs],
+    )
 
 
 def _compiled_shardings(xla, target: SpmdTarget, in_avals, out_avals, kept, n_consts: int):
@@ -523,29 +519,22 @@ def _compiled_shardings(xla, target: SpmdTarget, in_avals, out_avals, kept, n_co
     executable and expressed on the program's mesh.
     """
     context = target.context
-    params = xla.get_parameter_shardings()
-    outs = xla.get_output_shardings()
+    params, outs = _xla.xla_shardings(xla)
     kept_idx = range(len(in_avals)) if kept is None else kept
     given_in = [context._replicated()] * n_consts + [target.in_shardings[i] for i in kept_idx]
     in_nd = [0] * n_consts + [len(in_avals[i].shape) for i in kept_idx]
     in_shardings = [
-        s if s is not None else context._from_hlo_sharding(_hlo(params[j]), nd)
+        s if s is not None else context._from_hlo_sharding(_xla.hlo_sharding(params[j]), nd)
         for j, (s, nd) in enumerate(zip(given_in, in_nd, strict=True))
     ]
     if n_consts:
         in_shardings[:n_consts] = [context._replicated()] * n_consts
     given_out = target.out_shardings or [None] * len(out_avals)
     out_shardings = [
-        s if s is not None else context._from_hlo_sharding(_hlo(outs[j]), len(a.shape))
+        s if s is not None else context._from_hlo_sharding(_xla.hlo_sharding(outs[j]), len(a.shape))
         for j, (s, a) in enumerate(zip(given_out, out_avals, strict=True))
     ]
     return in_shardings, out_shardings
-
-
-def _hlo(op_sharding):
-    if isinstance(op_sharding, xla_client.HloSharding):
-        return op_sharding
-    return xla_client.HloSharding.from_proto(op_sharding)
 
 
 def compile_jaxpr(

@@ -27,14 +27,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from jaxlib import _jax
 
 from modjax.tracecore import core
 from modjax.tracecore.abstract import register_aval_handler
 from modjax.tracecore.basearray import Array as AbstractArray
 from modjax.tracecore.dtypes import ExtendedDType
 
-from . import cpp_dispatch
+from . import _xla, cpp_dispatch
 from .array import ArrayImpl, _ArrayMethods
 
 __all__ = [
@@ -50,7 +49,7 @@ __all__ = [
 ]
 
 
-class ExtendedArray(_jax.Array):
+class ExtendedArray(_xla.Array):
     """An array of an extended dtype: a logical ``aval`` over the device Array of its data."""
 
     __slots__ = ("aval", "_base_array", "__weakref__")

@@ -3,8 +3,9 @@
 jaxlib's runtime (device transfers, result handlers, executables) recognizes
 its own C++ sharding classes, and the nanobind classes accept exactly one
 base. So each concrete sharding subclasses one C++ class
-(``SingleDeviceSharding`` subclasses ``_jax.SingleDeviceSharding``; the
-sharding package's ``NamedSharding`` will subclass ``_jax.NamedSharding``) and
+(``SingleDeviceSharding`` subclasses jaxlib's ``SingleDeviceSharding``; the
+sharding package's ``NamedSharding`` subclasses its ``GSPMDSharding``, both
+re-exported by ``_xla``) and
 joins the Python protocol :class:`Sharding` with :func:`register_sharding`,
 which registers it as a virtual subclass and gives it the protocol's default
 methods it does not define.
@@ -17,10 +18,9 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from jaxlib import _jax, xla_client
-
 from modjax.tracecore.abstract import with_type_sharding
 
+from . import _xla
 from .backends import Device
 
 __all__ = [
@@ -68,7 +68,7 @@ class Sharding(abc.ABC):
         """The devices in the order the compiled program numbers them."""
 
     @abc.abstractmethod
-    def _to_xla_hlo_sharding(self, num_dimensions: int) -> xla_client.HloSharding:
+    def _to_xla_hlo_sharding(self, num_dimensions: int) -> _xla.HloSharding:
         """The XLA HloSharding of an array of ``num_dimensions`` dimensions."""
 
     @abc.abstractmethod
@@ -154,7 +154,7 @@ def register_sharding(cls: type) -> type:
 
 
 @register_sharding
-class SingleDeviceSharding(_jax.SingleDeviceSharding):
+class SingleDeviceSharding(_xla.SingleDeviceSharding):
     """All of the array on one device (``jax.sharding.SingleDeviceSharding``).
 
     There is one instance per device and memory kind: constructing it again
@@ -168,8 +168,8 @@ class SingleDeviceSharding(_jax.SingleDeviceSharding):
         key = (device, memory_kind)
         self = cls._instances.get(key)
         if self is None:
-            self = _jax.SingleDeviceSharding.__new__(cls)
-            _jax.SingleDeviceSharding.__init__(self, device, memory_kind=memory_kind)
+            self = _xla.SingleDeviceSharding.__new__(cls)
+            _xla.SingleDeviceSharding.__init__(self, device, memory_kind=memory_kind)
             canonical = (device, self._memory_kind)
             self = cls._instances.setdefault(canonical, self)
             cls._instances[key] = self
@@ -230,8 +230,8 @@ class SingleDeviceSharding(_jax.SingleDeviceSharding):
     def shard_shape(self, global_shape) -> tuple[int, ...]:
         return tuple(global_shape)
 
-    def _to_xla_hlo_sharding(self, num_dimensions: int) -> xla_client.HloSharding:
-        return xla_client.HloSharding.replicate()
+    def _to_xla_hlo_sharding(self, num_dimensions: int) -> _xla.HloSharding:
+        return _xla.replicated_hlo_sharding()
 
 
 def single_device_sharding(device: Device, memory_kind: str | None = None) -> SingleDeviceSharding:

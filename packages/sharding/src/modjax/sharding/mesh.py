@@ -17,9 +17,9 @@ import threading
 from collections.abc import Sequence
 
 import numpy as np
-from jaxlib import _jax
 
 from modjax import runtime
+from modjax.runtime import _xla
 
 __all__ = [
     "AxisType",
@@ -238,10 +238,10 @@ class Mesh(_MeshBase):
         return len(self.local_devices) != self.size
 
     @property
-    def _internal_device_list(self) -> _jax.DeviceList:
+    def _internal_device_list(self) -> _xla.DeviceList:
         lst = getattr(self, "_device_list", None)
         if lst is None:
-            lst = self._device_list = _jax.DeviceList(self._flat_devices_tuple)
+            lst = self._device_list = _xla.DeviceList(self._flat_devices_tuple)
         return lst
 
     @property

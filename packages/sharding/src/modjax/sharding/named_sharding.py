@@ -18,9 +18,8 @@ import math
 from collections.abc import Mapping
 
 import numpy as np
-from jaxlib import _jax, xla_client
 
-from modjax.runtime import register_sharding
+from modjax.runtime import _xla, register_sharding
 from modjax.runtime.backends import Device
 
 from .mesh import AbstractMesh, Mesh
@@ -153,7 +152,7 @@ def _share_methods(cls: type) -> type:
 
 @register_sharding
 @_share_methods
-class NamedSharding(_jax.GSPMDSharding):
+class NamedSharding(_xla.GSPMDSharding):
     """A mesh and a PartitionSpec: an array split over named axes (``jax.sharding.NamedSharding``).
 
     ``NamedSharding(mesh, spec, *, memory_kind=None)``. Constructing an equal
@@ -178,10 +177,10 @@ class NamedSharding(_jax.GSPMDSharding):
         if mesh.empty:
             raise ValueError("NamedSharding: the mesh is empty")
         _check_spec(mesh, spec)
-        self = _jax.GSPMDSharding.__new__(cls)
+        self = _xla.GSPMDSharding.__new__(cls)
         ndim = max(len(spec), 1)
-        hlo = xla_client.HloSharding.from_string(hlo_sharding_string(mesh, spec, ndim))
-        _jax.GSPMDSharding.__init__(self, mesh._flat_devices_tuple, hlo, memory_kind=memory_kind)
+        hlo = _xla.hlo_sharding_from_string(hlo_sharding_string(mesh, spec, ndim))
+        _xla.GSPMDSharding.__init__(self, mesh._flat_devices_tuple, hlo, memory_kind=memory_kind)
         self.mesh = mesh
         self.spec = spec
         self._hlo_cache = {}
@@ -251,11 +250,11 @@ class NamedSharding(_jax.GSPMDSharding):
             )
         return _tiles(self.mesh, self.spec, ndim)
 
-    def _to_xla_hlo_sharding(self, num_dimensions: int) -> xla_client.HloSharding:
+    def _to_xla_hlo_sharding(self, num_dimensions: int) -> _xla.HloSharding:
         hlo = self._hlo_cache.get(num_dimensions)
         if hlo is None:
             text = hlo_sharding_string(self.mesh, self.spec, num_dimensions)
-            hlo = self._hlo_cache[num_dimensions] = xla_client.HloSharding.from_string(text)
+            hlo = self._hlo_cache[num_dimensions] = _xla.hlo_sharding_from_string(text)
         return hlo
 
     def _to_sdy_sharding(self, num_dimensions: int) -> str:
@@ -290,7 +289,7 @@ class NamedSharding(_jax.GSPMDSharding):
             out[mesh.devices[position]] = tuple(index)
         return out
 
-    def _from_hlo_sharding(self, hlo: xla_client.HloSharding, ndim: int):
+    def _from_hlo_sharding(self, hlo: _xla.HloSharding, ndim: int):
         """Return the sharding on this mesh that ``hlo`` (over the mesh's devices) means."""
         return sharding_from_hlo(self.mesh, str(hlo), ndim, self._memory_kind)
 
@@ -317,7 +316,7 @@ def _candidate_specs(mesh: Mesh, ndim: int):
 @functools.lru_cache(maxsize=4096)
 def sharding_from_hlo(mesh: Mesh, hlo_text: str, ndim: int, memory_kind):
     """Return the NamedSharding on ``mesh`` meaning HLO sharding ``hlo_text`` (else GSPMD)."""
-    hlo = xla_client.HloSharding.from_string(hlo_text)
+    hlo = _xla.hlo_sharding_from_string(hlo_text)
     if hlo.is_replicated():
         return NamedSharding(mesh, PartitionSpec(), memory_kind=memory_kind)
     if hlo.is_tiled() and not hlo.subgroup_types():
@@ -329,7 +328,7 @@ def sharding_from_hlo(mesh: Mesh, hlo_text: str, ndim: int, memory_kind):
                 continue
             seen.add(spec)
             text = hlo_sharding_string(mesh, spec, ndim)
-            cand = xla_client.HloSharding.from_string(text)
+            cand = _xla.hlo_sharding_from_string(text)
             if cand.is_replicated():
                 continue
             got = (
@@ -344,7 +343,7 @@ def sharding_from_hlo(mesh: Mesh, hlo_text: str, ndim: int, memory_kind):
 
 @register_sharding
 @_share_methods
-class GSPMDSharding(_jax.GSPMDSharding):
+class GSPMDSharding(_xla.GSPMDSharding):
     """A sharding given by an XLA HloSharding over a list of devices (``GSPMDSharding``).
 
     What a compiled program's output gets when no PartitionSpec on its mesh
@@ -366,7 +365,7 @@ class GSPMDSharding(_jax.GSPMDSharding):
     def is_fully_replicated(self) -> bool:
         return self._hlo_sharding.is_replicated()
 
-    def _to_xla_hlo_sharding(self, num_dimensions: int) -> xla_client.HloSharding:
+    def _to_xla_hlo_sharding(self, num_dimensions: int) -> _xla.HloSharding:
         return self._hlo_sharding
 
     def _tile_counts(self, ndim: int) -> list[int]:
@@ -401,7 +400,7 @@ class GSPMDSharding(_jax.GSPMDSharding):
 
     def _replicated(self) -> GSPMDSharding:
         return GSPMDSharding(
-            self._devices_tuple, xla_client.HloSharding.replicate(), memory_kind=self._memory_kind
+            self._devices_tuple, _xla.replicated_hlo_sharding(), memory_kind=self._memory_kind
         )
 
 

@@ -1,4 +1,4 @@
-"""StableHLO portable artifacts: every jaxlib call that export makes lives here.
+"""StableHLO portable artifacts: what export stores, and how a call site reads it back.
 
 An Exported holds its module as a StableHLO portable artifact (versioned VHLO
 bytecode), as JAX stores it. To call one, ``specialize`` gives a module whose
@@ -6,7 +6,9 @@ public ``main`` takes exactly the caller's static argument types: it wraps the
 exported ``main`` (converting arguments to its possibly dynamic types, passing
 the platform index when the module was exported for several platforms) and,
 when shapes are dynamic, runs jaxlib's shape refinement, which also checks the
-module's shape assertions. ``inline_module`` then copies that module's functions
+module's shape assertions. (The jaxlib calls behind these are modjax.lowering's,
+whose ``_mlir`` module is the one place that touches jaxlib's MLIR bindings.)
+``inline_module`` then copies that module's functions
 into the module being lowered, under fresh private names, and calls its ``main``.
 """
 
@@ -15,10 +17,18 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-from jaxlib import _jax
-from jaxlib.mlir.dialects import stablehlo
-
-from modjax.lowering import func_dialect, hlo, ir, ir_constant, ir_types, make_context
+from modjax.lowering import (
+    deserialize_portable_artifact,
+    func_dialect,
+    hlo,
+    ir,
+    ir_constant,
+    ir_types,
+    make_context,
+    module_bytecode,
+    refine_polymorphic_shapes,
+    serialize_portable_artifact,
+)
 
 __all__ = [
     "serialize_module",
@@ -77,18 +87,14 @@ def add_platform_index(module: ir.Module, context: ir.Context) -> None:
 
 def serialize_module(module: ir.Module, context: ir.Context) -> bytes:
     """Return ``module`` as a portable artifact readable by StableHLO consumers 4 weeks old."""
-    target = stablehlo.get_version_from_compatibility_requirement(
-        stablehlo.StablehloCompatibilityRequirement.WEEK_4
-    )
-    with context:
-        return _jax.mlir.serialize_portable_artifact(module, target)
+    return serialize_portable_artifact(module, context)
 
 
 def module_object(serialized: bytes) -> ir.Module:
     """Return a portable artifact as an MLIR module (in a context of its own)."""
     context = make_context()
     with context:
-        return _jax.mlir.deserialize_portable_artifact(serialized, context)
+        return deserialize_portable_artifact(serialized, context)
 
 
 def module_text(serialized: bytes) -> str:
@@ -119,7 +125,7 @@ def specialize(
     """
     context = make_context()
     with context, ir.Location.unknown(context):
-        module = _jax.mlir.deserialize_portable_artifact(serialized, context)
+        module = deserialize_portable_artifact(serialized, context)
         table = ir.SymbolTable(module.operation)
         inner = table["main"]
         table.set_symbol_name(inner, "_modjax_exported_main")
@@ -151,22 +157,12 @@ def specialize(
             )
         if not _is_dynamic([*inner_type.inputs, *inner_type.results]):
             return str(module)
-        bytecode = _module_bytecode(module)
+        bytecode = module_bytecode(module)
     try:
-        refined = _jax.mlir.refine_polymorphic_shapes(
-            bytecode, enable_shape_assertions=True, validate_static_shapes=True
-        )
+        refined = refine_polymorphic_shapes(bytecode)
     except Exception as e:  # jaxlib raises its own error types
         raise ValueError(f"calling the exported function '{name}': {e}") from e
     return refined
-
-
-def _module_bytecode(module: ir.Module) -> bytes:
-    import io
-
-    out = io.BytesIO()
-    module.operation.write_bytecode(out)
-    return out.getvalue()
 
 
 def _convert(value: ir.Value, typ: ir.Type) -> ir.Value:

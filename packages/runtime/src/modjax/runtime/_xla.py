@@ -1,0 +1,317 @@
+"""The jaxlib boundary: every name modjax.runtime (and modjax.sharding) takes from jaxlib.
+
+jaxlib's ``_jax`` and ``xla_client`` are jaxlib's internals, not a stable API
+(design.md, "jaxlib"), so this is the one module of runtime that imports them:
+a jaxlib upgrade that moves or renames something touches this file only. (MLIR
+is lowering's: ``modjax.lowering._mlir``.) A test in ``tests/test_xla_boundary.py``
+fails when another module of runtime imports jaxlib.
+
+What is here:
+
+* the C++ classes that runtime and modjax.sharding subclass or check with
+  ``isinstance`` (``ArrayImpl``, its base ``Array``, the sharding bases, ``Device``);
+* small functions, one per jaxlib operation runtime performs (clients, buffers,
+  compile options and compiling, result handlers, the C++ jit fast path, the
+  distributed runtime, DLPack). Where a call sits on a fast path the name is
+  jaxlib's own callable, bound here (``batched_device_put``), so it costs no
+  extra Python frame.
+
+Methods of the objects these return are called where they are used: an
+executable's ``execute_sharded``, the results' ``consume_with_handlers`` and an
+``ArrayImpl``'s own methods run on every call of a fast path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jaxlib
+import numpy as np
+from jaxlib import _jax, utils, xla_client
+
+__all__ = [
+    "Array",
+    "ArrayImpl",
+    "Client",
+    "CompileOptions",
+    "Device",
+    "DeviceList",
+    "GSPMDSharding",
+    "HloSharding",
+    "JaxRuntimeError",
+    "SingleDeviceSharding",
+    "batched_block_until_ready",
+    "batched_device_put",
+    "buffer_to_dlpack",
+    "compile_and_load",
+    "compile_options",
+    "copy_to_devices",
+    "cost_analysis",
+    "cpp_jit_available",
+    "deserialize_executable",
+    "distributed_client",
+    "distributed_service",
+    "dlpack_to_buffer",
+    "gloo_collectives",
+    "hlo_sharding",
+    "hlo_sharding_from_string",
+    "hlo_text",
+    "install_jit_states",
+    "jaxlib_version",
+    "make_cpu_client",
+    "pjit",
+    "pjit_cache",
+    "pytree_registry",
+    "quiet_native_logs",
+    "replicated_hlo_sharding",
+    "result_handler",
+    "serialize_compile_options",
+    "serialize_executable",
+    "xla_shardings",
+]
+
+jaxlib_version: str = jaxlib.__version__
+
+# --- classes runtime and modjax.sharding subclass or check --------------------------------
+
+#: The device array (``runtime.Array`` is this class, with Python methods grafted on).
+ArrayImpl = _jax.ArrayImpl
+#: The base of ``ArrayImpl`` (runtime's ``ExtendedArray`` subclasses it).
+Array = _jax.Array
+Device = _jax.Device
+DeviceList = _jax.DeviceList
+#: A jaxlib client (a backend): owns devices, compiles and loads executables.
+Client = xla_client.Client
+CompileOptions = xla_client.CompileOptions
+HloSharding = xla_client.HloSharding
+#: The C++ sharding bases jaxlib's runtime recognizes.
+SingleDeviceSharding = _jax.SingleDeviceSharding
+GSPMDSharding = _jax.GSPMDSharding
+#: What jaxlib raises when XLA fails (a deleted buffer, a failed run).
+JaxRuntimeError = _jax.JaxRuntimeError
+
+# --- backends ------------------------------------------------------------------------------
+
+
+def quiet_native_logs() -> None:
+    """Keep jaxlib's C++ logs at warnings and errors (its clients log devices at INFO)."""
+    utils.absl_set_min_log_level(1)
+
+
+def make_cpu_client(num_devices: int, **options: Any) -> Client:
+    """Return a CPU client with ``num_devices`` devices (``options``: the distributed ones)."""
+    return xla_client.make_cpu_client(num_devices=num_devices, **options)
+
+
+# --- buffers -------------------------------------------------------------------------------
+
+#: ``batched_device_put(aval, sharding, values, devices, committed=, enable_x64=,
+#: host_buffer_semantics=)``: one ArrayImpl from one host value per device.
+batched_device_put = _jax.batched_device_put
+#: The host buffer semantics of a copy made during the call (numpy memory is not aliased).
+COPY_DURING_CALL = _jax.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
+#: Wait for every ArrayImpl of a list.
+batched_block_until_ready = _jax.batched_block_until_ready
+
+
+def copy_to_devices(x: ArrayImpl, sharding) -> ArrayImpl:
+    """Return a copy of the device array ``x`` on the devices of ``sharding``."""
+    (copy,) = _jax.batched_copy_array_to_devices_with_sharding(
+        [x], [sharding._internal_device_list], [sharding], [_jax.ArrayCopySemantics.ALWAYS_COPY]
+    )
+    return copy
+
+
+def result_handler(aval, sharding, committed: bool):
+    """Return jaxlib's handler turning an executable's output buffers into an ArrayImpl."""
+    return _jax.array_result_handler(aval, sharding, committed, _skip_checks=True)
+
+
+# --- compiling -----------------------------------------------------------------------------
+
+
+def compile_options(
+    device_ids: Sequence[int],
+    *,
+    spmd_partitioning: bool,
+    shardy: bool = False,
+    propagate_to_parameters: Sequence[bool] | None = None,
+    propagate_to_output: Sequence[bool] | None = None,
+) -> CompileOptions:
+    """Return compile options for one replica partitioned over the devices ``device_ids``.
+
+    ``shardy`` selects the Shardy partitioner; ``propagate_to_parameters`` /
+    ``propagate_to_output`` say per input / output whether XLA chooses its sharding.
+    """
+    options = xla_client.CompileOptions()
+    options.num_replicas = 1
+    options.num_partitions = len(device_ids)
+    ids = np.array([list(device_ids)], dtype=np.int64)
+    options.device_assignment = xla_client.DeviceAssignment.create(ids)
+    build = options.executable_build_options
+    build.use_spmd_partitioning = spmd_partitioning
+    if shardy:
+        build.use_shardy_partitioner = True
+    if propagate_to_parameters is not None:
+        build.allow_spmd_sharding_propagation_to_parameters = list(propagate_to_parameters)
+    if propagate_to_output is not None:
+        build.allow_spmd_sharding_propagation_to_output = list(propagate_to_output)
+    return options
+
+
+def serialize_compile_options(options: CompileOptions) -> bytes:
+    """Return the options as bytes (part of the compile cache's key)."""
+    return options.SerializeAsString()
+
+
+def compile_and_load(
+    backend: Client,
+    module: Any,
+    devices: Sequence[Device],
+    options: CompileOptions,
+    host_callbacks: Sequence[Any] = (),
+):
+    """Compile ``module`` (an MLIR module, its text or bytecode) and load it on ``devices``."""
+    device_list = _jax.DeviceList(tuple(devices))
+    if host_callbacks:
+        return backend.compile_and_load(
+            module,
+            executable_devices=device_list,
+            compile_options=options,
+            host_callbacks=list(host_callbacks),
+        )
+    return backend.compile_and_load(module, device_list, options)
+
+
+def serialize_executable(backend: Client, executable) -> bytes:
+    """Return a loaded executable as bytes for the persistent compile cache."""
+    return backend.serialize_executable(executable)
+
+
+def deserialize_executable(
+    backend: Client, payload: bytes, devices: Sequence[Device], options: CompileOptions
+):
+    """Load an executable from ``serialize_executable``'s bytes onto ``devices``."""
+    return backend.deserialize_executable(payload, _jax.DeviceList(tuple(devices)), options)
+
+
+def hlo_text(executable) -> str:
+    """Return the optimized HLO text of a loaded executable."""
+    return executable.get_hlo_text()
+
+
+def cost_analysis(executable) -> dict[str, Any]:
+    """Return XLA's cost estimate of a loaded executable (flops, bytes accessed, ...)."""
+    return dict(executable.cost_analysis())
+
+
+def xla_shardings(executable) -> tuple[list, list]:
+    """Return the shardings XLA gave an SPMD executable's parameters and outputs.
+
+    Each is an HloSharding or an OpSharding proto: :func:`hlo_sharding` reads both.
+    """
+    return executable.get_parameter_shardings(), executable.get_output_shardings()
+
+
+def hlo_sharding(op_sharding) -> HloSharding:
+    """Return ``op_sharding`` (an HloSharding or an OpSharding proto) as an HloSharding."""
+    if isinstance(op_sharding, xla_client.HloSharding):
+        return op_sharding
+    return xla_client.HloSharding.from_proto(op_sharding)
+
+
+def hlo_sharding_from_string(text: str) -> HloSharding:
+    """Parse an HloSharding from its text (``{devices=[2,1]<=[2]}``)."""
+    return xla_client.HloSharding.from_string(text)
+
+
+def replicated_hlo_sharding() -> HloSharding:
+    """Return the HloSharding of a replicated value."""
+    return xla_client.HloSharding.replicate()
+
+
+# --- the C++ jit fast path (jaxlib's PjitFunction) -----------------------------------------
+
+cpp_jit_available: bool = hasattr(_jax, "pjit") and hasattr(_jax, "PjitFunctionCache")
+
+
+def pytree_registry():
+    """Return a new C++ pytree registry (what the C++ fast path flattens with)."""
+    return _jax.pytree.PyTreeRegistry()
+
+
+def install_jit_states(enable_x64: bool) -> Callable[[bool], None]:
+    """Create the process-wide states the C++ fast path keys on; return their setters.
+
+    The C++ side reads x64 mode and disable_jit on every call (both part of its
+    cache key; disable_jit stays False, runtime's wrapper handles it) and a post
+    hook (unused: None). Returns the setter of x64 mode.
+    """
+    x64 = _jax.config.Config("modjax_enable_x64", enable_x64, include_in_jit_key=True)
+    _jax.jax_jit.set_enable_x64_state(x64)
+    disable = _jax.config.Config("modjax_disable_jit", False, include_in_jit_key=True)
+    _jax.jax_jit.set_disable_jit_state(disable)
+    _jax.jax_jit.set_post_hook_state(_jax.config.Config("modjax_post_hook", None))
+    return x64.set_global
+
+
+def pjit_cache(capacity: int):
+    """Return a process-wide cache of C++ fast-path entries (``PjitFunctionCache``)."""
+    return _jax.PjitFunctionCache(capacity=capacity)
+
+
+def pjit(
+    name: str,
+    fun: Callable,
+    cache_miss: Callable,
+    static_argnums: Sequence[int],
+    static_argnames: Sequence[str],
+    global_key: Any,
+    registry: Any,
+    shard_arg_fallback: Callable,
+    cache: Any,
+) -> Callable:
+    """Return jaxlib's C++ fast-path callable (a ``PjitFunction``) for ``fun``."""
+    return _jax.pjit(
+        name,
+        fun,
+        cache_miss,
+        list(static_argnums),
+        list(static_argnames),
+        global_key,
+        registry,
+        shard_arg_fallback,
+        cache,
+    )
+
+
+# --- many processes ------------------------------------------------------------------------
+
+
+def distributed_service(address: str, num_processes: int, **timeouts: Any):
+    """Start jaxlib's coordination service on ``address`` (process 0 runs it)."""
+    return _jax.get_distributed_runtime_service(address, num_processes, **timeouts)
+
+
+def distributed_client(coordinator_address: str, process_id: int, **options: Any):
+    """Return a (not yet connected) client of the coordination service."""
+    return _jax.get_distributed_runtime_client(coordinator_address, process_id, **options)
+
+
+def gloo_collectives(client):
+    """Return jaxlib's Gloo TCP collectives over the distributed ``client`` (CPU backends)."""
+    return _jax.make_gloo_tcp_collectives(distributed_client=client)
+
+
+# --- DLPack --------------------------------------------------------------------------------
+
+
+def buffer_to_dlpack(buffer: ArrayImpl, stream):
+    """Export a single-device buffer as a DLPack capsule."""
+    return _jax.buffer_to_dlpack_managed_tensor(buffer, stream=stream)
+
+
+def dlpack_to_buffer(capsule, device: Device, dl_type: int, copy: bool | None) -> ArrayImpl:
+    """Import a DLPack capsule as a single-device buffer on ``device``."""
+    return _jax.dlpack_managed_tensor_to_buffer(capsule, device, None, copy, int(dl_type))
