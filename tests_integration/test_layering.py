@@ -5,12 +5,25 @@ or a higher one), and only those it declares as dependencies (directly or
 through them), so that its wheel works alone. Its own tests may import only
 the package itself and its directly declared modjax dependencies. `jax` is
 never imported; `jaxlib` only from the lowering layer up.
+
+Third-party imports are held to the pyproject too, both ways: every module a
+package's source imports (at the top or inside a function: a lazy import is
+still an import) is a dependency it declares, and every third-party dependency
+it declares is imported somewhere; a module behind an extra
+(`modjax.testing` needs `modjax[testing]`) may import that extra's
+dependencies. The tests pytest loads (test modules,
+conftest.py and the helpers they import) may use the dependencies and the
+`test` extra. An import inside `try: ... except ImportError` is optional and
+needs no declaration. Import names are matched to distribution names
+normalized (`ml_dtypes` is `ml-dtypes`); a distribution whose import name
+differs needs an entry in IMPORT_NAME_TO_DISTRIBUTION.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +48,9 @@ METAPACKAGE = "modjax"
 # jaxlib is XLA; the layers below lowering must run without it (design.md).
 NO_JAXLIB = {"tracecore", "autodiff", "batching"}
 
+# Import name -> distribution name, where normalizing the import name is not enough.
+IMPORT_NAME_TO_DISTRIBUTION: dict[str, str] = {"yaml": "pyyaml", "PIL": "pillow"}
+
 OWNER = {name: folder for folder, (_, names) in LAYERS.items() for name in names}
 
 
@@ -50,19 +66,48 @@ def owner_of(module: str) -> str | None:
 class Import:
     line: int
     module: str  # absolute, e.g. "modjax.tracecore.core" or "numpy"
+    optional: bool = False  # inside `try: ... except ImportError`
 
 
-def imports_of(tree: ast.AST, package: tuple[str, ...] | None) -> list[Import]:
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(
+        isinstance(name, ast.Name) and name.id in ("ImportError", "ModuleNotFoundError")
+        for name in names
+    )
+
+
+def _statements(body: list[ast.stmt], guarded: bool = False):
+    """Every statement in `body`, nested ones included, with whether it runs inside a
+    `try` that catches ImportError. Imports are statements, so expressions (most of
+    a module's nodes) are never visited: the walk stays fast on the whole checkout."""
+    for node in body:
+        yield node, guarded
+        if isinstance(node, ast.Try | ast.TryStar):
+            catches = any(map(_catches_import_error, node.handlers))
+            yield from _statements(node.body, guarded or catches)
+            for handler in node.handlers:
+                yield from _statements(handler.body, guarded)
+        elif isinstance(node, ast.Match):
+            for case in node.cases:
+                yield from _statements(case.body, guarded)
+        for field in ("body", "orelse", "finalbody"):
+            if not isinstance(node, ast.Try | ast.TryStar) or field != "body":
+                yield from _statements(getattr(node, field, []), guarded)
+
+
+def imports_of(tree: ast.Module, package: tuple[str, ...] | None) -> list[Import]:
     """Every module an import statement names, relative imports made absolute
     against `package` (the importing file's package; None outside src/)."""
     found = []
-    for node in ast.walk(tree):
+    for node, optional in _statements(tree.body):
         if isinstance(node, ast.Import):
-            found += [Import(node.lineno, alias.name) for alias in node.names]
+            found += [Import(node.lineno, alias.name, optional) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 if package is None or node.level > len(package):
-                    found.append(Import(node.lineno, "." * node.level + (node.module or "")))
+                    module = "." * node.level + (node.module or "")
+                    found.append(Import(node.lineno, module, optional))
                     continue
                 base = list(package[: len(package) - node.level + 1])
             else:
@@ -70,10 +115,21 @@ def imports_of(tree: ast.AST, package: tuple[str, ...] | None) -> list[Import]:
             module = ".".join(base + ([node.module] if node.module else []))
             # `from modjax import tracecore` imports the module modjax.tracecore.
             if module == "modjax":
-                found += [Import(node.lineno, f"modjax.{alias.name}") for alias in node.names]
+                found += [
+                    Import(node.lineno, f"modjax.{alias.name}", optional) for alias in node.names
+                ]
             else:
-                found.append(Import(node.lineno, module))
+                found.append(Import(node.lineno, module, optional))
     return found
+
+
+def third_party_distribution(module: str, local: frozenset[str] = frozenset()) -> str | None:
+    """The normalized distribution name that provides `module`, or None for the
+    standard library, modjax, relative imports and the `local` modules."""
+    top = module.split(".")[0]
+    if not top or top == "modjax" or top in sys.stdlib_module_names or top in local:
+        return None
+    return normalize(IMPORT_NAME_TO_DISTRIBUTION.get(top, top))
 
 
 def normalize(name: str) -> str:
@@ -84,8 +140,8 @@ def requirement_name(requirement: str) -> str:
     return normalize(re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement).group(1))
 
 
-def declared_local_deps(root: Path) -> tuple[dict[str, set[str]], list[str]]:
-    """Each package folder -> the package folders its pyproject depends on."""
+def read_projects(root: Path) -> tuple[dict[str, dict], list[str]]:
+    """Each package folder -> its pyproject's [project] table, and the unreadable ones."""
     problems = []
     projects = {}
     for pyproject in sorted(root.glob("packages/*/pyproject.toml")):
@@ -93,6 +149,12 @@ def declared_local_deps(root: Path) -> tuple[dict[str, set[str]], list[str]]:
             projects[pyproject.parent.name] = tomllib.loads(pyproject.read_text())["project"]
         except (tomllib.TOMLDecodeError, KeyError) as e:
             problems.append(f"{pyproject.relative_to(root)}: no readable [project] table: {e}")
+    return projects, problems
+
+
+def declared_local_deps(root: Path) -> tuple[dict[str, set[str]], list[str]]:
+    """Each package folder -> the package folders its pyproject depends on."""
+    projects, problems = read_projects(root)
     folder_of = {normalize(p.get("name", "")): folder for folder, p in projects.items()}
     deps = {
         folder: {
@@ -103,6 +165,35 @@ def declared_local_deps(root: Path) -> tuple[dict[str, set[str]], list[str]]:
         for folder, project in projects.items()
     }
     return deps, problems
+
+
+def declared_third_party(project: dict) -> tuple[set[str], set[str], set[str]]:
+    """The non-modjax distributions `project` depends on, those its extras other than
+    `test` add (for the modules behind them), and those its `test` extra adds."""
+
+    def names(requirements: list[str]) -> set[str]:
+        return {n for n in map(requirement_name, requirements) if not n.startswith("modjax")}
+
+    extras = project.get("optional-dependencies", {})
+    features = set().union(*(names(deps) for extra, deps in extras.items() if extra != "test"))
+    return names(project.get("dependencies", [])), features, names(extras.get("test", []))
+
+
+def loaded_test_files(tests: Path, parse) -> list[Path]:
+    """The files pytest loads from `tests`: test modules, conftest.py, and the local
+    helper modules they import (a recording script run by hand is not among them).
+    `parse` gives a file's tree, or None if it does not parse."""
+    local = {path.stem: path for path in tests.rglob("*.py")}
+    todo = [p for p in local.values() if p.name.startswith("test_") or p.name == "conftest.py"]
+    seen = set(todo)
+    while todo:
+        tree = parse(todo.pop())
+        for imp in imports_of(tree, None) if tree is not None else ():
+            helper = local.get(imp.module.split(".")[0])
+            if helper is not None and helper not in seen:
+                seen.add(helper)
+                todo.append(helper)
+    return sorted(seen)
 
 
 def closure(folder: str, deps: dict[str, set[str]]) -> set[str]:
@@ -120,20 +211,36 @@ def find_violations(root: Path) -> list[str]:
     violations = []
     deps, problems = declared_local_deps(root)
     violations += problems
+    projects, _ = read_projects(root)
 
-    def parse(path: Path) -> ast.AST | None:
-        try:
-            return ast.parse(path.read_text(), str(path))
-        except (SyntaxError, UnicodeDecodeError) as e:
-            violations.append(f"{path.relative_to(root)}: cannot parse: {e}")
-            return None
+    trees: dict[Path, ast.Module | None] = {}
 
-    def check_third_party(where: str, folder: str | None, imp: Import) -> None:
+    def parse(path: Path) -> ast.Module | None:
+        if path not in trees:
+            try:
+                trees[path] = ast.parse(path.read_text(), str(path))
+            except (SyntaxError, UnicodeDecodeError) as e:
+                violations.append(f"{path.relative_to(root)}: cannot parse: {e}")
+                trees[path] = None
+        return trees[path]
+
+    def check_third_party(where: str, folder: str | None, imp: Import) -> bool:
+        """Report an import of jax, or of jaxlib below lowering; True if reported."""
         top = imp.module.split(".")[0]
         if top == "jax":
             violations.append(f"{where}: imports {imp.module}: modjax never imports jax")
         elif top == "jaxlib" and folder in NO_JAXLIB:
             violations.append(f"{where}: '{folder}' imports {imp.module}: no jaxlib below lowering")
+        else:
+            return False
+        return True
+
+    def check_declared(where: str, folder: str, imp: Import, declared: set[str], what: str):
+        dist = third_party_distribution(imp.module, local_names)
+        if dist is not None and dist not in declared and not imp.optional:
+            violations.append(
+                f"{where}: '{folder}' imports {imp.module} but {what} does not declare '{dist}'"
+            )
 
     for package_dir in sorted(p for p in root.glob("packages/*") if p.is_dir()):
         folder = package_dir.name
@@ -149,6 +256,9 @@ def find_violations(root: Path) -> list[str]:
                     f"'{dep}' (layer {LAYERS[dep][0]})"
                 )
         reachable = closure(folder, deps)
+        runtime_deps, features, test_extra = declared_third_party(projects.get(folder, {}))
+        imported: set[str] = set()
+        local_names: frozenset[str] = frozenset()
 
         src = package_dir / "src"
         for path in sorted(src.rglob("*.py")):
@@ -157,7 +267,9 @@ def find_violations(root: Path) -> list[str]:
                 continue
             for imp in imports_of(tree, path.relative_to(src).parent.parts):
                 where = f"{path.relative_to(root)}:{imp.line}"
-                check_third_party(where, folder, imp)
+                imported.add(third_party_distribution(imp.module))
+                if not check_third_party(where, folder, imp):
+                    check_declared(where, folder, imp, runtime_deps | features, "its pyproject")
                 owner = owner_of(imp.module)
                 if owner is None or owner == folder:
                     continue
@@ -172,14 +284,29 @@ def find_violations(root: Path) -> list[str]:
                         f"a dependency on '{owner}' (directly or through its dependencies)"
                     )
 
+        for dist in sorted(runtime_deps - imported):
+            violations.append(
+                f"packages/{folder}/pyproject.toml: '{folder}' declares '{dist}' "
+                "but its source never imports it"
+            )
+
         allowed_in_tests = {folder} | deps.get(folder, set())
-        for path in sorted((package_dir / "tests").rglob("*.py")):
+        tests = package_dir / "tests"
+        local_names = frozenset(path.stem for path in tests.rglob("*.py"))
+        for path in loaded_test_files(tests, parse):
             tree = parse(path)
             if tree is None:
                 continue
             for imp in imports_of(tree, None):
                 where = f"{path.relative_to(root)}:{imp.line}"
-                check_third_party(where, folder, imp)
+                if not check_third_party(where, folder, imp):
+                    check_declared(
+                        where,
+                        folder,
+                        imp,
+                        runtime_deps | test_extra,
+                        "its pyproject's `test` extra",
+                    )
                 owner = owner_of(imp.module)
                 if owner is not None and owner not in allowed_in_tests:
                     violations.append(
@@ -213,9 +340,13 @@ def write(root: Path, relative: str, text: str) -> None:
     path.write_text(text)
 
 
-def pyproject(name: str, *deps: str) -> str:
+def pyproject(name: str, *deps: str, test: tuple[str, ...] = ("pytest",)) -> str:
     listed = ", ".join(f'"{d}"' for d in deps)
-    return f'[project]\nname = "{name}"\nversion = "0"\ndependencies = [{listed}]\n'
+    extra = ", ".join(f'"{d}"' for d in test)
+    return (
+        f'[project]\nname = "{name}"\nversion = "0"\ndependencies = [{listed}]\n'
+        f"[project.optional-dependencies]\ntest = [{extra}]\n"
+    )
 
 
 def make_clean_tree(root: Path) -> None:
@@ -223,16 +354,36 @@ def make_clean_tree(root: Path) -> None:
     write(root, "packages/tracecore/src/modjax/tracecore/__init__.py", "from . import core\n")
     write(root, "packages/tracecore/src/modjax/tracecore/core.py", "import numpy\n")
     write(root, "packages/tracecore/tests/test_core.py", "import modjax.tracecore\nimport pytest\n")
+    # Lazy and optional imports, a local helper, and a recording script run by hand.
     write(
-        root, "packages/autodiff/pyproject.toml", pyproject("modjax-autodiff", "modjax-tracecore")
+        root,
+        "packages/tracecore/src/modjax/tracecore/lazy.py",
+        "def f():\n    import numpy.linalg\n    try:\n        import scipy\n"
+        "    except ImportError:\n        scipy = None\n",
     )
+    write(root, "packages/tracecore/tests/test_helped.py", "import helper\n")
+    write(root, "packages/tracecore/tests/helper.py", "import numpy as np\n")
+    write(root, "packages/tracecore/tests/record_gen.py", "import scipy.special\n")
+    # A module behind an extra (as modjax.testing needs modjax[testing]).
+    write(
+        root,
+        "packages/autodiff/pyproject.toml",
+        pyproject("modjax-autodiff", "modjax-tracecore").replace(
+            "test = ", 'checks = ["hypothesis"]\ntest = '
+        ),
+    )
+    write(root, "packages/autodiff/src/modjax/autodiff/checks.py", "import hypothesis\n")
     write(
         root,
         "packages/autodiff/src/modjax/autodiff/jvp.py",
         "from modjax.tracecore import core\nfrom modjax import tracecore\n",
     )
     write(root, "packages/autodiff/tests/test_jvp.py", "from modjax.tracecore import core\n")
-    write(root, "packages/runtime/pyproject.toml", pyproject("modjax-runtime", "modjax-autodiff"))
+    write(
+        root,
+        "packages/runtime/pyproject.toml",
+        pyproject("modjax-runtime", "modjax-autodiff>=0.1,<0.2", "jaxlib>=0.10,<0.11"),
+    )
     write(
         root,
         "packages/runtime/src/modjax/runtime/jit.py",
@@ -259,6 +410,9 @@ def test_checker_reports_each_violation(tmp_path):
         "packages/runtime/src/modjax/runtime/undeclared.py": "import modjax.lowering\n",
         "packages/autodiff/tests/test_bad.py": "import modjax.runtime\n",
         "tests_integration/test_jax.py": "import jax\n",
+        "packages/autodiff/src/modjax/autodiff/lazy.py": "def f():\n    import numpy\n",
+        "packages/runtime/tests/test_needs.py": "import ml_dtypes\n",
+        "packages/tracecore/tests/helper.py": "import numpy\nfrom scipy import special\n",
     }
     for relative, text in bad.items():
         write(tmp_path, relative, text)
@@ -277,6 +431,11 @@ def test_checker_reports_each_violation(tmp_path):
         "test_bad.py:1: tests of 'autodiff' import modjax.runtime",
         "test_jax.py:1: imports jax: modjax never imports jax",
         "packages/mystery: not in the layer table",
+        "autodiff/lazy.py:2: 'autodiff' imports numpy but its pyproject does not declare 'numpy'",
+        "test_needs.py:1: 'runtime' imports ml_dtypes but its pyproject's `test` extra does not "
+        "declare 'ml-dtypes'",
+        "tests/helper.py:2: 'tracecore' imports scipy but its pyproject's `test` extra does not "
+        "declare 'scipy'",
     ]
     missing = [line for line in expected if line not in report]
     assert not missing, f"not reported: {missing}\nreport:\n{report}"
@@ -292,4 +451,17 @@ def test_checker_reports_a_dependency_on_a_higher_layer(tmp_path):
     )
     assert find_violations(tmp_path) == [
         "packages/batching/pyproject.toml: layer 1 'batching' depends on 'autodiff' (layer 1)"
+    ]
+
+
+def test_checker_reports_a_dependency_never_imported(tmp_path):
+    make_clean_tree(tmp_path)
+    write(
+        tmp_path,
+        "packages/tracecore/pyproject.toml",
+        pyproject("modjax-tracecore", "numpy>=2", "ml_dtypes>=0.5"),
+    )
+    assert find_violations(tmp_path) == [
+        "packages/tracecore/pyproject.toml: 'tracecore' declares 'ml-dtypes' "
+        "but its source never imports it"
     ]
