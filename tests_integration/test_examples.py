@@ -59,3 +59,44 @@ def test_readme_tracecore_snippet_runs_with_the_whole_stack_imported():
     )
     assert done.returncode == 0, done.stderr
     assert "sin a" in done.stdout
+
+
+def run_example_with(name: str, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / name), *args], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_mlp_classifier_accuracy_rises():
+    out = run_example_with("mlp_classifier.py", "--steps", "10")
+    accuracies = [float(line.split()[-1]) for line in out.splitlines() if line.startswith("  step")]
+    assert len(accuracies) >= 3 and accuracies[-1] > 0.8 > accuracies[0], accuracies
+
+
+def test_per_example_grads_agree_with_a_loop_and_clip():
+    out = run_example_with("per_example_grads.py", "--steps", "3")
+    assert "vmap(grad) agrees with a loop" in out and "gradient of the mean loss" in out
+    assert out.count("clipped") == 3
+
+
+def test_physics_sim_conserves_energy_and_differentiates_through_the_scan():
+    out = run_example_with("physics_sim.py", "--steps", "200")
+    errors = {
+        line.split()[0]: float(line.split()[-2])
+        for line in out.splitlines()
+        if "energy error" in line
+    }
+    assert errors["velocity"] < 0.1 < errors["explicit"], errors
+    grad_line = next(line for line in out.splitlines() if "central difference" in line)
+    by_grad, by_difference = (float(part.split()[-1]) for part in grad_line.split(","))
+    assert abs(by_grad - by_difference) < 1e-2 * abs(by_difference), grad_line
+    assert "final length 1.5000 m" in out
+
+
+def test_tiny_transformer_scans_checkpointed_layers_and_trains():
+    out = run_example_with("tiny_transformer.py", "--steps", "3")
+    assert "1 scan, 1 remat (checkpoint)" in out
+    losses = [float(line.split()[3]) for line in out.splitlines() if line.startswith("  step")]
+    assert len(losses) == 3 and losses[-1] < losses[0], losses
