@@ -20,6 +20,7 @@ derivative; all batch.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -242,7 +243,9 @@ class PRNGKeyArray(ExtendedArray):
     whole keys.
     """
 
-    # ``_consumed``: False, or where the key was consumed while key reuse checking is on.
+    # ``_consumed``: False, or ``(mask, where)`` once keys were consumed while key reuse
+    # checking is on: ``mask`` is True (every key) or a bool array of ``shape``, ``where`` the
+    # line of the last consumption.
     __slots__ = ("_consumed",)
 
     def __init__(self, aval, base_array):
@@ -265,6 +268,14 @@ class PRNGKeyArray(ExtendedArray):
     def copy(self) -> PRNGKeyArray:
         """Return the same keys (key data is immutable)."""
         return self
+
+    def __iter__(self):
+        # As JAX: the keys of the data's rows, fresh (iterating does not consume, and
+        # consuming an element does not mark this array).
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d key array")
+        aval = keys_aval(self._impl, self.aval.shape[1:])
+        return (PRNGKeyArray(aval, row) for row in self._base_array)
 
     def __eq__(self, other):
         return keys_equal(self, other, negate=False)
@@ -311,18 +322,48 @@ st.extended_full[KeyTy] = _keys_full
 reuse_checking = [False]
 
 
-def consume(keys, what: str) -> None:
-    """Mark concrete keys consumed by ``what``; raise KeyReuseError if they already were."""
+def fit_mask(mask, shape: tuple[int, ...]):
+    """Return a consumption mask over keys of ``shape``: ``mask`` itself, or reshaped.
+
+    A mask computed on a reshaped view keeps its row-major order; one of another
+    size (a broadcast view) stands for all the keys.
+    """
+    if isinstance(mask, bool | np.bool_):
+        return bool(mask)
+    if mask.shape == shape:
+        return mask
+    if mask.size == math.prod(shape):
+        return mask.reshape(shape)
+    return bool(mask.any())
+
+
+def merge_masks(a, b, shape: tuple[int, ...]):
+    """Return the union of two consumption masks over keys of ``shape`` (True when all)."""
+    merged = np.logical_or(fit_mask(a, shape), fit_mask(b, shape))
+    return True if np.all(merged) else merged
+
+
+def overlap(consumed, mask, shape: tuple[int, ...]) -> bool:
+    """Tell whether ``mask`` touches a key the ``_consumed`` state ``consumed`` covers."""
+    return bool(consumed) and bool(
+        np.any(np.logical_and(fit_mask(consumed[0], shape), fit_mask(mask, shape)))
+    )
+
+
+def consume(keys, what: str, mask=True) -> None:
+    """Mark the keys ``mask`` selects consumed by ``what``; raise KeyReuseError if one was."""
     if not isinstance(keys, PRNGKeyArray):
         return
-    here = source_info.user_frame()
-    if keys._consumed:
+    here = source_info.user_frame() or "an unknown line"
+    shape = keys.aval.shape
+    if overlap(keys._consumed, mask, shape):
         raise KeyReuseError(
             f"Previously-consumed key passed to {what} at index 0\n"
-            f"  the key was first consumed at {keys._consumed}\n"
-            f"  and is consumed again at {here if here is not None else 'an unknown line'}"
+            f"  the key was first consumed at {keys._consumed[1]}\n"
+            f"  and is consumed again at {here}"
         )
-    keys._consumed = here if here is not None else "an unknown line"
+    previous = keys._consumed[0] if keys._consumed else False
+    keys._consumed = (merge_masks(previous, mask, shape), here)
 
 
 # --- the key primitives --------------------------------------------------------------------------
@@ -458,8 +499,6 @@ def _fold_in_physical(keys, msgs):
 
 
 def _fold_in_impl(keys, msgs):
-    if reuse_checking[0]:
-        consume(keys, "random_fold_in")
     keys_av = keys.aval
     msgs_av = ShapedArray(np.shape(msgs), _U32)
     data = _fold_in_physical(keys_av, msgs_av)(keys._base_array, msgs)

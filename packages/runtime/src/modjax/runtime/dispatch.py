@@ -31,6 +31,7 @@ from .executable import (
     placement,
     raise_if_deleted,
 )
+from .extended import call_checks, checked_run
 from .spmd import SpmdTarget
 
 __all__ = ["apply_primitive", "clear_cache", "stats"]
@@ -189,7 +190,10 @@ def _run_slow(prim: core.Primitive, args: tuple, params: dict):
             _executables[key] = executable
     if spmd:
         leaves = executable.place(args)
-    outs = executable.run(leaves)
+    if executable.extended and call_checks:  # key reuse checking sees eager ops on keys
+        outs = checked_run(executable, _one_equation(prim, avals, params), args, leaves)
+    else:
+        outs = executable.run(leaves)
     if (
         hashable
         and not _use_cpp
@@ -210,15 +214,25 @@ def _run_slow(prim: core.Primitive, args: tuple, params: dict):
     return result, executable if hashable else None, leaves
 
 
-def _compile_primitive(prim, avals, params, device, committed) -> Executable:
+def _one_equation(prim, avals, params) -> ClosedJaxpr:
+    """The program of ``prim`` alone on arguments of ``avals``."""
+
     def one_equation(*xs):
         out = prim.bind(*xs, **params)
         return list(out) if prim.multiple_results else [out]
 
     info = DebugInfo(prim.name, None, tuple(f"x{i}" for i in range(len(avals))))
     jaxpr, consts = trace_to_jaxpr(wrap_init(one_equation, info), list(avals))
+    return ClosedJaxpr(jaxpr, consts)
+
+
+def _compile_primitive(prim, avals, params, device, committed) -> Executable:
     executable = compile_jaxpr(
-        ClosedJaxpr(jaxpr, consts), device, name=prim.name, keep_unused=True, committed=committed
+        _one_equation(prim, avals, params),
+        device,
+        name=prim.name,
+        keep_unused=True,
+        committed=committed,
     )
     stats["compiles"] += 1
     if log_compiles.value:

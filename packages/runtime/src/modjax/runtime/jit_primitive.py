@@ -20,6 +20,7 @@ from .arguments import leaf_aval
 from .debugging import disable_jit
 from .executable import compile_jaxpr
 from .executable import placement as _placement
+from .extended import checked_run
 
 __all__ = ["jit_p", "jit_update_params"]
 
@@ -55,7 +56,7 @@ def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars, keep_unused,
             committed=committed,
         ),
     )
-    return executable.run(executable.place(args))
+    return checked_run(executable, jaxpr, args, executable.place(args))
 
 
 def jit_update_params(params, in_map, out_map, new_jaxpr):
