@@ -185,7 +185,12 @@ def _reduction_batcher(prim: Primitive, broadcast_unbatched: bool):
         name = axis_data.name
         mine = name is not None and name in _named(axes)
         if d is None and not mine:
-            return prim.bind(x, axes=axes, axis_index_groups=None), None
+            return prim.bind(x, axes=axes, axis_index_groups=axis_index_groups), None
+        if axis_index_groups is not None:
+            raise NotImplementedError(
+                f"{prim.name} with axis_index_groups over a vmap axis (only over the mesh axes "
+                "of shard_map and pmap)"
+            )
         rest = tuple(a for a in axes if _is_positional(a) or a != name)
         if d is None and not broadcast_unbatched:
             return (prim.bind(x, axes=rest, axis_index_groups=None) if rest else x), None
@@ -213,16 +218,24 @@ pmax_p = _declare_reduction("pmax", np.max, to_int=False, broadcast_unbatched=Fa
 pmin_p = _declare_reduction("pmin", np.min, to_int=False, broadcast_unbatched=False)
 
 
+def _groups(axis_index_groups):
+    """``axis_index_groups`` as a hashable tuple of tuples of ints (a primitive param)."""
+    if axis_index_groups is None:
+        return None
+    return tuple(tuple(int(i) for i in group) for group in axis_index_groups)
+
+
 def _reduce(op: str, prim: Primitive, x, axis_name, axis_index_groups):
-    _check_groups(op, axis_index_groups)
     names = _names(axis_name)
     _check_bound(names)
     axes = tuple(int(a) if _is_positional(a) else a for a in names)
+    # Groups are lowered over shard_map's and pmap's mesh axes; vmap's rule refuses them.
+    groups = _groups(axis_index_groups)
 
     def one(leaf):
         ndim = len(to_aval(leaf).shape)
         leaf_axes = tuple(canonicalize_axis(a, ndim) if _is_positional(a) else a for a in axes)
-        return prim.bind(leaf, axes=leaf_axes, axis_index_groups=None)
+        return prim.bind(leaf, axes=leaf_axes, axis_index_groups=groups)
 
     return tree_util.tree_map(one, x)
 
@@ -254,7 +267,9 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     """
     total = psum(x, axis_name, axis_index_groups=axis_index_groups)
     names = _names(axis_name)
-    named_size = _axis_size(_named(names))
+    named_size = (
+        _axis_size(_named(names)) if axis_index_groups is None else len(axis_index_groups[0])
+    )
 
     def one(leaf, summed):
         shape = to_aval(leaf).shape

@@ -51,7 +51,7 @@ def _positional(entry) -> bool:
 def _psum_transpose(ct, x, *, axes, axis_index_groups):
     names = tuple(a for a in axes if not _positional(a))
     if names:
-        ct = psum_p.bind(ct, axes=names, axis_index_groups=None)
+        ct = psum_p.bind(ct, axes=names, axis_index_groups=axis_index_groups)
     shape = x.aval.shape
     for a in sorted(int(a) for a in axes if _positional(a)):
         ct = broadcast(ct, shape[a], a)

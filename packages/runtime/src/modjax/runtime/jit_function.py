@@ -47,7 +47,7 @@ from .extended import checked_run, jaxpr_checks
 from .fast_path_cpp import fastpath_data
 from .fast_path_python import learn
 from .jit_primitive import jit_p
-from .spmd import jaxpr_shardings, spmd_target
+from .spmd import jaxpr_shardings, spmd_target, type_out_shardings
 
 __all__ = ["JitFunction", "TracedProgram", "clear_caches"]
 
@@ -70,12 +70,14 @@ class TracedProgram:
         "in_avals",
         "arg_names",
         "inner_shardings",
+        "type_out_shardings",
     )
 
     def __init__(self, closed, out_tree, donated, in_avals, arg_names):
         self.closed: ClosedJaxpr = closed
         # Shardings the program holds (sharding constraints): they choose its devices too.
         self.inner_shardings = jaxpr_shardings(closed.jaxpr)
+        self.type_out_shardings = type_out_shardings(closed.out_avals)
         # The program as jit_p applies it: the consts as leading operands.
         self.call_jaxpr = ClosedJaxpr(convert_constvars_jaxpr(closed.jaxpr), ())
         self.out_tree = out_tree
@@ -233,12 +235,12 @@ class JitFunction:
         call runs on one device as ``placement`` chooses.
         """
         if self.in_shardings is None and self.out_shardings is None:
-            inner = self.trace(call, in_avals).inner_shardings
-            if not inner:
+            traced = self.trace(call, in_avals)
+            if not traced.inner_shardings and traced.type_out_shardings is None:
                 return _placement(call.leaves)
         traced = self.trace(call, in_avals)
         ins = flat_shardings(self.in_shardings, call, "in_shardings")
-        outs = None
+        outs = traced.type_out_shardings  # results typed over explicit mesh axes
         if self.out_shardings is not None:
             placeholder = tree_unflatten(traced.out_tree, [0] * traced.out_tree.num_leaves)
             outs = broadcast_shardings(self.out_shardings, placeholder, "out_shardings")

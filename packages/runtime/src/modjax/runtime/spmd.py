@@ -27,7 +27,13 @@ from modjax.tracecore.jaxpr import Jaxpr
 from .backends import Device
 from .sharding import Sharding, SingleDeviceSharding
 
-__all__ = ["SpmdTarget", "spmd_target", "jaxpr_shardings", "check_same_devices"]
+__all__ = [
+    "SpmdTarget",
+    "spmd_target",
+    "jaxpr_shardings",
+    "check_same_devices",
+    "type_out_shardings",
+]
 
 
 class SpmdTarget:
@@ -191,3 +197,17 @@ def _same_placement(a: Sharding, b: Sharding, x) -> bool:
         return a.is_equivalent_to(b, ndim)
     except Exception:  # shardings of different kinds
         return False
+
+
+def type_out_shardings(out_avals) -> tuple[Sharding | None, ...] | None:
+    """Return the output shardings a program's types fix (explicit mesh axes), or None if none.
+
+    As in JAX, a result typed over a mesh whose axes are all explicit is laid
+    out as its type says; on a mesh with automatic axes too, XLA chooses.
+    """
+    outs = []
+    for aval in out_avals:
+        s = getattr(aval, "sharding", None)
+        mesh = getattr(s, "mesh", None)
+        outs.append(s if mesh is not None and not mesh.auto_axes else None)
+    return None if all(s is None for s in outs) else tuple(outs)

@@ -29,6 +29,7 @@ from .named_sharding import (
     NamedSharding,
 )
 from .partition_spec import UNCONSTRAINED, P, PartitionSpec
+from .pcast import pcast
 from .pmap import pmap
 from .shard_map import shard_map, shard_map_p
 from .visualize import inspect_array_sharding, visualize_array_sharding, visualize_sharding
@@ -63,6 +64,7 @@ __all__ = [
     "make_array_from_single_device_arrays",
     "make_mesh",
     "make_single_device_sharding",
+    "pcast",
     "pmap",
     "reshard",
     "set_mesh",

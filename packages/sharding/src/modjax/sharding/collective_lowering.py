@@ -53,36 +53,48 @@ __all__: list[str] = []
 class _Context(threading.local):
     def __init__(self):
         self.meshes: list[Mesh] = []
+        self.manual: list[tuple[str, ...]] = []
 
 
 _context = _Context()
 
 
 @contextmanager
-def _manual_mesh(mesh: Mesh):
+def _manual_mesh(mesh: Mesh, manual_axes):
     _context.meshes.append(mesh)
+    _context.manual.append(tuple(manual_axes))
     try:
         yield
     finally:
         _context.meshes.pop()
+        _context.manual.pop()
 
 
 def _mesh_axes_of(entries) -> tuple[str, ...]:
-    """The entries of a collective's axis param that are axes of the enclosing shard_map."""
+    """The entries of a collective's axis param that are manual axes of the enclosing shard_map."""
     if not _context.meshes:
         return ()
-    mesh = _context.meshes[-1]
+    manual = _context.manual[-1]
     entries = entries if isinstance(entries, tuple) else (entries,)
-    return tuple(e for e in entries if isinstance(e, str) and e in mesh.axis_names)
+    return tuple(e for e in entries if isinstance(e, str) and e in manual)
 
 
-def replica_groups(mesh: Mesh, axes: tuple[str, ...]) -> list[list[int]]:
-    """Partition ids grouped along ``axes`` (row-major in their order), one group per rest."""
+def replica_groups(mesh: Mesh, axes: tuple[str, ...], index_groups=None) -> list[list[int]]:
+    """Partition ids grouped along ``axes`` (row-major in their order), one group per rest.
+
+    ``index_groups`` (a collective's ``axis_index_groups``) splits each group
+    further: each lists positions along ``axes``. Groups of unequal sizes are
+    padded with -1, as StableHLO's replica groups allow.
+    """
     ids = np.arange(mesh.size).reshape(mesh.axis_sizes)
     rest = [n for n in mesh.axis_names if n not in axes]
     order = [mesh.axis_names.index(n) for n in (*rest, *axes)]
     size = int(np.prod([mesh.axis_size(a) for a in axes]))
-    return ids.transpose(order).reshape(-1, size).tolist()
+    rows = ids.transpose(order).reshape(-1, size).tolist()
+    if index_groups is None:
+        return rows
+    width = max(len(g) for g in index_groups)
+    return [[row[i] for i in g] + [-1] * (width - len(g)) for row in rows for g in index_groups]
 
 
 def _groups_attr(groups) -> ir.Attribute:
@@ -121,6 +133,11 @@ def _reduction_rule(prim, kind: str):
             return positional_rule(ctx, x, axes=axes, axis_index_groups=axis_index_groups)
         rest = tuple(a for a in axes if a not in named)
         aval_out = ctx.avals_out[0]
+        if rest and axis_index_groups is not None:
+            raise NotImplementedError(
+                f"{ctx.primitive.name} with axis_index_groups over mesh axes and positional or "
+                f"vmap axes at once ({axes})"
+            )
         if rest:
             mid = ShapedArray(aval_out.shape, aval_out.dtype)
             x = positional_rule(
@@ -129,7 +146,7 @@ def _reduction_rule(prim, kind: str):
         elif ctx.avals_in[0].dtype != aval_out.dtype:  # psum of booleans counts in int32
             x = hlo.convert(ir_type(ShapedArray(ctx.avals_in[0].shape, aval_out.dtype)), x)
         mesh = _context.meshes[-1]
-        return _all_reduce(kind, x, aval_out, replica_groups(mesh, named))
+        return _all_reduce(kind, x, aval_out, replica_groups(mesh, named, axis_index_groups))
 
     return rule
 
@@ -250,6 +267,21 @@ def _axis_index_rule(ctx, *, axis_name):
         return _previous[axis_index_p](ctx, axis_name=axis_name)
     named = _single(ctx, axis_name)
     mesh = _context.meshes[-1]
+    auto = [a for a in mesh.axis_names if a not in _context.manual[-1]]
+    if auto:
+        # partition_id means something only where every axis is manual (as JAX: a nested
+        # manual computation over the automatic axes computes the index).
+        i32 = ctx.avals_out[0]
+        op, block = manual_computation(
+            [], [ir_type(i32)], [], [], [f"<@mesh, [{', '.join(['{}'] * len(i32.shape))}]>"], auto
+        )
+        with ir.InsertionPoint(block):
+            sdy_return([_axis_index_value(ctx, mesh, named)])
+        return op.results[0]
+    return _axis_index_value(ctx, mesh, named)
+
+
+def _axis_index_value(ctx, mesh: Mesh, named) -> ir.Value:
     u32 = ShapedArray((), np.dtype(np.uint32))
     pid = hlo.PartitionIdOp(results=[ir_type(u32)]).results[0]
     index = None
@@ -275,7 +307,7 @@ def _sdy_text(mesh: Mesh, spec, ndim: int) -> str:
     return NamedSharding(mesh, spec)._to_sdy_sharding(ndim).removeprefix("#sdy.sharding")
 
 
-def _shard_map_rule(ctx, *args, jaxpr, mesh, in_specs, out_specs, **_):
+def _shard_map_rule(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes, **_):
     in_texts = [
         _sdy_text(mesh, s, len(a.shape)) for s, a in zip(in_specs, ctx.avals_in, strict=True)
     ]
@@ -284,9 +316,9 @@ def _shard_map_rule(ctx, *args, jaxpr, mesh, in_specs, out_specs, **_):
     ]
     op, block = manual_computation(
         args, ir_types(ctx.avals_out), ir_types(jaxpr.in_avals), in_texts, out_texts,
-        mesh.axis_names,
+        manual_axes,
     )  # fmt: skip
-    with ir.InsertionPoint(block), _manual_mesh(mesh):
+    with ir.InsertionPoint(block), _manual_mesh(mesh, manual_axes):
         outs = lower_jaxpr_inline(ctx, jaxpr, list(block.arguments))
         sdy_return(outs)
     return list(op.results)

@@ -17,7 +17,13 @@ import numpy as np
 from modjax import runtime
 from modjax.batching import expand_dims, moveaxis, squeeze
 from modjax.tracecore import core
-from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_structure, tree_unflatten
+from modjax.tracecore.tree_util import (
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+)
 
 from .mesh import Mesh
 from .partition_spec import PartitionSpec
@@ -41,6 +47,23 @@ def _flat_axes(axes, tree, what: str) -> list:
     return out
 
 
+def _argnums(argnums) -> tuple[int, ...]:
+    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+
+def _donated_leaves(args, statics, donated) -> tuple[int, ...]:
+    """Positions, among the dynamic arguments' leaves, of the leaves of the donated arguments."""
+    out, position = [], 0
+    for i, arg in enumerate(args):
+        if i in statics:
+            continue
+        n = len(tree_leaves(arg))
+        if i in donated:
+            out.extend(range(position, position + n))
+        position += n
+    return tuple(out)
+
+
 def pmap(
     fun: Callable,
     axis_name=None,
@@ -56,20 +79,14 @@ def pmap(
     """Map ``fun`` over axis ``in_axes`` of its arguments, one device per element (``jax.pmap``).
 
     ``axis_name`` names the mapped axis for collectives inside ``fun``;
-    ``in_axes`` is an int, None (broadcast) or a pytree prefix of them,
-    ``out_axes`` an int or None;
+    ``in_axes`` is an int, None (broadcast) or a pytree prefix of them, and
+    ``out_axes`` likewise for the results;
     ``static_broadcasted_argnums`` are passed as Python values; ``devices``
-    chooses the devices (default: the first ones).
+    chooses the devices (default: the first ones of ``backend``, or of the
+    default backend); ``donate_argnums`` donates those arguments' buffers.
     """
-    if backend is not None or donate_argnums:
-        raise NotImplementedError("pmap: backend= and donate_argnums")
-    if out_axes is not None and not isinstance(out_axes, int):
-        raise NotImplementedError("pmap with a pytree of out_axes (only an int or None)")
-    statics = (
-        (static_broadcasted_argnums,)
-        if isinstance(static_broadcasted_argnums, int)
-        else tuple(static_broadcasted_argnums)
-    )
+    statics = _argnums(static_broadcasted_argnums)
+    donated = _argnums(donate_argnums)
     name = axis_name if axis_name is not None else object()
     fun_name = getattr(fun, "__name__", "fun")
     cache: dict = {}
@@ -91,7 +108,7 @@ def pmap(
                 else "pmap requires at least one argument with a mapped axis (or axis_size)"
             )
         (size,) = sizes
-        pool = list(devices) if devices is not None else runtime.devices()
+        pool = list(devices) if devices is not None else runtime.devices(backend)
         if size > len(pool):
             raise ValueError(
                 f"compiling computation that requires {size} logical devices, but only "
@@ -100,10 +117,13 @@ def pmap(
         key = (static_vals, size, tree_structure(dyn), tuple(axes))
         compiled = cache.get(key)
         if compiled is None:
-            compiled = cache[key] = _build(size, pool[:size], static_vals, dyn, axes)
+            donated_leaves = _donated_leaves(args, statics, donated)
+            compiled = cache[key] = _build(
+                size, pool[:size], static_vals, dyn, axes, donated_leaves
+            )
         return compiled(*leaves)
 
-    def _build(size, pool, static_vals, dyn, axes):
+    def _build(size, pool, static_vals, dyn, axes, donated_leaves):
         mesh_name = name if isinstance(name, str) else "_pmap"
         mesh = Mesh(np.array(pool, dtype=object), (mesh_name,))
         treedef = tree_structure(dyn)
@@ -117,23 +137,35 @@ def pmap(
                 statics_by_pos[i] if i in statics_by_pos else next(it)
                 for i in range(len(dyn) + len(statics_by_pos))
             ]
-            out_leaves, holder["tree"] = tree_flatten(fun(*full))
-            return [x if out_axes is None else expand_dims(x, (0,)) for x in out_leaves]
+            out = fun(*full)
+            out_leaves, holder["tree"] = tree_flatten(out)
+            holder["axes"] = _flat_axes(out_axes, out, "out_axes")
+            out_leaves = [
+                x if a is None else expand_dims(x, (0,))
+                for x, a in zip(out_leaves, holder["axes"], strict=True)
+            ]
+            return tree_unflatten(holder["tree"], out_leaves)
 
         in_specs = tuple(PartitionSpec() if a is None else PartitionSpec(mesh_name) for a in axes)
-        out_spec = PartitionSpec() if out_axes is None else PartitionSpec(mesh_name)
-        mapped = shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=out_spec, check_vma=False)
+        out_specs = tree_map(
+            lambda a: PartitionSpec() if a is None else PartitionSpec(mesh_name),
+            out_axes,
+            is_leaf=lambda a: a is None,
+        )
+        mapped = shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
 
         def call(*leaves):
             moved = [
                 x if a is None else moveaxis(x, a, 0) for x, a in zip(leaves, axes, strict=True)
             ]
-            outs = mapped(*moved)
-            if out_axes is not None:
-                outs = [moveaxis(x, 0, out_axes) for x in outs]
+            outs = tree_leaves(mapped(*moved))
+            outs = [
+                x if a is None else moveaxis(x, 0, a)
+                for x, a in zip(outs, holder["axes"], strict=True)
+            ]
             return tree_unflatten(holder["tree"], outs)
 
-        return runtime.jit(call)
+        return runtime.jit(call, donate_argnums=donated_leaves)
 
     @functools.wraps(fun)
     def wrapped(*args):

@@ -35,7 +35,7 @@ from modjax.batching import (
     reshape,
 )
 from modjax.tracecore import core
-from modjax.tracecore.abstract import ShapedArray
+from modjax.tracecore.abstract import ShapedArray, sharding_entries, with_type_sharding
 from modjax.tracecore.call import check_call_operands
 from modjax.tracecore.dce import dce_jaxpr, dce_rules
 from modjax.tracecore.evaluation import eval_jaxpr
@@ -78,7 +78,7 @@ def _aval_with(aval, shape) -> ShapedArray:
 # --- the primitive -------------------------------------------------------------------------
 
 
-def _params(mesh, in_specs, out_specs, jaxpr, check_vma, name):
+def _params(mesh, in_specs, out_specs, jaxpr, check_vma, name, manual_axes):
     return {
         "jaxpr": jaxpr,
         "mesh": mesh,
@@ -88,18 +88,47 @@ def _params(mesh, in_specs, out_specs, jaxpr, check_vma, name):
         "in_shardings": tuple(NamedSharding(mesh, s) for s in in_specs),
         "check_vma": check_vma,
         "name": name,
+        # The mesh axes the body is manual over, in mesh order (the others stay automatic).
+        "manual_axes": tuple(manual_axes),
     }
 
 
+def _local_aval(aval, spec: PartitionSpec, mesh: Mesh) -> ShapedArray:
+    """The body's view of an operand: its shard's shape; explicit non-manual axes stay typed."""
+    local = _aval_with(aval, _local_shape(aval.shape, spec, mesh))
+    if aval.sharding is None:
+        return local
+    manual = {a for i in range(len(spec)) for a in spec.axes_of(i)}
+    entries = [_without(e, manual) for e in sharding_entries(aval)]
+    if all(e is None for e in entries):
+        return local
+    return with_type_sharding(local, aval.sharding.update(spec=tuple(entries)))
+
+
+def _without(entry, axes) -> object:
+    kept = tuple(
+        a for a in ((entry,) if isinstance(entry, str) else (entry or ())) if a not in axes
+    )
+    return kept[0] if len(kept) == 1 else (kept or None)
+
+
+def _global_aval(aval, spec: PartitionSpec, mesh: Mesh) -> ShapedArray:
+    """A result's global aval: typed with the spec's explicit axes when the mesh has some."""
+    out = _aval_with(aval, _global_shape(aval.shape, spec, mesh))
+    typed = NamedSharding(mesh, spec)._type_sharding
+    if typed is None:
+        return out
+    entries = list(sharding_entries(with_type_sharding(out, typed)))
+    for i, e in enumerate(sharding_entries(aval)):  # explicit axes left automatic inside
+        if e is not None and entries[i] is None:
+            entries[i] = e
+    return with_type_sharding(out, typed.update(spec=tuple(entries)))
+
+
 def _abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, **_):
-    local = [
-        _aval_with(a, _local_shape(a.shape, s, mesh)) for a, s in zip(avals, in_specs, strict=True)
-    ]
+    local = [_local_aval(a, s, mesh) for a, s in zip(avals, in_specs, strict=True)]
     check_call_operands(shard_map_p, local, jaxpr)
-    return [
-        _aval_with(a, _global_shape(a.shape, s, mesh))
-        for a, s in zip(jaxpr.out_avals, out_specs, strict=True)
-    ]
+    return [_global_aval(a, s, mesh) for a, s in zip(jaxpr.out_avals, out_specs, strict=True)]
 
 
 _eager_cache: dict[tuple, Callable] = {}
@@ -122,18 +151,18 @@ shard_map_p.def_abstract_eval(_abstract_eval)
 shard_map_p.def_impl(_impl)
 
 
-def _bind(args, *, mesh, in_specs, out_specs, closed: ClosedJaxpr, check_vma, name):
+def _bind(args, *, mesh, in_specs, out_specs, closed: ClosedJaxpr, check_vma, name, manual_axes):
     """Bind shard_map with the consts of ``closed`` as leading replicated operands."""
     consts = list(closed.consts)
     jaxpr = closed if not consts else ClosedJaxpr(convert_constvars_jaxpr(closed.jaxpr), ())
     specs = (PartitionSpec(),) * len(consts) + tuple(in_specs)
     return shard_map_p.bind(
-        *consts, *args, **_params(mesh, specs, out_specs, jaxpr, check_vma, name)
+        *consts, *args, **_params(mesh, specs, out_specs, jaxpr, check_vma, name, manual_axes)
     )
 
 
-def _bind_traced(fun, args, local_avals, mesh, in_specs, out_specs, check_vma, name):
-    with _mesh_axes(mesh):
+def _bind_traced(fun, args, local_avals, mesh, in_specs, out_specs, check_vma, name, manual_axes):
+    with _mesh_axes(mesh, manual_axes):
         jaxpr, consts = trace_to_jaxpr(wrap_init(fun, None), local_avals)
     return _bind(
         args,
@@ -143,12 +172,15 @@ def _bind_traced(fun, args, local_avals, mesh, in_specs, out_specs, check_vma, n
         closed=ClosedJaxpr(jaxpr, consts),
         check_vma=check_vma,
         name=name,
+        manual_axes=manual_axes,
     )
 
 
-class _mesh_axes:  # noqa: N801 - a context manager binding every mesh axis as a named axis
-    def __init__(self, mesh: Mesh):
-        self._envs = [extend_axis_env(AxisData(n, s)) for n, s in mesh.shape_tuple]
+class _mesh_axes:  # noqa: N801 - a context manager binding the manual mesh axes as named axes
+    def __init__(self, mesh: Mesh, manual_axes):
+        self._envs = [
+            extend_axis_env(AxisData(n, s)) for n, s in mesh.shape_tuple if n in manual_axes
+        ]
 
     def __enter__(self):
         for env in self._envs:
@@ -162,9 +194,11 @@ class _mesh_axes:  # noqa: N801 - a context manager binding every mesh axis as a
 # --- autodiff ------------------------------------------------------------------------------
 
 
-def _jvp_rule(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, check_vma, name, **_):
+def _jvp_rule(
+    primals, tangents, *, jaxpr, mesh, in_specs, out_specs, check_vma, name, manual_axes, **_
+):
     nonzeros = [type(t) is not Zero for t in tangents]
-    with _mesh_axes(mesh):
+    with _mesh_axes(mesh, manual_axes):
         jvp_closed, out_nz = jvp_jaxpr(jaxpr, nonzeros)
     nz_tangents = [t for t in tangents if type(t) is not Zero]
     specs = list(in_specs) + [s for s, nz in zip(in_specs, nonzeros, strict=True) if nz]
@@ -178,6 +212,7 @@ def _jvp_rule(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, check_vma,
         closed=jvp_closed,
         check_vma=check_vma,
         name=name,
+        manual_axes=manual_axes,
     )
     it = iter(outs[n_out:])
     tangents_out = [
@@ -187,17 +222,18 @@ def _jvp_rule(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, check_vma,
     return outs[:n_out], tangents_out
 
 
-def _unmapped_size(mesh: Mesh, spec: PartitionSpec) -> int:
+def _unmapped_axes(mesh: Mesh, spec: PartitionSpec, manual_axes) -> tuple[str, ...]:
     used = {a for i in range(len(spec)) for a in spec.axes_of(i)}
-    return math.prod(s for n, s in mesh.shape_tuple if n not in used)
+    return tuple(n for n in mesh.axis_names if n not in used and n in manual_axes)
 
 
-def _unmapped_axes(mesh: Mesh, spec: PartitionSpec) -> tuple[str, ...]:
-    used = {a for i in range(len(spec)) for a in spec.axes_of(i)}
-    return tuple(n for n in mesh.axis_names if n not in used)
+def _unmapped_size(mesh: Mesh, spec: PartitionSpec, manual_axes) -> int:
+    return math.prod(mesh.axis_size(n) for n in _unmapped_axes(mesh, spec, manual_axes))
 
 
-def _transpose_rule(cts, *args, jaxpr, mesh, in_specs, out_specs, check_vma, name, **_):
+def _transpose_rule(
+    cts, *args, jaxpr, mesh, in_specs, out_specs, check_vma, name, manual_axes, **_
+):
     # Classic shard_map transpose: a cotangent of a result replicated over some axes is
     # divided by their size (each device holds a copy), and a cotangent of an operand
     # replicated over some axes is summed over them (each device used the same value).
@@ -214,19 +250,23 @@ def _transpose_rule(cts, *args, jaxpr, mesh, in_specs, out_specs, check_vma, nam
 
     def body(*xs):
         scaled = [
-            ct / _unmapped_size(mesh, s) if _unmapped_size(mesh, s) > 1 else ct
+            ct / _unmapped_size(mesh, s, manual_axes)
+            if _unmapped_size(mesh, s, manual_axes) > 1
+            else ct
             for ct, s in zip(xs[n_nl:], ct_specs, strict=True)
         ]
         outs = eval_jaxpr(t_closed.jaxpr, t_closed.consts, *xs[:n_nl], *scaled)
         return [
-            psum(o, _unmapped_axes(mesh, s)) if _unmapped_axes(mesh, s) else o
+            psum(o, _unmapped_axes(mesh, s, manual_axes))
+            if _unmapped_axes(mesh, s, manual_axes)
+            else o
             for o, s in zip(outs, res_specs, strict=True)
         ]
 
     if not res_specs:
         return [None] * len(args)
     local = [
-        _aval_with(core.to_aval(x), _local_shape(core.to_aval(x).shape, s, mesh))
+        _local_aval(core.to_aval(x), s, mesh)
         for x, s in zip([*nonlinear, *nz_cts], [*nl_specs, *ct_specs], strict=True)
     ]
     outs = iter(
@@ -239,6 +279,7 @@ def _transpose_rule(cts, *args, jaxpr, mesh, in_specs, out_specs, check_vma, nam
             res_specs,
             check_vma,
             f"transpose({name})",
+            manual_axes,
         )  # fmt: skip
     )
     results = []
@@ -262,8 +303,9 @@ def _partial_eval_rule(eqn, unknowns, saveable):
     known_cj, staged_cj, out_unks, num_res = partial_eval_jaxpr(jaxpr, unknowns, False, saveable)
     n_known_out = len(out_unks) - sum(out_unks)
     res_avals = known_cj.out_avals[n_known_out:]
-    all_axes = PartitionSpec(mesh.axis_names)
-    n = mesh.size
+    manual_axes = params["manual_axes"]
+    all_axes = PartitionSpec(manual_axes)
+    n = math.prod(mesh.axis_size(a) for a in manual_axes)
     # Residuals leave the known shard_map with a leading axis split over every mesh axis.
     known_in = [v for v, u in zip(eqn.invars, unknowns, strict=True) if not u]
     known_specs = [s for s, u in zip(in_specs, unknowns, strict=True) if not u]
@@ -275,11 +317,8 @@ def _partial_eval_rule(eqn, unknowns, saveable):
         ]
         return list(outs[:n_known_out]) + res
 
-    local_known = [
-        _aval_with(v.aval, _local_shape(v.aval.shape, s, mesh))
-        for v, s in zip(known_in, known_specs, strict=True)
-    ]
-    with _mesh_axes(mesh):
+    local_known = [_local_aval(v.aval, s, mesh) for v, s in zip(known_in, known_specs, strict=True)]
+    with _mesh_axes(mesh, manual_axes):
         kj, kconsts = trace_to_jaxpr(wrap_init(known_body, None), local_known)
     k_out_specs = [s for s, u in zip(out_specs, out_unks, strict=True) if not u]
     k_out_specs += [all_axes] * len(res_avals)
@@ -299,6 +338,7 @@ def _partial_eval_rule(eqn, unknowns, saveable):
                 ClosedJaxpr(kj, kconsts),
                 params["check_vma"],
                 params["name"],
+                manual_axes,
             ),  # fmt: skip
         )
 
@@ -310,10 +350,9 @@ def _partial_eval_rule(eqn, unknowns, saveable):
         return eval_jaxpr(staged_cj.jaxpr, staged_cj.consts, *res, *xs[num_res:])
 
     local_staged = [_aval_with(a, (1, *a.shape)) for a in res_avals] + [
-        _aval_with(v.aval, _local_shape(v.aval.shape, s, mesh))
-        for v, s in zip(unknown_in, unknown_specs, strict=True)
+        _local_aval(v.aval, s, mesh) for v, s in zip(unknown_in, unknown_specs, strict=True)
     ]
-    with _mesh_axes(mesh):
+    with _mesh_axes(mesh, manual_axes):
         sj, sconsts = trace_to_jaxpr(wrap_init(staged_body, None), local_staged)
     staged_eqn = eqn.replace(
         invars=res_vars + unknown_in,
@@ -325,6 +364,7 @@ def _partial_eval_rule(eqn, unknowns, saveable):
             ClosedJaxpr(sj, sconsts),
             params["check_vma"],
             params["name"],
+            manual_axes,
         ),  # fmt: skip
     )
     return known_eqn, staged_eqn, list(out_unks)
@@ -347,6 +387,7 @@ def _dce_rule(used_outputs, eqn):
             ClosedJaxpr(pruned, closed.consts),
             params["check_vma"],
             params["name"],
+            params["manual_axes"],
         ),
     )
     return used_inputs, new_eqn
@@ -356,11 +397,11 @@ dce_rules[shard_map_p] = _dce_rule
 
 
 def _batching_rule(axis_data, args, dims, *, jaxpr, mesh, in_specs, out_specs, check_vma, name,
-                   **_):  # fmt: skip
+                   manual_axes, **_):  # fmt: skip
     # vmap of a shard_map: the batch axis leads every operand and result, never split.
     in_dims = [None if d is None else 0 for d in dims]
     moved = [x if d is None else moveaxis(x, d, 0) for x, d in zip(args, dims, strict=True)]
-    with _mesh_axes(mesh):
+    with _mesh_axes(mesh, manual_axes):
         batched, _ = batch_jaxpr_axis(jaxpr, axis_data, in_dims, out_dims_instantiate=0)
     outs = _bind(
         moved,
@@ -373,6 +414,7 @@ def _batching_rule(axis_data, args, dims, *, jaxpr, mesh, in_specs, out_specs, c
         closed=batched,
         check_vma=check_vma,
         name=name,
+        manual_axes=manual_axes,
     )
     return outs, [0] * len(outs)
 
@@ -403,7 +445,7 @@ def _broadcast_specs(prefix, full, what: str) -> list[PartitionSpec]:
     return out
 
 
-def _check_specs(mesh: Mesh, specs, what: str) -> None:
+def _check_specs(mesh: Mesh, specs, what: str, manual) -> None:
     for spec in specs:
         for i in range(len(spec)):
             for axis in spec.axes_of(i):
@@ -412,6 +454,24 @@ def _check_specs(mesh: Mesh, specs, what: str) -> None:
                         f"shard_map {what}: {spec} refers to the axis {axis!r}, which is not "
                         f"in the mesh's axis names {mesh.axis_names}"
                     )
+                if axis not in manual:
+                    raise ValueError(
+                        f"shard_map {what}: {spec} refers to the axis {axis!r}, which is not "
+                        f"among axis_names {set(manual)} (the other mesh axes stay automatic)"
+                    )
+
+
+def _spec_of_type(aval, mesh: Mesh, manual) -> PartitionSpec:
+    """An argument's in_specs entry when none is given: its type's manual axes, else P()."""
+    if aval.sharding is None or getattr(aval.sharding, "mesh", None) is None:
+        return PartitionSpec()
+    if aval.sharding.mesh.shape_tuple != mesh.shape_tuple:
+        raise ValueError(
+            f"shard_map: the argument of type {aval.str_short()} is sharded over a mesh "
+            f"{aval.sharding.mesh.shape_tuple} other than shard_map's {mesh.shape_tuple}"
+        )
+    entries = [_without(e, set(mesh.axis_names) - set(manual)) for e in sharding_entries(aval)]
+    return PartitionSpec(*entries).stripped()
 
 
 def _check_divisible(name, mesh, avals, specs, arg_names, where) -> None:
@@ -496,34 +556,35 @@ def shard_map(
             )
     if not isinstance(mesh, Mesh):
         raise NotImplementedError(f"shard_map over a {type(mesh).__name__} (only a Mesh)")
-    if axis_names and set(axis_names) != set(mesh.axis_names):
-        raise NotImplementedError(
-            "shard_map with axis_names a strict subset of the mesh axes (partly automatic sharding)"
+    unknown = set(axis_names) - set(mesh.axis_names)
+    if unknown:
+        raise ValueError(
+            f"shard_map axis_names {sorted(unknown)} are not axes of the mesh {mesh.axis_names}"
         )
-    if in_specs is None:
-        raise NotImplementedError("shard_map without in_specs (inferring them from arguments)")
+    manual = tuple(a for a in mesh.axis_names if not axis_names or a in axis_names)
     name = getattr(f, "__name__", None) or type(f).__name__
 
     @functools.wraps(f)
     def wrapped(*args):
         leaves, _ = tree_flatten(args)
-        specs = _broadcast_specs(
-            tuple(in_specs) if isinstance(in_specs, list) else in_specs, args, "in_specs"
-        )
-        _check_specs(mesh, specs, "in_specs")
         avals = [core.to_aval(x) for x in leaves]
+        if in_specs is None:  # as JAX: each argument's sharding in its type (explicit axes)
+            specs = [_spec_of_type(a, mesh, manual) for a in avals]
+        else:
+            specs = _broadcast_specs(
+                tuple(in_specs) if isinstance(in_specs, list) else in_specs, args, "in_specs"
+            )
+        _check_specs(mesh, specs, "in_specs", manual)
         info = debug_info(f, args, {})
         _check_divisible(name, mesh, avals, specs, info.arg_names, _where("in_specs", in_specs))
-        local = [
-            _aval_with(a, _local_shape(a.shape, s, mesh)) for a, s in zip(avals, specs, strict=True)
-        ]
+        local = [_local_aval(a, s, mesh) for a, s in zip(avals, specs, strict=True)]
         flat_fun, out_tree = flatten_fun(wrap_init(f, info), tree_structure((args, {})))
-        with _mesh_axes(mesh):
+        with _mesh_axes(mesh, manual):
             jaxpr, consts = trace_to_jaxpr(flat_fun, local)
         out_tree = out_tree.val
         placeholder = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
         o_specs = _broadcast_specs(out_specs, placeholder, "out_specs")
-        _check_specs(mesh, o_specs, "out_specs")
+        _check_specs(mesh, o_specs, "out_specs", manual)
         for aval, spec in zip(jaxpr.out_avals, o_specs, strict=True):
             if len(spec) > len(aval.shape):
                 raise ValueError(
@@ -531,7 +592,9 @@ def shard_map(
                     f"{spec} of length {len(spec)} for an output of rank {len(aval.shape)}"
                 )
         if check_vma:
-            check_replication(name, mesh, jaxpr, specs, o_specs, _where("out_specs", out_specs))
+            check_replication(
+                name, mesh, jaxpr, specs, o_specs, _where("out_specs", out_specs), manual
+            )
         outs = _bind(
             leaves,
             mesh=mesh,
@@ -540,6 +603,7 @@ def shard_map(
             closed=ClosedJaxpr(jaxpr, consts),
             check_vma=check_vma,
             name=name,
+            manual_axes=manual,
         )
         return tree_unflatten(out_tree, outs)
 

@@ -18,6 +18,7 @@ from modjax.tracecore.jaxpr import Jaxpr, Var, subjaxprs
 
 from .mesh import Mesh
 from .partition_spec import PartitionSpec
+from .pcast import pvary_p
 
 __all__ = ["varying_axes", "check_replication"]
 
@@ -28,6 +29,12 @@ def _names(entries) -> frozenset:
 
 
 def _reduction(vary_in, params):
+    if params.get("axis_index_groups") is not None:
+        # As JAX 0.10: grouped reductions have no varying-axes rule (check_vma=False works).
+        raise NotImplementedError(
+            "psum/pmax/pmin with axis_index_groups inside shard_map with check_vma=True; "
+            "pass check_vma=False"
+        )
     return vary_in[0] - _names(params["axes"])
 
 
@@ -36,6 +43,7 @@ _RULES = {
     pmax_p: _reduction,
     pmin_p: _reduction,
     axis_index_p: lambda vary_in, params: _names(params["axis_name"]),
+    pvary_p: lambda vary_in, params: vary_in[0] | _names(params["axes"]),
 }
 
 
@@ -79,16 +87,20 @@ def _set(names) -> str:
     return "{" + ", ".join(names) + "}"
 
 
-def check_replication(name: str, mesh: Mesh, jaxpr: Jaxpr, in_specs, out_specs, where) -> None:
+def check_replication(
+    name: str, mesh: Mesh, jaxpr: Jaxpr, in_specs, out_specs, where, manual=None
+) -> None:
     """Raise JAX's ValueError when an out_specs entry claims replication the body lacks.
 
-    ``where(k)`` names out_specs entry ``k`` in the message (``out_specs[1]``, ...).
+    ``where(k)`` names out_specs entry ``k`` in the message (``out_specs[1]``, ...);
+    only the ``manual`` axes (all by default) are checked.
     """
+    manual = mesh.axis_names if manual is None else manual
     in_vary = [frozenset()] * len(jaxpr.constvars) + [_spec_axes(s) for s in in_specs]
     outs = varying_axes(jaxpr.replace(invars=jaxpr.constvars + jaxpr.invars, constvars=[]), in_vary)
     for k, (vary, spec) in enumerate(zip(outs, out_specs, strict=True)):
         allowed = [a for a in mesh.axis_names if a in _spec_axes(spec)]
-        bad = [a for a in mesh.axis_names if a in vary and a not in allowed]
+        bad = [a for a in manual if a in vary and a not in allowed]
         if not bad:
             continue
         raise ValueError(
