@@ -95,3 +95,36 @@ def test_open_jaxprs_are_checked_too():
 def test_syntax_errors_stay_parse_errors():
     with pytest.raises(JaxprParseError, match="line 1"):
         parse("{ lambda ; a:f32[-3]. let in (a,) }")
+
+
+def test_extended_dtype_names_registered_by_a_family_parse_back():
+    from modjax.tracecore import dtypes
+
+    class Tagged(dtypes.ExtendedDType):
+        def __init__(self, tag):
+            self.tag = tag
+            self.name = f"tagged<{tag}>"
+
+        def __eq__(self, other):
+            return isinstance(other, Tagged) and other.tag == self.tag
+
+        def __hash__(self):
+            return hash(self.tag)
+
+    def from_tag(tag):
+        if tag not in ("a", "b"):
+            raise ValueError(f"no tag {tag}")
+        return Tagged(tag)
+
+    dtypes.register_extended_dtype_name("tagged", from_tag)
+    text = "{ lambda ; x:tagged<a>[3] y:tagged<b>[]. let  in (y, x) }"
+    closed = parse_jaxpr(text)
+    assert [v.aval for v in closed.jaxpr.invars] == [
+        ShapedArray((3,), Tagged("a")),
+        ShapedArray((), Tagged("b")),
+    ]
+    assert dtypes.dtype_from_short_name("tagged<b>") == Tagged("b")
+    with pytest.raises(JaxprParseError, match="unknown dtype 'tagged<c>'"):
+        parse_jaxpr("{ lambda ; x:tagged<c>[3]. let  in (x,) }")
+    with pytest.raises(JaxprParseError, match="unknown dtype 'other<a>'"):
+        parse_jaxpr("{ lambda ; x:other<a>[3]. let  in (x,) }")

@@ -26,11 +26,12 @@ from modjax.lowering import lower_fun, register_lowering
 from modjax.runtime import apply_primitive, jit
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import Primitive
+from modjax.tracecore.parse import register_param_parser
 
 from ._continuous import _exponential, _normal_real, _two, _uniform
 from ._discrete import _rademacher_impl
 from ._keys import split
-from ._prng import random_unwrap, random_wrap
+from ._prng import impl_from_tag, random_unwrap, random_wrap
 from ._sampler_args import (
     check_safe_to_cast,
     check_shape,
@@ -153,6 +154,7 @@ random_gamma_p.def_impl(partial(apply_primitive, random_gamma_p))
 register_lowering(random_gamma_p, lower_fun(_gamma_impl))
 defjvp2(random_gamma_p, None, lambda g, ans, key, a, **kw: g * _gamma_grad(ans, a, **kw))
 batching_rules[random_gamma_p] = _gamma_batch_rule
+register_param_parser(random_gamma_p, "impl", impl_from_tag)
 
 
 def _gamma_sampler(name, key, a, shape, dtype, log_space):

@@ -34,6 +34,7 @@ from modjax.tracecore import dtypes, source_info
 from modjax.tracecore.abstract import ShapedArray, physical_aval, physical_element_avals
 from modjax.tracecore.config import config
 from modjax.tracecore.core import KeyReuseError, Primitive
+from modjax.tracecore.parse import register_param_parser
 
 from ..lax import structural as st
 from . import _rbg
@@ -209,6 +210,19 @@ class KeyTy(dtypes.ExtendedDType):
 
 
 physical_element_avals[KeyTy] = lambda dtype: ShapedArray(dtype._impl.key_shape, _U32)
+
+
+def impl_from_tag(tag: str) -> PRNGImpl:
+    """Return the implementation printed ``tag`` in jaxprs (``fry``: threefry2x32)."""
+    for impl in prngs.values():
+        if impl.tag == tag:
+            return impl
+    raise ValueError(f"no PRNG implementation has the tag {tag!r}")
+
+
+# Jaxpr text names key dtypes key<tag> and implementations by their tag (impl=fry): both
+# read back (tracecore's parse_jaxpr).
+dtypes.register_extended_dtype_name("key", lambda tag: KeyTy(impl_from_tag(tag)))
 
 
 def is_key_dtype(dtype: Any) -> bool:
@@ -433,6 +447,7 @@ random_seed_p = _declare(
     "random_seed", _seed_abstract_eval, _seed_impl, _physical_lowering(_seed_physical)
 )
 defvectorized(random_seed_p)
+register_param_parser(random_seed_p, "impl", impl_from_tag)
 
 
 # random_split: keys K -> keys K + shape.
@@ -574,6 +589,7 @@ def _wrap_batch(args, dims, *, impl):
 
 random_wrap_p = _declare("random_wrap", _wrap_abstract_eval, _wrap_impl, _same_data_lowering)
 batching_rules[random_wrap_p] = _wrap_batch
+register_param_parser(random_wrap_p, "impl", impl_from_tag)
 
 
 def _unwrap_abstract_eval(keys):

@@ -48,6 +48,7 @@ __all__ = [
     "default_uint_dtype",
     "dtype",
     "dtype_from_short_name",
+    "register_extended_dtype_name",
     "dtype_name",
     "extended",
     "finfo",
@@ -208,10 +209,27 @@ def short_dtype_name(dtype: Any) -> str:
         raise ValueError(f"{dt} is not a dtype modjax supports") from None
 
 
-def dtype_from_short_name(name: str) -> np.dtype:
+# Extended dtypes by the family of their names (``key`` for ``key<fry>``): a function of
+# the text between the angle brackets giving the dtype. See register_extended_dtype_name.
+_EXTENDED_FAMILIES: dict[str, Callable[[str], ExtendedDType]] = {}
+
+
+def register_extended_dtype_name(family: str, from_param: Callable[[str], ExtendedDType]) -> None:
+    """Make ``family<param>`` a dtype name that jaxpr text may use (read by ``from_param``).
+
+    The package defining an extended dtype registers its family, so that
+    :func:`dtype_from_short_name` (and so ``parse_jaxpr``) reads the names its
+    dtypes print as: modjax.random registers ``key`` (``key<fry>``). ``from_param``
+    raises ValueError for a parameter it does not know.
+    """
+    _EXTENDED_FAMILIES[family] = from_param
+
+
+def dtype_from_short_name(name: str) -> Any:
     """Return the dtype whose jaxpr abbreviation is ``name`` (inverse of :func:`short_dtype_name`).
 
-    JAX has no public counterpart; its jaxpr text is not parsed back.
+    Extended dtype names (``key<fry>``) are read by their family's registered
+    function. JAX has no public counterpart; its jaxpr text is not parsed back.
     """
     try:
         return _FROM_SHORT_NAME[name]
@@ -219,6 +237,9 @@ def dtype_from_short_name(name: str) -> np.dtype:
         if not _narrow_loaded and name in _NARROW_SHORT_NAMES:
             load_narrow_dtypes()
             return _FROM_SHORT_NAME[name]
+        family, sep, rest = name.partition("<") if isinstance(name, str) else ("", "", "")
+        if sep and rest.endswith(">") and family in _EXTENDED_FAMILIES:
+            return _EXTENDED_FAMILIES[family](rest[:-1])
         raise ValueError(f"unknown short dtype name {name!r}") from None
 
 

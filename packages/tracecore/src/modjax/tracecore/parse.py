@@ -237,7 +237,7 @@ def parse_param_value(text: str):
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BINDER_AHEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[ \t]*:")
 _INT = re.compile(r"[0-9]+")
-_DTYPE_NAME = re.compile(r"[a-z][a-z0-9_]*")
+_DTYPE_NAME = re.compile(r"[a-z][a-z0-9_]*(?:<[A-Za-z0-9_]+>)?")  # key<fry>: extended
 # Primitive names may contain dashes (JAX's "scatter-add"); variable names never do.
 _PRIMITIVE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*")
 _ATOM = re.compile(r"[^\s:,;()\[\]{}]+")
