@@ -272,6 +272,29 @@ def check_tensor_parallel_mlp_step_equals_single_device():
     assert "all-reduce" in hlo
 
 
+def check_device_put_between_layouts_of_one_mesh_stays_on_devices():
+    from modjax.runtime import array as runtime_array
+
+    mesh = _mesh("2x4")
+    v = _rng(3).standard_normal((8, 8)).astype(np.float32)
+    x = jax.device_put(v, NamedSharding(mesh, P("a", "b")))
+    host_put = runtime_array.put_host_value
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("resharding on one mesh went through the host")
+
+    runtime_array.put_host_value = refuse
+    try:
+        for spec in (P("b", None), P(), P(None, ("a", "b"))):
+            y = jax.device_put(x, NamedSharding(mesh, spec))
+            assert y.sharding.spec == spec, (y.sharding, spec)
+            _close(y, v)
+    finally:
+        runtime_array.put_host_value = host_put
+    other = Mesh(mesh.devices.reshape(4, 2), ("p", "q"))  # another mesh: through the host
+    _close(jax.device_put(x, NamedSharding(other, P("p"))), v)
+
+
 def check_partition_specs_with_the_current_mesh():
     mesh = _mesh("2x4")
     x = np.arange(64.0, dtype=np.float32).reshape(8, 8)
@@ -308,6 +331,7 @@ CHECKS = [
     check_with_sharding_constraint_inside_jit,
     check_grad_of_sharded_jit_and_eager_ops,
     check_cached_sharded_call_takes_the_fast_path,
+    check_device_put_between_layouts_of_one_mesh_stays_on_devices,
 ]
 
 

@@ -166,6 +166,42 @@ def _target_sharding(device_or_sharding) -> tuple[Sharding | None, bool]:
     )
 
 
+def _same_devices_other_layout(old: Sharding, new: Sharding) -> bool:
+    return (
+        old is not new
+        and type(old) is not SingleDeviceSharding
+        and type(new) is not SingleDeviceSharding
+        and old._device_assignment == new._device_assignment
+        and getattr(old, "_sdy_mesh", None) is not None
+        and old._sdy_mesh == getattr(new, "_sdy_mesh", None)  # one program, one mesh
+        and old.is_fully_addressable
+    )
+
+
+_reshard_programs: dict[Sharding, Any] = {}
+
+
+def _identity(x):
+    return x
+
+
+def _reshard_on_devices(x: Array, sharding: Sharding, committed: bool) -> Array:
+    """Move ``x`` to ``sharding`` over the same devices without the host.
+
+    A jitted identity with ``out_shardings``: XLA's partitioner moves the
+    pieces between devices (collectives), one program per target sharding.
+    """
+    fn = _reshard_programs.get(sharding)
+    if fn is None:
+        from .jit import jit  # noqa: PLC0415 - jit's modules import this one
+
+        if len(_reshard_programs) >= 256:
+            _reshard_programs.clear()
+        fn = _reshard_programs[sharding] = jit(_identity, out_shardings=sharding)
+    out = fn(x if x._committed else x._rewrap_committed(True))
+    return out if out._committed == committed else out._rewrap_committed(committed)
+
+
 def _put_leaf(x: Any, sharding: Sharding | None, committed: bool):
     if type(x) is not ArrayImpl and isinstance(x, _xla.Array):
         # An array of an extended dtype (runtime.extended): place its data.
@@ -174,6 +210,8 @@ def _put_leaf(x: Any, sharding: Sharding | None, committed: bool):
         x._check_if_deleted()
         if sharding is None:
             return x
+        if _same_devices_other_layout(x._sharding, sharding):
+            return _reshard_on_devices(x, sharding, committed)
         return copy_to_sharding(x, sharding, committed)
     if isinstance(x, core.Tracer):
         return x  # placement of traced values is decided when the trace is compiled
