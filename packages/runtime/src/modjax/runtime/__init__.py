@@ -6,7 +6,7 @@ stages, the eager path of every primitive (``apply_primitive``) and the
 compilation caches. See the package README for the tour and the numbers.
 """
 
-from . import collective_rules, distributed, transform_rules  # noqa: F401  (rules, jax.distributed)
+from . import distributed, sibling_rules  # noqa: F401  (jax.distributed; rules)
 from .array import (
     Array,
     ArrayImpl,

@@ -44,7 +44,8 @@ from modjax.batching import (
 from modjax.lowering import LoweringError, hlo, ir_type, register_lowering
 from modjax.runtime import compile_cache
 from modjax.runtime.jit import jit_p
-from modjax.runtime.transform_rules import _jit_batching_update_params, sum_batch, sum_batch_p
+from modjax.runtime.jit_primitive import jit_batching_update_params
+from modjax.runtime.sibling_rules.sum_batch import sum_batch, sum_batch_p
 from modjax.tracecore import core, dtypes, make_jaxpr
 from modjax.tracecore.abstract import ShapedArray
 
@@ -215,7 +216,7 @@ def test_eager_grad_of_jit_does_not_lower_again():
 
 def test_batching_keeps_donated_invars_in_step():
     params = {"jaxpr": None, "donated_invars": (True, False), "name": "f"}
-    new = _jit_batching_update_params(params, (None, None, 0, None), (0,), "J")
+    new = jit_batching_update_params(params, (None, None, 0, None), (0,), "J")
     assert new["donated_invars"] == (False, False, True, False) and new["jaxpr"] == "J"
     jf = R.jit(lambda x, y: mul(x, y), donate_argnums=0)
     (call,) = jit_eqns(make_jaxpr(vmap(jf, in_axes=(0, None)))(XS, X))

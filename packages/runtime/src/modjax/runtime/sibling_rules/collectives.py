@@ -36,7 +36,7 @@ from modjax.lowering import dense_int_array, hlo, ir, ir_constant, ir_type, regi
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
 
-from .dispatch import apply_primitive
+from ..dispatch import apply_primitive
 
 __all__: list[str] = []
 

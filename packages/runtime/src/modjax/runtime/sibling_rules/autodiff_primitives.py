@@ -1,32 +1,16 @@
-"""Rules that join the layer-1 packages: autodiff, batching and lowering meet here.
+"""Rules of autodiff's primitives that need batching's or lowering's tables.
 
-design.md: when a primitive of one layer-1 package needs a rule in a sibling's
-table, the registration lives in the lowest package that depends on both, which
-is the runtime. Importing ``modjax.runtime`` registers, once:
-
-* ``jit_p``: autodiff's JVP and transpose rules of call-like primitives and
-  batching's call rule, with ``donated_invars`` kept one flag per operand. So
-  ``grad(jit(f))`` is a forward call and a backward call, ``jit(grad(f))`` one
-  program, and ``vmap(jit(f))`` batches the inner program once (cached).
-  Partial evaluation never donates an operand that the unknown (backward) call
-  still reads.
-* StableHLO lowerings of autodiff's primitives (``add_any``, ``zeros_like``,
-  ``stop_gradient`` and ``name`` as identities, ``remat`` inline behind an
-  optimization barrier when ``prevent_cse``, ``custom_jvp_call`` and
-  ``custom_vjp_call`` inline from their ``call_jaxpr``) and of batching's
-  (``moveaxis``, ``broadcast_batch``, ``expand_dims``, ``squeeze_dims``,
-  ``arange``), with eager impls on the device (``apply_primitive``).
-* Batching rules of autodiff's primitives (``add_any``, ``stop_gradient``,
-  ``name``, ``remat``, ``custom_jvp_call``, ``custom_vjp_call``) and JVP /
-  transpose rules of batching's (all linear but ``arange``/``axis_index``).
-* ``sum_batch_p[axis]``: the sum over one axis, which the transpose of
-  ``broadcast_batch`` and the batched ``custom_vjp`` backward rule need; neither
-  autodiff nor batching has an array library to sum with.
+autodiff declares ``add_any_p``, ``zeros_like_p``, ``stop_gradient_p``,
+``name_p``, ``remat_p``, ``custom_jvp_call_p``, ``custom_vjp_call_p`` and
+``custom_lin_p``; batching and lowering are its siblings in layer 1, so their
+batching rules and XLA lowerings, and the eager impls on the device, live here
+(design.md). Lowerings: ``stop_gradient`` and ``name`` are identities, ``remat``
+is inlined behind an optimization barrier when ``prevent_cse``, ``custom_jvp_call``
+and ``custom_vjp_call`` inline their ``call_jaxpr``. Under vmap a custom rule
+runs on the batched program with every batched operand and result at axis 0.
 """
 
 from __future__ import annotations
-
-import functools
 
 import numpy as np
 
@@ -36,108 +20,47 @@ from modjax.autodiff import (
     custom_jvp_call_p,
     custom_lin_p,
     custom_vjp_call_p,
-    defjvp_zero,
-    deflinear,
     name_p,
     remat_p,
     stop_gradient_p,
     tangent_aval,
     zeros_like_p,
 )
-from modjax.autodiff import register_call_rules as register_autodiff_call_rules
 from modjax.batching import (
     AxisData,
-    axis_index_p,
     axis_primitive_batchers,
     batch_jaxpr_axis,
     batch_subtrace,
     batching_rules,
     broadcast,
-    broadcast_batch_p,
     defvectorized,
-    expand_dims_p,
-    iota_p,
     matchaxis,
     moveaxis,
-    moveaxis_p,
     register_call_batching,
-    squeeze_p,
     uses_axis_primitives,
 )
 from modjax.lowering import (
     dense_int_array,
     hlo,
-    ir,
     ir_constant,
     ir_type,
     lower_jaxpr_inline,
     register_lowering,
 )
 from modjax.tracecore import dtypes
-from modjax.tracecore.abstract import ShapedArray, physical_aval
-from modjax.tracecore.core import Primitive, to_aval
-from modjax.tracecore.jaxpr import ClosedJaxpr, Literal
-from modjax.tracecore.partial_eval import partial_eval_rules
+from modjax.tracecore.abstract import ShapedArray
+from modjax.tracecore.core import to_aval
+from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.tracing import convert_constvars_jaxpr
 
-from .dispatch import apply_primitive
-from .jit_primitive import jit_p, jit_update_params
+from ..dispatch import apply_primitive
+from ._device import device_impl
+from .sum_batch import sum_batch_p
 
-__all__ = ["sum_batch_p", "sum_batch"]
-
-
-# --- jit's call primitive --------------------------------------------------------------------
+__all__: list[str] = []
 
 
-def _jit_batching_update_params(params, in_dims, out_dims, new_jaxpr):
-    """Batching's updater: consts of the batched program are new leading operands."""
-    donated = params["donated_invars"]
-    extra = len(in_dims) - len(donated)
-    return {**params, "jaxpr": new_jaxpr, "donated_invars": (False,) * extra + tuple(donated)}
-
-
-register_autodiff_call_rules(jit_p, jit_update_params)
-register_call_batching(jit_p, _jit_batching_update_params)
-
-_split_jit = partial_eval_rules[jit_p]  # tracecore's generic rule, registered by jit_primitive.py
-
-
-def _jit_partial_eval(eqn, unknowns, saveable):
-    """Split a jit equation; never donate to the known call what the unknown call reads.
-
-    A known operand the backward call needs as a residual is passed to it
-    directly, so the forward call must leave its buffer alone.
-    """
-    known, staged, out_unknowns = _split_jit(eqn, unknowns, saveable)
-    if known is not None and staged is not None and any(known.params["donated_invars"]):
-        read_later = {id(a) for a in staged.invars if type(a) is not Literal}
-        donated = tuple(
-            d and id(v) not in read_later
-            for v, d in zip(known.invars, known.params["donated_invars"], strict=True)
-        )
-        known = known.replace(params={**known.params, "donated_invars": donated})
-    return known, staged, out_unknowns
-
-
-partial_eval_rules[jit_p] = _jit_partial_eval
-
-
-# --- eager impls on the device ---------------------------------------------------------------
-
-
-def _device_impl(prim: Primitive, numpy_impl):
-    """Run ``prim`` on the device, except on ``float0`` values (numpy's zero-size dtype)."""
-
-    def impl(*args, **params):
-        if any(getattr(x, "dtype", None) == dtypes.float0 for x in args):
-            return numpy_impl(*args, **params)
-        return apply_primitive(prim, *args, **params)
-
-    return impl
-
-
-for _prim in (add_any_p, moveaxis_p, broadcast_batch_p, expand_dims_p, squeeze_p):
-    _prim.def_impl(_device_impl(_prim, _prim._impl))
+add_any_p.def_impl(device_impl(add_any_p, add_any_p._impl))
 
 
 def _zeros_like_impl(*, aval: ShapedArray):
@@ -147,7 +70,6 @@ def _zeros_like_impl(*, aval: ShapedArray):
 
 
 zeros_like_p.def_impl(_zeros_like_impl)
-iota_p.def_impl(functools.partial(apply_primitive, iota_p))
 
 
 # --- lowerings ---------------------------------------------------------------------------------
@@ -184,27 +106,6 @@ def _custom_lin_lowering(ctx, *operands, **_):
     raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
 
 
-def _moveaxis_lowering(ctx, x, *, source, destination):
-    # The physical rank: an extended dtype's element axes trail and stay in place.
-    perm = list(range(len(physical_aval(ctx.avals_in[0]).shape)))
-    perm.insert(destination, perm.pop(source))
-    return hlo.transpose(x, dense_int_array(perm))
-
-
-def _broadcast_batch_lowering(ctx, x, *, size, axis):
-    out = ctx.avals_out[0]
-    dims = [d for d in range(len(physical_aval(out).shape)) if d != axis]
-    return hlo.broadcast_in_dim(ir_type(out), x, dense_int_array(dims))
-
-
-def _reshape_lowering(ctx, x, **_):
-    return hlo.reshape(ir_type(ctx.avals_out[0]), x)
-
-
-def _iota_lowering(ctx, *, size, dtype):
-    return hlo.iota(ir_type(ctx.avals_out[0]), 0)
-
-
 register_lowering(add_any_p, _add_any_lowering)
 register_lowering(zeros_like_p, _zeros_lowering)
 register_lowering(stop_gradient_p, _identity_lowering)
@@ -213,84 +114,6 @@ register_lowering(remat_p, _remat_lowering)
 register_lowering(custom_jvp_call_p, _custom_call_lowering)
 register_lowering(custom_vjp_call_p, _custom_call_lowering)
 register_lowering(custom_lin_p, _custom_lin_lowering)
-register_lowering(moveaxis_p, _moveaxis_lowering)
-register_lowering(broadcast_batch_p, _broadcast_batch_lowering)
-register_lowering(expand_dims_p, _reshape_lowering)
-register_lowering(squeeze_p, _reshape_lowering)
-register_lowering(iota_p, _iota_lowering)
-
-
-# --- sum_batch: the sum over one axis -------------------------------------------------------
-
-sum_batch_p = Primitive("sum_batch")
-
-
-@sum_batch_p.def_abstract_eval
-def _sum_batch_abstract_eval(x, *, axis):
-    if not 0 <= axis < len(x.shape):
-        raise ValueError(f"sum_batch: axis {axis} out of range for shape {x.shape}")
-    return ShapedArray(x.shape[:axis] + x.shape[axis + 1 :], x.dtype, x.weak_type)
-
-
-def _sum_batch_numpy(x, *, axis):
-    aval = to_aval(x)
-    return np.zeros(aval.shape[:axis] + aval.shape[axis + 1 :], aval.dtype)
-
-
-sum_batch_p.def_impl(_device_impl(sum_batch_p, _sum_batch_numpy))
-
-
-def _sum_batch_lowering(ctx, x, *, axis):
-    aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
-    scalar = ir_type(ShapedArray((), aval_in.dtype))
-    op = hlo.ReduceOp(
-        [ir_type(aval_out)],
-        [x],
-        [ir_constant(np.zeros((), aval_in.dtype))],
-        dense_int_array([axis]),
-    )
-    block = op.regions[0].blocks.append(scalar, scalar)
-    with ir.InsertionPoint(block):
-        a, b = block.arguments
-        hlo.return_([hlo.or_(a, b) if aval_in.dtype == np.bool_ else hlo.add(a, b)])
-    return op.result
-
-
-def _sum_batch_batching_rule(args, dims, *, axis):
-    (x,), (bdim,) = args, dims
-    real = axis if axis < bdim else axis + 1
-    return sum_batch_p.bind(x, axis=real), bdim - (real < bdim)
-
-
-register_lowering(sum_batch_p, _sum_batch_lowering)
-deflinear(
-    sum_batch_p,
-    lambda ct, x, *, axis: [broadcast_batch_p.bind(ct, size=x.aval.shape[axis], axis=axis)],
-)
-batching_rules[sum_batch_p] = _sum_batch_batching_rule
-
-
-def sum_batch(x, axis: int):
-    """Sum ``x`` over ``axis`` (what transposes ``broadcast_batch``; lax.reduce_sum on one axis)."""
-    ndim = len(to_aval(x).shape)
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"sum_batch: axis {axis} out of range for an array of rank {ndim}")
-    return sum_batch_p.bind(x, axis=axis % ndim)
-
-
-# --- derivatives of batching's primitives ----------------------------------------------------
-
-deflinear(
-    moveaxis_p,
-    lambda ct, x, *, source, destination: [
-        moveaxis_p.bind(ct, source=destination, destination=source)
-    ],
-)
-deflinear(broadcast_batch_p, lambda ct, x, *, size, axis: [sum_batch_p.bind(ct, axis=axis)])
-deflinear(expand_dims_p, lambda ct, x, *, dimensions: [squeeze_p.bind(ct, dimensions=dimensions)])
-deflinear(squeeze_p, lambda ct, x, *, dimensions: [expand_dims_p.bind(ct, dimensions=dimensions)])
-defjvp_zero(iota_p)
-defjvp_zero(axis_index_p)
 
 
 # --- batching of autodiff's primitives -------------------------------------------------------
@@ -516,4 +339,3 @@ def _custom_vjp_call_batcher(
 
 axis_primitive_batchers[custom_jvp_call_p] = _custom_jvp_call_batcher
 axis_primitive_batchers[custom_vjp_call_p] = _custom_vjp_call_batcher
-del _prim
