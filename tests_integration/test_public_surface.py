@@ -29,7 +29,6 @@ def _table(*groups: tuple[str, str, str]) -> dict[str, dict[str, str]]:
 # Names that other open issues are adding right now, each named with its issue.
 SHARDING = "#13 sharding"
 DEBUGGING = "#15 debugging, callbacks and export"
-KEYS = "#11 random typed keys"
 OTHER_ISSUES = _table(
     (
         "jax",
@@ -57,14 +56,6 @@ OTHER_ISSUES = _table(
         DEBUGGING,
     ),
     ("jax.export", "SymbolicScope", "#15 export: symbolic scopes and constraints, not yet"),
-    (
-        "jax",
-        "debug_key_reuse enable_custom_prng default_prng_impl legacy_prng_key "
-        "threefry_partitionable",
-        KEYS,
-    ),
-    ("jax.lax", "random_gamma_grad", KEYS),
-    ("jax.errors", "KeyReuseError", KEYS),
 )
 
 # Issue #14's names not done yet, with what is missing.

@@ -104,3 +104,34 @@ def test_seed_offset_matches_jax():
         with pytest.raises(ValueError) as info:
             config.update("jax_random_seed_offset", bad)
         assert (type(info.value).__name__, str(info.value)) == (cls, message)
+
+
+def test_legacy_prng_key_and_enable_custom_prng_as_jax():
+    # Messages and outcomes observed with JAX 0.10.2.
+    legacy = (
+        "Legacy uint32 key array passed as key to jax.random function. Please create keys "
+        "using jax.random.key(). If use of a raw key array was intended, set "
+        'jax_legacy_prng_key="allow".'
+    )
+    raw = random.PRNGKey(0)
+    try:
+        config.update("jax_legacy_prng_key", "error")
+        with pytest.raises(ValueError) as info:
+            random.split(raw)
+        assert str(info.value) == legacy
+        random.normal(random.key(0))  # typed keys are fine
+        config.update("jax_legacy_prng_key", "warn")
+        with pytest.warns(UserWarning) as record:
+            assert random.key_data(raw).dtype == np.uint32
+        assert str(record[0].message) == legacy
+        config.update("jax_legacy_prng_key", "allow")
+        config.update("jax_enable_custom_prng", True)
+        assert str(random.PRNGKey(0).dtype) == "key<fry>"
+        with pytest.warns(FutureWarning, match="Raw arrays as random keys"):
+            assert str(random.split(raw).dtype) == "key<fry>"
+    finally:
+        config.update("jax_legacy_prng_key", "allow")
+        config.update("jax_enable_custom_prng", False)
+    assert random.split(raw).dtype == np.uint32
+    with pytest.raises(ValueError):
+        config.update("jax_legacy_prng_key", "bad")

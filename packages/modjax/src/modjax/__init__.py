@@ -61,6 +61,11 @@ from modjax.autodiff import (  # noqa: E402
 from modjax.batching import vmap  # noqa: E402
 from modjax.lax.callbacks import pure_callback  # noqa: E402
 from modjax.random._key_reuse import debug_key_reuse  # noqa: E402  (jax.debug_key_reuse)
+from modjax.random._keys import enable_custom_prng, legacy_prng_key  # noqa: E402
+from modjax.random._prng import (  # noqa: E402  (jax.default_prng_impl, a context manager)
+    default_prng_impl_option as default_prng_impl,
+)
+from modjax.random._threefry import threefry_partitionable  # noqa: E402
 from modjax.runtime import (  # noqa: E402
     Shard,
     block_until_ready,
@@ -165,6 +170,10 @@ __all__ = [
     "debug",
     "debug_infs",
     "debug_key_reuse",
+    "default_prng_impl",
+    "enable_custom_prng",
+    "legacy_prng_key",
+    "threefry_partitionable",
     "debug_nans",
     "default_backend",
     "device_count",

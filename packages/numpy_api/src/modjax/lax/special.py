@@ -46,6 +46,7 @@ from .control_flow.loops import while_loop
 from .elementwise import _hlo_binary, _hlo_unary, binary_primitive, unary_primitive
 
 __all__ = [
+    "random_gamma_grad",
     "bessel_i0e",
     "bessel_i1e",
     "betainc",
@@ -469,6 +470,17 @@ def igammac(a, x):
 def igamma_grad_a(a, x):
     """Compute the derivative of ``igamma(a, x)`` with respect to ``a`` (jax.lax.igamma_grad_a)."""
     return ew._bind_binary(igamma_grad_a_p, a, x)
+
+
+def random_gamma_grad(a, x):
+    """Return the derivative of Gamma(a, 1) samples ``x`` in ``a`` (jax.lax.random_gamma_grad).
+
+    Computed by modjax.random, where Gamma's implicit derivative lives (imported on first
+    use: random builds on lax).
+    """
+    from ..random._gamma import random_gamma_grad as gamma_grad
+
+    return gamma_grad(a, x)
 
 
 def _igamma_dx(g, a, x):

@@ -12,6 +12,7 @@ does. ``check_key`` turns either into typed keys (legacy data is wrapped with
 from __future__ import annotations
 
 import operator
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -63,6 +64,42 @@ def key_dtype(impl=None) -> KeyTy:
 # --- checking keys -------------------------------------------------------------------------------
 
 
+# Defined here, next to their only reader (check_key).
+legacy_prng_key = config.define_enum_option(
+    "legacy_prng_key",
+    "allow",
+    ("allow", "warn", "error"),
+    env_var="MODJAX_LEGACY_PRNG_KEY",
+    help="What passing raw uint32 keys to modjax.random does (jax_legacy_prng_key).",
+)
+enable_custom_prng = config.define_bool_option(
+    "enable_custom_prng",
+    False,
+    env_var="MODJAX_ENABLE_CUSTOM_PRNG",
+    help="Key functions return typed keys even for raw key input (jax_enable_custom_prng).",
+)
+_LEGACY_MESSAGE = (
+    "Legacy uint32 key array passed as key to jax.random function. Please create keys "
+    "using jax.random.key(). If use of a raw key array was intended, set "
+    'jax_legacy_prng_key="allow".'
+)
+
+
+def _legacy_key_used() -> None:
+    """Apply ``jax_legacy_prng_key`` (and ``jax_enable_custom_prng``) to a raw key, as JAX."""
+    if legacy_prng_key.value == "error":
+        raise ValueError(_LEGACY_MESSAGE)
+    if legacy_prng_key.value == "warn":
+        warnings.warn(_LEGACY_MESSAGE, stacklevel=4)
+    elif enable_custom_prng.value:
+        warnings.warn(
+            "Raw arrays as random keys to jax.random functions are deprecated. "
+            "Assuming valid threefry2x32 key for now.",
+            FutureWarning,
+            stacklevel=4,
+        )
+
+
 def _is_arraylike(x) -> bool:
     if isinstance(x, Tracer | np.ndarray | np.generic | int | float | complex | bool):
         return True
@@ -82,6 +119,7 @@ def check_key(key, name: str, *, allow_batched: bool = True) -> PRNGKeyArray:
         typed = key
     elif _is_arraylike(key):
         typed = random_wrap(key, default_prng_impl())
+        _legacy_key_used()
     else:
         raise TypeError(f"unexpected PRNG key type {type(key)}")
     if not allow_batched and typed.ndim:
@@ -98,8 +136,11 @@ def _is_typed(key) -> bool:
 
 
 def _returned(was_typed: bool, keys):
-    """Give back typed keys for typed input, raw data for legacy input (JAX's convention)."""
-    return keys if was_typed else random_unwrap(keys)
+    """Give back typed keys for typed input, raw data for legacy input (JAX's convention).
+
+    With ``jax_enable_custom_prng`` on, typed keys always (as JAX).
+    """
+    return keys if was_typed or enable_custom_prng.value else random_unwrap(keys)
 
 
 # --- internal key operations (for the samplers) --------------------------------------------------
@@ -224,8 +265,11 @@ def key(seed, *, impl=None, dtype=None) -> PRNGKeyArray:
 
 
 def PRNGKey(seed, *, impl=None):  # noqa: N802 - JAX's public name
-    """Create a legacy PRNG key: raw uint32 key data from an integer seed (jax.random.PRNGKey)."""
-    return random_unwrap(_seed("PRNGKey", seed, impl))
+    """Create a legacy PRNG key: raw uint32 key data from an integer seed (jax.random.PRNGKey).
+
+    With ``jax_enable_custom_prng`` on, a typed key (as JAX).
+    """
+    return _returned(False, _seed("PRNGKey", seed, impl))
 
 
 def wrap_key_data(key_bits_array, *, impl=None, dtype=None) -> PRNGKeyArray:
