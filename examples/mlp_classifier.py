@@ -12,6 +12,7 @@ Run it with ``python examples/mlp_classifier.py [--steps N]``.
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 
 import modjax as jax
@@ -21,6 +22,7 @@ LEARNING_RATE = 1e-2
 BETA1, BETA2, EPS = 0.9, 0.999, 1e-8
 
 
+@functools.partial(jax.jit, static_argnums=1)
 def two_moons(key, n):
     """``n`` points on two noisy interleaved half circles, and their labels (0 or 1)."""
     angle_key, label_key, noise_key = jax.random.split(key, 3)
@@ -56,6 +58,7 @@ def loss(params, x, y):
     return -jnp.mean(jnp.take_along_axis(log_probs, y[:, None], axis=1))
 
 
+@jax.jit
 def accuracy(params, x, y):
     """The fraction of points whose most likely class is their label."""
     return jnp.mean(jnp.argmax(logits(params, x), axis=1) == y)

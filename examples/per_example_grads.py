@@ -72,7 +72,8 @@ def main(steps: int) -> None:
 
     grads = per_example_grads(params, x, y)
     print("Per-example gradients:", {k: v.shape for k, v in grads.items()})
-    loop = [jax.grad(example_loss)(params, x[i], y[i]) for i in range(BATCH)]
+    one_grad = jax.jit(jax.grad(example_loss))  # one example at a time, compiled once
+    loop = [one_grad(params, x[i], y[i]) for i in range(BATCH)]
     for name in ("w", "b"):
         stacked = np.stack([np.asarray(g[name]) for g in loop])
         np.testing.assert_allclose(np.asarray(grads[name]), stacked, rtol=1e-5, atol=1e-6)

@@ -87,12 +87,14 @@ def loss(params, tokens):
     return -jnp.mean(jnp.take_along_axis(log_probs, targets[..., None], axis=-1))
 
 
+@jax.jit
 def copy_accuracy(params, tokens):
     """How often the model predicts the repeated half (the only predictable part)."""
     predicted = jnp.argmax(logits(params, tokens[:, :-1]), axis=-1)[:, HALF - 1 :]
     return jnp.mean(predicted == tokens[:, HALF:])
 
 
+@jax.jit
 def batch_of_sequences(key):
     """``BATCH`` sequences: ``HALF`` random tokens, then the same tokens again."""
     first = jax.random.randint(key, (BATCH, HALF), 0, VOCAB)
