@@ -323,6 +323,12 @@ _geometric = jit(_geometric_impl, static_argnums=(2, 3))
 def poisson(key, lam, shape=None, dtype=None, *, out_sharding=None):
     """Sample Poisson counts of rate ``lam`` (jax.random.poisson)."""
     key = single_key("poisson", key)
+    impl = key.dtype._impl
+    if impl.name != "threefry2x32":
+        # As JAX: its rejection loop assumes threefry's statistics.
+        raise NotImplementedError(
+            f"`poisson` is only implemented for the threefry2x32 RNG, not {impl}"
+        )
     dtype = int_dtype(dtype)
     shape = tuple(np.shape(lam)) if shape is None else shape_arg(shape)
     if not dtypes.issubdtype(dtype, np.integer):
