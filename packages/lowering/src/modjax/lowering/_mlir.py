@@ -75,7 +75,7 @@ class _LazyModule:
 
     def __init__(self, name: str):
         self._name = name
-        self._module = None
+        self._module: Any = None
 
     def load(self) -> Any:
         """Import the module (once) and return it."""
@@ -640,7 +640,7 @@ def new_function(
     arg_attrs: Sequence[dict[str, ir.Attribute]] | None = None,
     result_attrs: Sequence[dict[str, ir.Attribute]] | None = None,
     arg_locs: Sequence[ir.Location] | None = None,
-) -> tuple[func_dialect.FuncOp, str, ir.Block]:
+) -> tuple[Any, str, ir.Block]:  # (func_dialect.FuncOp, ...): a lazy module's class
     """Append a ``func.func`` to ``module``; return it, its unique symbol name and its entry block.
 
     The name is made unique in the module (``f``, ``f_0``, ...).

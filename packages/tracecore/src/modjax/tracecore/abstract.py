@@ -360,7 +360,7 @@ def _numpy_aval(x: np.ndarray | np.generic) -> ShapedArray:
 def _python_scalar_aval(x: bool | int | float | complex) -> ShapedArray:
     dt = dtypes.python_scalar_dtype(x)
     if dt.kind in "iu":
-        dtypes.check_int_range(int(x), dt)
+        dtypes.check_int_range(int(x), dt)  # type: ignore[arg-type]  # a bool or int here
     # Python bools are strongly typed in JAX; ints, floats and complexes are weak.
     return ShapedArray((), dt, weak_type=not isinstance(x, bool))
 

@@ -25,7 +25,7 @@ class Array(abc.ABC):
     ``isinstance`` checks and annotations; make arrays with ``modjax.numpy``."""
 
     __slots__ = ()
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # arrays compare elementwise
 
     @property
     @abc.abstractmethod

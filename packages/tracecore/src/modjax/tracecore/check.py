@@ -23,6 +23,11 @@ __all__ = ["JaxprTypeError", "check_jaxpr"]
 class JaxprTypeError(TypeError):
     """A jaxpr is ill-typed or ill-scoped (jax.core.JaxprTypeError)."""
 
+    # Set by check_jaxpr on the way out: the message already names the user's line,
+    # or the error comes from a jaxpr held in an equation's params.
+    located: bool = False
+    nested: bool = False
+
 
 def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr) -> None:
     """Raise JaxprTypeError unless ``jaxpr`` is well scoped and well typed (jax.core.check_jaxpr).
@@ -226,7 +231,7 @@ def _literal_problem(lit: Literal) -> str | None:
             return f"a Python {py_type.__name__} cannot have dtype {aval.dtype}"
         if py_type is int and dtypes.issubdtype(aval.dtype, np.integer):
             info = dtypes.iinfo(aval.dtype)
-            if not int(info.min) <= val <= int(info.max):
+            if not int(info.min) <= val <= int(info.max):  # type: ignore[operator]  # an int
                 return f"{val} is out of range for {aval.dtype}"
         return None
     found = _value_aval(val)

@@ -315,7 +315,7 @@ class Tracer:
 
     __slots__ = ("_trace",)
     __array_priority__ = 1000
-    __hash__ = None  # tracers overload ``==`` elementwise, so they cannot be dict keys
+    __hash__ = None  # type: ignore[assignment]  # tracers overload ``==`` elementwise, so they cannot be dict keys
 
     @property
     def aval(self) -> ShapedArray:

@@ -167,7 +167,7 @@ class _Drawer:
                 self.node(depth, source, _quote(self.names.atom(atom)), "literal")
                 self.edges.append(f"  {source} -> {target};")
             else:
-                self.edge(atom, target)
+                self.edge(atom, target)  # type: ignore[arg-type]  # set when not top
         if outs:
             self.emit(depth, "{rank=sink; " + " ".join(outs) + "}")
 

@@ -774,6 +774,27 @@ def iinfo(dtype: Any) -> np.iinfo:
 # --------------------------------------------------------------------------
 
 
+# The tables _build_tables fills (declared here for readers and the type checker).
+_UNSIGNED: list[np.dtype]
+_SIGNED: list[np.dtype]
+_SMALL_FLOATS: list[np.dtype]
+_FLOATS: list[np.dtype]
+_NUMERIC: list[np.dtype]
+_ALL_DTYPES: tuple[np.dtype, ...]
+_SUPPORTED: frozenset[np.dtype]
+_NAME: dict[np.dtype, str]
+_SHORT_NAME: dict[np.dtype, str]
+_FROM_SHORT_NAME: dict[str, np.dtype]
+_SUB_BYTE_BITS: dict[np.dtype, int]
+_STANDARD_EDGES: dict[Any, list[Any]]
+_STRICT_EDGES: dict[Any, list[Any]]
+_LATTICES: dict[tuple[str, bool], _Lattice]
+_WEAK_KIND_OF_DTYPE: dict[np.dtype, Any]
+_WEAK_RESULT_DTYPE: dict[np.dtype, np.dtype]
+_ML_CATEGORY: dict[type, type]
+_ISDTYPE_KINDS: dict[str, frozenset[np.dtype]]
+
+
 def _build_tables(narrow: dict[str, Any]) -> None:
     """(Re)build every dtype table from numpy's types and the ``narrow`` ones (name: type)."""
     global _UNSIGNED, _SIGNED, _SMALL_FLOATS, _FLOATS, _NUMERIC, _ALL_DTYPES, _SUPPORTED

@@ -43,6 +43,8 @@ class Effect:
     """
 
     __slots__ = ("name", "ordered")
+    name: str
+    ordered: bool
 
     def __new__(cls, name: str, ordered: bool = False):
         existing = effects_by_name.get(name)

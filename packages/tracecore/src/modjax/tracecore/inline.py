@@ -55,7 +55,8 @@ def _inline_closed(closed: ClosedJaxpr, predicate, memo) -> ClosedJaxpr:
     key = id(closed)
     if key not in memo:
         new, consts = _inline(closed.jaxpr, list(closed.consts), predicate, memo)
-        memo[key] = (closed, closed if new is closed.jaxpr else ClosedJaxpr(new, consts))
+        # consts is a list: _inline returns the list it was given.
+        memo[key] = (closed, closed if new is closed.jaxpr else ClosedJaxpr(new, consts or []))
     return memo[key][1]
 
 
@@ -84,7 +85,7 @@ def _inline(jaxpr: Jaxpr, consts: list | None, predicate, memo) -> tuple[Jaxpr, 
         if var is None:
             var = const_vars_by_id[id(value)] = Var(aval)
             constvars.append(var)
-            consts.append(value)
+            consts.append(value)  # type: ignore[union-attr]  # called only when consts is a list
         return var
 
     new_eqns: list[JaxprEqn] = []
@@ -92,6 +93,8 @@ def _inline(jaxpr: Jaxpr, consts: list | None, predicate, memo) -> tuple[Jaxpr, 
         invars = [read(a) for a in eqn.invars]
         if predicate(eqn):
             param = eqn.params.get("jaxpr")
+            closed: ClosedJaxpr | None
+            new_param: Jaxpr | ClosedJaxpr
             if isinstance(param, ClosedJaxpr):
                 closed = new_param = _inline_closed(param, predicate, memo)
             elif isinstance(param, Jaxpr):

@@ -249,9 +249,9 @@ def jaxpr_equal(a: Jaxpr | ClosedJaxpr, b: Jaxpr | ClosedJaxpr) -> bool:
     Compares types (shape, dtype, weak type), primitives, params (nested jaxprs
     recursively), literal values and, for closed jaxprs, the consts' values.
     """
-    if isinstance(a, ClosedJaxpr) != isinstance(b, ClosedJaxpr):
-        return False
-    if isinstance(a, ClosedJaxpr):
+    if isinstance(a, ClosedJaxpr) or isinstance(b, ClosedJaxpr):
+        if not (isinstance(a, ClosedJaxpr) and isinstance(b, ClosedJaxpr)):
+            return False
         return (
             len(a.consts) == len(b.consts)
             and all(_values_equal(x, y) for x, y in zip(a.consts, b.consts, strict=True))

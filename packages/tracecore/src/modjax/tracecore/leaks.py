@@ -39,7 +39,7 @@ def _describe_holder(holder, held) -> str | None:
     if isinstance(holder, dict):
         for module in list(sys.modules.values()):
             if getattr(module, "__dict__", None) is holder:
-                for key, value in holder.items():
+                for key, value in holder.items():  # type: ignore[union-attr]  # holder is a dict
                     if value is held:
                         return f"{module.__name__}.{key}"
         for key, value in holder.items():

@@ -96,7 +96,7 @@ def parse_scalar(text: str, dtype, weak_type: bool = False):
     if kind == "b":
         if text not in ("True", "False", "1", "0"):
             raise ValueError(f"{text!r} is not a boolean")
-        value = text in ("True", "1")
+        value: bool | int | float | complex = text in ("True", "1")
         return value if weak_type else np.bool_(value)
     if kind == "i":
         value = int(text)
@@ -192,7 +192,7 @@ def _segment(source: str, node) -> str:
 
 
 def _evaluate_call(node: ast.Call, source: str):
-    name = node.func.id
+    name = node.func.id  # type: ignore[attr-defined]  # the caller checked it is a Name
     if name == "array":
         keywords = {k.arg: k.value for k in node.keywords}
         if len(node.args) != 1 or "dtype" not in keywords or set(keywords) - {"dtype", "shape"}:
@@ -414,7 +414,7 @@ class _Parser:
         return Jaxpr(constvars, invars, outvars, eqns)
 
     def binders(self, terminator: str) -> list[Var]:
-        out = []
+        out: list[Var] = []
         while True:
             self.skip()
             if self.peek() == terminator:
@@ -531,7 +531,7 @@ class _Parser:
             if primitive is None:
                 raise self.error(f"unknown primitive '{name}' (not in the primitives= given)", pos)
             return primitive
-        found = []
+        found: list[core.Primitive] = []
         for p in core.primitives_by_name.get(name, ()):
             if not any(p is q for q in found):
                 found.append(p)
@@ -681,7 +681,7 @@ class _Parser:
 
     def out_atoms(self) -> list:
         self.expect("(", "'(' and the jaxpr's outputs")
-        outs = []
+        outs: list[Any] = []
         while True:
             self.skip()
             if self.peek() == ")":

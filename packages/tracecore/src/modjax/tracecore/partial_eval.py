@@ -364,7 +364,7 @@ def partial_eval_call_rule(
     known_eqn = None
     known_outvars = [eqn.outvars[i] for i in known_out_idx] + new_res_vars
     if known_outvars or has_effects(known_cj):
-        in_map = list(known_in_idx)
+        in_map: list[int | None] = list(known_in_idx)
         out_map = list(known_out_idx) + [None] * len(new_res_vars)
         known_eqn = eqn.replace(
             invars=[eqn.invars[i] for i in known_in_idx],

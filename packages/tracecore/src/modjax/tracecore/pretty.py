@@ -233,11 +233,11 @@ def format_param_value(value, *, top: bool = True) -> str:
             return "[" + ", ".join(items) + "]"
         return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     if isinstance(value, dict):
-        items = (
+        entries = (
             f"{format_param_value(k, top=False)}: {format_param_value(v, top=False)}"
             for k, v in value.items()
         )
-        return "{" + ", ".join(items) + "}"
+        return "{" + ", ".join(entries) + "}"
     if isinstance(value, ClosedJaxpr | Jaxpr):
         return pp_jaxpr(value)
     return str(value)
@@ -348,7 +348,7 @@ class _Printer:
         name = eqn.primitive.name + format_effects(eqn.effects)
         head = f"{pad}{lhs} = {name}" if lhs else f"{pad}{name}"
         comment = self.comment(eqn)
-        params = []  # (name, text or None, jaxprs or None)
+        params: list[tuple[str, str | None, Any]] = []  # (name, text or None, jaxprs or None)
         for key in sorted(eqn.params):
             value = eqn.params[key]
             printer = _param_printers.get((eqn.primitive, key))

@@ -64,7 +64,7 @@ def _spec_str(entries) -> str:
     )
 
 
-def with_entries(out: ShapedArray, like, entries: Sequence) -> ShapedArray:
+def with_entries(out: ShapedArray, like, entries: Sequence) -> ShapedArray | None:
     """Return ``out`` with the sharding of ``like``'s mesh whose spec is ``entries``."""
     used = [a for e in entries for a in _axes(e)]
     if len(used) != len(set(used)):

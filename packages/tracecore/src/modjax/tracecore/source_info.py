@@ -11,6 +11,7 @@ import os
 import sys
 import threading
 from contextlib import contextmanager
+from types import FrameType
 from typing import NamedTuple
 
 __all__ = [
@@ -88,7 +89,7 @@ def _is_excluded(code) -> bool:
 
 def user_frame() -> Frame | None:
     """Return the innermost frame on the stack that is not modjax's own code."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     # This loop runs over every modjax frame of every bind: known frames cost one set lookup.
     known = _known_excluded
     while frame is not None:
@@ -105,7 +106,7 @@ def user_stacklevel() -> int:
     The counterpart of the fixed stack levels JAX passes: it skips every modjax
     frame, however deep the call that warns.
     """
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     level = 1
     while frame is not None and _is_excluded(frame.f_code):
         frame = frame.f_back

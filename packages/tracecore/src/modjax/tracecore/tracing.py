@@ -44,7 +44,7 @@ class JaxprTracer(Tracer):
 
     def __init__(self, trace: JaxprTrace, aval: ShapedArray, var: Var):
         self._trace = trace
-        self.aval = aval
+        self.aval = aval  # type: ignore[misc]  # a slot here, a property in Tracer
         self.var = var
 
     def _origin(self) -> str:
@@ -153,7 +153,7 @@ def trace_to_jaxpr(fun: WrappedFun, in_avals: Sequence[ShapedArray]) -> tuple[Ja
     finally:
         trace.invalidate()
     if check_tracer_leaks.value:
-        args = outs = None  # our own references are not leaks
+        args = outs = None  # type: ignore[assignment]  # our own references are not leaks
         check_leaks(trace)
     return jaxpr, consts
 

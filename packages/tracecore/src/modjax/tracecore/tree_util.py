@@ -227,7 +227,7 @@ def _children_are_node(node):
 
 
 def _namedtuple_kind(nodetype: type) -> _NodeKind:
-    fields = nodetype._fields
+    fields = nodetype._fields  # type: ignore[attr-defined]  # a namedtuple class
 
     def flatten_with_keys(node):
         return tuple(zip(map(GetAttrKey, fields), node, strict=True)), None
@@ -299,10 +299,10 @@ def _node_walker(kind: _NodeKind) -> Callable:
     flatten = kind.flatten
     if flatten is _children_are_node:
 
-        def walk(leaves, node):
+        def walk_children(leaves, node):
             return kind, None, tuple([_walkers_get(type(c), _walk_unseen)(leaves, c) for c in node])
 
-        return walk
+        return walk_children
 
     def walk(leaves, node):
         children, aux = flatten(node)
@@ -320,8 +320,8 @@ def _kind_of(nodetype: type) -> _NodeKind | None:
     """Return the kind of a type (None for leaves), classifying it on first sight."""
     kind = _kinds_get(nodetype, _UNSEEN)
     if kind is _UNSEEN:
-        kind = _classify(nodetype)
-    return kind
+        return _classify(nodetype)
+    return kind  # type: ignore[return-value]  # not the sentinel: a kind or None
 
 
 def _classify(nodetype: type) -> _NodeKind | None:
@@ -390,7 +390,7 @@ def register_pytree_with_keys(
     _register(_NodeKind(nodetype, flatten_func, unflatten_func, flatten_with_keys))
 
 
-def register_pytree_node_class(cls: type) -> type:
+def register_pytree_node_class(cls: type[Any]) -> type[Any]:
     """Register a class by its tree_flatten/tree_unflatten methods.
 
     Mirrors jax.tree_util.register_pytree_node_class; return ``cls``.
@@ -399,7 +399,7 @@ def register_pytree_node_class(cls: type) -> type:
     return cls
 
 
-def register_pytree_with_keys_class(cls: type) -> type:
+def register_pytree_with_keys_class(cls: type[Any]) -> type[Any]:
     """Register a class by its tree_flatten_with_keys/tree_unflatten methods.
 
     Mirrors jax.tree_util.register_pytree_with_keys_class; return ``cls``.
@@ -531,7 +531,7 @@ def _flatten_is_leaf(node, append, is_leaf):
 
 def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None):
     """Flatten a pytree into its leaves and a treedef (jax.tree_util.tree_flatten)."""
-    leaves = []
+    leaves: list[Any] = []
     try:
         if is_leaf is None:
             spec = _walkers_get(type(tree), _walk_unseen)(leaves, tree)
@@ -595,7 +595,7 @@ def tree_flatten_with_path(
 
     Mirrors jax.tree_util.tree_flatten_with_path.
     """
-    pairs = []
+    pairs: list[tuple[Any, Any]] = []
     is_leaf = _path_is_leaf(is_leaf, is_leaf_takes_path)
     try:
         spec = _flatten_keyed(tree, (), pairs.append, is_leaf)
@@ -684,7 +684,7 @@ def _structure_or_note(tree) -> str:
 
 def _prefix_leaves(treedef: PyTreeDef, tree: Any, what: str) -> list:
     """Flatten `tree` up to `treedef`, raising a ValueError that names `what`."""
-    out = []
+    out: list[Any] = []
     try:
         try:
             _flatten_up_to(treedef._spec, tree, out.append)
@@ -782,7 +782,8 @@ def _portable(spec) -> tuple:
     Types instead of kinds keep lambdas out of a pickle; flat keeps pickling a
     deep tree within the recursion limit.
     """
-    out, stack = [], [spec]
+    out: list[tuple[Any, Any, int] | None] = []
+    stack = [spec]
     while stack:
         node = stack.pop()
         if node is None:
@@ -812,6 +813,9 @@ class PyTreeDef:
     """The structure of a pytree: nodes and static data, no leaves (jax.tree_util.PyTreeDef)."""
 
     __slots__ = ("_spec", "_num_leaves", "_hash")
+    _spec: Any  # (kind, aux, children) nested, None for a leaf
+    _num_leaves: int
+    _hash: int | None
 
     @classmethod
     def _make(cls, spec, num_leaves: int | None = None) -> PyTreeDef:

@@ -234,5 +234,9 @@ def cache(compute: Callable) -> Callable:
                 store.store(val)
         return hit[0]
 
-    cached.cache_clear = lambda: (tables.clear(), strong.clear())
+    def cache_clear() -> None:
+        tables.clear()
+        strong.clear()
+
+    cached.cache_clear = cache_clear  # type: ignore[attr-defined]  # as functools.cache's
     return cached
