@@ -24,7 +24,7 @@ executable's ``execute_sharded``, the results' ``consume_with_handlers`` and an
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import jaxlib
 import numpy as np
@@ -76,20 +76,20 @@ jaxlib_version: str = jaxlib.__version__
 # --- classes runtime and modjax.sharding subclass or check --------------------------------
 
 #: The device array (``runtime.Array`` is this class, with Python methods grafted on).
-ArrayImpl = _jax.ArrayImpl
+ArrayImpl: TypeAlias = _jax.ArrayImpl
 #: The base of ``ArrayImpl`` (runtime's ``ExtendedArray`` subclasses it).
-Array = _jax.Array
-Device = _jax.Device
-DeviceList = _jax.DeviceList
+Array: TypeAlias = _jax.Array
+Device: TypeAlias = _jax.Device
+DeviceList: TypeAlias = _jax.DeviceList
 #: A jaxlib client (a backend): owns devices, compiles and loads executables.
-Client = xla_client.Client
-CompileOptions = xla_client.CompileOptions
-HloSharding = xla_client.HloSharding
+Client: TypeAlias = xla_client.Client
+CompileOptions: TypeAlias = xla_client.CompileOptions
+HloSharding: TypeAlias = xla_client.HloSharding
 #: The C++ sharding bases jaxlib's runtime recognizes.
-SingleDeviceSharding = _jax.SingleDeviceSharding
-GSPMDSharding = _jax.GSPMDSharding
+SingleDeviceSharding: TypeAlias = _jax.SingleDeviceSharding
+GSPMDSharding: TypeAlias = _jax.GSPMDSharding
 #: What jaxlib raises when XLA fails (a deleted buffer, a failed run).
-JaxRuntimeError = _jax.JaxRuntimeError
+JaxRuntimeError: TypeAlias = _jax.JaxRuntimeError
 
 # --- backends ------------------------------------------------------------------------------
 

@@ -93,7 +93,7 @@ def _canonical_host_value(x: Any) -> tuple[np.ndarray, ShapedArray]:
     if isinstance(x, bool | int | float | complex):
         dtype = dtypes.python_scalar_dtype(x)
         if dtype.kind in "iu":
-            dtypes.check_int_range(int(x), dtype)
+            dtypes.check_int_range(int(x), dtype)  # type: ignore[arg-type]  # an int here
         return np.asarray(x, dtype), aval_of((), dtype, not isinstance(x, bool))
     if hasattr(x, "__array__") and not isinstance(x, core.Tracer):
         return _canonical_host_value(np.asarray(x))
@@ -154,7 +154,7 @@ def _shares_buffers(a: Array, b: Array) -> bool:
 def _target_sharding(device_or_sharding) -> tuple[Sharding | None, bool]:
     if device_or_sharding is None:
         return None, False
-    if isinstance(device_or_sharding, Device):
+    if isinstance(device_or_sharding, Device):  # type: ignore[misc]  # jaxlib's Device, untyped
         return single_device_sharding(device_or_sharding), True
     if isinstance(device_or_sharding, Sharding):
         return device_or_sharding, True
@@ -283,7 +283,8 @@ def make_array_from_single_device_arrays(
     if not arrays and dtype is None:
         raise ValueError("make_array_from_single_device_arrays: give dtype when arrays is empty")
     first = arrays[0] if arrays else None
-    aval = aval_of(tuple(shape), first.dtype if dtype is None else np.dtype(dtype), False)
+    # first is None only with no arrays, where dtype is given (checked above).
+    aval = aval_of(tuple(shape), first.dtype if dtype is None else np.dtype(dtype), False)  # type: ignore[union-attr]
     return ArrayImpl(typed_aval(aval, sharding), sharding, list(arrays), True, False)
 
 
@@ -347,7 +348,8 @@ class _ArrayMethods:
     """Methods and properties grafted onto jaxlib's ArrayImpl (see the module docstring)."""
 
     __array_priority__ = 100
-    __hash__ = None  # arrays compare elementwise, like numpy's; they cannot be dict keys
+    # Arrays compare elementwise, like numpy's; they cannot be dict keys.
+    __hash__ = None  # type: ignore[assignment]
 
     # --- metadata (readable even after deletion) ---
 
@@ -474,7 +476,7 @@ class _ArrayMethods:
     def _value(self) -> np.ndarray:
         """The data as a read-only numpy array (cached after the first transfer)."""
         self._check_if_deleted()
-        value = self._npy_value
+        value = self._npy_value  # type: ignore[has-type]
         if value is not None:
             return value
         sharding = self._sharding

@@ -158,7 +158,7 @@ def mirror_node_types(values: Sequence[Any]) -> bool:
         node_type = type(value)
         if value is None or registry.is_node(value):
             continue
-        _, treedef = tree_util.tree_flatten(value, is_leaf=lambda y, root=value: y is not root)
+        _, treedef = tree_util.tree_flatten(value, is_leaf=lambda y, root=value: y is not root)  # type: ignore[misc]
         if treedef.num_nodes == 1:
             continue  # a leaf for tracecore too
         try:

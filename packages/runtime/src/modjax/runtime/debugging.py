@@ -90,7 +90,7 @@ def disable_jit(disable: bool = True):
     return _disable_jit(disable)
 
 
-disable_jit.option = _disable_jit
+disable_jit.option = _disable_jit  # type: ignore[attr-defined]
 
 
 def _bad_kind(value) -> str | None:

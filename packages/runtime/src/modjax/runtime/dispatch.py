@@ -83,15 +83,15 @@ def apply_primitive(prim: core.Primitive, *args, **params):
         except (ValueError, RuntimeError):
             raise_if_deleted(args)
             raise
-    key = [prim, tuple(params.items())] if params else [prim]
+    signature: list[Any] = [prim, tuple(params.items())] if params else [prim]
     for x in args:
         if type(x) is not ArrayImpl:
             return _apply_slow(prim, args, params)
-        key.append(id(x.aval))
-        key.append(id(x._sharding))
-        key.append(x._committed)
+        signature.append(id(x.aval))
+        signature.append(id(x._sharding))
+        signature.append(x._committed)
     try:
-        entry = _fast.get(tuple(key))
+        entry = _fast.get(tuple(signature))
     except TypeError:  # an unhashable param
         return _apply_slow(prim, args, params)
     if entry is None:
@@ -181,10 +181,10 @@ def _run_slow(prim: core.Primitive, args: tuple, params: dict):
     except TypeError:
         hashable = False
     key = (prim, params_key, avals, device, committed) if hashable else None
-    executable = _executables.get(key) if hashable else None
+    executable = _executables.get(key) if key is not None else None
     if executable is None:
         executable = _compile_primitive(prim, avals, params, device, committed)
-        if hashable:
+        if key is not None:
             if len(_executables) >= _LIMIT:
                 _executables.clear()
             _executables[key] = executable
@@ -202,7 +202,7 @@ def _run_slow(prim: core.Primitive, args: tuple, params: dict):
         and not executable.extended
         and all(x._sharding is executable.sharding for x in leaves)
     ):
-        fast_key = [prim, params_key] if params else [prim]
+        fast_key: list[Any] = [prim, params_key] if params else [prim]
         for x in leaves:
             fast_key.append(id(x.aval))
             fast_key.append(id(x._sharding))

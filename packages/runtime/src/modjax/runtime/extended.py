@@ -54,7 +54,7 @@ class ExtendedArray(_xla.Array):
 
     __slots__ = ("aval", "_base_array", "__weakref__")
     __array_priority__ = 100
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # compared elementwise
 
     def __init__(self, aval, base_array):
         self.aval = aval

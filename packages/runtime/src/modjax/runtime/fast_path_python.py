@@ -66,15 +66,15 @@ def python_wrapper(fn: JitFunction) -> Callable:
 
     if has_statics:
 
-        def wrapped(*args, **kwargs):
+        def wrapped_general(*args, **kwargs):
             try:
                 return general(args, kwargs)
             except Exception as e:  # an API boundary: the user sees their frames
                 filter_exception(e)
                 raise
 
-        register_boundary(wrapped.__code__)
-        return wrapped
+        register_boundary(wrapped_general.__code__)
+        return wrapped_general
 
     fast_positional = fn.fast_positional
 
@@ -139,11 +139,11 @@ def learn(
         a is not b for a, b in zip(leaves, call.leaves, strict=True)
     ):
         return  # a pytree node jaxlib's registry does not know: no fast path for it
-    key = _general_key(cpp_tree, call.statics, leaves)
-    if key is None:
+    general_key = _general_key(cpp_tree, call.statics, leaves)
+    if general_key is None:
         return
     convert = tuple(i for i, x in enumerate(leaves) if type(x) is not ArrayImpl)
-    _bounded_insert(fn.fast_general, key, entry + (convert,))
+    _bounded_insert(fn.fast_general, general_key, entry + (convert,))
 
 
 def _bounded_insert(table: dict, key, value, limit: int = 4096) -> None:

@@ -89,6 +89,7 @@ def jit(
         in_shardings,
         out_shardings,
     )
+    wrapped: Any  # a function object that carries the attributes set below
     if cpp_dispatch.cpp_dispatch.value and cpp_dispatch.available:
         wrapped = cpp_wrapper(fn)
     else:

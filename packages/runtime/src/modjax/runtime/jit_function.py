@@ -312,7 +312,7 @@ class JitFunction:
 
     def call_slow(self, args: tuple, kwargs: dict):
         """Call on the slow path: split, flatten, trace/compile if needed, run, learn."""
-        if disable_jit.option.value:
+        if disable_jit.option.value:  # type: ignore[attr-defined]
             return self.fun(*args, **kwargs)
         call = CallArgs(self, args, kwargs)
         if _state.trace is not _eval_trace or any(isinstance(x, core.Tracer) for x in call.leaves):

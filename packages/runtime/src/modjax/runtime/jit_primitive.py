@@ -51,7 +51,7 @@ _impl_cache = JaxprCache("jit_impl")
 
 def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars, keep_unused, inline):
     """Run a ``jit`` equation on concrete values: compile its jaxpr (once) and execute it."""
-    if disable_jit.option.value:
+    if disable_jit.option.value:  # type: ignore[attr-defined]
         return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
     device, committed = _placement(args)
     avals = tuple(leaf_aval(x) for x in args)

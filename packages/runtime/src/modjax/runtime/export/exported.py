@@ -280,7 +280,7 @@ def export(fun_jit: Callable, *, platforms: Sequence[str] | None = None, disable
                 for shape, a in zip(out_shapes, closed.out_avals, strict=True)
             )
         else:
-            traced = fun_jit.trace(*args_specs, **kwargs_specs)
+            traced = fun_jit.trace(*args_specs, **kwargs_specs)  # type: ignore[attr-defined]
             closed = traced.jaxpr
             lowered = lower_jaxpr_to_module(
                 closed, module_name=_module_name(traced._fn.name), platform=platforms[0]

@@ -108,7 +108,7 @@ def register_namedtuple_serialization(nodetype: type, *, serialized_name: str) -
     return register_pytree_node_serialization(
         nodetype,
         serialized_name=serialized_name,
-        serialize_auxdata=lambda _: json.dumps(nodetype._fields).encode("utf-8"),
+        serialize_auxdata=lambda _: json.dumps(nodetype._fields).encode("utf-8"),  # type: ignore[attr-defined]  # a namedtuple class
         deserialize_auxdata=lambda data: json.loads(data.decode("utf-8")),
         from_children=from_children,
     )

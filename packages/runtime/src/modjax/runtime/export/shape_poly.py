@@ -10,7 +10,7 @@ actual argument shapes and evaluates the output shapes.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from modjax.tracecore.core import InconclusiveDimensionOperation
@@ -18,7 +18,7 @@ from modjax.tracecore.core import InconclusiveDimensionOperation
 __all__ = ["DimExpr", "symbolic_shape", "is_symbolic_dim", "bind_dim_vars", "evaluate_shape"]
 
 _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(.))")
-_FUNCTIONS = {
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "floordiv": lambda a, b: a // b,
     "mod": lambda a, b: a % b,
     "max": max,
@@ -272,7 +272,7 @@ def symbolic_shape(
     parts = [p.strip() for p in _split_top_level(text)] if text.strip() else []
     if parts and parts[-1] == "":
         parts.pop()  # "b," is a one-dimensional shape
-    dims: list[int | DimExpr] = []
+    dims: list[int | DimExpr | None] = []
     for i, part in enumerate(parts):
         if part == "...":
             if like is None or i != len(parts) - 1:
@@ -290,7 +290,8 @@ def symbolic_shape(
         raise ValueError(
             f"symbolic_shape {shape_spec!r} has rank {len(dims)}, `like` has rank {len(like)}"
         )
-    return tuple(dims)
+    # A None comes from a size `like` leaves unknown after "...".
+    return tuple(dims)  # type: ignore[arg-type]
 
 
 def _balanced(text: str) -> bool:

@@ -141,7 +141,7 @@ def trace_symbolic(trace: Callable, names: list[str]):
             "an output",
         )
 
-    walk(closed_a.jaxpr, closed_b.jaxpr)
+    walk(closed_a.jaxpr, closed_b.jaxpr)  # type: ignore[union-attr]  # closed in, closed out
     return traced, closed_a, shapes, literals
 
 
