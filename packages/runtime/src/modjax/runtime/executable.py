@@ -477,20 +477,20 @@ def _spmd_annotations(target: SpmdTarget, pruned, n_consts: int, used_args) -> d
     kept_shardings = [s for s, u in zip(target.in_shardings, used_args, strict=True) if u]
     in_shardings = [target.replicated] * n_consts + kept_shardings
     arg_texts = [
-        None if s is None else s._to_sdy_sharding(len(a.shape))  # type: ignore[attr-defined]  # a mesh sharding's hook
+        None if s is None else s._to_sdy_sharding(len(a.shape))
         for s, a in zip(in_shardings, in_avals, strict=True)
     ]
     out_avals = [v.aval for v in pruned.outvars]
     outs = target.out_shardings or [None] * len(out_avals)
     result_texts = [
-        None if s is None else s._to_sdy_sharding(len(a.shape))  # type: ignore[attr-defined]  # a mesh sharding's hook
+        None if s is None else s._to_sdy_sharding(len(a.shape))
         for s, a in zip(outs, out_avals, strict=True)
     ]
     return {
         "arg_shardings": arg_texts,
         "result_shardings": result_texts if any(result_texts) else None,
         "num_partitions": len(target.devices),
-        "sdy_mesh": target.context._sdy_mesh,  # type: ignore[attr-defined]  # a mesh sharding's hook
+        "sdy_mesh": target.context._sdy_mesh,
     }
 
 
@@ -521,17 +521,17 @@ def _compiled_shardings(xla, target: SpmdTarget, in_avals, out_avals, kept, n_co
     context = target.context
     params, outs = _xla.xla_shardings(xla)
     kept_idx = range(len(in_avals)) if kept is None else kept
-    given_in = [context._replicated()] * n_consts + [target.in_shardings[i] for i in kept_idx]  # type: ignore[attr-defined]  # a mesh sharding's hook
+    given_in = [context._replicated()] * n_consts + [target.in_shardings[i] for i in kept_idx]
     in_nd = [0] * n_consts + [len(in_avals[i].shape) for i in kept_idx]
     in_shardings = [
-        s if s is not None else context._from_hlo_sharding(_xla.hlo_sharding(params[j]), nd)  # type: ignore[attr-defined]  # a mesh sharding's hook
+        s if s is not None else context._from_hlo_sharding(_xla.hlo_sharding(params[j]), nd)
         for j, (s, nd) in enumerate(zip(given_in, in_nd, strict=True))
     ]
     if n_consts:
-        in_shardings[:n_consts] = [context._replicated()] * n_consts  # type: ignore[attr-defined]  # a mesh sharding's hook
+        in_shardings[:n_consts] = [context._replicated()] * n_consts
     given_out = target.out_shardings or [None] * len(out_avals)
     out_shardings = [
-        s if s is not None else context._from_hlo_sharding(_xla.hlo_sharding(outs[j]), len(a.shape))  # type: ignore[attr-defined]  # a mesh sharding's hook
+        s if s is not None else context._from_hlo_sharding(_xla.hlo_sharding(outs[j]), len(a.shape))
         for j, (s, a) in enumerate(zip(given_out, out_avals, strict=True))
     ]
     return in_shardings, out_shardings

@@ -45,6 +45,14 @@ class Sharding(abc.ABC):
     defaults here that :func:`register_sharding` copies onto it.
     """
 
+    # Hooks of a sharding on a mesh (modjax.sharding's), which the SPMD path calls:
+    # declared for readers and the type checker, not defined, so that a sharding
+    # without a mesh has none of them (``getattr(s, "_sdy_mesh", None)``).
+    _sdy_mesh: Any
+    _replicated: Callable[[], Sharding]
+    _from_hlo_sharding: Callable[[Any, int], Sharding]
+    _to_sdy_sharding: Callable[[int], Any]
+
     # --- what a concrete sharding defines ---------------------------------------------
 
     @property

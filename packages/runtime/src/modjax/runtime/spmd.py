@@ -70,7 +70,7 @@ class SpmdTarget:
 
     @property
     def replicated(self) -> Sharding:
-        return self.context._replicated()  # type: ignore[attr-defined]  # a mesh sharding's hook
+        return self.context._replicated()
 
     def with_outputs(self, out_shardings) -> SpmdTarget:
         """Return the target with the given per-output shardings (None entries: XLA's choice)."""
@@ -103,7 +103,7 @@ def check_same_devices(shardings: Iterable[tuple[str, Sharding]]) -> Sharding | 
         elif getattr(s, "_sdy_mesh", None) != getattr(context, "_sdy_mesh", None):
             raise NotImplementedError(
                 f"one jitted computation over two meshes of the same devices ({context_what} "
-                f"on {context._sdy_mesh}, {what} on {s._sdy_mesh})"  # type: ignore[attr-defined]  # a mesh sharding's hook
+                f"on {context._sdy_mesh}, {what} on {s._sdy_mesh})"
             )
     return context
 
