@@ -27,6 +27,9 @@ def test_custom_dsl_example_runs_and_agrees():
     assert "FLOPs: 36" in out
     assert "def compiled(" in out
     assert "agree" in out
+    # Part 2: the same primitives with every rule, under jit, grad and vmap.
+    assert "stablehlo.maximum" in out and "d2/dw dx at x=1: 0.5" in out
+    assert "jit, grad and vmap of the DSL agree with numpy" in out
 
 
 def test_demo_trains_the_tour_mlp_prints_its_jaxpr_and_hits_the_cache():
