@@ -218,31 +218,42 @@ def _dtype_or_default(dtype: Any, name: str) -> np.dtype:
     return dtypes.default_float_dtype() if dtype is None else canonical_dtype(dtype, name)
 
 
-def zeros(shape: Any, dtype: Any = None, *, device=None):
+def _with_out_sharding(out, out_sharding):
+    """``out`` resharded to ``out_sharding`` (a NamedSharding, or a PartitionSpec on the mesh)."""
+    if out_sharding is None:
+        return out
+    from modjax.sharding import reshard  # noqa: PLC0415 - only programs that shard need it
+
+    return reshard(out, out_sharding)
+
+
+def zeros(shape: Any, dtype: Any = None, *, device=None, out_sharding=None):
     """Return an array of ``shape`` filled with zeros, float32 by default (jax.numpy.zeros)."""
-    return lax.full(_shape(shape, "zeros"), 0, _dtype_or_default(dtype, "zeros"))
+    out = lax.full(_shape(shape, "zeros"), 0, _dtype_or_default(dtype, "zeros"))
+    return _with_out_sharding(out, out_sharding)
 
 
-def ones(shape: Any, dtype: Any = None, *, device=None):
+def ones(shape: Any, dtype: Any = None, *, device=None, out_sharding=None):
     """Return an array of ``shape`` filled with ones, float32 by default (jax.numpy.ones)."""
-    return lax.full(_shape(shape, "ones"), 1, _dtype_or_default(dtype, "ones"))
+    out = lax.full(_shape(shape, "ones"), 1, _dtype_or_default(dtype, "ones"))
+    return _with_out_sharding(out, out_sharding)
 
 
-def empty(shape: Any, dtype: Any = None, *, device=None):
+def empty(shape: Any, dtype: Any = None, *, device=None, out_sharding=None):
     """Return a zero-filled array: XLA has no uninitialized memory (jax.numpy.empty)."""
-    return lax.full(_shape(shape, "empty"), 0, _dtype_or_default(dtype, "empty"))
+    out = lax.full(_shape(shape, "empty"), 0, _dtype_or_default(dtype, "empty"))
+    return _with_out_sharding(out, out_sharding)
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None, *, device=None):
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, device=None, out_sharding=None):
     """Return an array of ``shape`` filled with ``fill_value`` (jax.numpy.full)."""
     shape = _shape(shape, "full")
     if shape_of(fill_value) == ():
-        return lax.full(
-            shape, fill_value, None if dtype is None else canonical_dtype(dtype, "full")
-        )
+        out = lax.full(shape, fill_value, None if dtype is None else canonical_dtype(dtype, "full"))
+        return _with_out_sharding(out, out_sharding)
     from ._manipulation import broadcast_to
 
-    return broadcast_to(asarray(fill_value, dtype=dtype), shape)
+    return _with_out_sharding(broadcast_to(asarray(fill_value, dtype=dtype), shape), out_sharding)
 
 
 def _like(name: str, a: Any, value: Any, dtype: Any, shape: Any):
@@ -256,14 +267,14 @@ def _like(name: str, a: Any, value: Any, dtype: Any, shape: Any):
     return lax.full(sh, value, dt)
 
 
-def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None):
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None, out_sharding=None):
     """Return zeros with the shape and dtype of ``a`` (jax.numpy.zeros_like)."""
-    return _like("zeros_like", a, 0, dtype, shape)
+    return _with_out_sharding(_like("zeros_like", a, 0, dtype, shape), out_sharding)
 
 
-def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None):
+def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None, out_sharding=None):
     """Return ones with the shape and dtype of ``a`` (jax.numpy.ones_like)."""
-    return _like("ones_like", a, 1, dtype, shape)
+    return _with_out_sharding(_like("ones_like", a, 1, dtype, shape), out_sharding)
 
 
 def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None):
@@ -271,9 +282,11 @@ def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None):
     return _like("empty_like", a, 0, dtype, shape)
 
 
-def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device=None):
+def full_like(
+    a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device=None, out_sharding=None
+):
     """Return ``fill_value`` broadcast to the shape of ``a``, in its dtype (jax.numpy.full_like)."""
-    return _like("full_like", a, fill_value, dtype, shape)
+    return _with_out_sharding(_like("full_like", a, fill_value, dtype, shape), out_sharding)
 
 
 def _static_scalar(x: Any, name: str):
