@@ -103,6 +103,12 @@ def check_jit_retraces_per_type_and_outputs_follow_types():
         out = f(env[name])
         assert jax.typeof(out) == jax.typeof(env[name]), (name, jax.typeof(out))
     assert traces == ["f32[8@(x,y),8]", "f32[8@x,8]"], traces
+    # Results feed back into the cached program: typed avals keep the fast path.
+    y = f(env["f"])
+    before = dict(f._stats)
+    for _ in range(3):
+        y = f(y)
+    assert dict(f._stats) == before and y.sharding is env["f"].sharding, (f._stats, y.sharding)
 
 
 def check_named_sharding_on_an_abstract_mesh():
