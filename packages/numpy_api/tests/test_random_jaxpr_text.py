@@ -63,6 +63,8 @@ def test_key_programs_round_trip_through_text():
     closed = make_jaxpr(_program)(k)
     text = str(closed)
     assert "key<fry>[3]" in text and "key<rbg>[2]" in text and "impl=fry" in text
+    # As JAX's: random_gamma takes the typed keys, its only param log_space.
+    assert "random_gamma[log_space=False] " in text and "key<fry>[]" in text
     parsed = parse_jaxpr(text, closed.consts)
     assert str(parsed) == text
     for got, want in zip(eval_jaxpr(parsed.jaxpr, parsed.consts, k), _program(k), strict=True):

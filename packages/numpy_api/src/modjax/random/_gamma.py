@@ -5,9 +5,9 @@ each from its own key (the key split once per element), in a
 ``while_loop`` that rejects until it accepts. Its JVP is the implicit
 (reparameterization) gradient: differentiating ``P(a, x) = u`` at fixed
 ``u`` gives ``dx/da = -(dP/da) / (dP/dx)``, computed from lax's
-``igamma_grad_a`` and the gamma density. Its operands are the raw key
-data (``uint32[..., 2]``; the implementation is a param) and ``a``, since
-key arrays are pytrees over their data. vmap moves the batch to the front
+``igamma_grad_a`` and the gamma density. Its operands are typed keys and
+``a`` (params: ``log_space``), as JAX's; it lowers the sampler on the key
+data, like the key primitives. vmap moves the batch to the front
 of both operands and binds again: a batched key is split per element, which
 is exactly what a loop over the keys does.
 """
@@ -26,12 +26,11 @@ from modjax.lowering import lower_fun, register_lowering
 from modjax.runtime import apply_primitive, jit
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import Primitive
-from modjax.tracecore.parse import register_param_parser
 
 from ._continuous import _exponential, _normal_real, _two, _uniform
 from ._discrete import _rademacher_impl
 from ._keys import split
-from ._prng import impl_from_tag, random_unwrap, random_wrap
+from ._prng import is_key_dtype
 from ._sampler_args import (
     check_safe_to_cast,
     check_shape,
@@ -105,9 +104,8 @@ def _gamma_one(key, alpha, log_space):
     return lax.mul(lax.mul(d, v), boost)
 
 
-def _gamma_impl(key_data, a, *, log_space, impl):
+def _gamma_impl(key, a, *, log_space):
     """Sample every element of ``a`` from its own key: each of ``key``'s keys split per element."""
-    key = random_wrap(key_data, impl)
     a_shape = a.shape
     per_key = int(np.prod(a_shape[key.ndim :], dtype=np.int64))
     keys = key.reshape(-1) if key.ndim else key.reshape(1)
@@ -116,15 +114,17 @@ def _gamma_impl(key_data, a, *, log_space, impl):
     return samples.reshape(a_shape)
 
 
-def _gamma_abstract_eval(key_data, a, *, log_space, impl):
+def _gamma_abstract_eval(keys, a, *, log_space):
+    if not is_key_dtype(keys.dtype):
+        raise TypeError(f"random_gamma takes a key array operand, got dtype {keys.dtype}")
     return a
 
 
-def _gamma_batch_rule(args, dims, *, log_space, impl):
-    # Both operands get the batch axis in front: the key data's key axes are its last ones.
+def _gamma_batch_rule(args, dims, *, log_space):
+    # Both operands get the batch axis in front.
     size = next(x.shape[d] for x, d in zip(args, dims, strict=True) if d is not None)
-    key_data, a = (bdim_at_front(x, d, size) for x, d in zip(args, dims, strict=True))
-    return random_gamma_p.bind(key_data, a, log_space=log_space, impl=impl), 0
+    keys, a = (bdim_at_front(x, d, size) for x, d in zip(args, dims, strict=True))
+    return random_gamma_p.bind(keys, a, log_space=log_space), 0
 
 
 def random_gamma_grad(a, x):
@@ -139,7 +139,7 @@ def random_gamma_grad(a, x):
     return jnp.where(x == 0, jnp.zeros_like(grad), grad)
 
 
-def _gamma_grad(sample, a, *, log_space, impl):
+def _gamma_grad(sample, a, *, log_space):
     if log_space:
         # d log(x)/da = (dx/da) / x, with x = 0 (underflow) read as the smallest float.
         x = lax.exp(sample)
@@ -154,7 +154,6 @@ random_gamma_p.def_impl(partial(apply_primitive, random_gamma_p))
 register_lowering(random_gamma_p, lower_fun(_gamma_impl))
 defjvp2(random_gamma_p, None, lambda g, ans, key, a, **kw: g * _gamma_grad(ans, a, **kw))
 batching_rules[random_gamma_p] = _gamma_batch_rule
-register_param_parser(random_gamma_p, "impl", impl_from_tag)
 
 
 def _gamma_sampler(name, key, a, shape, dtype, log_space):
@@ -173,7 +172,7 @@ def _gamma_fn(key, a, shape, dtype, log_space):
     a = lax.convert_element_type(a, dtype)
     if np.shape(a) != shape:
         a = jnp.broadcast_to(a, shape)
-    return random_gamma_p.bind(random_unwrap(key), a, log_space=log_space, impl=key.dtype._impl)
+    return random_gamma_p.bind(key, a, log_space=log_space)
 
 
 _gamma = jit(_gamma_fn, static_argnums=(2, 3, 4))

@@ -202,8 +202,7 @@ def _register_random_rules() -> None:
     signatures[_prng.random_seed_p] = Signature(sources=(0,))
     signatures[_prng.random_wrap_p] = Signature(sources=(0,), forwards=((0, 0),))
     signatures[_prng.random_clone_p] = Signature(sources=(0,))
-    # key_data passes the key on: consuming the data (random_gamma) consumes the key.
-    signatures[_prng.random_unwrap_p] = Signature(forwards=((0, 0),))
+    signatures[_prng.random_unwrap_p] = Signature()  # reading the data consumes nothing
     signatures[_gamma.random_gamma_p] = Signature(sinks=(0,))
 
 
