@@ -102,7 +102,7 @@ def main() -> None:
         f"{args.rounds} rounds"
     )
     print_figures(
-        [(k, label, unit[0]) for k, label, unit in FIGURES], ours, theirs, version,
+        list(FIGURES), ours, theirs, version,
         label_width=30, digits=4,
     )  # fmt: skip
 

@@ -59,7 +59,7 @@ def rows_of(output: str) -> dict[str, tuple[float, str | None, float]]:
     """The side-by-side rows of a benchmark's output: label -> (modjax, unit, JAX in that unit)."""
     rows = {}
     # Tables whose header gives the unit print bare numbers.
-    default_unit = "us" if "(microseconds)" in output else None
+    default_unit = "us" if "(microseconds" in output else None
     for line in output.splitlines():
         match = ROW.match(line.rstrip())
         if match is None:
@@ -106,8 +106,8 @@ def main() -> None:
         theirs = statistics.median(r[2] for r in rows)
         unit = rows[0][1] or ""
         ratio = ours / theirs if theirs else float("inf")
-        print(f"{name + ': ' + label:{width}}{ours:>{12 - len(unit)}.3g}{unit}"
-              f"{theirs:>{12 - len(unit)}.3g}{unit}{ratio:>8.2f}")  # fmt: skip
+        print(f"{name + ': ' + label:{width}}{ours:>{12 - len(unit)}.4g}{unit}"
+              f"{theirs:>{12 - len(unit)}.4g}{unit}{ratio:>8.2f}")  # fmt: skip
     silent = sorted({s.stem for s in scripts} - {name for name, _ in figures})
     if silent:
         print(f"no side-by-side rows from: {', '.join(silent)} (run them alone)")
