@@ -87,7 +87,7 @@ def main() -> None:
     )
     print(f"FFT of {POINTS} points (complex64; rfft of float32), median of {args.rounds} rounds")
     print_figures(
-        [(k, label, unit[0]) for k, label, unit in FIGURES], ours, theirs, version,
+        list(FIGURES), ours, theirs, version,
         label_width=24, digits=4,
     )  # fmt: skip
     print("range over the rounds:")
