@@ -46,9 +46,7 @@ def benchmarks(only: str | None) -> list[Path]:
 
 def run_once(script: Path, jax: str | None, timeout: int) -> str:
     """Run one benchmark once in a fresh interpreter; its standard output."""
-    args = [sys.executable, str(script)]
-    if script.name != "trace_speed.py":  # the one without rounds or a JAX interpreter flag
-        args += ["--rounds", "1"] + (["--jax-python", jax] if jax else [])
+    args = [sys.executable, str(script), "--rounds", "1"] + (["--jax-python", jax] if jax else [])
     done = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=HERE.parent)
     if done.returncode != 0:
         raise RuntimeError(f"{script.name} failed:\n{done.stderr[-2000:]}")
