@@ -20,7 +20,6 @@ from modjax.tracecore.core import (
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
-from modjax.tracecore.sharding_types import ShardingTypeError
 
 __all__ = [
     "ConcretizationTypeError",
@@ -31,7 +30,6 @@ __all__ = [
     "JaxprTypeError",
     "KeyReuseError",
     "NonConcreteBooleanIndexError",
-    "ShardingTypeError",
     "TracerArrayConversionError",
     "TracerBoolConversionError",
     "TracerIntegerConversionError",

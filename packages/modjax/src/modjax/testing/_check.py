@@ -96,7 +96,12 @@ def check_primitive(
         raise ValueError(f"check_primitive: unknown modes {unknown}; the modes are {MODES}")
     selected = [m for m in modes if _CHECKS[m][1](prim)]
     strategy = case_strategy(prim, cases)
-    options = {"deadline": None, "suppress_health_check": list(HealthCheck)}
+    # One RuleCheckError, not a group: a broken rule often trips several modes.
+    options = {
+        "deadline": None,
+        "suppress_health_check": list(HealthCheck),
+        "report_multiple_bugs": False,
+    }
     if max_examples is not None:
         options["max_examples"] = max_examples
 

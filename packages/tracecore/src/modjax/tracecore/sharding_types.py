@@ -38,7 +38,10 @@ __all__ = [
 
 
 class ShardingTypeError(Exception):
-    """Shardings in types that an operation cannot combine (``jax.errors.ShardingTypeError``)."""
+    """Shardings in types that an operation cannot combine.
+
+    JAX's ``ShardingTypeError``, which JAX does not export from ``jax.errors``.
+    """
 
 
 #: ``sharding_rules[primitive](avals, out, **params) -> out`` with the sharding set.
