@@ -171,6 +171,16 @@ def test_checking_leaks_reports_where_a_tracer_escaped():
     leaked.clear()
 
 
+def test_check_tracer_leaks_is_the_option_as_a_context_manager():
+    leaked.clear()
+    with jax.check_tracer_leaks(True):
+        assert jax.config.jax_check_tracer_leaks is True
+        with pytest.raises(Exception, match="Leaked trace JaxprTrace"):
+            jax.jit(_leaky)(1.0)
+    leaked.clear()
+    assert jax.config.jax_check_tracer_leaks is False
+
+
 def test_checking_leaks_has_no_false_alarms():
     with jax.checking_leaks():
         assert float(jax.jit(lambda x: x * 2)(1.0)) == 2.0

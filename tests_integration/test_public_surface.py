@@ -28,34 +28,14 @@ def _table(*groups: tuple[str, str, str]) -> dict[str, dict[str, str]]:
 
 # Names that other open issues are adding right now, each named with its issue.
 SHARDING = "#13 sharding"
-DEBUGGING = "#15 debugging, callbacks and export"
 OTHER_ISSUES = _table(
-    (
-        "jax",
-        "NamedSharding make_array_from_callback make_array_from_process_local_data "
-        "make_array_from_single_device_arrays reshard shard_map smap auto_pcast "
-        "remove_size_one_mesh_axis_from_type distributed process_indices",
-        SHARDING,
-    ),
+    ("jax", "smap auto_pcast remove_size_one_mesh_axis_from_type", SHARDING),
     (
         "jax.lax",
-        "pbroadcast pcast precv psend pswapaxes ragged_all_to_all ragged_all_to_all_p "
-        "with_sharding_constraint sharding_constraint_p",
+        "precv psend pswapaxes ragged_all_to_all ragged_all_to_all_p sharding_constraint_p",
         SHARDING,
     ),
-    (
-        "jax.sharding",
-        "AbstractDevice ManualAxisType auto_axes explicit_axes make_single_device_sharding reshard",
-        SHARDING,
-    ),
-    ("jax.debug", "inspect_array_sharding visualize_array_sharding visualize_sharding", SHARDING),
-    (
-        "jax",
-        "debug_nans debug_infs disable_jit check_tracer_leaks checking_leaks "
-        "explain_cache_misses effects_barrier pure_callback",
-        DEBUGGING,
-    ),
-    ("jax.export", "SymbolicScope", "#15 export: symbolic scopes and constraints, not yet"),
+    ("jax.sharding", "AbstractDevice ManualAxisType", SHARDING),
 )
 
 # Issue #14's names not done yet, with what is missing.
@@ -66,9 +46,10 @@ NOT_YET = _table(
         "softmax_custom_jvp no_tracing no_execution transfer_guard "
         "transfer_guard_device_to_device transfer_guard_device_to_host "
         "transfer_guard_host_to_device allow_f16_reductions array_garbage_collection_guard "
-        "thread_guard custom_batching fwd_and_bwd ds memory ops version",
+        "thread_guard ds memory ops version",
         "#14: to do",
     ),
+    ("jax", "custom_batching fwd_and_bwd", "#14: to do"),
     (
         "jax",
         "Ref ref new_ref empty_ref free_ref freeze",
@@ -109,6 +90,7 @@ NOT_YET = _table(
         "#14: to do",
     ),
     ("jax.experimental", "EArray cur_qdd primal_tangent_dtype", "#14: to do"),
+    ("jax.export", "SymbolicScope", "#14: symbolic scopes and shape constraints, to do"),
 )
 
 

@@ -104,6 +104,7 @@ from modjax.sharding import (  # noqa: E402
 from modjax.tracecore import (  # noqa: E402
     Array,
     ShapeDtypeStruct,
+    check_tracer_leaks,
     checking_leaks,
     config,
     ensure_compile_time_eval,
@@ -160,6 +161,7 @@ __all__ = [
     "ad_checkpoint",
     "block_until_ready",
     "checkpoint",
+    "check_tracer_leaks",
     "checking_leaks",
     "checkpoint_policies",
     "closure_convert",
