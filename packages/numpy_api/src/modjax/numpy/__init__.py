@@ -87,7 +87,6 @@ from ._manipulation import (
     astype,
     broadcast_shapes,
     broadcast_to,
-    clip,
     concatenate,
     copy,
     dot,
@@ -103,9 +102,9 @@ from ._manipulation import (
     stack,
     swapaxes,
     transpose,
-    where,
 )
 from ._numerical import *  # noqa: F403
+from ._pad import *  # noqa: F403
 from ._polynomial import *  # noqa: F403
 from ._products import *  # noqa: F403
 from ._reductions import *  # noqa: F403
@@ -125,6 +124,7 @@ from ._reductions import (
     var,
 )
 from ._selection import *  # noqa: F403
+from ._selection import clip, where
 from ._setops import *  # noqa: F403
 from ._signal import *  # noqa: F403
 from ._sorting import *  # noqa: F403

@@ -1,4 +1,4 @@
-"""Shapes, joins, splits, padding and selection: ``reshape``, ``tile``, ``pad``, ``where``, ...
+"""Shapes, joins, splits and reordering: ``reshape``, ``concatenate``, ``split``, ``tile``, ...
 
 Everything here moves, repeats or drops elements with lax's structural
 primitives (``reshape``, ``transpose``, ``slice``, ``rev``, ``concatenate``,
@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 from modjax import lax
-from modjax.lax._common import kind
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import Tracer, concrete_or_error
 
@@ -32,7 +31,6 @@ from ._util import (
     canonicalize_axis,
     check_arraylike,
     convert,
-    promote_args,
     promote_dtypes,
     shape_of,
 )
@@ -48,7 +46,6 @@ __all__ = [
     "broadcast_arrays",
     "broadcast_shapes",
     "broadcast_to",
-    "clip",
     "column_stack",
     "concat",
     "concatenate",
@@ -66,9 +63,7 @@ __all__ = [
     "matrix_transpose",
     "moveaxis",
     "ndim",
-    "pad",
     "permute_dims",
-    "piecewise",
     "ravel",
     "repeat",
     "reshape",
@@ -77,7 +72,6 @@ __all__ = [
     "rollaxis",
     "rot90",
     "row_stack",
-    "select",
     "shape",
     "size",
     "split",
@@ -90,7 +84,6 @@ __all__ = [
     "unstack",
     "vsplit",
     "vstack",
-    "where",
 ]
 
 
@@ -832,395 +825,7 @@ def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)):
     return lax.rev(lax.transpose(m, tuple(perm)), (a1,))
 
 
-# --- padding --------------------------------------------------------------------------------
-
-
-def _pad_widths(pad_width: Any, ndim: int) -> list[tuple[int, int]]:
-    pad_width = concrete_or_error(pad_width, "the pad_width of jnp.pad")
-    arr = np.asarray(pad_width.tolist() if hasattr(pad_width, "tolist") else pad_width)
-    if arr.dtype.kind not in "iu":
-        if arr.size and not np.all(np.equal(np.mod(arr, 1), 0)):
-            raise TypeError(f"`pad_width` must be of integral type, got {pad_width!r}")
-        arr = arr.astype(np.int64)
-    if arr.size and arr.min() < 0:
-        raise ValueError("index can't contain negative values")
-    try:
-        arr = np.broadcast_to(arr, (ndim, 2))
-    except ValueError:
-        raise ValueError(
-            f"jnp.pad: pad_width {pad_width!r} does not broadcast to ({ndim}, 2)"
-        ) from None
-    return [(int(lo), int(hi)) for lo, hi in arr]
-
-
-def _pair_values(values: Any, ndim: int, name: str) -> list[tuple[Any, Any]]:
-    """Broadcast numpy's per-axis ``(before, after)`` values (scalars allowed) to ``ndim`` pairs."""
-    # Values are data, never shapes: a tracer stays one even when its value is known
-    # (a JVP tracer's tangent must reach the padding).
-    if isinstance(values, Tracer):
-        flat = values
-        s = aval(flat).shape
-        if s == ():
-            return [(flat, flat)] * ndim
-        b = _util.broadcast_to(flat, (ndim, 2))
-        return [(b[i, 0], b[i, 1]) for i in range(ndim)]
-    if isinstance(values, ARRAY_TYPES):
-        values = np.asarray(concrete_or_error(values))
-    if np.ndim(values) == 0:
-        return [(values, values)] * ndim
-    try:
-        arr = np.broadcast_to(np.asarray(values, dtype=object), (ndim, 2))
-    except ValueError:
-        raise ValueError(f"jnp.pad: {name} {values!r} does not broadcast to ({ndim}, 2)") from None
-    return [(arr[i, 0], arr[i, 1]) for i in range(ndim)]
-
-
-def _scalar_as(value: Any, dtype: np.dtype):
-    """Cast a pad value (Python, numpy or a 0-d array) to ``dtype`` as a scalar operand."""
-    if isinstance(value, ARRAY_TYPES):
-        return lax.convert_element_type(value, dtype)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.asarray(value).astype(dtype)[()]
-
-
-def _pad_constant(a, widths, constant_values):
-    dtype = aval(a).dtype
-    if (
-        np.ndim(constant_values) == 0
-        if not isinstance(constant_values, ARRAY_TYPES)
-        else (aval(constant_values).ndim == 0)
-    ):
-        value = _scalar_as(constant_values, dtype)
-        return lax.pad(a, value, [(lo, hi, 0) for lo, hi in widths])
-    pairs = _pair_values(constant_values, len(widths), "constant_values")
-    n = len(widths)
-    for ax, ((lo, hi), (v_lo, v_hi)) in enumerate(zip(widths, pairs, strict=True)):
-        config = [(0, 0, 0)] * n
-        if lo:
-            config[ax] = (lo, 0, 0)
-            a = lax.pad(a, _scalar_as(v_lo, dtype), config)
-        if hi:
-            config[ax] = (0, hi, 0)
-            a = lax.pad(a, _scalar_as(v_hi, dtype), config)
-    return a
-
-
-def _check_nonempty_axis(mode: str, n: int, lo: int, hi: int):
-    if n == 0 and (lo or hi):
-        raise ValueError(f"Cannot apply '{mode}' padding to empty axis")
-
-
-def _pad_by_index(a, widths, mode: str, **kwargs):
-    """Pad with a mode that only copies elements (edge, wrap, even reflect/symmetric).
-
-    numpy pads an ``arange`` on the host to tell which element lands where;
-    ``take_static`` turns that index map into a few slices.
-    """
-    for ax, (lo, hi) in enumerate(widths):
-        n = aval(a).shape[ax]
-        _check_nonempty_axis(mode, n, lo, hi)
-        if lo or hi:
-            index = np.pad(np.arange(n), (lo, hi), mode=mode, **kwargs)
-            a = take_static(a, index, ax)
-    return a
-
-
-def _pad_reflect(a, widths, mode: str, reflect_type: str):
-    """numpy's reflect/symmetric padding: reflect repeatedly about the current edge."""
-    if reflect_type not in ("even", "odd"):
-        raise ValueError(f"reflect_type must be 'even' or 'odd', got {reflect_type!r}")
-    for ax, (lo, hi) in enumerate(widths):
-        n = aval(a).shape[ax]
-        _check_nonempty_axis(mode, n, lo, hi)
-        offset = 1 if mode == "reflect" and n > 1 else 0
-        for before, remaining in ((True, lo), (False, hi)):
-            while remaining > 0:
-                size_now = aval(a).shape[ax]
-                chunk = builtins.min(remaining, n - offset)
-                remaining -= chunk
-                if before:
-                    piece = lax.rev(_slice_axis(a, offset, offset + chunk, ax), (ax,))
-                    edge = _slice_axis(a, 0, 1, ax)
-                else:
-                    stop = size_now - offset
-                    piece = lax.rev(_slice_axis(a, stop - chunk, stop, ax), (ax,))
-                    edge = _slice_axis(a, size_now - 1, size_now, ax)
-                if reflect_type == "odd":
-                    edge = _util.broadcast_to(edge, aval(piece).shape)
-                    piece = lax.sub(lax.add(edge, edge), piece)
-                a = lax.concatenate([piece, a] if before else [a, piece], ax)
-    return a
-
-
-def _pad_linear_ramp(a, widths, end_values):
-    dtype = aval(a).dtype
-    pairs = _pair_values(end_values, len(widths), "end_values")
-    from ._creation import linspace
-
-    for ax, ((lo, hi), (v_lo, v_hi)) in enumerate(zip(widths, pairs, strict=True)):
-        n = aval(a).shape[ax]
-        _check_nonempty_axis("linear_ramp", n, lo, hi)
-        parts = []
-        if lo:
-            edge = lax.squeeze(_slice_axis(a, 0, 1, ax), (ax,))
-            parts.append(
-                linspace(_scalar_as(v_lo, dtype), edge, lo, endpoint=False, dtype=dtype, axis=ax)
-            )
-        parts.append(a)
-        if hi:
-            size_now = aval(a).shape[ax]
-            edge = lax.squeeze(_slice_axis(a, size_now - 1, size_now, ax), (ax,))
-            ramp = linspace(_scalar_as(v_hi, dtype), edge, hi, endpoint=False, dtype=dtype, axis=ax)
-            parts.append(lax.rev(ramp, (ax,)))
-        if len(parts) > 1:
-            a = lax.concatenate(parts, ax)
-    return a
-
-
-def _pad_stats(a, widths, stat_name: str, stat_length: Any):
-    from . import _reductions
-
-    stat = getattr(_reductions, {"maximum": "max", "minimum": "min"}.get(stat_name, stat_name))
-    dtype = aval(a).dtype
-    ndim = len(widths)
-    lengths = (
-        [(None, None)] * ndim
-        if stat_length is None
-        else [
-            (_static_int(lo, "stat_length"), _static_int(hi, "stat_length"))
-            for lo, hi in _pair_values(stat_length, ndim, "stat_length")
-        ]
-    )
-    for ax, ((lo, hi), (len_lo, len_hi)) in enumerate(zip(widths, lengths, strict=True)):
-        n = aval(a).shape[ax]
-        _check_nonempty_axis(stat_name, n, lo, hi)
-        if not (lo or hi):
-            continue
-        for length in (len_lo, len_hi):
-            if length is not None and length < 0:
-                raise ValueError("stat_length can't contain negative values")
-        if (len_lo == 0 and lo) or (len_hi == 0 and hi):
-            raise ValueError(f"stat_length of 0 yields no value for padding mode '{stat_name}'")
-        first = _slice_axis(a, 0, n if len_lo is None else builtins.min(len_lo, n), ax)
-        last = _slice_axis(a, n - (n if len_hi is None else builtins.min(len_hi, n)), n, ax)
-        parts = []
-        for side, count, piece in (("lo", lo, first), ("hi", hi, last)):
-            if not count:
-                continue
-            value = stat(piece, axis=ax, keepdims=True)
-            if kind(dtype) in "iu" and kind(aval(value).dtype) in "fc":
-                from ._ufuncs import round as _round
-
-                value = _round(value)
-            value = convert(value, dtype)
-            target = list(aval(a).shape)
-            target[ax] = count
-            filled = lax.broadcast_in_dim(value, tuple(target), tuple(range(ndim)))
-            parts.append((side, filled))
-        pieces = [p for s, p in parts if s == "lo"] + [a] + [p for s, p in parts if s == "hi"]
-        a = lax.concatenate(pieces, ax)
-    return a
-
-
-def _pad_callable(a, widths, func: Callable, kwargs: dict):
-    """numpy's callable mode: ``func(vector, (before, after), axis, kwargs)`` returns the vector.
-
-    The array is zero-padded, then each 1-d vector along each axis is passed
-    to ``func`` in turn (a Python loop over the vectors).
-    """
-    a = _pad_constant(a, widths, 0)
-    for ax in range(len(widths)):
-        moved = moveaxis(a, ax, -1)
-        shape_moved = aval(moved).shape
-        rows = lax.reshape(moved, (math.prod(shape_moved[:-1]), shape_moved[-1]))
-        outs = []
-        for row in unstack(rows, axis=0) if aval(rows).shape[0] else ():
-            out = func(row, widths[ax], ax, kwargs)
-            out = _array(out, "pad")
-            if aval(out).shape != aval(row).shape:
-                raise ValueError(
-                    f"jnp.pad: the padding function must return a vector of shape "
-                    f"{aval(row).shape}, got {aval(out).shape}"
-                )
-            outs.append(convert(out, aval(a).dtype))
-        if outs:
-            rows = lax.concatenate([lax.expand_dims(o, (0,)) for o in outs], 0)
-        a = moveaxis(lax.reshape(rows, shape_moved), -1, ax)
-    return a
-
-
-_PAD_KWARGS = {
-    "constant": {"constant_values"},
-    "empty": set(),
-    "edge": set(),
-    "wrap": set(),
-    "reflect": {"reflect_type"},
-    "symmetric": {"reflect_type"},
-    "linear_ramp": {"end_values"},
-    "maximum": {"stat_length"},
-    "mean": {"stat_length"},
-    "median": {"stat_length"},
-    "minimum": {"stat_length"},
-}
-
-
-def pad(array: Any, pad_width: Any, mode: str | Callable = "constant", **kwargs: Any):
-    """Pad ``array`` with numpy's padding modes (jax.numpy.pad).
-
-    ``pad_width`` is an int, a ``(before, after)`` pair or one pair per axis.
-    Modes: ``constant`` (``constant_values``), ``empty`` (zeros here),
-    ``edge``, ``wrap``, ``reflect`` and ``symmetric`` (``reflect_type``
-    even/odd), ``linear_ramp`` (``end_values``), ``maximum``/``minimum``/
-    ``mean``/``median`` (``stat_length``) or a callable
-    ``f(vector, pad_width, iaxis, kwargs)`` returning the padded vector.
-    """
-    array = _array(array, "pad")
-    widths = _pad_widths(pad_width, aval(array).ndim)
-    if callable(mode):
-        return _pad_callable(array, widths, mode, kwargs)
-    if mode not in _PAD_KWARGS:
-        raise NotImplementedError(f"Unimplemented padding mode '{mode}' for np.pad.")
-    unexpected = set(kwargs) - _PAD_KWARGS[mode]
-    if unexpected:
-        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unexpected}")
-    if mode == "constant":
-        return _pad_constant(array, widths, kwargs.get("constant_values", 0))
-    if mode == "empty":
-        return _pad_constant(array, widths, 0)
-    if mode in ("edge", "wrap"):
-        return _pad_by_index(array, widths, mode)
-    if mode in ("reflect", "symmetric"):
-        reflect_type = kwargs.get("reflect_type", "even")
-        if reflect_type == "even":
-            return _pad_by_index(array, widths, mode)
-        return _pad_reflect(array, widths, mode, reflect_type)
-    if mode == "linear_ramp":
-        return _pad_linear_ramp(array, widths, kwargs.get("end_values", 0))
-    return _pad_stats(array, widths, mode, kwargs.get("stat_length"))
-
-
-# --- selection ------------------------------------------------------------------------------
-
-
-def where(condition: Any, x: Any = None, y: Any = None, /, *, size=None, fill_value=None):
-    """Pick ``x`` where ``condition`` is true and ``y`` elsewhere, broadcasting (jax.numpy.where).
-
-    The one-argument form returns the indices of nonzero elements (``nonzero``).
-    """
-    if x is None and y is None:
-        import modjax.numpy as jnp
-
-        nonzero = getattr(jnp, "nonzero", None)
-        if nonzero is None:
-            raise NotImplementedError(
-                "jnp.where(condition) needs jnp.nonzero, which is not available yet"
-            )
-        return nonzero(condition, size=size, fill_value=fill_value)
-    if x is None or y is None:
-        raise ValueError(
-            "Either both or neither of the x and y arguments should be provided to jnp.where"
-        )
-    check_arraylike("where", condition, x, y)
-    x, y = promote_dtypes(x, y)
-    shapes = [shape_of(condition), shape_of(x), shape_of(y)]
-    out_shape = _util.broadcast_shapes("where", *shapes)
-    cond_aval = aval(condition)
-    if cond_aval.dtype != np.bool_:
-        condition = lax.ne(condition, np.zeros((), cond_aval.dtype))
-    condition, x, y = (_util.broadcast_to(v, out_shape) for v in (condition, x, y))
-    return lax.select_n(condition, y, x)
-
-
-def select(condlist: Sequence, choicelist: Sequence, default: Any = 0):
-    """Pick elementwise the choice of the first true condition, else ``default`` (jax.numpy.select).
-
-    Conditions are converted to bool; choices and ``default`` are promoted
-    together and broadcast.
-    """
-    if len(condlist) != len(choicelist):
-        raise ValueError(
-            f"condlist must have length equal to choicelist ({len(condlist)} vs {len(choicelist)})"
-        )
-    if not condlist:
-        raise ValueError("condlist must be non-empty")
-    check_arraylike("select", *condlist, *choicelist, default)
-    values = promote_dtypes(default, *choicelist)
-    conds = [
-        c if aval(c).dtype == np.bool_ else lax.ne(c, np.zeros((), aval(c).dtype))
-        for c in (_array(c, "select") for c in condlist)
-    ]
-    shape_out = _util.broadcast_shapes(
-        "select", *[shape_of(v) for v in values], *[aval(c).shape for c in conds]
-    )
-    out = _util.broadcast_to(values[0], shape_out)
-    for cond, choice in reversed(list(zip(conds, values[1:], strict=True))):
-        out = lax.select_n(
-            _util.broadcast_to(cond, shape_out), out, _util.broadcast_to(choice, shape_out)
-        )
-    return out
-
-
-def piecewise(x: Any, condlist: Any, funclist: Sequence, *args: Any, **kw: Any):
-    """Evaluate a piecewise function of ``x`` (jax.numpy.piecewise).
-
-    Each function of ``funclist`` (or constant) is evaluated on the whole of
-    ``x`` and picked where its condition holds, later conditions winning; an
-    extra last function gives the value where no condition holds (else 0).
-    The result has ``x``'s dtype.
-    """
-    x = _array(x, "piecewise")
-    dtype = aval(x).dtype
-    single = isinstance(condlist, bool | np.bool_) or (
-        isinstance(condlist, ARRAY_TYPES + (np.ndarray,)) and np.ndim(condlist) == aval(x).ndim
-    )
-    if single:
-        condlist = [condlist]
-    conds = list(condlist)
-    n = len(conds)
-    if len(funclist) not in (n, n + 1):
-        raise ValueError(
-            f"with {n} condition(s), either {n} or {n + 1} functions are expected, "
-            f"got {len(funclist)}"
-        )
-
-    def value(f):
-        out = f(x, *args, **kw) if callable(f) else f
-        return _util.broadcast_to(convert(_array(out, "piecewise"), dtype), aval(x).shape)
-
-    out = value(funclist[n]) if len(funclist) == n + 1 else lax.full_like(x, 0, dtype)
-    for cond, f in zip(conds, funclist[:n], strict=False):
-        c = _array(cond, "piecewise")
-        if aval(c).dtype != np.bool_:
-            c = lax.ne(c, np.zeros((), aval(c).dtype))
-        out = lax.select_n(_util.broadcast_to(c, aval(x).shape), out, value(f))
-    return out
-
-
-def clip(
-    arr: Any = None,
-    /,
-    min: Any = None,
-    max: Any = None,
-    *,
-    a: Any = None,
-    a_min: Any = None,
-    a_max: Any = None,
-):  # noqa: A002
-    """Limit the values of ``arr`` to ``[min, max]`` (either may be None) (jax.numpy.clip).
-
-    ``a``, ``a_min`` and ``a_max`` are numpy's older names for the arguments.
-    """
-    arr = a if arr is None else arr
-    min = a_min if min is None else min  # noqa: A001
-    max = a_max if max is None else max  # noqa: A001
-    if arr is None:
-        raise TypeError("clip() missing the array argument")
-    check_arraylike("clip", arr)
-    if min is not None:
-        arr = lax.max(*promote_args("clip", arr, min))
-    if max is not None:
-        arr = lax.min(*promote_args("clip", arr, max))
-    return arr
+# --- trimming -------------------------------------------------------------------------------
 
 
 def trim_zeros(filt: Any, trim: str = "fb"):
@@ -1261,5 +866,5 @@ from ._products import dot, matmul  # noqa: E402
 # Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
 compile_on_arrays(
     globals(),
-    "append array_split dsplit hsplit vsplit split repeat resize roll rot90 tile clip where pad",
+    "append array_split dsplit hsplit vsplit split repeat resize roll rot90 tile",
 )

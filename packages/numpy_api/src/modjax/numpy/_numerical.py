@@ -26,15 +26,14 @@ from ._indexing import take
 from ._manipulation import (
     atleast_2d,
     broadcast_to,
-    clip,
     concatenate,
     reshape,
     squeeze,
     stack,
-    where,
 )
 from ._products import diagonal, dot
 from ._reductions import sum as _sum
+from ._selection import clip, where
 from ._sorting import argsort, searchsorted
 from ._ufuncs import abs as _abs
 from ._ufuncs import conj, imag, mod, real, sqrt

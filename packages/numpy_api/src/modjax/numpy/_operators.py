@@ -13,7 +13,7 @@ import functools
 
 from modjax.tracecore.core import register_tracer_attribute, register_tracer_operator
 
-from . import _at, _indexing, _manipulation, _reductions, _ufuncs
+from . import _at, _indexing, _manipulation, _reductions, _selection, _ufuncs
 from ._util import ARRAYLIKE
 
 
@@ -110,7 +110,7 @@ def register_operators() -> None:
         "argmax": _reductions.argmax,
         "argmin": _reductions.argmin,
         "astype": _manipulation.astype,
-        "clip": _manipulation.clip,
+        "clip": _selection.clip,
         "dot": _manipulation.dot,
         "max": _reductions.max,
         "mean": _reductions.mean,

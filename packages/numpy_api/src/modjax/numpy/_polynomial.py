@@ -290,9 +290,10 @@ def roots(p, *, strip_zeros: bool = True):
     """
     from modjax import lax
 
-    from ._manipulation import atleast_1d, roll, where
+    from ._manipulation import atleast_1d, roll
     from ._reductions import all as all_
     from ._reductions import argmin
+    from ._selection import where
 
     check_arraylike("roots", p)
     (p_arr,) = promote_dtypes_inexact(p)

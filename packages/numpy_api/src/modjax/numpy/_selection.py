@@ -1,5 +1,5 @@
-"""Selecting and placing elements: ``choose``, ``compress``, ``extract``, ``place``, ``put``,
-``fill_diagonal``.
+"""Selecting and placing elements: ``where``, ``select``, ``piecewise``, ``clip``, ``choose``,
+``compress``, ``extract``, ``place``, ``put``, ``fill_diagonal``.
 
 The placing functions return a new array (modjax arrays are immutable), so,
 as JAX, they require ``inplace=False``. Results keep the dtype and weak type of
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -18,11 +19,12 @@ from modjax.lax._common import kind
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import concrete_or_error
 
+from . import _util
 from ._creation import asarray
 from ._cumulative import cumsum
 from ._eager_jit import compile_on_arrays
 from ._indexing import nonzero, scatter_update, take
-from ._manipulation import ravel, resize
+from ._manipulation import _array, ravel, resize
 from ._util import (
     ARRAY_TYPES,
     aval,
@@ -31,10 +33,23 @@ from ._util import (
     canonicalize_axis,
     check_arraylike,
     convert,
+    promote_args,
+    promote_dtypes,
     shape_of,
 )
 
-__all__ = ["choose", "compress", "extract", "fill_diagonal", "place", "put"]
+__all__ = [
+    "choose",
+    "clip",
+    "compress",
+    "extract",
+    "fill_diagonal",
+    "piecewise",
+    "place",
+    "put",
+    "select",
+    "where",
+]
 
 
 def _like(value: Any, a_aval) -> Any:
@@ -49,6 +64,123 @@ def _immutable(name: str) -> ValueError:
         f"jax.numpy.{name} cannot modify arrays in-place, because JAX arrays are immutable. "
         "Pass inplace=False to instead return an updated array."
     )
+
+
+# --- where, select, piecewise, clip ------------------------------------------------------------
+
+
+def where(condition: Any, x: Any = None, y: Any = None, /, *, size=None, fill_value=None):
+    """Pick ``x`` where ``condition`` is true and ``y`` elsewhere, broadcasting (jax.numpy.where).
+
+    The one-argument form returns the indices of nonzero elements (``nonzero``).
+    """
+    if x is None and y is None:
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise ValueError(
+            "Either both or neither of the x and y arguments should be provided to jnp.where"
+        )
+    check_arraylike("where", condition, x, y)
+    x, y = promote_dtypes(x, y)
+    shapes = [shape_of(condition), shape_of(x), shape_of(y)]
+    out_shape = _util.broadcast_shapes("where", *shapes)
+    cond_aval = aval(condition)
+    if cond_aval.dtype != np.bool_:
+        condition = lax.ne(condition, np.zeros((), cond_aval.dtype))
+    condition, x, y = (_util.broadcast_to(v, out_shape) for v in (condition, x, y))
+    return lax.select_n(condition, y, x)
+
+
+def select(condlist: Sequence, choicelist: Sequence, default: Any = 0):
+    """Pick elementwise the choice of the first true condition, else ``default`` (jax.numpy.select).
+
+    Conditions are converted to bool; choices and ``default`` are promoted
+    together and broadcast.
+    """
+    if len(condlist) != len(choicelist):
+        raise ValueError(
+            f"condlist must have length equal to choicelist ({len(condlist)} vs {len(choicelist)})"
+        )
+    if not condlist:
+        raise ValueError("condlist must be non-empty")
+    check_arraylike("select", *condlist, *choicelist, default)
+    values = promote_dtypes(default, *choicelist)
+    conds = [
+        c if aval(c).dtype == np.bool_ else lax.ne(c, np.zeros((), aval(c).dtype))
+        for c in (_array(c, "select") for c in condlist)
+    ]
+    shape_out = _util.broadcast_shapes(
+        "select", *[shape_of(v) for v in values], *[aval(c).shape for c in conds]
+    )
+    out = _util.broadcast_to(values[0], shape_out)
+    for cond, choice in reversed(list(zip(conds, values[1:], strict=True))):
+        out = lax.select_n(
+            _util.broadcast_to(cond, shape_out), out, _util.broadcast_to(choice, shape_out)
+        )
+    return out
+
+
+def piecewise(x: Any, condlist: Any, funclist: Sequence, *args: Any, **kw: Any):
+    """Evaluate a piecewise function of ``x`` (jax.numpy.piecewise).
+
+    Each function of ``funclist`` (or constant) is evaluated on the whole of
+    ``x`` and picked where its condition holds, later conditions winning; an
+    extra last function gives the value where no condition holds (else 0).
+    The result has ``x``'s dtype.
+    """
+    x = _array(x, "piecewise")
+    dtype = aval(x).dtype
+    single = isinstance(condlist, bool | np.bool_) or (
+        isinstance(condlist, ARRAY_TYPES + (np.ndarray,)) and np.ndim(condlist) == aval(x).ndim
+    )
+    if single:
+        condlist = [condlist]
+    conds = list(condlist)
+    n = len(conds)
+    if len(funclist) not in (n, n + 1):
+        raise ValueError(
+            f"with {n} condition(s), either {n} or {n + 1} functions are expected, "
+            f"got {len(funclist)}"
+        )
+
+    def value(f):
+        out = f(x, *args, **kw) if callable(f) else f
+        return _util.broadcast_to(convert(_array(out, "piecewise"), dtype), aval(x).shape)
+
+    out = value(funclist[n]) if len(funclist) == n + 1 else lax.full_like(x, 0, dtype)
+    for cond, f in zip(conds, funclist[:n], strict=False):
+        c = _array(cond, "piecewise")
+        if aval(c).dtype != np.bool_:
+            c = lax.ne(c, np.zeros((), aval(c).dtype))
+        out = lax.select_n(_util.broadcast_to(c, aval(x).shape), out, value(f))
+    return out
+
+
+def clip(
+    arr: Any = None,
+    /,
+    min: Any = None,
+    max: Any = None,
+    *,
+    a: Any = None,
+    a_min: Any = None,
+    a_max: Any = None,
+):  # noqa: A002
+    """Limit the values of ``arr`` to ``[min, max]`` (either may be None) (jax.numpy.clip).
+
+    ``a``, ``a_min`` and ``a_max`` are numpy's older names for the arguments.
+    """
+    arr = a if arr is None else arr
+    min = a_min if min is None else min  # noqa: A001
+    max = a_max if max is None else max  # noqa: A001
+    if arr is None:
+        raise TypeError("clip() missing the array argument")
+    check_arraylike("clip", arr)
+    if min is not None:
+        arr = lax.max(*promote_args("clip", arr, min))
+    if max is not None:
+        arr = lax.min(*promote_args("clip", arr, max))
+    return arr
 
 
 # --- choose ------------------------------------------------------------------------------------
@@ -300,4 +432,4 @@ def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True)
 
 
 # Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
-compile_on_arrays(globals(), "choose compress extract fill_diagonal place put")
+compile_on_arrays(globals(), "clip where choose compress extract fill_diagonal place put")
