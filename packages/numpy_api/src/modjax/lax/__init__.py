@@ -150,6 +150,8 @@ from .elementwise import (
     or_p,
     pow,
     pow_p,
+    reduce_precision,
+    reduce_precision_p,
     rem,
     rem_p,
     round,
@@ -182,9 +184,9 @@ from .elementwise import (
     xor_p,
 )
 from .fft import FftType, fft, fft_p
+from .generic_reduce import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .parallel import pbroadcast  # noqa: E402
-from .reduce import *  # noqa: F403
 from .reductions import (
     argmax,
     argmax_p,

@@ -3,7 +3,7 @@
 The unary and binary families are declared from one line each (name, accepted
 dtype categories, StableHLO op); the handful of primitives with params or
 special rules (``round``, ``integer_pow``, ``pow``, ``convert_element_type``,
-``select_n``, ``clamp``) are declared by hand below them. Each declaration
+``select_n``, ``clamp``, ``reduce_precision``) are declared by hand below them. Each declaration
 registers the abstract evaluation, the eager ``impl`` (runtime's
 ``apply_primitive``) and the lowering rule next to the primitive.
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import enum
 import math
+import operator
 from collections.abc import Callable, Sequence
 from functools import partial
 
@@ -124,6 +125,7 @@ __all__ = [
     "neg",
     "nextafter",
     "pow",
+    "reduce_precision",
     "rem",
     "round",
     "rsqrt",
@@ -1185,3 +1187,50 @@ def clamp(min, x, max):  # noqa: A002 - JAX's argument names
     if type(min) in PYTHON_SCALARS or type(max) in PYTHON_SCALARS:
         x, min, max = convert_weak_scalars((x, min, max))  # x first: it sets the dtype
     return clamp_p.bind(min, x, max)
+
+
+# --- reduce_precision ----------------------------------------------------------------------------
+
+
+def _reduce_precision_abstract_eval(operand, *, exponent_bits, mantissa_bits):
+    check_dtype("reduce_precision", operand, [FLOAT])
+    if exponent_bits < 1:
+        raise ValueError(f"reduce_precision: exponent_bits must be positive; got {exponent_bits}")
+    if mantissa_bits < 0:
+        raise ValueError(
+            f"reduce_precision: mantissa_bits must be non-negative; got {mantissa_bits}"
+        )
+    return ShapedArray(operand.shape, operand.dtype, operand.weak_type)
+
+
+def _reduce_precision_lowering(ctx, x, *, exponent_bits, mantissa_bits):
+    return hlo.ReducePrecisionOp(
+        x, exponent_bits, mantissa_bits, results=[ir_type(ctx.avals_out[0])]
+    ).result
+
+
+reduce_precision_p = Primitive("reduce_precision")
+reduce_precision_p.def_abstract_eval(_reduce_precision_abstract_eval)
+reduce_precision_p.def_impl(partial(apply_primitive, reduce_precision_p))
+register_lowering(reduce_precision_p, _reduce_precision_lowering)
+deflinear(
+    reduce_precision_p,
+    lambda ct, x, **params: [reduce_precision_p.bind(ct, **params)],
+)
+defvectorized(reduce_precision_p)
+
+
+def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
+    """Round ``operand`` to a float format with fewer bits (jax.lax.reduce_precision).
+
+    The format has ``exponent_bits`` exponent and ``mantissa_bits`` mantissa bits;
+    the result keeps ``operand``'s dtype, and values that overflow the narrower
+    format become infinities, as XLA's ``reduce-precision`` does.
+    """
+    if type(operand) in (int, float):
+        operand = np.asarray(operand, dtypes.canonicalize_dtype(np.float64))
+    return reduce_precision_p.bind(
+        operand,
+        exponent_bits=operator.index(exponent_bits),
+        mantissa_bits=operator.index(mantissa_bits),
+    )

@@ -1,4 +1,4 @@
-"""The generic ``reduce`` (a user's Python computation as the reduction) and ``reduce_precision``.
+"""The generic ``reduce``: a user's Python computation as the reduction (jax.lax.reduce).
 
 ``reduce(operands, init_values, computation, dimensions)`` recognizes the
 monoids JAX recognizes (``lax.add`` with 0, ``lax.mul`` with 1, ``lax.max``
@@ -17,23 +17,21 @@ from functools import partial
 
 import numpy as np
 
-from modjax.autodiff import Zero, deflinear, jvp, jvp_rules
-from modjax.batching import batching_rules, bdim_at_front, defvectorized
+from modjax.autodiff import Zero, jvp, jvp_rules
+from modjax.batching import batching_rules, bdim_at_front
 from modjax.lowering import hlo, ir, ir_type, lower_jaxpr_inline, register_lowering
 from modjax.runtime import apply_primitive
-from modjax.tracecore import dtypes, make_jaxpr, tree_util
+from modjax.tracecore import make_jaxpr, tree_util
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive, Tracer
 from modjax.tracecore.evaluation import jaxpr_as_fun
 
-from ._common import FLOAT, aval_of, check_dtype, kind, reducer_region
+from ._common import aval_of, kind, reducer_region
 from .reductions import _extreme
 
 __all__ = [
     "reduce",
     "reduce_p",
-    "reduce_precision",
-    "reduce_precision_p",
 ]
 
 
@@ -265,50 +263,3 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
     closed = _traced_computation(computation, tree, scalars)
     outs = reduce_p.bind(*flat_ops, *inits, jaxpr=closed, dimensions=dimensions)
     return tree_util.tree_unflatten(tree, outs)
-
-
-# --- reduce_precision ----------------------------------------------------------------------------
-
-
-def _reduce_precision_abstract_eval(operand, *, exponent_bits, mantissa_bits):
-    check_dtype("reduce_precision", operand, [FLOAT])
-    if exponent_bits < 1:
-        raise ValueError(f"reduce_precision: exponent_bits must be positive; got {exponent_bits}")
-    if mantissa_bits < 0:
-        raise ValueError(
-            f"reduce_precision: mantissa_bits must be non-negative; got {mantissa_bits}"
-        )
-    return ShapedArray(operand.shape, operand.dtype, operand.weak_type)
-
-
-def _reduce_precision_lowering(ctx, x, *, exponent_bits, mantissa_bits):
-    return hlo.ReducePrecisionOp(
-        x, exponent_bits, mantissa_bits, results=[ir_type(ctx.avals_out[0])]
-    ).result
-
-
-reduce_precision_p = Primitive("reduce_precision")
-reduce_precision_p.def_abstract_eval(_reduce_precision_abstract_eval)
-reduce_precision_p.def_impl(partial(apply_primitive, reduce_precision_p))
-register_lowering(reduce_precision_p, _reduce_precision_lowering)
-deflinear(
-    reduce_precision_p,
-    lambda ct, x, **params: [reduce_precision_p.bind(ct, **params)],
-)
-defvectorized(reduce_precision_p)
-
-
-def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
-    """Round ``operand`` to a float format with fewer bits (jax.lax.reduce_precision).
-
-    The format has ``exponent_bits`` exponent and ``mantissa_bits`` mantissa bits;
-    the result keeps ``operand``'s dtype, and values that overflow the narrower
-    format become infinities, as XLA's ``reduce-precision`` does.
-    """
-    if type(operand) in (int, float):
-        operand = np.asarray(operand, dtypes.canonicalize_dtype(np.float64))
-    return reduce_precision_p.bind(
-        operand,
-        exponent_bits=operator.index(exponent_bits),
-        mantissa_bits=operator.index(mantissa_bits),
-    )
