@@ -16,7 +16,7 @@ from modjax.tracecore.core import to_aval
 from ._batching import check_batching
 from ._cases import Case, case_strategy
 from ._compare import host
-from ._derivatives import check_jvp_rule, check_transpose
+from ._derivatives import check_jvp_rule, check_transpose, normalize_argnums
 from ._evaluation import check_abstract_eval, check_lowering, shared_programs
 from ._printing import check_printing
 
@@ -71,12 +71,22 @@ def rules_of(prim) -> tuple[str, ...]:
     return tuple(mode for mode, (_, has) in _CHECKS.items() if has(prim))
 
 
+def _check_argnums(case: Case, jvp_argnums, linear_argnums) -> None:
+    """Raise ValueError when an operand position names no operand of ``case``."""
+    n = len(case.args)
+    if jvp_argnums is not None:
+        normalize_argnums(jvp_argnums, n, "jvp_argnums")
+    for group in linear_argnums or ():
+        normalize_argnums(group, n, "linear_argnums")
+
+
 def check_primitive(
     prim,
     cases=None,
     *,
     modes: Sequence[str] = MODES,
     linear_argnums: Sequence[Sequence[int]] | None = None,
+    jvp_argnums: Sequence[int] | None = None,
     max_examples: int | None = None,
 ) -> tuple[str, ...]:
     """Check every rule of ``prim`` against its impl over hypothesis' cases (no JAX counterpart).
@@ -84,9 +94,13 @@ def check_primitive(
     ``cases`` is a hypothesis strategy of ``(args, params)`` pairs (or ``Case``s), a
     list of them, or None for the default (operands of each dtype and shape the
     abstract evaluation accepts without params). ``modes`` picks among ``MODES``;
-    a mode whose rule ``prim`` lacks is skipped. ``linear_argnums`` lists the groups
-    of operands the transpose rule is linear in jointly (default: one group of every
-    floating operand; ``[(0,), (1,)]`` for a bilinear ``mul``). ``max_examples``
+    a mode whose rule ``prim`` lacks is skipped. ``jvp_argnums`` lists the operands
+    the JVP check perturbs (default: every floating one); the others are held
+    constant, as for an operand the primitive is not differentiable in (an index, a
+    bound). Integer, boolean and key operands are always held constant.
+    ``linear_argnums`` lists the groups of operands the transpose rule is linear in
+    jointly (default: one group of the operands the JVP check perturbs;
+    ``[(0,), (1,)]`` for a bilinear ``mul``). ``max_examples``
     overrides the hypothesis profile's count. Raise ``RuleCheckError`` (an
     AssertionError) for the minimal failing case hypothesis finds; return the modes
     checked.
@@ -95,6 +109,10 @@ def check_primitive(
     if unknown:
         raise ValueError(f"check_primitive: unknown modes {unknown}; the modes are {MODES}")
     selected = [m for m in modes if _CHECKS[m][1](prim)]
+    derivative_options = {
+        "jvp": {"jvp_argnums": jvp_argnums},
+        "transpose": {"jvp_argnums": jvp_argnums, "linear_argnums": linear_argnums},
+    }
     strategy = case_strategy(prim, cases)
     # One RuleCheckError, not a group: a broken rule often trips several modes.
     options = {
@@ -109,13 +127,11 @@ def check_primitive(
     @given(data=st.data())
     def run(data):
         case = data.draw(strategy, label="case")
+        _check_argnums(case, jvp_argnums, linear_argnums)  # the caller's error, not a rule's
         for mode in selected:
             check = _CHECKS[mode][0]
             try:
-                if mode == "transpose":
-                    check(prim, case, data.draw, linear_argnums=linear_argnums)
-                else:
-                    check(prim, case, data.draw)
+                check(prim, case, data.draw, **derivative_options.get(mode, {}))
             except Exception as e:
                 raise RuleCheckError(prim, mode, case, e) from e
 

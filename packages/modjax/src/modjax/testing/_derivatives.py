@@ -19,7 +19,13 @@ from ._cases import Case
 from ._compare import as_list, host, tolerance
 from ._evaluation import jitted
 
-__all__ = ["check_jvp_rule", "check_transpose", "inexact_positions"]
+__all__ = [
+    "check_jvp_rule",
+    "check_transpose",
+    "inexact_positions",
+    "normalize_argnums",
+    "perturbed_positions",
+]
 
 # Finite-difference step by dtype: large enough that rounding stays below the
 # tolerance, small enough that the curvature does too.
@@ -47,13 +53,39 @@ def inexact_positions(case: Case) -> tuple[int, ...]:
     return tuple(i for i, a in enumerate(case.args) if _is_inexact(a))
 
 
+def normalize_argnums(argnums: Sequence[int], nargs: int, what: str) -> tuple[int, ...]:
+    """Return ``argnums`` as sorted non-negative positions among ``nargs`` operands.
+
+    Raise ValueError for a position out of range (negative ones count from the end).
+    """
+    out = set()
+    for i in argnums:
+        if not isinstance(i, int | np.integer) or not -nargs <= i < nargs:
+            raise ValueError(f"check_primitive: {what} {i!r} is not an operand of {nargs}")
+        out.add(int(i) % nargs)
+    return tuple(sorted(out))
+
+
+def perturbed_positions(case: Case, jvp_argnums: Sequence[int] | None) -> tuple[int, ...]:
+    """Return the operands the derivative checks perturb: the floating ones of ``jvp_argnums``.
+
+    Integer, boolean and key operands have no tangents: they are always held constant.
+    """
+    inexact = inexact_positions(case)
+    if jvp_argnums is None:
+        return inexact
+    chosen = normalize_argnums(jvp_argnums, len(case.args), "jvp_argnums")
+    return tuple(i for i in chosen if i in inexact)
+
+
 def _dtype_name(x) -> str:
     return np.dtype(to_aval(x).dtype).name
 
 
 def _loosest(values) -> str:
-    names = [_dtype_name(v) for v in values]
-    return max(names, key=lambda n: tolerance(n, _DERIVATIVE_TOLERANCE))
+    """The dtype name among ``values``' floating ones with the loosest derivative tolerance."""
+    names = [_dtype_name(v) for v in values if _is_inexact(v)]
+    return max(names, key=lambda n: tolerance(n, _DERIVATIVE_TOLERANCE), default="float64")
 
 
 def _random_like(rng: np.random.RandomState, x) -> np.ndarray:
@@ -69,22 +101,27 @@ def _avals(case: Case) -> tuple:
 
 
 def _jvp_fn(prim, case: Case, positions: tuple[int, ...]):
-    """The jitted ``(args, tangents of positions) -> (outs, tangents out)``."""
+    """The jitted ``(args, tangents of positions) -> (outs, tangents out)``.
+
+    The operands outside ``positions`` are closed over, so the JVP rule sees them
+    as constants (symbolic zero tangents), as it does when a user differentiates
+    with respect to some arguments only.
+    """
     avals = _avals(case)
     params = case.params
 
     def build():
-        def f(*args):
-            return prim.bind(*args, **params)
-
         def run(*args_and_tangents):
             args = args_and_tangents[: len(avals)]
-            given = dict(zip(positions, args_and_tangents[len(avals) :], strict=True))
-            tangents = tuple(
-                given[i] if i in given else np.zeros(a.shape, dtypes.float0)
-                for i, a in enumerate(avals)
-            )
-            outs, touts = jvp(f, args, tangents)
+            tangents = args_and_tangents[len(avals) :]
+
+            def f(*perturbed):
+                full = list(args)
+                for i, x in zip(positions, perturbed, strict=True):
+                    full[i] = x
+                return prim.bind(*full, **params)
+
+            outs, touts = jvp(f, tuple(args[i] for i in positions), tuple(tangents))
             outs, touts = as_list(prim, outs), as_list(prim, touts)
             # Integer and boolean outputs have float0 tangents, which jit cannot return.
             return outs, [t if _is_inexact(o) else None for o, t in zip(outs, touts, strict=True)]
@@ -94,18 +131,22 @@ def _jvp_fn(prim, case: Case, positions: tuple[int, ...]):
     return jitted(prim, params, ("jvp", avals, positions), build)
 
 
-def check_jvp_rule(prim, case: Case, draw) -> None:
+def check_jvp_rule(prim, case: Case, draw, jvp_argnums: Sequence[int] | None = None) -> None:
     """Check the JVP at the case's operands against central finite differences.
 
-    Elements where the output or a finite difference is not finite are left out.
+    Only the floating operands among ``jvp_argnums`` (default: all) are perturbed;
+    the others are held constant. Elements where the output or a finite difference
+    is not finite are left out.
     """
-    positions = inexact_positions(case)
+    positions = perturbed_positions(case, jvp_argnums)
     if not positions:
         return
     rng = np.random.RandomState(0)
     tangents = [_random_like(rng, case.args[i]) for i in positions]
     outs, touts = _jvp_fn(prim, case, positions)(*case.args, *tangents)
-    name = _loosest([case.args[i] for i in positions])
+    # Step and tolerance by the narrowest of the perturbed operands and the outputs:
+    # a primitive may round its result to a narrower type than its operands'.
+    name = _loosest([*(case.args[i] for i in positions), *outs])
     eps, tol = _EPS.get(name, 1e-3), tolerance(name, _DERIVATIVE_TOLERANCE)
     f = jitted(prim, case.params)
 
@@ -127,30 +168,52 @@ def check_jvp_rule(prim, case: Case, draw) -> None:
         bad = finite & ~(np.abs(t - fd) <= tol * (1.0 + np.abs(fd)))
         if bad.any():
             raise AssertionError(
-                f"output {k}: the JVP differs from central finite differences (eps={eps}) "
-                f"at {int(bad.sum())} of {bad.size} elements:\njvp {t[bad]}\nfd  {fd[bad]}"
+                f"output {k}: the JVP differs from central finite differences (eps={eps}, "
+                f"operands {list(positions)} perturbed) at {int(bad.sum())} of {bad.size} "
+                f"elements:\njvp {t[bad]}\nfd  {fd[bad]}"
             )
 
 
-def _dot(xs: Sequence, ys: Sequence) -> complex:
-    """The bilinear (unconjugated) pairing of two lists of arrays, in double precision."""
-    total = 0j
+def _pairing(xs: Sequence, ys: Sequence) -> float:
+    """``Re(sum(x * y))`` over two lists of arrays (unconjugated), in double precision.
+
+    The real part is the pairing under which a transpose rule is the transpose for
+    complex dtypes too: it holds for maps linear over the reals only (``real``,
+    ``imag``, ``conj``, ``complex``), whose complex bilinear pairings differ.
+    """
+    total = 0.0
     for x, y in zip(xs, ys, strict=True):
-        total += complex(np.sum(host(x).astype(np.complex128) * host(y).astype(np.complex128)))
+        prod = host(x).astype(np.complex128) * host(y).astype(np.complex128)
+        total += float(np.sum(prod.real))
     return total
 
 
-def check_transpose(prim, case: Case, draw, linear_argnums=None) -> None:
+def check_transpose(
+    prim,
+    case: Case,
+    draw,
+    linear_argnums: Sequence[Sequence[int]] | None = None,
+    jvp_argnums: Sequence[int] | None = None,
+) -> None:
     """Check the transpose rule by the dot-product test ``<ct, J v> == <T(ct), v>``.
 
     The rule is called as ``backward_pass`` calls it, with ``UndefinedPrimal``s for
-    the operands of each group of ``linear_argnums`` (default: one group of every
-    floating operand); ``J v`` is the JVP with tangents in that group only.
+    the operands of each group of ``linear_argnums`` (default: one group of the
+    operands the JVP check perturbs); ``J v`` is the JVP with tangents in that group
+    only, the other operands held constant. Non-floating operands of a group are
+    left out of it (they have no cotangent).
     """
-    groups = linear_argnums if linear_argnums is not None else [inexact_positions(case)]
+    if linear_argnums is None:
+        groups = [perturbed_positions(case, jvp_argnums)]
+    else:
+        inexact = inexact_positions(case)
+        groups = [
+            tuple(i for i in normalize_argnums(g, len(case.args), "linear_argnums") if i in inexact)
+            for g in linear_argnums
+        ]
     for group in groups:
         if group:
-            _check_transpose_group(prim, case, tuple(group))
+            _check_transpose_group(prim, case, group)
 
 
 def _transpose_fn(prim, case: Case, group: tuple[int, ...], out_inexact: tuple[bool, ...]):
@@ -187,20 +250,16 @@ def _transpose_fn(prim, case: Case, group: tuple[int, ...], out_inexact: tuple[b
 
 def _check_transpose_group(prim, case: Case, group: tuple[int, ...]) -> None:
     rng = np.random.RandomState(0)
-    positions = inexact_positions(case)
-    tangents = [
-        _random_like(rng, case.args[i]) if i in group else np.zeros_like(host(case.args[i]))
-        for i in positions
-    ]
-    outs, jv = _jvp_fn(prim, case, positions)(*case.args, *tangents)
+    tangents = [_random_like(rng, case.args[i]) for i in group]
+    outs, jv = _jvp_fn(prim, case, group)(*case.args, *tangents)
     out_inexact = tuple(_is_inexact(o) for o in outs)
     cts = [_random_like(rng, o) for o, inexact in zip(outs, out_inexact, strict=True) if inexact]
     cts_in = _transpose_fn(prim, case, group, out_inexact)(*case.args, *cts)
     jv = [t for t, inexact in zip(jv, out_inexact, strict=True) if inexact]
-    lhs = _dot(cts, jv)
-    rhs = _dot(cts_in, [tangents[positions.index(i)] for i in group])
+    lhs = _pairing(cts, jv)
+    rhs = _pairing(cts_in, tangents)
     scale = sum(float(np.sum(np.abs(host(c) * host(t)))) for c, t in zip(cts, jv, strict=True))
-    tol = tolerance(_loosest([case.args[i] for i in group]), _DERIVATIVE_TOLERANCE)
+    tol = tolerance(_loosest([*(case.args[i] for i in group), *outs]), _DERIVATIVE_TOLERANCE)
     if not abs(lhs - rhs) <= tol * (1.0 + scale):
         raise AssertionError(
             f"dot-product test with operands {list(group)} linear: <ct, J v> = {lhs} "
