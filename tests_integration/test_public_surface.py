@@ -61,8 +61,6 @@ NOT_YET = _table(
         "jax2tf_associative_scan_reductions",
         "#14: JAX internals or jaxlib extension points with no modjax counterpart yet",
     ),
-    ("jax", "profiler", "#14: jax.profiler through jaxlib's profiler, to do"),
-    ("jax.profiler", " ".join(MODULES["jax.profiler"]), "#14: to do"),
     (
         "jax.lax",
         "AccuracyMode DotAlgorithm DotAlgorithmPreset DotDimensionNumbers PrecisionLike "

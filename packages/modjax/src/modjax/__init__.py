@@ -141,6 +141,7 @@ __all__ = [
     "numpy_dtype_promotion",
     "numpy_rank_promotion",
     "print_environment_info",
+    "profiler",
     "stages",
     "typeof",
     "Array",
@@ -228,7 +229,17 @@ __all__ = [
 # not pay for them. Their primitives and rules are declared in them, so they are
 # registered before anything can bind them.
 _LAZY_SUBMODULES = frozenset(
-    {"dlpack", "experimental", "export", "flatten_util", "image", "nn", "scipy", "test_util"}
+    {
+        "dlpack",
+        "experimental",
+        "export",
+        "flatten_util",
+        "image",
+        "nn",
+        "profiler",
+        "scipy",
+        "test_util",
+    }
 )
 
 

@@ -28,7 +28,7 @@ from typing import Any, TypeAlias
 
 import jaxlib
 import numpy as np
-from jaxlib import _jax, utils, xla_client
+from jaxlib import _jax, _profile_data, _profiler, utils, xla_client
 
 __all__ = [
     "Array",
@@ -40,6 +40,12 @@ __all__ = [
     "GSPMDSharding",
     "HloSharding",
     "JaxRuntimeError",
+    "ProfileData",
+    "ProfileEvent",
+    "ProfileOptions",
+    "ProfilePlane",
+    "ProfilerSession",
+    "TraceMe",
     "SingleDeviceSharding",
     "batched_block_until_ready",
     "batched_device_put",
@@ -62,6 +68,9 @@ __all__ = [
     "make_cpu_client",
     "pjit",
     "pjit_cache",
+    "profiler_metadata",
+    "profiler_server",
+    "profiler_subprocess",
     "pytree_registry",
     "quiet_native_logs",
     "replicated_hlo_sharding",
@@ -315,3 +324,36 @@ def buffer_to_dlpack(buffer: ArrayImpl, stream):
 def dlpack_to_buffer(capsule, device: Device, dl_type: int, copy: bool | None) -> ArrayImpl:
     """Import a DLPack capsule as a single-device buffer on ``device``."""
     return _jax.dlpack_managed_tensor_to_buffer(capsule, device, None, copy, int(dl_type))
+
+
+# --- the profiler (jaxlib's TSL profiler: sessions, TraceMe, the server) ----------------------
+
+#: A profiling session: started on creation, ``stop_and_export(log_dir)`` writes the trace.
+ProfilerSession: TypeAlias = _profiler.ProfilerSession
+#: What a session collects (host/Python tracer levels, duration, ...).
+ProfileOptions: TypeAlias = _profiler.ProfileOptions
+#: A named span on the host timeline while a session runs (a context manager).
+TraceMe: TypeAlias = _profiler.TraceMe
+#: A written trace read back (planes of lines of events).
+ProfileData: TypeAlias = _profile_data.ProfileData
+ProfileEvent: TypeAlias = _profile_data.ProfileEvent
+ProfilePlane: TypeAlias = _profile_data.ProfilePlane
+
+
+def profiler_server(port: int):
+    """Start jaxlib's profiler server on ``port``; it serves until the returned object dies."""
+    return _profiler.start_server(port)
+
+
+def profiler_subprocess(pid: int, port: int) -> Callable[[], None]:
+    """Profile the subprocess ``pid`` (serving on ``port``) with this process; return the undo."""
+    return _profiler.register_subprocess(pid, port)
+
+
+def profiler_metadata(entries: dict[str, str] | None) -> None:
+    """Set the metadata the next trace records (``None``: clear it)."""
+    if entries is None:
+        _profiler.clear_metadata()
+        return
+    for key, value in entries.items():
+        _profiler.set_metadata(key, value)
