@@ -106,6 +106,46 @@ def test_constants_round_trip_through_xla(cpu, consts):
         assert_same_bits(out, want)
 
 
+def _structured(dtype: np.dtype) -> list[np.ndarray]:
+    """Constants that are not uniform yet agree at the places a shortcut might look.
+
+    ``eye``, alternating patterns, and arrays whose first, middle and last elements
+    are equal while others differ (for 5 and 6 elements, as either midpoint), besides
+    the two zeros that are equal as numbers but not as bits.
+    """
+
+    def of(values, shape=None):
+        return np.asarray(values).astype(dtype).reshape(shape or np.shape(values))
+
+    out = [of(np.eye(n)) for n in (2, 3, 5)]
+    out += [of([1, 0, 1, 0, 1]), of([0, 1] * 8, (4, 4)), of([1, 0] * 3, (2, 3))]
+    out += [of([1, 0, 1, 1, 1]), of([1, 1, 0, 1, 0, 1]), of([1, 0, 0, 1, 0, 1])]
+    out += [of([1] * 11 + [0] + [1] * 12, (2, 3, 4)), of(np.ones((3, 3)) - np.eye(3)[::-1])]
+    if dtypes.issubdtype(dtype, np.inexact):
+        out.append(of([0.0, -0.0, 0.0]))
+    return out
+
+
+STRUCTURED_DTYPES = [
+    *map(np.dtype, ("float32", "float64", "float16", "int8", "uint32", "int64", "bool")),
+    *map(np.dtype, ("complex64", "complex128")),
+    *map(np.dtype, (dtypes.bfloat16, dtypes.int4, dtypes.float8_e4m3fn)),
+]
+
+
+@pytest.mark.parametrize("dtype", STRUCTURED_DTYPES, ids=str)
+def test_structured_constants_round_trip_as_constants(cpu, dtype):
+    # Lowered as constants of the module (constvars), never as arguments, so the
+    # splat shortcut for uniform arrays is the path they take.
+    consts = _structured(dtype)
+    assert all(c.size > 1 and len(np.unique(c.view(np.uint8))) > 1 for c in consts)
+    lowered = lower_jaxpr_to_module(constants_jaxpr(consts))
+    assert "func.func public @main() ->" in lowered.as_text()  # no arguments
+    outs = cpu.run(lowered)
+    for out, want in zip(outs, consts, strict=True):
+        assert_same_bits(out, want)
+
+
 def test_uniform_constants_are_splats_and_broadcasts_stay_small():
     row = np.arange(4, dtype=np.float32)
     consts = [
