@@ -1,4 +1,4 @@
-"""Typed key arrays in the NumPy surface: creation functions and ``==``/``!=``.
+"""Typed key arrays in the NumPy surface: creation, ``==``/``!=``, pad, casts and methods.
 
 Each case of ``CASES`` is also a case of random_key_arrays_reference.json, where JAX
 0.10.2's outcome is recorded (the script that recorded it is kept in it as text, under
@@ -77,6 +77,37 @@ CASES = {
     "array_equal_jit": lambda: jit(jnp.array_equal)(ks, ks[::-1]),
     "isin": lambda: jnp.isin(ks, ks[:1]),
     "where_eq": lambda: jnp.where(ks == k, ks, k1),
+    "pad": lambda: jnp.pad(ks, 1),
+    "pad_edge": lambda: jnp.pad(ks, 1, mode="edge"),
+    "pad_wrap": lambda: jnp.pad(ks, (2, 1), mode="wrap"),
+    "pad_reflect": lambda: jnp.pad(ks, 1, mode="reflect"),
+    "pad_symmetric": lambda: jnp.pad(ks, 1, mode="symmetric"),
+    "pad_empty": lambda: jnp.pad(ks, 1, mode="empty"),
+    "pad_mean": lambda: jnp.pad(ks, 1, mode="mean"),
+    "pad_linear_ramp": lambda: jnp.pad(ks, 1, mode="linear_ramp"),
+    "pad_maximum": lambda: jnp.pad(ks, 1, mode="maximum"),
+    "pad_zero": lambda: jnp.pad(ks, 0),
+    "pad_edge_jit": lambda: jit(lambda a: jnp.pad(a, 1, mode="edge"))(ks),
+    "pad_2d_edge": lambda: jnp.pad(random.split(k, (2, 2)), ((1, 0), (0, 1)), mode="edge"),
+    "pad_2d_empty": lambda: jnp.pad(random.split(k, (2, 2)), ((1, 0), (0, 2)), mode="empty"),
+    "pad_empty_jit": lambda: jit(lambda a: jnp.pad(a, (0, 2), mode="empty"))(ks),
+    "pad_empty_vmap": lambda: vmap(lambda a: jnp.pad(a, 1, mode="empty"))(random.split(k, (2, 2))),
+    "pad_constant_float": lambda: jnp.pad(ks, 1, constant_values=1.5),
+    "astype_int": lambda: ks.astype(jnp.int32),
+    "astype_same": lambda: ks.astype(ks.dtype),
+    "convert_to_int": lambda: lax.convert_element_type(ks, jnp.int32),
+    "convert_from_uint": lambda: lax.convert_element_type(jnp.zeros(3, "uint32"), k.dtype),
+    "convert_jit": lambda: jit(lambda a: lax.convert_element_type(a, jnp.float32))(ks),
+    "convert_same": lambda: lax.convert_element_type(ks, k.dtype),
+    "method_sum": lambda: ks.sum(),
+    "method_sort": lambda: ks.sort(axis=0),
+    "method_clip": lambda: ks.clip(0, 1),
+    "method_view": lambda: ks.view(),
+    "method_real": lambda: ks.real,
+    "method_flat": lambda: ks.flat,
+    "addressable_data": lambda: ks.addressable_data(0),
+    "addressable_shard_data": lambda: ks.addressable_shards[0].data,
+    "global_shard_data": lambda: ks.global_shards[0].data,
 }
 # Where JAX's error message is an accident of its implementation (numpy's "Cannot
 # interpret 'key<fry>' as a data type"), modjax's names the operation: the class is compared.
@@ -130,3 +161,13 @@ def test_poisson_needs_threefry_keys_as_in_jax():
         assert str(info.value) == (
             f"`poisson` is only implemented for the threefry2x32 RNG, not {tag}"
         )
+
+
+def test_pad_with_a_key_fills_with_that_key():
+    # JAX 0.10.2 fails to lower this (an MLIR error); modjax pads with the key given.
+    data = random.key_data(jnp.pad(ks, (1, 2), constant_values=k1))
+    expected = np.concatenate([random.key_data(k1)[None]] + [random.key_data(ks)]
+                              + [random.key_data(k1)[None]] * 2)  # fmt: skip
+    np.testing.assert_array_equal(data, expected)
+    with pytest.raises(ValueError, match="from key<rbg> to key<fry>|convert_element_type"):
+        jnp.pad(ks, 1, constant_values=random.key(0, impl="rbg"))

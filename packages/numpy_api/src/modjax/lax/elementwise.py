@@ -960,8 +960,8 @@ def pow(x, y):  # noqa: A001 - JAX's public name
 
 def _convert_element_type_abstract_eval(aval, *, new_dtype, weak_type):
     if kind(new_dtype) == "?" or kind(aval.dtype) == "?":
-        raise TypeError(
-            f"convert_element_type cannot convert {dtypes.dtype_name(aval.dtype)} to "
+        raise ValueError(  # JAX's class and words
+            f"Cannot convert_element_type from {dtypes.dtype_name(aval.dtype)} to "
             f"{dtypes.dtype_name(new_dtype)}"
         )
     return ShapedArray(aval.shape, new_dtype, weak_type)
@@ -1010,7 +1010,7 @@ def convert_element_type(operand, new_dtype):
 
 def _convert_element_type(operand, new_dtype, weak_type: bool = False):
     """Cast ``operand`` to ``new_dtype`` with the given weak type; a no-op when nothing changes."""
-    new_dtype = dtypes.canonicalize_dtype(dtypes.dtype(new_dtype))
+    new_dtype = dtypes.canonicalize_dtype(dtypes.dtype(new_dtype), allow_extended_dtype=True)
     if not isinstance(operand, PYTHON_SCALARS) and not isinstance(operand, np.ndarray | np.generic):
         aval = aval_of(operand)
         if aval.dtype == new_dtype and aval.weak_type == weak_type:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from modjax import lax
 from modjax.lax._common import kind
+from modjax.tracecore import dtypes
 from modjax.tracecore.core import Tracer, concrete_or_error
 
 from . import _util
@@ -95,6 +96,37 @@ def _pad_constant(a, widths, constant_values):
             config[ax] = (0, hi, 0)
             a = lax.pad(a, _scalar_as(v_hi, dtype), config)
     return a
+
+
+def _pad_extended(a, widths, mode: str, constant_values):
+    """Pad an array of an extended dtype (keys) by concatenating filled blocks.
+
+    ``empty`` pads with elements whose data are zeros, as JAX does; ``constant`` takes
+    an element of the dtype (a 0-d key), and any other value fails to convert to the
+    dtype with JAX's ValueError.
+    """
+    dtype = aval(a).dtype
+    fill = 0
+    if mode == "constant":
+        is_element = isinstance(constant_values, ARRAY_TYPES) and aval(constant_values).ndim == 0
+        fill = (
+            constant_values
+            if is_element and aval(constant_values).dtype == dtype
+            else lax.convert_element_type(constant_values, dtype)
+        )
+    for axis, (lo, hi) in enumerate(widths):
+        before = [_filled_like(a, axis, lo, fill)] if lo else []
+        after = [_filled_like(a, axis, hi, fill)] if hi else []
+        if before or after:
+            a = lax.concatenate([*before, a, *after], axis)
+    return a
+
+
+def _filled_like(a, axis: int, width: int, fill):
+    """A block of ``a``'s dtype and shape, ``width`` long along ``axis``, filled with ``fill``."""
+    shape = list(aval(a).shape)
+    shape[axis] = width
+    return lax.full(tuple(shape), fill, aval(a).dtype)
 
 
 def _check_nonempty_axis(mode: str, n: int, lo: int, hi: int):
@@ -275,6 +307,8 @@ def pad(array: Any, pad_width: Any, mode: str | Callable = "constant", **kwargs:
     unexpected = set(kwargs) - _PAD_KWARGS[mode]
     if unexpected:
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unexpected}")
+    if isinstance(aval(array).dtype, dtypes.ExtendedDType) and mode in ("constant", "empty"):
+        return _pad_extended(array, widths, mode, kwargs.get("constant_values", 0))
     if mode == "constant":
         return _pad_constant(array, widths, kwargs.get("constant_values", 0))
     if mode == "empty":

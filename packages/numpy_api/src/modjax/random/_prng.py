@@ -300,6 +300,30 @@ class PRNGKeyArray(ExtendedArray):
     __hash__ = None
 
 
+#: Array methods and properties that have no meaning on keys: JAX's key arrays declare them
+#: abstract, so calling one (with any arguments) raises NotImplementedError.
+_ABSTRACT_METHODS = (
+    "all any argmax argmin argpartition argsort astype byteswap choose clip compress conj "
+    "conjugate cumprod cumsum diagonal dot item max mean min nonzero prod ptp repeat round "
+    "searchsorted sort std sum to_device trace var view"
+).split()
+_ABSTRACT_PROPERTIES = ("flat", "imag", "real", "mT")
+
+
+def _abstract(name: str):
+    def method(self, *args, **kwargs):
+        raise NotImplementedError(f"Cannot call abstract method {name}")
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+for _name in _ABSTRACT_METHODS:
+    setattr(PRNGKeyArray, _name, _abstract(_name))
+for _name in _ABSTRACT_PROPERTIES:
+    setattr(PRNGKeyArray, _name, property(_abstract(_name)))
+del _name
+
 register_extended_array_type(KeyTy, PRNGKeyArray)
 
 

@@ -34,7 +34,7 @@ from modjax.tracecore.basearray import Array as AbstractArray
 from modjax.tracecore.dtypes import ExtendedDType
 
 from . import _xla, cpp_dispatch
-from .array import ArrayImpl, _ArrayMethods
+from .array import ArrayImpl, Shard, _ArrayMethods
 
 __all__ = [
     "ExtendedArray",
@@ -95,6 +95,35 @@ class ExtendedArray(_xla.Array):
     def devices(self):
         """Return the devices holding the data."""
         return self._base_array.devices()
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return self._base_array.is_fully_addressable
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self._base_array.is_fully_replicated
+
+    def _over(self, data):
+        """This array's kind of array over a piece of its data (a shard's)."""
+        if data is None:
+            return None
+        logical = data.shape[: data.ndim - self._base_array.ndim + self.aval.ndim]
+        return type(self)(type(self.aval)(logical, self.aval.dtype), data)
+
+    def addressable_data(self, index: int):
+        """Return this process's ``index``-th shard as an array of this dtype (as JAX's)."""
+        return self._over(self._base_array.addressable_data(index))
+
+    @property
+    def addressable_shards(self) -> list:
+        """The shards of this process's devices; ``index`` is into the data, as in JAX."""
+        return [_with_data(s, self._over(s.data)) for s in self._base_array.addressable_shards]
+
+    @property
+    def global_shards(self) -> list:
+        """Every shard, on every device; ``data`` is None for other processes' devices."""
+        return [_with_data(s, self._over(s.data)) for s in self._base_array.global_shards]
 
     # --- state ---
     def is_deleted(self) -> bool:
@@ -161,6 +190,10 @@ class ExtendedArray(_xla.Array):
         if fn is None:
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
         return fn(self)
+
+
+def _with_data(shard: Shard, data) -> Shard:
+    return Shard(shard.device, shard.index, data, shard.replica_id)
 
 
 def _make_operator(name: str, binary: bool):
