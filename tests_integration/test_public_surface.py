@@ -63,7 +63,7 @@ NOT_YET = _table(
     ),
     (
         "jax.lax",
-        "AccuracyMode DotAlgorithm DotAlgorithmPreset DotDimensionNumbers PrecisionLike "
+        "AccuracyMode "
         "RaggedDotDimensionNumbers Tolerance after_all after_all_p approx_max_k approx_min_k "
         "approx_top_k_p composite conv_general_dilated_local "
         "conv_general_dilated_patches create_token create_token_p dce_sink dce_sink_p "

@@ -203,6 +203,21 @@ def test_failing_rule_is_wrapped_with_its_cause():
     assert isinstance(info.value.__cause__, ZeroDivisionError)
 
 
+def test_a_rules_user_error_keeps_its_class():
+    refusing_p = core.Primitive("lt_refusing")
+    refusing_p.def_abstract_eval(lambda x: x)
+
+    def refuse(ctx, x):
+        raise ValueError("not on this platform")
+
+    register_lowering(refusing_p, refuse)
+    with pytest.raises(ValueError, match="not on this platform") as info:
+        lower(lambda x: refusing_p.bind(x), x23())
+    assert isinstance(info.value, LoweringError)
+    assert info.value.primitive is refusing_p
+    assert not isinstance(info.value, TypeError)
+
+
 def test_rule_results_are_checked():
     wrong_type_p = core.Primitive("lt_wrong_type")
     wrong_type_p.def_abstract_eval(lambda x: ShapedArray(x.shape, np.int32))

@@ -78,7 +78,9 @@ class LoweringError(Exception):
     """A jaxpr could not be lowered: a rule failed or a primitive has none.
 
     ``primitive`` and ``source_info`` name the equation; the original exception,
-    if any, is the ``__cause__``.
+    if any, is the ``__cause__``. When a rule raised a ValueError, TypeError or
+    NotImplementedError (a user's mistake, like an algorithm the platform lacks), the
+    LoweringError is an instance of that class too, as JAX raises the rule's error.
     """
 
     def __init__(self, message: str, primitive: Primitive | None = None, source_info=None):
@@ -197,14 +199,32 @@ def _where(info: SourceInfo | None) -> str:
     return f"{where} [{'/'.join(info.name_stack)}]" if info.name_stack else where
 
 
-def _eqn_error(eqn, what: str) -> LoweringError:
+# A rule's user-facing error keeps its class: JAX raises a lowering rule's ValueError
+# (an unsupported dot algorithm on CPU, say) as it is, so a LoweringError wrapping one
+# is also a ValueError (and likewise for TypeError and NotImplementedError).
+_USER_ERRORS = (NotImplementedError, TypeError, ValueError)
+_user_error_classes: dict[type, type] = {}
+
+
+def _lowering_error_class(cause: BaseException | None) -> type[LoweringError]:
+    for base in _USER_ERRORS:
+        if isinstance(cause, base):
+            cls = _user_error_classes.get(base)
+            if cls is None:
+                cls = type("LoweringError", (LoweringError, base), {"__module__": __name__})
+                _user_error_classes[base] = cls
+            return cls
+    return LoweringError
+
+
+def _eqn_error(eqn, what: str, cause: BaseException | None = None) -> LoweringError:
     avals_in = [x.aval for x in eqn.invars]
     avals_out = [v.aval for v in eqn.outvars]
     message = (
         f"{what}\n  equation: {eqn.primitive.name} on ({_avals_str(avals_in)}) -> "
         f"({_avals_str(avals_out)})\n  at {_where(eqn.source_info)}"
     )
-    return LoweringError(message, eqn.primitive, eqn.source_info)
+    return _lowering_error_class(cause)(message, eqn.primitive, eqn.source_info)
 
 
 def _missing_rule_error(eqn) -> LoweringError:
@@ -325,7 +345,7 @@ def _lower_jaxpr(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence, args: Sequ
                 raise
             except Exception as err:
                 raise _eqn_error(
-                    eqn, f"Lowering '{primitive.name}' failed: {type(err).__name__}: {err}"
+                    eqn, f"Lowering '{primitive.name}' failed: {type(err).__name__}: {err}", err
                 ) from err
         if (
             not primitive.multiple_results

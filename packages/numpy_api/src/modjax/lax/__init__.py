@@ -66,7 +66,16 @@ from .control_flow import (
 from .conv_transpose import *  # noqa: F403
 from .convolution import *  # noqa: F403
 from .cumulative import *  # noqa: F403
-from .dot import Precision, dot, dot_general, dot_general_p
+from .dot import (
+    DotAlgorithm,
+    DotAlgorithmPreset,
+    DotDimensionNumbers,
+    Precision,
+    PrecisionLike,
+    dot,
+    dot_general,
+    dot_general_p,
+)
 from .elementwise import (
     RoundingMethod,
     abs,

@@ -31,7 +31,7 @@ from modjax.tracecore.parse import register_param_parser
 from modjax.tracecore.pretty import register_param_printer
 
 from ._common import aval_of, kind
-from .dot import Precision, _format_precision, _parse_precision, _precision_pair
+from .precision import canonicalize_precision, format_precision, parse_precision, precision_pair
 from .windowed import conv_vjp_lhs_padding, dilate_dim, padtype_to_pads
 
 __all__ = [
@@ -287,7 +287,7 @@ def _conv_lowering(
         output_feature_dimension=out_spec[1],
         output_spatial_dimensions=list(out_spec[2:]),
     )
-    pair = precision or (Precision.DEFAULT, Precision.DEFAULT)
+    pair = precision_pair(precision)
     nsp = len(window_strides)
     return hlo.ConvolutionOp(
         ir_type(out),
@@ -333,8 +333,8 @@ def _parse_dimension_numbers(text: str) -> ConvDimensionNumbers:
 
 register_param_printer(conv_general_dilated_p, "dimension_numbers", _format_dimension_numbers)
 register_param_parser(conv_general_dilated_p, "dimension_numbers", _parse_dimension_numbers)
-register_param_printer(conv_general_dilated_p, "precision", _format_precision)
-register_param_parser(conv_general_dilated_p, "precision", _parse_precision)
+register_param_printer(conv_general_dilated_p, "precision", format_precision)
+register_param_parser(conv_general_dilated_p, "precision", parse_precision)
 
 
 # --- transposes ----------------------------------------------------------------------------------
@@ -637,7 +637,7 @@ def conv_general_dilated(
         dimension_numbers=dnums,
         feature_group_count=operator.index(feature_group_count),
         batch_group_count=operator.index(batch_group_count),
-        precision=_precision_pair(precision),
+        precision=canonicalize_precision(precision),
         preferred_element_type=preferred,
     )
 

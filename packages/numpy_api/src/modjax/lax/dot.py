@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import enum
 import operator
 import threading
 from functools import partial
@@ -23,52 +22,31 @@ from modjax.tracecore.pretty import register_param_printer
 
 from ._common import aval_of, convert, kind
 from .elementwise import _convert_element_type
+from .precision import (
+    CPU_PRESETS,
+    DotAlgorithm,
+    DotAlgorithmPreset,
+    DotDimensionNumbers,
+    Precision,
+    PrecisionLike,
+    algorithm_compute_types,
+    canonicalize_precision,
+    format_precision,
+    is_algorithm,
+    parse_precision,
+    precision_pair,
+)
 from .structural import transpose
 
-__all__ = ["Precision", "dot", "dot_general"]
-
-
-class Precision(enum.Enum):
-    """How hard XLA should try on a matmul's precision (jax.lax.Precision)."""
-
-    DEFAULT = 0
-    HIGH = 1
-    HIGHEST = 2
-
-    def __str__(self) -> str:
-        return self.name
-
-
-def _precision_pair(precision) -> tuple[Precision, Precision] | None:
-    if precision is None:
-        return None
-    if isinstance(precision, tuple | list):
-        lhs, rhs = precision
-        return (_one_precision(lhs), _one_precision(rhs))
-    p = _one_precision(precision)
-    return (p, p)
-
-
-def _one_precision(p) -> Precision:
-    if isinstance(p, Precision):
-        return p
-    if p is None:
-        return Precision.DEFAULT
-    names = {
-        "default": "DEFAULT",
-        "bfloat16": "DEFAULT",
-        "high": "HIGH",
-        "tensorfloat32": "HIGH",
-        "highest": "HIGHEST",
-        "float32": "HIGHEST",
-        "fastest": "DEFAULT",
-    }
-    try:
-        return Precision[names[str(p).lower()]]
-    except KeyError:
-        raise ValueError(
-            f"unknown precision {p!r}; expected a lax.Precision or one of {list(names)}"
-        ) from None
+__all__ = [
+    "DotAlgorithm",
+    "DotAlgorithmPreset",
+    "DotDimensionNumbers",
+    "Precision",
+    "PrecisionLike",
+    "dot",
+    "dot_general",
+]
 
 
 def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision, preferred_element_type):
@@ -127,11 +105,17 @@ def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision, prefer
     return ShapedArray(shape, dtypes.canonicalize_dtype(dtype), lhs.weak_type and rhs.weak_type)
 
 
-def _dot_general_lowering(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_type):
+def _dot_general_lowering(
+    ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_type, platform=None
+):
     (lc, rc), (lb, rb) = dimension_numbers
     a_lhs, a_rhs = ctx.avals_in
     out = ctx.avals_out[0]
-    if a_lhs.dtype != a_rhs.dtype:  # mixed inputs meet at their promoted type
+    acc = out
+    algorithm = {}
+    if is_algorithm(precision):
+        lhs, rhs, acc, algorithm = _algorithm_operands(ctx, lhs, rhs, precision, platform)
+    elif a_lhs.dtype != a_rhs.dtype:  # mixed inputs meet at their promoted type
         common = (
             out.dtype
             if preferred_element_type is None
@@ -145,9 +129,58 @@ def _dot_general_lowering(ctx, lhs, rhs, *, dimension_numbers, precision, prefer
         lhs_contracting_dimensions=list(lc),
         rhs_contracting_dimensions=list(rc),
     )
-    pair = precision or (Precision.DEFAULT, Precision.DEFAULT)
-    config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(p.name) for p in pair])
-    return hlo.dot_general(ir_type(out), lhs, rhs, numbers, precision_config=config)
+    config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(p.name) for p in precision_pair(precision)])
+    result = hlo.dot_general(ir_type(acc), lhs, rhs, numbers, precision_config=config, **algorithm)
+    return result if acc.dtype == out.dtype else convert(result, acc, out)
+
+
+def _algorithm_operands(ctx, lhs, rhs, algorithm, platform):
+    """Round the operands to ``algorithm``'s types; the accumulator's aval and the attribute.
+
+    XLA's CPU backend ignores the algorithm attribute, so there the conversions are
+    what gives the algorithm's arithmetic, and an algorithm they cannot express is
+    refused (ValueError, as in JAX).
+    """
+    if platform == "cpu" and algorithm not in CPU_PRESETS:
+        raise ValueError(f"The precision '{algorithm}' is not supported by dot_general on CPU")
+    a_lhs, a_rhs = ctx.avals_in[:2]
+    out = ctx.avals_out[0]
+    lhs_t, rhs_t, acc_t = algorithm_compute_types(algorithm, a_lhs.dtype, a_rhs.dtype, out.dtype)
+    if lhs_t is not None and lhs_t != a_lhs.dtype:
+        lhs = convert(lhs, a_lhs, a_lhs.update(dtype=lhs_t))
+    if rhs_t is not None and rhs_t != a_rhs.dtype:
+        rhs = convert(rhs, a_rhs, a_rhs.update(dtype=rhs_t))
+    acc = out if acc_t is None else out.update(dtype=acc_t)
+    if algorithm == DotAlgorithmPreset.DEFAULT:
+        return lhs, rhs, acc, {}
+    return lhs, rhs, acc, {"algorithm": _algorithm_attr(algorithm, lhs_t, rhs_t)}
+
+
+def _algorithm_attr(algorithm, lhs_t, rhs_t):
+    """StableHLO's ``#stablehlo.dot_algorithm`` for a ``DotAlgorithm`` or preset."""
+    if isinstance(algorithm, DotAlgorithmPreset):
+        name = algorithm.name
+        if name.startswith("ANY_F8"):
+            fields = (lhs_t, rhs_t, np.dtype(np.float32), 1, 1, 1, name.endswith("F32_FAST_ACCUM"))
+        else:
+            lhs_name, _, acc_name, *rest = name.split("_")
+            passes = int(rest[0][1:]) if rest else 1
+            fields = (lhs_name, lhs_name, acc_name, 1, 1, passes, False)
+    else:
+        fields = tuple(algorithm)
+    lhs, rhs, acc, *counts, imprecise = fields
+    return hlo.DotAlgorithm.get(
+        _algorithm_type(lhs), _algorithm_type(rhs), _algorithm_type(acc), *counts, imprecise
+    )
+
+
+def _algorithm_type(t):
+    """The MLIR element type of an algorithm field (a dtype, or a preset's ``TF32``-style name)."""
+    if isinstance(t, str):
+        if t == "TF32":
+            return ir.FloatTF32Type.get()
+        t = {"F16": np.float16, "BF16": dtypes.bfloat16, "F32": np.float32, "F64": np.float64}[t]
+    return ir_type(ShapedArray((), np.dtype(t))).element_type
 
 
 def _free(ndim: int, contract, batch) -> list[int]:
@@ -222,23 +255,12 @@ dot_general_p = Primitive("dot_general")
 dot_general_p.def_abstract_eval(_dot_general_abstract_eval)
 dot_general_p.def_impl(partial(apply_primitive, dot_general_p))
 register_lowering(dot_general_p, _dot_general_lowering)
+register_lowering(dot_general_p, partial(_dot_general_lowering, platform="cpu"), platform="cpu")
 defbilinear(dot_general_p, _dot_general_transpose_lhs, _dot_general_transpose_rhs)
 batching_rules[dot_general_p] = _dot_general_batching_rule
 dot_primitives.add(dot_general_p)  # what checkpoint's dots_saveable policies save
-register_param_printer(dot_general_p, "precision", lambda p: _format_precision(p))
-register_param_parser(dot_general_p, "precision", lambda text: _parse_precision(text))
-
-
-def _format_precision(pair) -> str:
-    return "None" if pair is None else f"({pair[0].name}, {pair[1].name})"
-
-
-def _parse_precision(text: str):
-    text = text.strip()
-    if text == "None":
-        return None
-    lhs, rhs = (part.strip() for part in text.strip("()").split(","))
-    return (Precision[lhs], Precision[rhs])
+register_param_printer(dot_general_p, "precision", format_precision)
+register_param_parser(dot_general_p, "precision", parse_precision)
 
 
 def _dims(values) -> tuple[int, ...]:
@@ -350,7 +372,7 @@ def dot_general(
         lhs,
         rhs,
         dimension_numbers=numbers,
-        precision=_precision_pair(precision),
+        precision=canonicalize_precision(precision),
         preferred_element_type=preferred,
     )
     return out if out_sharding is None else reshard(out, out_sharding)
