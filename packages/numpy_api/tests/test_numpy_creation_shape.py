@@ -342,6 +342,46 @@ def test_creation_details_from_jax():
         jnp.block((1.0, 2.0))
 
 
+@pytest.mark.parametrize("k", [-(2**70), -(2**40), -4, -1, 0, 2, 3, 2**40, np.int64(2**62)])
+def test_eye_any_integer_offset(k):
+    # JAX 0.10.2: an offset beyond the matrix (even one past int64) gives zeros.
+    expected = np.eye(3, 4, int(max(-4, min(int(k), 5))))
+    np.testing.assert_array_equal(np.asarray(jnp.eye(3, 4, k)), expected)
+
+
+def test_eye_array_offsets_and_errors():
+    expected = np.eye(3, 3, -1)
+    np.testing.assert_array_equal(np.asarray(jnp.eye(3, k=jnp.asarray(-1))), expected)
+    np.testing.assert_array_equal(np.asarray(jit(lambda k: jnp.eye(3, k=k))(-1)), expected)
+    huge = jnp.asarray(np.int32(-(2**31)))  # clamped, so adding it to the row index cannot wrap
+    assert not np.asarray(jnp.eye(2, k=huge)).any()
+    assert np.asarray(jnp.eye(2, k=np.uint8(1))).tolist() == [[0.0, 1.0], [0.0, 0.0]]
+    assert jnp.eye(0, 2**40).shape == (0, 2**40)
+    # JAX 0.10.2 raises ValueError for a k that is not a scalar integer (True is an int).
+    for bad in (1.0, 1.5, np.array([1]), jnp.asarray(True), jnp.asarray(1.0), jnp.ones(2, int)):
+        with pytest.raises(ValueError, match="k must be a scalar integer"):
+            jnp.eye(2, k=bad)
+    assert jnp.eye(2, k=True).tolist() == [[0.0, 1.0], [0.0, 0.0]]
+    with pytest.raises(ValueError, match="negative dimensions"):
+        jnp.eye(-1)
+    with pytest.raises(ValueError, match="negative dimensions"):
+        jnp.eye(3, -2)
+    with pytest.raises(TypeError, match="N must be a concrete integer"):
+        jnp.eye(3.0)
+
+
+@pytest.mark.parametrize(
+    "fill,dtype",
+    [(False, "bool"), (True, "bool"), (0, "int32"), (1.5, "float32"), (2j, "complex64")]
+    + [(np.bool_(True), "bool")],
+)
+def test_full_scalar_shape_makes_an_array(fill, dtype):
+    # A bool fill once came back as the Python bool itself (lax took it for an array).
+    out = jnp.full((), fill)
+    assert type(out) is type(jnp.zeros(())) and out.shape == ()
+    assert out.item() == fill and out.dtype == dtype
+
+
 # --- shape manipulation, generated ----------------------------------------------------------
 
 

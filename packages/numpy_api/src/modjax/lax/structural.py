@@ -77,7 +77,8 @@ def _shape(x) -> tuple[int, ...]:
 
 def _is_array(x) -> bool:
     """Tell whether ``x`` is an Array or tracer (not a Python or numpy value)."""
-    return type(x) not in PYTHON_SCALARS and not isinstance(x, np.ndarray | np.generic)
+    # PYTHON_SCALARS leaves out bool (it is not weakly typed), but a bool is no array either.
+    return type(x) not in (bool, *PYTHON_SCALARS) and not isinstance(x, np.ndarray | np.generic)
 
 
 def _declare(name: str, abstract_eval, lowering) -> Primitive:
@@ -309,7 +310,7 @@ def squeeze(array, dimensions: Sequence[int]):
             raise ValueError(f"axis {d} is out of bounds for array of dimension {ndim}")
         dims.append(d + ndim if d < 0 else d)
     dims = tuple(sorted(set(dims)))
-    if not dims and type(array) not in PYTHON_SCALARS:
+    if not dims and _is_array(array):
         return array
     return squeeze_p.bind(array, dimensions=dims)
 
@@ -531,7 +532,7 @@ def concatenate(operands: Sequence, dimension: int):
     operands = list(operands)
     if not operands:
         raise ValueError("concatenate requires a non-empty sequences of arrays")
-    if len(operands) == 1 and type(operands[0]) not in PYTHON_SCALARS:
+    if len(operands) == 1 and _is_array(operands[0]):
         aval = aval_of(operands[0])
         if not 0 <= dimension < aval.ndim:
             raise TypeError(

@@ -523,16 +523,43 @@ def _slice_axis(a, start: int, stop: int, axis: int):
     return lax.slice(a, starts, limits)
 
 
-def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *, device=None):  # noqa: N803
-    """Return a 2-D array with ones on the ``k``-th diagonal, zeros elsewhere (jax.numpy.eye)."""
-    n = operator.index(N)
-    m = n if M is None else operator.index(M)
-    k = operator.index(k)
-    rows = lax.broadcasted_iota(np.int32, (n, m), 0)
-    cols = lax.broadcasted_iota(np.int32, (n, m), 1)
-    return lax.convert_element_type(
-        lax.eq(lax.add(rows, np.int32(k)), cols), _dtype_or_default(dtype, "eye")
-    )
+def eye(N: int, M: int | None = None, k: Any = 0, dtype: Any = None, *, device=None):  # noqa: N803
+    """Return a 2-D array with ones on the ``k``-th diagonal, zeros elsewhere (jax.numpy.eye).
+
+    ``k`` may be a Python or numpy integer of any size (a diagonal outside the matrix
+    gives zeros) or a scalar integer array, traced ones included.
+    """
+    n = _eye_dim(N, "N")
+    m = n if M is None else _eye_dim(M, "M")
+    if n < 0 or m < 0:
+        raise ValueError(f"jnp.eye: negative dimensions are not allowed, got N={N} and M={M}")
+    out_dtype = _dtype_or_default(dtype, "eye")
+    if not isinstance(k, ARRAY_TYPES):
+        try:
+            offset = operator.index(k)
+        except TypeError:
+            raise ValueError(f"jnp.eye: k must be a scalar integer; got {k!r}") from None
+        # Any diagonal beyond the matrix is empty, so a clamped offset fits int32.
+        offset = max(-n, min(offset, m))
+        rows = lax.broadcasted_iota(np.int32, (n, m), 0)
+        cols = lax.broadcasted_iota(np.int32, (n, m), 1)
+        return lax.convert_element_type(lax.eq(lax.add(rows, np.int32(offset)), cols), out_dtype)
+    av = aval(k)
+    if av.shape != () or kind(av.dtype) not in "iu":
+        raise ValueError(f"jnp.eye: k must be a scalar integer; got {k}")
+    wide = dtypes.default_int_dtype()
+    offset = lax.clamp(np.array(-n, wide), lax.convert_element_type(k, wide), np.array(m, wide))
+    rows = lax.broadcasted_iota(wide, (n, m), 0)
+    cols = lax.broadcasted_iota(wide, (n, m), 1)
+    return lax.convert_element_type(lax.eq(lax.add(rows, offset), cols), out_dtype)
+
+
+def _eye_dim(d: Any, argname: str) -> int:
+    d = concrete_or_error(d, f"argument {argname} of jnp.eye()")
+    try:
+        return operator.index(d)
+    except TypeError:
+        raise TypeError(f"jnp.eye: {argname} must be a concrete integer, got {d!r}") from None
 
 
 def identity(n: int, dtype: Any = None):
