@@ -31,6 +31,8 @@ from modjax import lax
 from modjax.lax import indexing as _lax_indexing
 from modjax.lax._common import kind
 from modjax.lax.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
+from modjax.lax.indexing.dimension_numbers import _gather_to_scatter_dnums
+from modjax.lax.indexing.gather import _fill_scalar
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import JAXIndexError, Tracer, concrete_or_error
 
@@ -518,7 +520,7 @@ def rewriting_take(
         if not fill:
             d = next(d for d in plan.dnums.collapsed_slice_dims if shape[d] == 0)
             raise IndexError(f"index is out of bounds for axis {d} with size 0")
-        out = lax.full(plan.gather_shape, _lax_indexing._fill_scalar(fill_value, aval(x).dtype))
+        out = lax.full(plan.gather_shape, _fill_scalar(fill_value, aval(x).dtype))
         return _finish(out, plan)
     out = lax.gather(
         x,
@@ -578,7 +580,7 @@ def scatter_update(
         raise NotImplementedError("x.at[] with a boolean scalar index is not supported yet")
     plan = _plan(shape, items, wrap_negative_indices)
     parsed = GatherScatterMode.from_any(mode)
-    dnums = _lax_indexing._gather_to_scatter_dnums(plan.dnums)
+    dnums = _gather_to_scatter_dnums(plan.dnums)
     flags = {
         "indices_are_sorted": bool(indices_are_sorted or plan.sorted),
         "unique_indices": bool(unique_indices or plan.unique),
