@@ -1,31 +1,40 @@
-"""Linear algebra under ``jit``: an SPD solve, ``svd`` and ``eigh``, side by side with JAX.
+"""Linear algebra under ``jit``: solves and every decomposition, side by side with JAX.
 
-    python benchmarks/linalg_bench.py [--rounds N] [--jax-python PATH]
+    python benchmarks/linalg_bench.py [--rounds N] [--jax-python PATH] [--blas-threads N]
 
-Four programs, each jitted and timed per call once compiled, with the same
-code on both sides:
+Programs, each jitted and timed per call once compiled, with the same code on
+both sides:
 
 * solve: a 512x512 SPD system with 8 right-hand sides by Cholesky and two
   triangular solves (``lax.linalg.cholesky`` + ``triangular_solve``);
 * jnp.linalg.solve: the same system by LU (``getrf``, a row gather, two
   triangular solves), what ``jnp.linalg.solve`` runs;
 * svd: singular values and vectors of a 256x256 matrix (``full_matrices=False``);
-* eigh: eigenvalues and vectors of a 256x256 symmetric matrix.
+* eigh: eigenvalues and vectors of a 256x256 symmetric matrix;
+* qr, cholesky, lu, eig: ``lax.linalg``'s decompositions of a 256x256 matrix
+  (SPD for cholesky; eig computes both sets of eigenvectors).
 
-All in float32. Each round measures, per program, the best wall time of
+All in float32. Both sides lower these to the same jaxlib LAPACK kernels
+(``lapack_sgesdd_ffi``, ``ssyevd``, ``sgeqrf`` + ``sorgqr``, ``spotrf``,
+``sgetrf``, ``sgeev``), which call the OpenBLAS that scipy bundles; so the
+children run with ``OPENBLAS_NUM_THREADS=1`` (``--blas-threads``) unless the
+environment sets it. On a machine shared with other work, OpenBLAS's threads
+spin waiting for each other and a 256x256 ``svd`` takes anywhere from 7 ms to
+over a second, on either side, whichever library calls it; one thread measures
+what the libraries themselves add. Each round measures, per program, the best wall time of
 ``REPEAT`` calls (results ready) and the process CPU time per call (all
 threads; less sensitive to other processes on a shared machine). Both sides run
 in child processes, modjax with this interpreter and JAX with one that can
 import ``jax`` (``--jax-python`` or ``MODJAX_BENCH_JAX_PYTHON``); they
 alternate for ``--rounds`` rounds and each figure is the median over the
-rounds, printed with its range. Target: no slower than JAX (about 2.7, 5.6 and
-2.9 ms for solve, svd and eigh in JAX 0.10.2 here). Prints figures only,
-asserts nothing.
+rounds, printed with its range. Target: no slower than JAX. Prints figures
+only, asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from jax_side import jax_python, measure_jax, median_of_rounds, print_figures
@@ -50,6 +59,7 @@ rhs = lib.device_put(rng.standard_normal((512, 8)).astype(np.float32))
 m = lib.device_put(rng.standard_normal((256, 256)).astype(np.float32))
 s = rng.standard_normal((256, 256)).astype(np.float32)
 sym = lib.device_put(s + s.T)
+spd256 = lib.device_put(s @ s.T / 256 + np.eye(256, dtype=np.float32))
 
 def solve(a, b):
     l = linalg.cholesky(a)
@@ -61,6 +71,10 @@ cases = {
     "lu_solve_ms": (lib.numpy.linalg.solve, (spd, rhs)),
     "svd_ms": (lambda x: linalg.svd(x, full_matrices=False), (m,)),
     "eigh_ms": (linalg.eigh, (sym,)),
+    "qr_ms": (linalg.qr, (m,)),
+    "cholesky_ms": (linalg.cholesky, (spd256,)),
+    "lu_ms": (linalg.lu, (m,)),
+    "eig_ms": (linalg.eig, (m,)),
 }
 out = {}
 for name, (fun, args) in cases.items():
@@ -79,6 +93,10 @@ FIGURES = (
     ("lu_solve_ms", "jnp.linalg.solve 512, 8 rhs"),
     ("svd_ms", "svd 256x256"),
     ("eigh_ms", "eigh 256x256"),
+    ("qr_ms", "qr 256x256"),
+    ("cholesky_ms", "cholesky 256x256"),
+    ("lu_ms", "lu 256x256"),
+    ("eig_ms", "eig 256x256"),
 )
 
 
@@ -95,14 +113,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--jax-python", default=None)
+    parser.add_argument(
+        "--blas-threads", default="1", help="OPENBLAS_NUM_THREADS of both sides (if unset)"
+    )
     args = parser.parse_args()
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", args.blas_threads)
 
     ours, theirs, version, spread = median_of_rounds(
         args.rounds, measure_modjax, jax_python(args.jax_python), CODE, "jax", REPEAT
     )
     rows = [(k, label, "ms") for k, label in FIGURES]
     rows += [(k.replace("_ms", "_cpu_ms"), label + " (CPU)", "ms") for k, label in FIGURES]
-    print(f"linear algebra under jit, float32, per call (median of {args.rounds} rounds)")
+    print(
+        f"linear algebra under jit, float32, per call (median of {args.rounds} rounds, "
+        f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']})"
+    )
     print_figures(rows, ours, theirs, version, label_width=36)
     print("range over the rounds:")
     for key, label, _ in rows:
