@@ -5,7 +5,7 @@ below; those whose numpy semantics differ from lax's (``floor_divide``,
 ``remainder``, ``power`` of integers, ``right_shift``, ``frexp``, ``gcd``, ...)
 are written out. The fourteen functions that are ``jnp.ufunc`` objects in JAX
 (``add``, ``multiply``, ``maximum``, ``logaddexp``, ...) are instances of
-:class:`ufunc`, with ``reduce``, ``accumulate``, ``outer`` and ``at``.
+:class:`ufunc` (``_ufunc.py``); the factories are in ``_ufunc_factories.py``.
 
 Special values follow JAX (and the Array API where JAX does): NaNs propagate,
 signed zeros keep their sign where the operation defines it, and functions
@@ -14,33 +14,42 @@ refuse the dtypes JAX refuses with the same exception types.
 
 from __future__ import annotations
 
-import functools
 import math
 import operator
 
 import numpy as np
 from modjax import lax
 from modjax.autodiff import custom_jvp
-from modjax.batching import vectorize
 from modjax.lax._common import kind, python_scalar_as
 from modjax.lax.elementwise import _convert_element_type
-from modjax.runtime import Array, jit
 from modjax.tracecore import dtypes
 
 from ._eager_jit import compiled_on_values
+from ._ufunc import _make_ufunc, frompyfunc, ufunc
+from ._ufunc_factories import (
+    _as_array,
+    _as_bool,
+    _binary,
+    _binary_inexact,
+    _binary_int,
+    _bool_as_int,
+    _const,
+    _dtype,
+    _full_like,
+    _strong,
+    _unary,
+    _unary_inexact,
+    _where,
+    _zero,
+)
 from ._util import (
-    ARRAY_TYPES,
     aval,
     broadcast_all,
     broadcast_shapes,
     broadcast_to,
-    canonical_dtype,
-    canonicalize_axis,
     check_arraylike,
-    convert,
     promote_args,
     promote_args_inexact,
-    promote_binary,
     promote_shapes,
     result_type,
 )
@@ -162,448 +171,6 @@ __all__ = [
     "trunc",
     "ufunc",
 ]
-
-# --- helpers --------------------------------------------------------------------------------
-
-
-def _dtype(x) -> np.dtype:
-    return aval(x).dtype
-
-
-def _zero(x):
-    return np.zeros((), _dtype(x))
-
-
-def _const(x, value):
-    """``value`` as an operand of lax ops next to ``x``: ``x``'s dtype, and weak if ``x`` is."""
-    a = aval(x)
-    return convert(value, a.dtype, a.weak_type)
-
-
-def _as_array(x):
-    """Return ``x`` (already promoted) as an Array or tracer, keeping its weak type."""
-    if isinstance(x, ARRAY_TYPES):
-        return x
-    a = aval(x)
-    return lax.convert_element_type_p.bind(x, new_dtype=a.dtype, weak_type=a.weak_type)
-
-
-def _bool_as_int(x):
-    """JAX computes integer-only arithmetic on bools in the default integer type."""
-    if _dtype(x) == np.bool_:
-        return _convert_element_type(x, dtypes.default_int_dtype(), weak_type=False)
-    return x
-
-
-def _strong(x):
-    """``x`` without its weak type (where JAX's implementation drops it)."""
-    return _convert_element_type(x, _dtype(x), weak_type=False)
-
-
-def _where(pred, on_true, on_false):
-    return lax.select_n(pred, on_false, on_true)
-
-
-def _full_like(x, value, dtype=None):
-    return lax.full_like(x, value, dtype)
-
-
-# --- factories ------------------------------------------------------------------------------
-
-
-def _compiled(fn):
-    """Give ``fn`` jit's C++ fast path for calls on device Arrays, as JAX's jnp functions.
-
-    Eagerly, a call on Arrays is then one cache lookup and one executable instead of
-    promotion and dispatch in Python per call. Any other argument (a tracer, a Python
-    scalar, a numpy array) takes the plain function, so jaxprs stay as before: a
-    Python scalar stays a literal of the array's dtype.
-    """
-    compiled = jit(fn)
-
-    @functools.wraps(fn)
-    def dispatch(*args):
-        for arg in args:
-            if type(arg) is not Array:
-                return fn(*args)
-        return compiled(*args)
-
-    return dispatch
-
-
-def _unary_inexact(lax_fn, name: str, what: str):
-    """A unary function that computes in floating point (ints and bools become float)."""
-
-    def fn(x, /):
-        if isinstance(x, ARRAY_TYPES) and kind(x.dtype) in "fc":
-            return lax_fn(x)
-        (x,) = promote_args_inexact(name, x)
-        return lax_fn(x)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"{what} elementwise (jax.numpy.{name})."
-    return _compiled(fn)
-
-
-def _unary(lax_fn, name: str, what: str):
-    """A unary function that keeps the dtype of its argument."""
-
-    def fn(x, /):
-        (x,) = promote_args(name, x)
-        return lax_fn(x)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"{what} elementwise (jax.numpy.{name})."
-    return _compiled(fn)
-
-
-def _binary(lax_fn, name: str, what: str):
-    """A binary function: promote dtypes, broadcast, apply the lax op."""
-
-    def fn(x1, x2, /):
-        return lax_fn(*promote_binary(name, x1, x2))
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (
-        f"{what} elementwise, with JAX's type promotion and broadcasting (jax.numpy.{name})."
-    )
-    return _compiled(fn)
-
-
-def _binary_inexact(lax_fn, name: str, what: str):
-    def fn(x1, x2, /):
-        return lax_fn(*promote_args_inexact(name, x1, x2))
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"{what} elementwise, computing in floating point (jax.numpy.{name})."
-    return _compiled(fn)
-
-
-def _binary_int(lax_fn, name: str, what: str):
-    """A binary function on integers; two bools compute in the default integer type."""
-
-    def fn(x1, x2, /):
-        x1, x2 = promote_binary(name, x1, x2)
-        return lax_fn(_bool_as_int(x1), _bool_as_int(x2))
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"{what} elementwise, with JAX's type promotion (jax.numpy.{name})."
-    return fn
-
-
-# --- the ufunc objects ------------------------------------------------------------------------
-
-
-def _vectorized_call(func, nout: int):
-    """Call ``func`` elementwise over broadcast operands; give modjax arrays back."""
-    vectorized = vectorize(func)
-
-    def call(*args):
-        out = vectorized(*args)
-        return tuple(_as_array(o) for o in out) if nout > 1 else _as_array(out)
-
-    return call
-
-
-class ufunc:  # noqa: N801 - numpy's and JAX's name
-    """A universal function: an elementwise function with reductions (jax.numpy.ufunc).
-
-    ``jnp.add``, ``jnp.multiply``, ``jnp.maximum``, ``jnp.logaddexp``, ... are
-    ufuncs. Calling one applies it elementwise; ``reduce``, ``accumulate``,
-    ``outer`` and ``at`` work as in numpy, functionally (``at`` needs
-    ``inplace=False``). ``out`` and ``where`` of a call are not supported (as in
-    JAX); ``reduceat`` raises NotImplementedError.
-    """
-
-    __module__ = "modjax.numpy"
-
-    def __init__(
-        self,
-        func,
-        /,
-        nin: int,
-        nout: int,
-        *,
-        name: str | None = None,
-        nargs: int | None = None,
-        identity=None,
-        call=None,
-        reduce=None,
-        accumulate=None,
-        at=None,
-        reduceat=None,
-    ):
-        overrides = {"reduce": reduce, "accumulate": accumulate, "at": at, "reduceat": reduceat}
-        given = [k for k, v in overrides.items() if v is not None]
-        if given:
-            raise NotImplementedError(f"jnp.ufunc: custom {', '.join(given)} implementations")
-        self.nin = operator.index(nin)
-        self.nout = operator.index(nout)
-        if self.nin < 1 or self.nout < 1:
-            raise ValueError(f"jnp.ufunc: nin and nout must be positive, got {nin} and {nout}")
-        # ``_func`` is what a call runs: a scalar function is vectorized, as numpy's frompyfunc.
-        self._func = call if call is not None else _vectorized_call(func, self.nout)
-        self.__name__ = name if name is not None else getattr(func, "__name__", "<ufunc>")
-        self.nargs = self.nin if nargs is None else operator.index(nargs)
-        self.identity = identity
-        self.__doc__ = getattr(func, "__doc__", None) or ""
-        # The name of the built-in ufunc this is (its fast reductions and .at), else None.
-        self._builtin = None
-
-    def __repr__(self) -> str:
-        return f"<jnp.ufunc '{self.__name__}'>"
-
-    def __call__(self, *args, out=None, where=None):
-        if out is None and where is None:  # the hot path: operators call this
-            return self._func(*args)
-        if out is not None:
-            raise NotImplementedError(f"out argument of {self}")
-        raise NotImplementedError(f"where argument of {self}")
-
-    def _binary_only(self, what: str) -> None:
-        if self.nin != 2 or self.nout != 1:
-            raise ValueError(f"{what} only supported for binary ufuncs")
-
-    def outer(self, A, B, /):  # noqa: N803 - numpy's argument names
-        """Apply the ufunc to every pair ``(a, b)`` of elements (jax.numpy.ufunc.outer)."""
-        self._binary_only("outer")
-        check_arraylike(f"{self.__name__}.outer", A, B)
-        a, b = _asarray(A), _asarray(B)
-        a = lax.reshape(a, (*aval(a).shape, *(1,) * len(aval(b).shape)))
-        return self(a, b)
-
-    def reduce(
-        self, a, axis=0, dtype=None, out=None, keepdims: bool = False, initial=None, where=None
-    ):
-        """Reduce ``a`` along ``axis`` by repeated application (jax.numpy.ufunc.reduce).
-
-        ``axis`` is an int, a tuple or None (all axes); ``initial`` starts the
-        reduction; ``where`` masks elements out (it needs an identity or
-        ``initial``).
-        """
-        self._binary_only("reduce")
-        if out is not None:
-            raise NotImplementedError(f"out argument of {self.__name__}.reduce()")
-        check_arraylike(f"{self.__name__}.reduce", a)
-        x = _asarray(a)
-        if dtype is not None:
-            x = _convert_element_type(x, canonical_dtype(dtype, f"{self.__name__}.reduce"))
-        fast = _REDUCERS.get(self._builtin)
-        if fast is not None:
-            return fast(x, axis, keepdims, initial, where)
-        return self._generic_reduce(self._promote(x), axis, keepdims, initial, where)
-
-    def _promote(self, x):
-        """``x`` in the dtype the ufunc computes in, so that reductions keep one dtype."""
-        builtin = self._builtin or ""
-        if builtin.startswith("logical_"):
-            return _as_bool(x, self.__name__)
-        if builtin.startswith("logaddexp"):
-            return _as_array(promote_args_inexact(self.__name__, x)[0])
-        return x
-
-    def _generic_reduce(self, x, axis, keepdims, initial, where):
-        ndim = len(aval(x).shape)
-        if axis is None:
-            axes = tuple(range(ndim))
-        elif isinstance(axis, tuple | list):
-            axes = tuple(sorted(canonicalize_axis(ax, ndim) for ax in axis))
-        else:
-            axes = (canonicalize_axis(axis, ndim),)
-        if self._builtin == "subtract" and len(axes) > 1:
-            raise ValueError(
-                "reduction operation 'subtract' is not reorderable, so at most one axis may be "
-                "specified"
-            )
-        if where is not None:
-            fill = self.identity if initial is None else initial
-            if fill is None:
-                raise ValueError(
-                    f"reduction operation {self.__name__} does not have an identity, so to use a "
-                    "where mask one has to specify 'initial'."
-                )
-            mask = broadcast_to(_as_bool(where, "reduce"), aval(x).shape)
-            x = _where(mask, x, _full_like(x, fill))
-        # move the reduced axes to the front, flatten them, and reduce pairwise
-        shape = aval(x).shape
-        rest = [i for i in range(ndim) if i not in axes]
-        kept = tuple(shape[i] for i in rest)
-        n = math.prod(shape[i] for i in axes)
-        x = lax.reshape(lax.transpose(x, (*axes, *rest)), (n, *kept))
-        if n == 0:
-            fill = self.identity if initial is None else initial
-            if fill is None:
-                raise ValueError(
-                    f"zero-size array to reduction operation {self.__name__} which has no identity"
-                )
-            result = lax.full(kept, fill, _dtype(x))
-        else:
-            if self._builtin == "subtract":  # x0 - x1 - ... - xn = x0 - (x1 + ... + xn)
-                first = lax.squeeze(_slice_axis(x, 0, 1, 0), (0,))
-                rest_sum = _tree_reduce(add, _slice_axis(x, 1, n, 0), n - 1) if n > 1 else None
-                result = first if rest_sum is None else subtract(first, rest_sum)
-            elif self._builtin is None:  # not known to be associative: numpy's order
-                result = _fold_left(self, x, n, initial)
-            else:
-                result = _tree_reduce(self, x, n)
-            if initial is not None and self._builtin is not None:
-                result = self(initial, result)
-        if keepdims:
-            result = lax.reshape(result, tuple(1 if i in axes else shape[i] for i in range(ndim)))
-        return result
-
-    def accumulate(self, a, axis: int = 0, dtype=None, out=None):
-        """Return the running results of the ufunc along ``axis`` (jax.numpy.ufunc.accumulate)."""
-        self._binary_only("accumulate")
-        if out is not None:
-            raise NotImplementedError(f"out argument of {self.__name__}.accumulate()")
-        check_arraylike(f"{self.__name__}.accumulate", a)
-        x = _asarray(a)
-        if dtype is not None:
-            x = _convert_element_type(x, canonical_dtype(dtype, f"{self.__name__}.accumulate"))
-        x = self._promote(x)
-        ndim = len(aval(x).shape)
-        if ndim == 0:
-            raise ValueError(f"{self.__name__}.accumulate does not allow scalar inputs")
-        axis = canonicalize_axis(axis, ndim)
-        if self._builtin == "subtract":  # x0 - x1 - ... - xk = 2 x0 - (x0 + ... + xk)
-            first = _slice_axis(x, 0, min(1, aval(x).shape[axis]), axis)
-            return subtract(multiply(first, 2), add.accumulate(x, axis))
-        n = aval(x).shape[axis]
-        if self._builtin is None:  # not known to be associative: one step per element
-            running = [_slice_axis(x, 0, min(n, 1), axis)]
-            for i in range(1, n):
-                running.append(self(running[-1], _slice_axis(x, i, i + 1, axis)))
-            return _as_array(lax.concatenate(running, axis))
-        # Hillis-Steele scan: log2(n) steps of "combine with the element d places back"
-        d = 1
-        while d < n:
-            head = _slice_axis(x, 0, d, axis)
-            tail = self(_slice_axis(x, 0, n - d, axis), _slice_axis(x, d, n, axis))
-            x = lax.concatenate([head, tail], axis)
-            d *= 2
-        return _as_array(x)
-
-    def at(self, a, indices, b=None, /, *, inplace: bool = True):
-        """Apply the ufunc at ``indices`` of ``a``, functionally (jax.numpy.ufunc.at).
-
-        Repeated indices accumulate, as in numpy. JAX arrays are immutable:
-        pass ``inplace=False`` and use the result.
-        """
-        if inplace:
-            raise NotImplementedError(
-                "Because JAX arrays are immutable, jnp.ufunc.at() cannot operate inplace like "
-                "np.ufunc.at(). Instead, you can pass inplace=False and capture the result; e.g.\n"
-                ">>> arr = jnp.add.at(arr, ind, val, inplace=False)"
-            )
-        x = _asarray(a)
-        method = _AT_METHODS.get(self._builtin)
-        if method is None or b is None:
-            raise NotImplementedError(f"{self.__name__}.at is not supported yet")
-        if self._builtin == "subtract":
-            b = negative(b)
-        return getattr(x.at[indices], method)(b)
-
-    def reduceat(self, a, indices, axis: int = 0, dtype=None, out=None):
-        """Reduce over the slices given by ``indices`` (jax.numpy.ufunc.reduceat); not supported."""
-        raise NotImplementedError(f"{self.__name__}.reduceat is not supported yet")
-
-
-def _asarray(x):
-    if isinstance(x, ARRAY_TYPES):
-        return x
-    from ._creation import asarray
-
-    return asarray(x)
-
-
-def _slice_axis(x, start: int, stop: int, axis: int):
-    """``x[start:stop]`` along ``axis`` (a static slice)."""
-    shape = aval(x).shape
-    starts = [0] * len(shape)
-    stops = list(shape)
-    starts[axis], stops[axis] = start, stop
-    return lax.slice(x, starts, stops)
-
-
-def _tree_reduce(uf, x, n):
-    """Reduce the leading axis of ``x`` (of size ``n`` >= 1) pairwise, in log2(n) steps."""
-    while n > 1:
-        half = n // 2
-        paired = uf(_slice_axis(x, 0, half, 0), _slice_axis(x, half, 2 * half, 0))
-        if n % 2:
-            paired = lax.concatenate([paired, _slice_axis(x, 2 * half, n, 0)], 0)
-        x, n = paired, half + n % 2
-    return lax.squeeze(x, (0,))
-
-
-def _fold_left(uf, x, n, initial=None):
-    """Reduce the leading axis of ``x`` (of size ``n`` >= 1) in order: ``((x0 . x1) . x2) ...``."""
-    rows = [lax.squeeze(_slice_axis(x, i, i + 1, 0), (0,)) for i in range(n)]
-    result = rows[0] if initial is None else uf(initial, rows[0])
-    for row in rows[1:]:
-        result = uf(result, row)
-    return result
-
-
-def _reduce_with(name):
-    def reducer(x, axis, keepdims, initial, where):
-        from . import _reductions
-
-        fn = getattr(_reductions, name)
-        kwargs = {"axis": axis, "keepdims": keepdims, "where": where}
-        if initial is not None:
-            kwargs["initial"] = initial
-        return fn(x, **kwargs)
-
-    return reducer
-
-
-def _reduce_logical(name):
-    def reducer(x, axis, keepdims, initial, where):
-        from . import _reductions
-
-        out = getattr(_reductions, name)(x, axis=axis, keepdims=keepdims, where=where)
-        if initial is not None:
-            out = (logical_and if name == "all" else logical_or)(out, initial)
-        return out
-
-    return reducer
-
-
-_REDUCERS = {
-    "add": _reduce_with("sum"),
-    "multiply": _reduce_with("prod"),
-    "maximum": _reduce_with("max"),
-    "minimum": _reduce_with("min"),
-    "logical_and": _reduce_logical("all"),
-    "logical_or": _reduce_logical("any"),
-}
-_AT_METHODS = {
-    "add": "add",
-    "subtract": "add",
-    "multiply": "multiply",
-    "maximum": "max",
-    "minimum": "min",
-}
-
-
-def _make_ufunc(func, name: str, nin: int, identity=None, eager=None):
-    # ``eager`` wraps what a call runs (reductions and .at trace ``func`` itself).
-    made = ufunc(func, nin, 1, name=name, identity=identity, call=eager(func) if eager else func)
-    made._builtin = name
-    return made
-
-
-def frompyfunc(func, /, nin: int, nout: int, *, identity=None) -> ufunc:
-    """Make a ufunc of a scalar function of ``nin`` arguments (jax.numpy.frompyfunc).
-
-    ``func`` is traced once per call on one element of each broadcast operand
-    (``vectorize``); ``reduce``, ``accumulate`` and ``outer`` of binary ufuncs
-    work from it, ``identity`` starting empty reductions.
-    """
-    return ufunc(func, nin, nout, identity=identity)
-
 
 # --- unary ---------------------------------------------------------------------------------------
 
@@ -881,16 +448,6 @@ def bitwise_count(x, /):
     if kind(_dtype(x)) == "i":
         x = lax.abs(x)
     return _convert_element_type(lax.population_count(x), np.uint8)
-
-
-def _as_bool(x, name):
-    check_arraylike(name, x)
-    if type(x) in (bool, int, float, complex):
-        return np.bool_(x)
-    if isinstance(x, np.ndarray | np.generic):
-        return np.asarray(x) != 0
-    dtype = _dtype(x)
-    return x if dtype == np.bool_ else lax.ne(x, np.zeros((), dtype))
 
 
 # --- complex parts -----------------------------------------------------------------------------

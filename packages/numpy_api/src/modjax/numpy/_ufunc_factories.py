@@ -1,0 +1,162 @@
+"""The small helpers and the factories the elementwise functions of modjax.numpy are made with.
+
+A factory turns a lax op into a jnp function with JAX's promotion (``_unary``,
+``_binary_inexact``, ...) and, for calls on device Arrays, jit's C++ fast path
+(``_compiled``).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from modjax import lax
+from modjax.lax._common import kind
+from modjax.lax.elementwise import _convert_element_type
+from modjax.runtime import Array, jit
+from modjax.tracecore import dtypes
+
+from ._util import (
+    ARRAY_TYPES,
+    aval,
+    check_arraylike,
+    convert,
+    promote_args,
+    promote_args_inexact,
+    promote_binary,
+)
+
+
+def _dtype(x) -> np.dtype:
+    return aval(x).dtype
+
+
+def _zero(x):
+    return np.zeros((), _dtype(x))
+
+
+def _const(x, value):
+    """``value`` as an operand of lax ops next to ``x``: ``x``'s dtype, and weak if ``x`` is."""
+    a = aval(x)
+    return convert(value, a.dtype, a.weak_type)
+
+
+def _as_array(x):
+    """Return ``x`` (already promoted) as an Array or tracer, keeping its weak type."""
+    if isinstance(x, ARRAY_TYPES):
+        return x
+    a = aval(x)
+    return lax.convert_element_type_p.bind(x, new_dtype=a.dtype, weak_type=a.weak_type)
+
+
+def _bool_as_int(x):
+    """JAX computes integer-only arithmetic on bools in the default integer type."""
+    if _dtype(x) == np.bool_:
+        return _convert_element_type(x, dtypes.default_int_dtype(), weak_type=False)
+    return x
+
+
+def _strong(x):
+    """``x`` without its weak type (where JAX's implementation drops it)."""
+    return _convert_element_type(x, _dtype(x), weak_type=False)
+
+
+def _where(pred, on_true, on_false):
+    return lax.select_n(pred, on_false, on_true)
+
+
+def _full_like(x, value, dtype=None):
+    return lax.full_like(x, value, dtype)
+
+
+# --- factories ------------------------------------------------------------------------------
+
+
+def _compiled(fn):
+    """Give ``fn`` jit's C++ fast path for calls on device Arrays, as JAX's jnp functions.
+
+    Eagerly, a call on Arrays is then one cache lookup and one executable instead of
+    promotion and dispatch in Python per call. Any other argument (a tracer, a Python
+    scalar, a numpy array) takes the plain function, so jaxprs stay as before: a
+    Python scalar stays a literal of the array's dtype.
+    """
+    compiled = jit(fn)
+
+    @functools.wraps(fn)
+    def dispatch(*args):
+        for arg in args:
+            if type(arg) is not Array:
+                return fn(*args)
+        return compiled(*args)
+
+    return dispatch
+
+
+def _unary_inexact(lax_fn, name: str, what: str):
+    """A unary function that computes in floating point (ints and bools become float)."""
+
+    def fn(x, /):
+        if isinstance(x, ARRAY_TYPES) and kind(x.dtype) in "fc":
+            return lax_fn(x)
+        (x,) = promote_args_inexact(name, x)
+        return lax_fn(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{what} elementwise (jax.numpy.{name})."
+    return _compiled(fn)
+
+
+def _unary(lax_fn, name: str, what: str):
+    """A unary function that keeps the dtype of its argument."""
+
+    def fn(x, /):
+        (x,) = promote_args(name, x)
+        return lax_fn(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{what} elementwise (jax.numpy.{name})."
+    return _compiled(fn)
+
+
+def _binary(lax_fn, name: str, what: str):
+    """A binary function: promote dtypes, broadcast, apply the lax op."""
+
+    def fn(x1, x2, /):
+        return lax_fn(*promote_binary(name, x1, x2))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (
+        f"{what} elementwise, with JAX's type promotion and broadcasting (jax.numpy.{name})."
+    )
+    return _compiled(fn)
+
+
+def _binary_inexact(lax_fn, name: str, what: str):
+    def fn(x1, x2, /):
+        return lax_fn(*promote_args_inexact(name, x1, x2))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{what} elementwise, computing in floating point (jax.numpy.{name})."
+    return _compiled(fn)
+
+
+def _binary_int(lax_fn, name: str, what: str):
+    """A binary function on integers; two bools compute in the default integer type."""
+
+    def fn(x1, x2, /):
+        x1, x2 = promote_binary(name, x1, x2)
+        return lax_fn(_bool_as_int(x1), _bool_as_int(x2))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{what} elementwise, with JAX's type promotion (jax.numpy.{name})."
+    return fn
+
+
+def _as_bool(x, name):
+    check_arraylike(name, x)
+    if type(x) in (bool, int, float, complex):
+        return np.bool_(x)
+    if isinstance(x, np.ndarray | np.generic):
+        return np.asarray(x) != 0
+    dtype = _dtype(x)
+    return x if dtype == np.bool_ else lax.ne(x, np.zeros((), dtype))
