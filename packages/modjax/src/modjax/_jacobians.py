@@ -13,7 +13,6 @@ structure inside the output structure, each leaf of shape
 from __future__ import annotations
 
 import functools
-import operator
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -21,7 +20,7 @@ import numpy as np
 from modjax import lax
 from modjax import numpy as jnp
 from modjax.autodiff import jvp, vjp
-from modjax.autodiff.api import check_input_dtype
+from modjax.autodiff.api import _check_callable, _normalize_argnums, check_input_dtype
 from modjax.batching import vmap
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import to_aval
@@ -38,22 +37,6 @@ __all__ = ["jacfwd", "jacrev", "jacobian", "hessian"]
 
 
 # --- arguments ---------------------------------------------------------------------------
-
-
-def _check_callable(fun) -> None:
-    if not callable(fun):
-        raise TypeError(f"Expected a callable value, got {fun!r}")
-
-
-def _normalize_argnums(argnums) -> int | tuple[int, ...]:
-    def is_int(a) -> bool:
-        return isinstance(a, int | np.integer) and not isinstance(a, bool)
-
-    if is_int(argnums):
-        return operator.index(argnums)
-    if isinstance(argnums, Sequence) and all(is_int(a) for a in argnums):
-        return tuple(operator.index(a) for a in argnums)
-    raise TypeError(f"argnums must be an int or a sequence of ints, got {argnums!r}")
 
 
 def _argnums_partial(fun: Callable, argnums, args: tuple, kwargs: dict, name: str):
