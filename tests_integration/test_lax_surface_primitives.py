@@ -38,3 +38,23 @@ def test_ragged_dot_general_rules():
         max_examples=3,
     )
     assert checked == ("abstract_eval", "lowering", "jvp", "transpose", "batching", "printing")
+
+
+def _top_k_case(seed):
+    rng = np.random.RandomState(seed)
+    x = rng.permutation(12).reshape(3, 4).astype(F32)  # distinct values: no ties for the JVP
+    params = {
+        "aggregate_to_topk": True,
+        "is_max_k": bool(seed % 2),
+        "k": 2,
+        "recall_target": 0.95,
+        "reduction_dimension": -1 if seed % 3 else 0,
+        "reduction_input_size_override": -1,
+    }
+    return (x,), params
+
+
+def test_approx_top_k_rules():
+    cases = st.integers(0, 2**16).map(_top_k_case)
+    checked = check_primitive(lax.approx_top_k_p, cases, max_examples=4)
+    assert checked == ("abstract_eval", "lowering", "jvp", "batching", "printing")

@@ -45,6 +45,7 @@ from . import (
     linalg,  # noqa: E402  (modjax.lax.linalg, as jax.lax.linalg)
     sharding_types,  # noqa: E402, F401  (which sharding-in-types rule each primitive follows)
 )
+from .approx_top_k import *  # noqa: F403
 from .array_helpers import *  # noqa: F403
 from .barrier import *  # noqa: F403
 from .bits import *  # noqa: F403

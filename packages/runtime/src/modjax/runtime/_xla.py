@@ -103,6 +103,15 @@ JaxRuntimeError: TypeAlias = _jax.JaxRuntimeError
 # --- backends ------------------------------------------------------------------------------
 
 
+def approx_top_k_output_size(
+    input_size: int, rank: int, k: int, recall_target: float, input_size_override: int
+) -> int:
+    """How many results XLA's ApproxTopK returns along its dimension when not aggregated."""
+    return _jax.approx_top_k_reduction_output_size(
+        input_size, rank, k, recall_target, False, input_size_override
+    )[0]
+
+
 def quiet_native_logs() -> None:
     """Keep jaxlib's C++ logs at warnings and errors (its clients log devices at INFO)."""
     utils.absl_set_min_log_level(1)
