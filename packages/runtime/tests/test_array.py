@@ -1,4 +1,5 @@
 import copy
+import inspect
 import pickle
 
 import numpy as np
@@ -278,6 +279,23 @@ def test_operators_and_attributes_use_the_tracer_tables():
     finally:
         core.tracer_operators.clear()
         core.tracer_operators.update(saved)
+
+
+def test_interchange_dunders_show_the_array_api_signatures():
+    # The forwarders take *args/**kwargs; inspect shows the Array API's parameters (as
+    # jax.Array's methods do), which conformance checks read.
+    x = R.device_put(np.ones(2, np.float32))
+    sig = inspect.signature(x.__array_namespace__)
+    assert list(sig.parameters) == ["api_version"]
+    assert sig.parameters["api_version"].kind is inspect.Parameter.KEYWORD_ONLY
+    dl = inspect.signature(x.__dlpack__).parameters
+    assert list(dl) == ["stream", "max_version", "dl_device", "copy"]
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is None for p in dl.values())
+    assert not inspect.signature(x.__dlpack_device__).parameters
+    assert list(inspect.signature(type(x).__array_namespace__).parameters) == [
+        "self",
+        "api_version",
+    ]
 
 
 def test_make_array_from_single_device_arrays():

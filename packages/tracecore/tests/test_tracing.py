@@ -1,6 +1,7 @@
 """make_jaxpr, eval_jaxpr, the tracer protocol and nesting of traces."""
 
 import collections
+import inspect
 
 import hypothesis.strategies as st
 import numpy as np
@@ -280,3 +281,13 @@ def test_missing_rules_are_named():
         bare.bind(1.0)
     with pytest.raises(NotImplementedError, match="bare_test_prim"):
         make_jaxpr(bare.bind)(1.0)
+
+
+def test_tracer_interchange_dunders_show_the_array_api_signatures():
+    params = inspect.signature(core.Tracer.__dlpack__).parameters
+    assert list(params) == ["self", "stream", "max_version", "dl_device", "copy"]
+    assert list(inspect.signature(core.Tracer.__array_namespace__).parameters) == [
+        "self",
+        "api_version",
+    ]
+    assert list(inspect.signature(core.Tracer.__dlpack_device__).parameters) == ["self"]

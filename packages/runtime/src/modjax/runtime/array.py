@@ -667,6 +667,8 @@ def _make_operator(name: str, binary: bool):
     chosen.__name__ = name
     chosen.__qualname__ = f"Array.{name}"
     chosen.__doc__ = f"Dispatch ``{name}`` through tracecore's ``tracer_operators`` table."
+    if name in core.OPERATOR_SIGNATURES:
+        chosen.__signature__ = core.OPERATOR_SIGNATURES[name]  # type: ignore[attr-defined]
     return chosen
 
 

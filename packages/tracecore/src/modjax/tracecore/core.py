@@ -11,6 +11,7 @@ one is handled by the outer trace: perturbation confusion cannot happen.
 
 from __future__ import annotations
 
+import inspect
 import operator
 import threading
 from collections.abc import Callable
@@ -38,6 +39,7 @@ __all__ = [
     "trace_state",
     "OPERATOR_NAMES",
     "BINARY_OPERATOR_NAMES",
+    "OPERATOR_SIGNATURES",
     "ConcretizationTypeError",
     "InconclusiveDimensionOperation",
     "JAXIndexError",
@@ -428,6 +430,21 @@ _OPERATOR_NAMES = tuple(f"__{name}__" for name in _BINARY + _OTHER)
 OPERATOR_NAMES = _OPERATOR_NAMES
 BINARY_OPERATOR_NAMES = tuple(f"__{name}__" for name in _BINARY)
 
+
+# The Array API's signatures of the interchange dunders. Their forwarders take
+# ``*args, **kwargs`` (the registered function checks the arguments); this is what
+# ``inspect.signature`` shows for them, on tracers and on runtime's Array alike.
+def _array_namespace(self, /, *, api_version=None): ...
+def _dlpack(self, /, *, stream=None, max_version=None, dl_device=None, copy=None): ...
+def _dlpack_device(self, /): ...
+
+
+OPERATOR_SIGNATURES = {
+    "__array_namespace__": inspect.signature(_array_namespace),
+    "__dlpack__": inspect.signature(_dlpack),
+    "__dlpack_device__": inspect.signature(_dlpack_device),
+}
+
 # What a tracer does for an operator nobody registered. Binary operators answer
 # NotImplemented so Python tries the other operand and then raises its usual TypeError
 # (``==`` falls back to identity); copying a tracer is the identity.
@@ -461,6 +478,8 @@ def _make_forwarder(name: str, binary: bool):
     chosen = forward_binary if binary else forward
     chosen.__name__ = name
     chosen.__doc__ = f"Dispatch ``{name}`` through ``tracer_operators``."
+    if name in OPERATOR_SIGNATURES:
+        chosen.__signature__ = OPERATOR_SIGNATURES[name]  # type: ignore[attr-defined]
     return chosen
 
 
