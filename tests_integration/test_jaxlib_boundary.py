@@ -2,9 +2,9 @@
 
 jaxlib's ``_jax``, ``xla_client`` and MLIR bindings are its internals, not a
 stable API, so an upgrade must touch one place: runtime's ``_xla.py`` for the
-runtime (clients, buffers, executables, the C++ fast path) and lowering's
-``_mlir.py`` for MLIR. Every other module of runtime, lowering and sharding
-imports what it needs from those two. (The layers below lowering never import
+runtime (clients, buffers, executables, the C++ fast path, its version) and
+lowering's ``_mlir.py`` for MLIR. Every other module of every package imports
+what it needs from those two. (The layers below lowering may not import
 jaxlib at all: ``test_layering.py``.)
 """
 
@@ -17,10 +17,20 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # package folder -> the one module of it allowed to import jaxlib (None: no module may)
 BOUNDARIES = {
-    "runtime": "src/modjax/runtime/_xla.py",
+    "tracecore": None,
+    "autodiff": None,
+    "batching": None,
     "lowering": "src/modjax/lowering/_mlir.py",
+    "runtime": "src/modjax/runtime/_xla.py",
     "sharding": None,
+    "numpy_api": None,
+    "modjax": None,
 }
+
+
+def test_every_package_has_a_boundary():
+    folders = {p.name for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").exists()}
+    assert folders == set(BOUNDARIES)
 
 
 def jaxlib_imports(source: str) -> list[int]:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from modjax import runtime
+from modjax.runtime import _xla
 from modjax.tracecore import get_aval, source_info
 from modjax.tracecore.tree_util import tree_leaves
 
@@ -90,15 +91,13 @@ def host_ids(backend=None) -> list[int]:
 
 def print_environment_info(return_string: bool = False) -> str | None:
     """Print (or return) the versions and devices modjax runs with (jax.print_environment_info)."""
-    import jaxlib.version
-
     import modjax
 
     devices = runtime.devices()
     text = "\n".join(
         [
             f"modjax: {modjax.__version__}",
-            f"jaxlib: {jaxlib.version.__version__}",
+            f"jaxlib: {_xla.jaxlib_version}",
             f"numpy:  {np.__version__}",
             f"python: {sys.version}",
             f"device info: {devices[0].platform}-{len(devices)}, "
