@@ -2,14 +2,13 @@
 
 Every primitive is declared once, in the module of its topic, together with
 its abstract evaluation, its eager implementation (runtime's
-``apply_primitive``) and its StableHLO lowering rule:
-
-* ``elementwise``: unary and binary math, comparisons, ``convert_element_type``,
-  ``select_n``, ``clamp``;
-* ``structural``: ``broadcast_in_dim``, ``reshape``, ``squeeze``, ``transpose``,
-  ``rev``, ``slice``, ``concatenate``, ``pad``, ``iota``, ``copy``;
-* ``reductions``: ``reduce_sum/prod/max/min/and/or/xor``, ``argmax``, ``argmin``;
-* ``dot``: ``dot_general``.
+``apply_primitive``), its StableHLO lowering and its JVP, transpose and batching
+rules. The topics are the modules of this package (``elementwise``,
+``structural``, ``reductions``, ``generic_reduce``, ``dot``, ``convolution``,
+``windowed``, ``cumulative``, ``sorting``, ``indexing/``, ``control_flow/``,
+``linalg/``, ``fft``, ``special``, ``bits``, ``rng``, ``callbacks``, ...); the
+package README's table says which primitives each one holds. ``_common`` and
+``_rules`` hold the helpers they share.
 
 Functions here follow JAX's lax semantics: no implicit type promotion
 (operands of a binary op share a dtype; a Python scalar is a weakly typed

@@ -1,10 +1,11 @@
 """modjax.numpy: a NumPy-style API on modjax arrays (the counterpart of ``jax.numpy``).
 
-This first part covers array creation, elementwise math with JAX's type
-promotion (weakly typed Python scalars) and broadcasting, reductions,
-reshaping, ``where``, ``matmul``/``dot`` and basic indexing. Importing it
-registers the operators and methods of Arrays and tracers (``x + y``,
-``x @ y``, ``x[1:, None]``, ``x.T``, ``x.sum()``) in tracecore's tables.
+The NumPy and Array API functions, with JAX's type promotion (weakly typed
+Python scalars) and broadcasting, built on ``modjax.lax``; one module per topic
+(creation, ufuncs, reductions, manipulation, selection, indexing, sorting,
+linalg, fft, ...: the package README lists them). Importing it registers the
+operators and methods of Arrays and tracers (``x + y``, ``x @ y``,
+``x[1:, None]``, ``x.T``, ``x.sum()``) in tracecore's tables.
 """
 
 import math as _math
@@ -20,59 +21,8 @@ from ._array_api import *  # noqa: F403
 from ._bits_pack import *  # noqa: F403
 from ._comparison import *  # noqa: F403
 from ._creation import *  # noqa: F403
-from ._creation import (
-    arange,
-    array,
-    asarray,
-    empty,
-    empty_like,
-    eye,
-    full,
-    full_like,
-    identity,
-    linspace,
-    ones,
-    ones_like,
-    zeros,
-    zeros_like,
-)
 from ._cumulative import *  # noqa: F403
 from ._dtypes import *  # noqa: F403  (the dtype aliases: single, double, ...)
-from ._dtypes import (
-    bool_,
-    complex64,
-    complex128,
-    complex_,
-    complexfloating,
-    dtype,
-    finfo,
-    float16,
-    float32,
-    float64,
-    float_,
-    floating,
-    generic,
-    iinfo,
-    inexact,
-    int8,
-    int16,
-    int32,
-    int64,
-    int_,
-    integer,
-    isdtype,
-    issubdtype,
-    number,
-    promote_types,
-    result_type,
-    signedinteger,
-    uint,
-    uint8,
-    uint16,
-    uint32,
-    uint64,
-    unsignedinteger,
-)
 from ._dtypes import (
     narrow_scalar_type as _narrow_scalar_type,
 )
@@ -83,126 +33,16 @@ from ._indexing import *  # noqa: F403
 from ._insert_delete import *  # noqa: F403
 from ._io import *  # noqa: F403
 from ._manipulation import *  # noqa: F403
-from ._manipulation import (
-    astype,
-    broadcast_shapes,
-    broadcast_to,
-    concatenate,
-    copy,
-    dot,
-    expand_dims,
-    matmul,
-    moveaxis,
-    ndim,
-    ravel,
-    reshape,
-    shape,
-    size,
-    squeeze,
-    stack,
-    swapaxes,
-    transpose,
-)
 from ._numerical import *  # noqa: F403
 from ._pad import *  # noqa: F403
 from ._polynomial import *  # noqa: F403
 from ._products import *  # noqa: F403
 from ._reductions import *  # noqa: F403
-from ._reductions import (
-    all,
-    amax,
-    amin,
-    any,
-    argmax,
-    argmin,
-    max,
-    mean,
-    min,
-    prod,
-    std,
-    sum,
-    var,
-)
 from ._selection import *  # noqa: F403
-from ._selection import clip, where
 from ._setops import *  # noqa: F403
 from ._signal import *  # noqa: F403
 from ._sorting import *  # noqa: F403
 from ._ufuncs import *  # noqa: F403
-from ._ufuncs import (
-    abs,
-    absolute,
-    add,
-    arccos,
-    arccosh,
-    arcsin,
-    arcsinh,
-    arctan,
-    arctan2,
-    arctanh,
-    around,
-    bitwise_and,
-    bitwise_invert,
-    bitwise_not,
-    bitwise_or,
-    bitwise_xor,
-    cbrt,
-    ceil,
-    cos,
-    cosh,
-    divide,
-    divmod,
-    equal,
-    exp,
-    exp2,
-    expm1,
-    floor,
-    floor_divide,
-    fmod,
-    greater,
-    greater_equal,
-    hypot,
-    invert,
-    isfinite,
-    isinf,
-    isnan,
-    left_shift,
-    less,
-    less_equal,
-    log,
-    log1p,
-    log2,
-    log10,
-    logical_and,
-    logical_not,
-    logical_or,
-    logical_xor,
-    maximum,
-    minimum,
-    mod,
-    multiply,
-    negative,
-    nextafter,
-    not_equal,
-    positive,
-    pow,
-    power,
-    reciprocal,
-    remainder,
-    right_shift,
-    rint,
-    round,
-    sign,
-    sin,
-    sinh,
-    sqrt,
-    square,
-    subtract,
-    tan,
-    tanh,
-    true_divide,
-    trunc,
-)
 from ._windows import *  # noqa: F403
 
 # Frames of modjax.numpy are never "the user's line" of an equation.
