@@ -49,7 +49,7 @@ NOT_YET = _table(
         "thread_guard ds memory ops version",
         "#14: to do",
     ),
-    ("jax", "custom_batching fwd_and_bwd", "#14: to do"),
+    ("jax", "fwd_and_bwd", "#14: to do"),
     (
         "jax",
         "Ref ref new_ref empty_ref free_ref freeze",

@@ -16,6 +16,7 @@ __path__ = extend_path(__path__, __name__)
 
 from modjax import (  # noqa: E402
     ad_checkpoint,
+    custom_batching,
     custom_derivatives,
     debug,
     distributed,
@@ -167,6 +168,7 @@ __all__ = [
     "checkpoint_policies",
     "closure_convert",
     "config",
+    "custom_batching",
     "custom_derivatives",
     "custom_jvp",
     "custom_vjp",

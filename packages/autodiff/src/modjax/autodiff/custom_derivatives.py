@@ -100,6 +100,18 @@ def _trace_call(fun_flat: Callable, args_flat) -> tuple[ClosedJaxpr, list]:
     return ClosedJaxpr(jaxpr.replace(debug_info=None), ()), consts
 
 
+def _forward_attr(wrapper, name: str):
+    """Attributes a decorator lacks come from the function it wraps (JAX's forward_attr).
+
+    So decorators stack: ``custom_vjp(custom_vmap(f)).def_vmap`` is the inner one's.
+    """
+    try:
+        fun = wrapper.__dict__["fun"]
+    except KeyError:
+        raise AttributeError(name) from None
+    return getattr(fun, name)
+
+
 class _Named:
     """Base of the rule wrappers: printed in jaxprs as the user's function name."""
 
@@ -255,6 +267,9 @@ class custom_jvp:
 
     def __get__(self, instance, owner=None):
         return self if instance is None else functools.partial(self, instance)
+
+    def __getattr__(self, name: str):
+        return _forward_attr(self, name)
 
     def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
         """Set the JVP rule ``jvp(*nondiff_args, primals, tangents)`` (custom_jvp.defjvp).
@@ -552,6 +567,9 @@ class custom_vjp:
 
     def __get__(self, instance, owner=None):
         return self if instance is None else functools.partial(self, instance)
+
+    def __getattr__(self, name: str):
+        return _forward_attr(self, name)
 
     def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False) -> None:
         """Set the forward and backward rules (custom_vjp.defvjp).

@@ -14,12 +14,19 @@ primitives, and registered when ``modjax.runtime`` is imported:
 * ``batching_primitives``: JVP/transpose rules, lowerings and device impls of
   batching's structural primitives;
 * ``collectives``: the same for batching's collectives (``psum_p``, ...);
+* ``custom_vmap``: the JVP and lowering of batching's ``custom_vmap_call``;
 * ``sum_batch``: the one primitive the runtime declares for these rules (the
   transposes need a sum, and only modjax-numpy above has one).
 
 ``docs/where-rules-live.md`` says where every other kind of rule lives.
 """
 
-from . import autodiff_primitives, batching_primitives, collectives, sum_batch  # noqa: F401
+from . import (  # noqa: F401
+    autodiff_primitives,
+    batching_primitives,
+    collectives,
+    custom_vmap,
+    sum_batch,
+)
 
 __all__: list[str] = []
