@@ -58,7 +58,8 @@ def check_cases_match_jax():
                 r = eval(text, env)
             got = {"type": jax.typeof(r).str_short(short_dtypes=True)}
             if "type" in want:
-                np.testing.assert_allclose(np.asarray(r), np.asarray(want["value"]), rtol=1e-5)
+                got_value = np.asarray(r).astype(np.float64)  # bfloat16 and bool too
+                np.testing.assert_allclose(got_value, np.asarray(want["value"]), rtol=1e-5)
         except AssertionError as ex:
             wrong.append(f"{name}: values differ: {ex}")
             continue

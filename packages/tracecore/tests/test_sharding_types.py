@@ -8,15 +8,26 @@ import pytest
 from modjax.tracecore import Primitive, ShapedArray, make_jaxpr
 from modjax.tracecore.sharding_types import (
     ShardingTypeError,
+    cumulative_rule,
     dot_general_rule,
     reduce_rule,
     reshape_rule,
     sharding_rules,
+    sort_rule,
+    varying_shape_rule,
 )
 
 
+class Mesh:
+    """What the rules read of a mesh: the size of each axis."""
+
+    shape = {"x": 2, "y": 4}
+
+
 class Spec:
-    """The least a sharding in a type provides: ``spec`` and ``update(spec=)``."""
+    """The least a sharding in a type provides: ``spec``, ``update(spec=)`` and ``mesh.shape``."""
+
+    mesh = Mesh()
 
     def __init__(self, *spec):
         self.spec = tuple(spec)
@@ -89,9 +100,46 @@ def test_dot_general_rule():
                          dimension_numbers=numbers)  # fmt: skip
 
 
+def _reshaped(x, *new_sizes):
+    out = reshape_rule([x], ShapedArray(new_sizes, np.float32), new_sizes=new_sizes)
+    return out.sharding.spec
+
+
 def test_reshape_rule():
     x = f32((8, 4), "x", None)
-    out = reshape_rule([x], ShapedArray((1, 8, 4), np.float32), new_sizes=(1, 8, 4))
-    assert out.sharding.spec == (None, "x", None)
-    with pytest.raises(ShardingTypeError, match="reshape is not supported"):
-        reshape_rule([x], ShapedArray((32,), np.float32), new_sizes=(32,))
+    assert _reshaped(x, 1, 8, 4) == (None, "x", None)
+    # One run of dimensions split or merged, the axes on its major part (JAX's rule).
+    assert _reshaped(x, 32) == ("x",)
+    assert _reshaped(x, 2, 4, 4) == ("x", None, None)
+    assert _reshaped(f32((8, 4), ("x", "y"), None), 2, 4, 4) == ("x", "y", None)
+    assert _reshaped(f32((2, 4, 3), "x", "y", None), 8, 3) == (("x", "y"), None)
+    for shape, spec, new in (
+        ((8, 4), (None, "x"), (32,)),  # the unsharded part leads: the axes would move
+        ((8, 4), (("x", "y"), None), (4, 8)),  # neither a split nor a merge
+        ((4, 4), ("y", None), (2, 8)),  # 2 is not divisible by y's 4
+        ((8, 6), ("x", None), (2, 4, 2, 3)),  # two splits at once
+    ):
+        with pytest.raises(ShardingTypeError, match="reshape is not supported"):
+            reshape_rule([f32(shape, *spec)], ShapedArray(new, np.float32), new_sizes=new)
+
+
+def test_rules_that_need_an_unsharded_dimension():
+    x = f32((8, 4), "x", None)
+    assert cumulative_rule([x], ShapedArray((8, 4), np.float32), axis=1).sharding.spec == (
+        "x",
+        None,
+    )
+    with pytest.raises(ShardingTypeError, match="unsharded over the axis being reduced"):
+        cumulative_rule([x], ShapedArray((8, 4), np.float32), axis=0)
+    with pytest.raises(ShardingTypeError, match="unsharded over the sorting dimension"):
+        sort_rule([x], [ShapedArray((8, 4), np.float32)], dimension=0)
+    (out,) = sort_rule([x, f32((8, 4))], [ShapedArray((8, 4), np.float32)] * 2, dimension=1)[:1]
+    assert out.sharding.spec == ("x", None)
+
+
+def test_slicing_keeps_divisible_entries():
+    rule = varying_shape_rule("slicing")
+    x = f32((8, 8), "x", "y")
+    assert rule([x], ShapedArray((4, 4), np.float32)).sharding.spec == ("x", "y")
+    with pytest.raises(ShardingTypeError, match=r"out dim \(1\) is not divisible by mesh axes"):
+        rule([x], ShapedArray((1, 8), np.float32))

@@ -24,6 +24,7 @@ from modjax.autodiff import defbilinear
 from modjax.batching import batching_rules, moveaxis
 from modjax.lowering import hlo, ir, ir_type, register_lowering
 from modjax.runtime import apply_primitive
+from modjax.sharding import reshard
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive
@@ -32,6 +33,7 @@ from modjax.tracecore.pretty import register_param_printer
 
 from ._common import aval_of, kind
 from .precision import canonicalize_precision, format_precision, parse_precision, precision_pair
+from .structural import unsharded_in_type
 from .windowed import conv_vjp_lhs_padding, dilate_dim, padtype_to_pads
 
 __all__ = [
@@ -588,6 +590,7 @@ def conv_general_dilated(
     batch_group_count: int = 1,
     precision=None,
     preferred_element_type=None,
+    out_sharding=None,
 ):
     """Convolve ``lhs`` with the kernel ``rhs`` as XLA does (jax.lax.conv_general_dilated).
 
@@ -598,8 +601,25 @@ def conv_general_dilated(
     :func:`conv_dimension_numbers`; default NCHW/OIHW/NCHW);
     ``feature_group_count`` makes a grouped convolution and
     ``batch_group_count`` groups the batch (used by the kernel gradient of a
-    grouped convolution).
+    grouped convolution). ``out_sharding`` (a NamedSharding, or a
+    PartitionSpec on the current mesh) is the result's sharding, needed when
+    the kernel or the input's feature dimension is split over explicit axes.
     """
+    if out_sharding is not None:
+        out = conv_general_dilated(
+            unsharded_in_type(lhs),
+            unsharded_in_type(rhs),
+            window_strides,
+            padding,
+            lhs_dilation,
+            rhs_dilation,
+            dimension_numbers,
+            feature_group_count,
+            batch_group_count,
+            precision,
+            preferred_element_type,
+        )
+        return reshard(out, out_sharding)
     la, ra = aval_of(lhs), aval_of(rhs)
     dnums = conv_dimension_numbers(la.shape, ra.shape, dimension_numbers)
     nsp = la.ndim - 2

@@ -10,15 +10,41 @@ from __future__ import annotations
 
 from modjax.tracecore.sharding_types import (
     broadcast_in_dim_rule,
+    clamp_rule,
+    conv_rule,
+    cumulative_rule,
     dot_general_rule,
+    dynamic_update_slice_rule,
+    gather_rule,
     reduce_rule,
     reshape_rule,
+    same_sharding_rule,
+    scatter_rule,
+    select_n_rule,
     sharding_rules,
+    sort_rule,
     squeeze_rule,
+    top_k_rule,
     transpose_rule,
+    varying_shape_rule,
 )
 
+from .convolution import conv_general_dilated_p
+from .cumulative import cumlogsumexp_p, cummax_p, cummin_p, cumprod_p, cumsum_p
 from .dot import dot_general_p
+from .elementwise import clamp_p, select_n_p
+from .indexing import (
+    dynamic_slice_p,
+    dynamic_update_slice_p,
+    gather_p,
+    scatter_add_p,
+    scatter_apply_p,
+    scatter_max_p,
+    scatter_min_p,
+    scatter_mul_p,
+    scatter_p,
+    scatter_sub_p,
+)
 from .reductions import (
     argmax_p,
     argmin_p,
@@ -30,7 +56,17 @@ from .reductions import (
     reduce_sum_p,
     reduce_xor_p,
 )
-from .structural import broadcast_in_dim_p, reshape_p, squeeze_p, transpose_p
+from .sorting import sort_p, top_k_p
+from .structural import (
+    broadcast_in_dim_p,
+    concatenate_p,
+    pad_p,
+    reshape_p,
+    rev_p,
+    slice_p,
+    squeeze_p,
+    transpose_p,
+)
 
 __all__: list[str] = []
 
@@ -58,3 +94,27 @@ sharding_rules[transpose_p] = transpose_rule
 sharding_rules[broadcast_in_dim_p] = broadcast_in_dim_rule
 sharding_rules[squeeze_p] = squeeze_rule
 sharding_rules[reshape_p] = _reshape
+sharding_rules[slice_p] = varying_shape_rule("slicing")
+sharding_rules[dynamic_slice_p] = varying_shape_rule("dynamic_slice")
+sharding_rules[pad_p] = varying_shape_rule("padding")
+sharding_rules[dynamic_update_slice_p] = dynamic_update_slice_rule
+sharding_rules[gather_p] = gather_rule
+for _p in (
+    scatter_p,
+    scatter_add_p,
+    scatter_sub_p,
+    scatter_mul_p,
+    scatter_min_p,
+    scatter_max_p,
+    scatter_apply_p,
+):
+    sharding_rules[_p] = scatter_rule
+sharding_rules[sort_p] = sort_rule
+sharding_rules[top_k_p] = top_k_rule
+for _p in (cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p):
+    sharding_rules[_p] = cumulative_rule
+sharding_rules[concatenate_p] = same_sharding_rule
+sharding_rules[rev_p] = same_sharding_rule
+sharding_rules[select_n_p] = select_n_rule
+sharding_rules[clamp_p] = clamp_rule
+sharding_rules[conv_general_dilated_p] = conv_rule

@@ -164,12 +164,17 @@ deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 batching_rules[broadcast_in_dim_p] = _broadcast_in_dim_batching_rule
 
 
-def broadcast_in_dim(operand, shape: Sequence[int], broadcast_dimensions: Sequence[int]):
+def broadcast_in_dim(
+    operand, shape: Sequence[int], broadcast_dimensions: Sequence[int], *, out_sharding=None
+):
     """Broadcast ``operand`` to ``shape``, its axis ``i`` going to ``broadcast_dimensions[i]``.
 
     The counterpart of jax.lax.broadcast_in_dim: each operand dimension must be
-    1 or equal to the target dimension it maps to.
+    1 or equal to the target dimension it maps to. ``out_sharding`` (a
+    NamedSharding, or a PartitionSpec on the current mesh) is the result's sharding.
     """
+    if out_sharding is not None:
+        return reshard(broadcast_in_dim(operand, shape, broadcast_dimensions), out_sharding)
     shape = canonicalize_shape(shape)
     dims = _ints(broadcast_dimensions, "broadcast_dimensions")
     if _is_array(operand) and aval_of(operand).shape == shape and dims == tuple(range(len(shape))):
@@ -177,12 +182,16 @@ def broadcast_in_dim(operand, shape: Sequence[int], broadcast_dimensions: Sequen
     return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=dims)
 
 
-def broadcast(operand, sizes: Sequence[int]):
-    """Add leading dimensions of ``sizes`` to ``operand`` (jax.lax.broadcast)."""
+def broadcast(operand, sizes: Sequence[int], *, out_sharding=None):
+    """Add leading dimensions of ``sizes`` to ``operand`` (jax.lax.broadcast).
+
+    ``out_sharding`` is the result's sharding.
+    """
     sizes = canonicalize_shape(sizes)
     ndim = aval_of(operand).ndim
     shape = sizes + aval_of(operand).shape
-    return broadcast_in_dim(operand, shape, tuple(range(len(sizes), len(sizes) + ndim)))
+    dims = tuple(range(len(sizes), len(sizes) + ndim))
+    return broadcast_in_dim(operand, shape, dims, out_sharding=out_sharding)
 
 
 def expand_dims(array, dimensions: Sequence[int]):
@@ -261,12 +270,7 @@ def reshape(
     dimensions sharded over explicit mesh axes.
     """
     if out_sharding is not None:
-        aval = aval_of(operand)
-        if aval.sharding is not None:  # gather it in the type, so the reshape itself is plain
-            operand = with_sharding_constraint(
-                operand, aval.sharding.update(spec=(None,) * aval.ndim)
-            )
-        return reshard(reshape(operand, new_sizes, dimensions), out_sharding)
+        return reshard(reshape(unsharded_in_type(operand), new_sizes, dimensions), out_sharding)
     try:
         new_sizes = tuple(operator.index(d) for d in new_sizes)
     except TypeError:
@@ -277,6 +281,19 @@ def reshape(
     if dims is None and _is_array(operand) and aval_of(operand).shape == new_sizes:
         return operand
     return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims)
+
+
+def unsharded_in_type(x):
+    """Return ``x`` gathered in its type (no dimension split over explicit mesh axes).
+
+    An operation given ``out_sharding=`` runs on this, whose result's type is
+    then unambiguous, and reshards the result: XLA still chooses the
+    communication (both steps are sharding constraints).
+    """
+    aval = aval_of(x)
+    if aval.sharding is None:
+        return x
+    return with_sharding_constraint(x, aval.sharding.update(spec=(None,) * aval.ndim))
 
 
 def _squeeze_abstract_eval(operand, *, dimensions):

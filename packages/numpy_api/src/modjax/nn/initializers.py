@@ -17,6 +17,7 @@ import numpy as np
 
 import modjax.numpy as jnp
 from modjax import random
+from modjax.sharding import reshard
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import canonicalize_shape
 
@@ -59,19 +60,19 @@ def _dtype(dtype: Any) -> Any:
 
 def zeros(key, shape, dtype=None, out_sharding=None):
     """Return an array of zeros; ``key`` is unused (jax.nn.initializers.zeros)."""
-    return jnp.zeros(shape, _dtype(dtype))
+    return jnp.zeros(shape, _dtype(dtype), out_sharding=out_sharding)
 
 
 def ones(key, shape, dtype=None, out_sharding=None):
     """Return an array of ones; ``key`` is unused (jax.nn.initializers.ones)."""
-    return jnp.ones(shape, _dtype(dtype))
+    return jnp.ones(shape, _dtype(dtype), out_sharding=out_sharding)
 
 
 def constant(value, dtype=None) -> Initializer:
     """Make an initializer that fills with ``value`` (jax.nn.initializers.constant)."""
 
     def init(key, shape, dtype=dtype, out_sharding=None):
-        return jnp.full(shape, value, dtype=_dtype(dtype))
+        return jnp.full(shape, value, dtype=_dtype(dtype), out_sharding=out_sharding)
 
     return init
 
@@ -81,7 +82,9 @@ def uniform(scale=1e-2, dtype=None) -> Initializer:
 
     def init(key, shape, dtype=dtype, out_sharding=None):
         dtype = _dtype(dtype)
-        return random.uniform(key, shape, dtype) * jnp.array(scale, dtype)
+        return random.uniform(key, shape, dtype, out_sharding=out_sharding) * jnp.array(
+            scale, dtype
+        )
 
     return init
 
@@ -91,7 +94,9 @@ def normal(stddev=1e-2, dtype=None) -> Initializer:
 
     def init(key, shape, dtype=dtype, out_sharding=None):
         dtype = _dtype(dtype)
-        return random.normal(key, shape, dtype) * jnp.array(stddev, dtype)
+        return random.normal(key, shape, dtype, out_sharding=out_sharding) * jnp.array(
+            stddev, dtype
+        )
 
     return init
 
@@ -105,7 +110,8 @@ def truncated_normal(stddev=1e-2, dtype=None, lower=-2.0, upper=2.0) -> Initiali
 
     def init(key, shape, dtype=dtype, out_sharding=None):
         dtype = _dtype(dtype)
-        return random.truncated_normal(key, lower, upper, shape, dtype) * jnp.array(stddev, dtype)
+        sample = random.truncated_normal(key, lower, upper, shape, dtype, out_sharding=out_sharding)
+        return sample * jnp.array(stddev, dtype)
 
     return init
 
@@ -168,7 +174,7 @@ def variance_scaling(
     ``distribution`` is "truncated_normal", "normal" or "uniform".
     """
 
-    def init(key, shape, dtype=dtype, out_sharding=None):
+    def draw(key, shape, dtype):
         shape = canonicalize_shape(shape)
         dtype = _dtype(dtype)
         fan_in, fan_out = _compute_fans(shape, in_axis, out_axis, batch_axis)
@@ -197,6 +203,10 @@ def variance_scaling(
                 return random.uniform(key, shape, dtype, -1) * jnp.sqrt(3 * variance)
             return _complex_uniform(key, shape, dtype) * jnp.sqrt(variance)
         raise ValueError(f"invalid distribution for variance scaling initializer: {distribution}")
+
+    def init(key, shape, dtype=dtype, out_sharding=None):
+        out = draw(key, shape, dtype)
+        return out if out_sharding is None else reshard(out, out_sharding)
 
     return init
 

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from modjax.lax.structural import unsharded_in_type
+from modjax.sharding import reshard
+
 from . import _indexing, _ufuncs
-from ._util import aval
+from ._util import ARRAY_TYPES, aval
 
 
 class IndexUpdateHelper:
@@ -29,11 +32,6 @@ class IndexUpdateHelper:
 
     def __repr__(self) -> str:
         return f"_IndexUpdateHelper({self.array!r})"
-
-
-def _no_sharding(out_sharding) -> None:
-    if out_sharding is not None:
-        raise NotImplementedError("x.at[...] with out_sharding is not supported yet")
 
 
 class IndexUpdateRef:
@@ -61,6 +59,19 @@ class IndexUpdateRef:
             **kw,
         )
 
+    def _update_sharded(self, out_sharding, op, values, *args, **kw):
+        """``_update`` whose result is resharded to ``out_sharding`` when one is given.
+
+        The scatter then runs on the operand and values gathered in their types,
+        so its own sharding rule has nothing ambiguous to resolve.
+        """
+        if out_sharding is None:
+            return self._update(op, values, *args, **kw)
+        if isinstance(values, ARRAY_TYPES):
+            values = unsharded_in_type(values)
+        ref = IndexUpdateRef(unsharded_in_type(self.array), self.index)
+        return reshard(ref._update(op, values, *args, **kw), out_sharding)
+
     def get(
         self,
         *,
@@ -71,8 +82,12 @@ class IndexUpdateRef:
         out_sharding=None,
         wrap_negative_indices: bool = True,
     ):
-        """Return ``x[idx]``; ``mode="fill"`` gives ``fill_value`` out of bounds."""
-        _no_sharding(out_sharding)
+        """Return ``x[idx]``; ``mode="fill"`` gives ``fill_value`` out of bounds.
+
+        ``out_sharding`` (a NamedSharding, or a PartitionSpec on the current
+        mesh) sets the result's sharding, where cutting a dimension split over
+        explicit mesh axes leaves it ambiguous.
+        """
         return _indexing.rewriting_take(
             self.array,
             self.index,
@@ -81,6 +96,7 @@ class IndexUpdateRef:
             mode=mode,
             fill_value=fill_value,
             wrap_negative_indices=wrap_negative_indices,
+            out_sharding=out_sharding,
         )
 
     def set(
@@ -94,9 +110,14 @@ class IndexUpdateRef:
         wrap_negative_indices: bool = True,
     ):
         """Return ``x`` with ``x[idx] = values`` (the last of repeated indices wins on CPU)."""
-        _no_sharding(out_sharding)
-        return self._update(
-            "set", values, indices_are_sorted, unique_indices, mode, wrap_negative_indices
+        return self._update_sharded(
+            out_sharding,
+            "set",
+            values,
+            indices_are_sorted,
+            unique_indices,
+            mode,
+            wrap_negative_indices,
         )
 
     def add(
@@ -110,9 +131,14 @@ class IndexUpdateRef:
         wrap_negative_indices: bool = True,
     ):
         """Return ``x`` with ``values`` added at ``idx``; repeated indices accumulate."""
-        _no_sharding(out_sharding)
-        return self._update(
-            "add", values, indices_are_sorted, unique_indices, mode, wrap_negative_indices
+        return self._update_sharded(
+            out_sharding,
+            "add",
+            values,
+            indices_are_sorted,
+            unique_indices,
+            mode,
+            wrap_negative_indices,
         )
 
     def subtract(
@@ -126,9 +152,14 @@ class IndexUpdateRef:
         wrap_negative_indices: bool = True,
     ):
         """Return ``x`` with ``values`` subtracted at ``idx``; repeated indices accumulate."""
-        _no_sharding(out_sharding)
-        return self._update(
-            "sub", values, indices_are_sorted, unique_indices, mode, wrap_negative_indices
+        return self._update_sharded(
+            out_sharding,
+            "sub",
+            values,
+            indices_are_sorted,
+            unique_indices,
+            mode,
+            wrap_negative_indices,
         )
 
     def multiply(
@@ -142,9 +173,14 @@ class IndexUpdateRef:
         wrap_negative_indices: bool = True,
     ):
         """Return ``x`` multiplied by ``values`` at ``idx``; repeated indices accumulate."""
-        _no_sharding(out_sharding)
-        return self._update(
-            "mul", values, indices_are_sorted, unique_indices, mode, wrap_negative_indices
+        return self._update_sharded(
+            out_sharding,
+            "mul",
+            values,
+            indices_are_sorted,
+            unique_indices,
+            mode,
+            wrap_negative_indices,
         )
 
     mul = multiply
@@ -160,13 +196,13 @@ class IndexUpdateRef:
         wrap_negative_indices: bool = True,
     ):
         """Return ``x`` divided by ``values`` at ``idx`` (true division, like ``x / y``)."""
-        _no_sharding(out_sharding)
-        return _ufuncs.divide(
+        out = _ufuncs.divide(
             self.array,
             self._ones_times(
                 values, indices_are_sorted, unique_indices, mode, wrap_negative_indices
             ),
         )
+        return out if out_sharding is None else reshard(out, out_sharding)
 
     def power(
         self,
@@ -179,13 +215,13 @@ class IndexUpdateRef:
         wrap_negative_indices: bool = True,
     ):
         """Return ``x`` raised to ``values`` at ``idx``; repeated exponents multiply."""
-        _no_sharding(out_sharding)
-        return _ufuncs.power(
+        out = _ufuncs.power(
             self.array,
             self._ones_times(
                 values, indices_are_sorted, unique_indices, mode, wrap_negative_indices
             ),
         )
+        return out if out_sharding is None else reshard(out, out_sharding)
 
     def _ones_times(self, values, indices_are_sorted, unique_indices, mode, wrap):
         from modjax import lax
@@ -205,9 +241,14 @@ class IndexUpdateRef:
         wrap_negative_indices: bool = True,
     ):
         """Return ``x`` with ``x[idx] = minimum(x[idx], values)``."""
-        _no_sharding(out_sharding)
-        return self._update(
-            "min", values, indices_are_sorted, unique_indices, mode, wrap_negative_indices
+        return self._update_sharded(
+            out_sharding,
+            "min",
+            values,
+            indices_are_sorted,
+            unique_indices,
+            mode,
+            wrap_negative_indices,
         )
 
     def max(
@@ -221,9 +262,14 @@ class IndexUpdateRef:
         wrap_negative_indices: bool = True,
     ):
         """Return ``x`` with ``x[idx] = maximum(x[idx], values)``."""
-        _no_sharding(out_sharding)
-        return self._update(
-            "max", values, indices_are_sorted, unique_indices, mode, wrap_negative_indices
+        return self._update_sharded(
+            out_sharding,
+            "max",
+            values,
+            indices_are_sorted,
+            unique_indices,
+            mode,
+            wrap_negative_indices,
         )
 
     def apply(

@@ -147,16 +147,17 @@ def array(
     ndmin: int = 0,
     *,
     device: Any = None,
+    out_sharding: Any = None,
 ):  # noqa: A002
     """Create an array from an array, scalar or nested sequence (jax.numpy.array).
 
     Python scalars give weakly typed arrays; lists of arrays are stacked; host
     data is placed on the default device, or on ``device`` (a Device or Sharding)
-    when given. A Python int out of the default integer range raises
-    OverflowError, as in JAX.
+    when given, or resharded to ``out_sharding``. A Python int out of the
+    default integer range raises OverflowError, as in JAX.
     """
     out = _array(object, dtype, copy, order, ndmin, "array")
-    return out if device is None else device_put(out, device)
+    return _placed(out, device, out_sharding)
 
 
 def _array(object: Any, dtype: Any, copy: bool, order: str | None, ndmin: int, name: str):  # noqa: A002
@@ -195,13 +196,14 @@ def asarray(
     *,
     copy: bool | None = None,
     device: Any = None,
+    out_sharding: Any = None,
 ):
     """Convert ``a`` to an array, without copying arrays that already fit (jax.numpy.asarray).
 
     ``device`` (a Device or Sharding) places the result, as the Array API asks.
     """
     out = _array(a, dtype, bool(copy), order, 0, "asarray")
-    return out if device is None else device_put(out, device)
+    return _placed(out, device, out_sharding)
 
 
 def _shape(shape: Any, name: str) -> tuple[int, ...]:
@@ -218,31 +220,38 @@ def _dtype_or_default(dtype: Any, name: str) -> np.dtype:
     return dtypes.default_float_dtype() if dtype is None else canonical_dtype(dtype, name)
 
 
-def _with_out_sharding(out, out_sharding):
+def _with_out_sharding(out, out_sharding, device=None):
     """``out`` resharded to ``out_sharding`` (a NamedSharding, or a PartitionSpec on the mesh)."""
-    if out_sharding is None:
-        return out
-    from modjax.sharding import reshard  # noqa: PLC0415 - only programs that shard need it
+    return _placed(out, device, out_sharding)
 
-    return reshard(out, out_sharding)
+
+def _placed(out, device, out_sharding):
+    """``out`` resharded to ``out_sharding``, or put on ``device`` (a Device or Sharding)."""
+    if out_sharding is not None:
+        from modjax.sharding import reshard  # noqa: PLC0415 - only programs that shard need it
+
+        return reshard(out, out_sharding)
+    if device is not None:
+        return device_put(out, device)
+    return out
 
 
 def zeros(shape: Any, dtype: Any = None, *, device=None, out_sharding=None):
     """Return an array of ``shape`` filled with zeros, float32 by default (jax.numpy.zeros)."""
     out = lax.full(_shape(shape, "zeros"), 0, _dtype_or_default(dtype, "zeros"))
-    return _with_out_sharding(out, out_sharding)
+    return _with_out_sharding(out, out_sharding, device)
 
 
 def ones(shape: Any, dtype: Any = None, *, device=None, out_sharding=None):
     """Return an array of ``shape`` filled with ones, float32 by default (jax.numpy.ones)."""
     out = lax.full(_shape(shape, "ones"), 1, _dtype_or_default(dtype, "ones"))
-    return _with_out_sharding(out, out_sharding)
+    return _with_out_sharding(out, out_sharding, device)
 
 
 def empty(shape: Any, dtype: Any = None, *, device=None, out_sharding=None):
     """Return a zero-filled array: XLA has no uninitialized memory (jax.numpy.empty)."""
     out = lax.full(_shape(shape, "empty"), 0, _dtype_or_default(dtype, "empty"))
-    return _with_out_sharding(out, out_sharding)
+    return _with_out_sharding(out, out_sharding, device)
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, *, device=None, out_sharding=None):
@@ -250,10 +259,11 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device=None, out_sha
     shape = _shape(shape, "full")
     if shape_of(fill_value) == ():
         out = lax.full(shape, fill_value, None if dtype is None else canonical_dtype(dtype, "full"))
-        return _with_out_sharding(out, out_sharding)
+        return _with_out_sharding(out, out_sharding, device)
     from ._manipulation import broadcast_to
 
-    return _with_out_sharding(broadcast_to(asarray(fill_value, dtype=dtype), shape), out_sharding)
+    out = broadcast_to(asarray(fill_value, dtype=dtype), shape)
+    return _with_out_sharding(out, out_sharding, device)
 
 
 def _like(name: str, a: Any, value: Any, dtype: Any, shape: Any):
@@ -263,18 +273,25 @@ def _like(name: str, a: Any, value: Any, dtype: Any, shape: Any):
     if shape_of(value) != ():
         from ._manipulation import broadcast_to
 
-        return broadcast_to(asarray(value, dtype=dt), sh)
-    return lax.full(sh, value, dt)
+        out = broadcast_to(asarray(value, dtype=dt), sh)
+    else:
+        out = lax.full(sh, value, dt)
+    sharding = getattr(av, "sharding", None)
+    if sharding is not None and sh == av.shape:  # JAX's *_like keep the operand's type
+        from modjax.sharding import reshard  # noqa: PLC0415 - only programs that shard need it
+
+        return reshard(out, sharding)
+    return out
 
 
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None, out_sharding=None):
     """Return zeros with the shape and dtype of ``a`` (jax.numpy.zeros_like)."""
-    return _with_out_sharding(_like("zeros_like", a, 0, dtype, shape), out_sharding)
+    return _with_out_sharding(_like("zeros_like", a, 0, dtype, shape), out_sharding, device)
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None, out_sharding=None):
     """Return ones with the shape and dtype of ``a`` (jax.numpy.ones_like)."""
-    return _with_out_sharding(_like("ones_like", a, 1, dtype, shape), out_sharding)
+    return _with_out_sharding(_like("ones_like", a, 1, dtype, shape), out_sharding, device)
 
 
 def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None):
@@ -286,7 +303,8 @@ def full_like(
     a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device=None, out_sharding=None
 ):
     """Return ``fill_value`` broadcast to the shape of ``a``, in its dtype (jax.numpy.full_like)."""
-    return _with_out_sharding(_like("full_like", a, fill_value, dtype, shape), out_sharding)
+    out = _like("full_like", a, fill_value, dtype, shape)
+    return _with_out_sharding(out, out_sharding, device)
 
 
 def _static_scalar(x: Any, name: str):
@@ -300,13 +318,27 @@ def _static_scalar(x: Any, name: str):
     return value
 
 
-def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *, device=None):
+def arange(
+    start: Any,
+    stop: Any = None,
+    step: Any = None,
+    dtype: Any = None,
+    *,
+    device=None,
+    out_sharding=None,
+):
     """Return evenly spaced values in ``[start, stop)`` by ``step`` (jax.numpy.arange).
 
     The bounds must be concrete (not traced). The values are computed as
     JAX does, ``start + step * iota`` in the result dtype, which defaults to
     the promoted type of the bounds (int32 or float32 with x64 off).
+    ``device`` places the result; ``out_sharding`` reshards it.
     """
+    out = _arange(start, stop, step, dtype)
+    return _placed(out, device, out_sharding)
+
+
+def _arange(start: Any, stop: Any, step: Any, dtype: Any):
     if stop is None:  # numpy's reading: a lone bound is the stop, with or without a step
         start, stop = 0, start
     values = [
@@ -375,8 +407,15 @@ def linspace(
     ``start`` and ``stop`` may be arrays (they broadcast; the samples go along
     ``axis`` of the result) and may be traced. Integer dtypes round down, as
     in JAX and numpy. With ``retstep`` the step is returned too (NaN when
-    there is no step).
+    there is no step). ``device`` (a Device or Sharding) places the samples.
     """
+    out = _linspace(start, stop, num, endpoint, retstep, dtype, axis)
+    if retstep:
+        return _placed(out[0], device, None), out[1]
+    return _placed(out, device, None)
+
+
+def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
     check_arraylike("linspace", start, stop)
     num = _num(num, "jnp.linspace")
     out_dtype, comp = _linspace_dtypes("linspace", start, stop, dtype)
@@ -527,8 +566,13 @@ def eye(N: int, M: int | None = None, k: Any = 0, dtype: Any = None, *, device=N
     """Return a 2-D array with ones on the ``k``-th diagonal, zeros elsewhere (jax.numpy.eye).
 
     ``k`` may be a Python or numpy integer of any size (a diagonal outside the matrix
-    gives zeros) or a scalar integer array, traced ones included.
+    gives zeros) or a scalar integer array, traced ones included. ``device`` (a
+    Device or Sharding) places the result.
     """
+    return _placed(_eye(N, M, k, dtype), device, None)
+
+
+def _eye(N: Any, M: Any, k: Any, dtype: Any):  # noqa: N803
     n = _eye_dim(N, "N")
     m = n if M is None else _eye_dim(M, "M")
     if n < 0 or m < 0:

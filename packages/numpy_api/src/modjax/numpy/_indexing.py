@@ -33,6 +33,8 @@ from modjax.lax._common import kind
 from modjax.lax.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
 from modjax.lax.indexing.dimension_numbers import _gather_to_scatter_dnums
 from modjax.lax.indexing.gather import _fill_scalar
+from modjax.lax.structural import unsharded_in_type
+from modjax.sharding import reshard
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import JAXIndexError, Tracer, concrete_or_error
 
@@ -420,7 +422,9 @@ def _plan(shape: tuple[int, ...], items: list[_Item], wrap: bool) -> _Plan:
             ramp = (it.start + it.step * np.arange(it.count)).astype(dtype)
             columns.append(_column(ramp, (strided_at[it.dim],), batch_shape))
             index_map.append(it.dim)
-        elif it.start and it.count:
+        elif (it.start or it.count != shape[it.dim]) and it.count:
+            # A partial slice starting at 0 is indexed too (as JAX does): the
+            # gather's sharding rule sees the dimension is cut.
             columns.append(_column(np.asarray(it.start, dtype), (), batch_shape))
             index_map.append(it.dim)
     if all(isinstance(c, np.ndarray) for c in columns):
@@ -488,6 +492,24 @@ def _finish(out: Any, plan: _Plan):
 # --- x[idx] ----------------------------------------------------------------------------------
 
 
+def _partial_take_of_typed_array(x: Any, items: list[_Item], shape: tuple[int, ...]) -> bool:
+    """Tell whether ``x[idx]`` gathers, as in JAX, rather than slices.
+
+    JAX indexes a concrete Array on several devices with integers or partial
+    slices by a gather, whose sharding rule then types the result (and asks
+    for ``.at[...].get(out_sharding=)`` where a sharded dimension is cut); for
+    an Array whose type has no sharding both paths give the same result, so
+    only typed ones take it here.
+    """
+    if isinstance(x, Tracer) or getattr(aval(x), "sharding", None) is None:
+        return False
+    return any(
+        it.kind in ("int", "dyn")
+        or (it.kind == "slice" and (it.step != 1 or it.count != shape[it.dim]))
+        for it in items
+    )
+
+
 def getitem(x: Any, idx: Any):
     """Return ``x[idx]`` with NumPy's indexing rules, as jax.numpy arrays do."""
     return rewriting_take(x, idx)
@@ -502,14 +524,30 @@ def rewriting_take(
     mode: str | GatherScatterMode | None = None,
     fill_value: Any = None,
     wrap_negative_indices: bool = True,
+    out_sharding: Any = None,
 ):
-    """Return ``x[idx]`` by slicing, a dynamic_slice or a gather (jnp's ``_rewriting_take``)."""
+    """Return ``x[idx]`` by slicing, a dynamic_slice or a gather (jnp's ``_rewriting_take``).
+
+    ``out_sharding`` (``x.at[idx].get(out_sharding=)``) gives the result's
+    sharding: the take runs on ``x`` gathered in its type, then reshards.
+    """
+    if out_sharding is not None:
+        out = rewriting_take(
+            unsharded_in_type(x),
+            idx,
+            indices_are_sorted=indices_are_sorted,
+            unique_indices=unique_indices,
+            mode=mode,
+            fill_value=fill_value,
+            wrap_negative_indices=wrap_negative_indices,
+        )
+        return reshard(out, out_sharding)
     shape = aval(x).shape
     items = _parse(shape, idx)
     parsed = None if mode is None else GatherScatterMode.from_any(mode)
     fill = parsed == GatherScatterMode.FILL_OR_DROP
     kinds = {it.kind for it in items}
-    if "array" not in kinds and not fill:
+    if "array" not in kinds and not fill and not _partial_take_of_typed_array(x, items, shape):
         if "dyn" not in kinds:
             return _basic(x, items, shape, wrap_negative_indices)
         return _dynamic(x, items, shape, wrap_negative_indices)

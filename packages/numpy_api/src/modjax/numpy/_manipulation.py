@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 from modjax import lax
+from modjax.lax.structural import unsharded_in_type
+from modjax.sharding import reshard
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import Tracer, concrete_or_error
 
@@ -161,11 +163,25 @@ def _new_shape(new: Any, size_: int, old: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(dims)
 
 
-def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None, copy=None):  # noqa: A002
+def reshape(
+    a: Any,
+    shape: Any = None,
+    order: str = "C",
+    *,
+    newshape: Any = None,
+    copy=None,
+    out_sharding=None,
+):
     """Give ``a`` a new shape with as many elements; one size may be -1 (jax.numpy.reshape).
 
     ``order="F"`` reads and writes the elements in column-major order.
+    ``out_sharding`` (a NamedSharding, or a PartitionSpec on the current mesh)
+    is the result's sharding, for reshapes that split or merge dimensions split
+    over explicit mesh axes in ways the type cannot follow.
     """
+    if out_sharding is not None:
+        out = reshape(unsharded_in_type(_array(a, "reshape")), shape, order, newshape=newshape)
+        return reshard(out, out_sharding)
     if shape is None:
         shape = newshape
     if shape is None:
@@ -296,11 +312,15 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
         raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}") from None
 
 
-def broadcast_to(array: Any, shape: Any):
-    """Broadcast ``array`` to ``shape`` with numpy's rules (jax.numpy.broadcast_to)."""
+def broadcast_to(array: Any, shape: Any, *, out_sharding=None):
+    """Broadcast ``array`` to ``shape`` with numpy's rules (jax.numpy.broadcast_to).
+
+    ``out_sharding`` is the result's sharding.
+    """
     array = _array(array, "broadcast_to")
     shape = (operator.index(shape),) if not isinstance(shape, Sequence) else tuple(shape)
-    return _util.broadcast_to(array, tuple(operator.index(d) for d in shape))
+    out = _util.broadcast_to(array, tuple(operator.index(d) for d in shape))
+    return out if out_sharding is None else reshard(out, out_sharding)
 
 
 def broadcast_arrays(*args: Any) -> list:
@@ -630,15 +650,25 @@ def take_static(a, indices: np.ndarray, axis: int):
 
 
 def repeat(
-    a: Any, repeats: Any, axis: int | None = None, *, total_repeat_length: int | None = None
+    a: Any,
+    repeats: Any,
+    axis: int | None = None,
+    *,
+    total_repeat_length: int | None = None,
+    out_sharding=None,
 ):
     """Repeat each element of ``a`` ``repeats`` times along ``axis`` (jax.numpy.repeat).
 
     ``repeats`` is an int or one count per element; with ``axis=None`` the
     flattened array is repeated. Traced counts need ``total_repeat_length``
     (the static output length: longer results are cut, shorter ones are
-    filled with the axis' last element, as in JAX).
+    filled with the axis' last element, as in JAX). ``out_sharding`` is the
+    result's sharding.
     """
+    if out_sharding is not None:
+        a = unsharded_in_type(_array(a, "repeat"))
+        out = repeat(a, repeats, axis, total_repeat_length=total_repeat_length)
+        return reshard(out, out_sharding)
     a = _array(a, "repeat")
     if axis is None:
         a = ravel(a)

@@ -26,6 +26,7 @@ from ._sampler_args import (
     check_safe_to_cast,
     check_shape,
     float_dtype,
+    honours_out_sharding,
     result_shape,
     shape_arg,
     single_key,
@@ -67,6 +68,7 @@ def _const(dtype: np.dtype, value: Any) -> np.ndarray:
 # --- uniform and normal: the two samplers all the others build on ----------------------------
 
 
+@honours_out_sharding
 def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0, *, out_sharding=None):
     """Sample uniform floats in [minval, maxval) (jax.random.uniform)."""
     key = single_key("uniform", key)
@@ -106,6 +108,7 @@ def _uniform(key, minval, maxval, *, shape, dtype):
 _uniform_fn = jit(_uniform_impl, static_argnames=("shape", "dtype"))
 
 
+@honours_out_sharding
 def normal(key, shape=(), dtype=None, *, out_sharding=None):
     """Sample standard normal values, real or complex (jax.random.normal)."""
     key = single_key("normal", key)
@@ -143,6 +146,7 @@ def _two(key):
 # --- transforms of uniform --------------------------------------------------------------------
 
 
+@honours_out_sharding
 def truncated_normal(key, lower, upper, shape=None, dtype=None, *, out_sharding=None):
     """Sample standard normal values truncated to (lower, upper) (jax.random.truncated_normal)."""
     if shape is not None:
@@ -179,6 +183,7 @@ def _simple(name, transform):
     """Build a sampler ``name(key, shape=(), dtype=None)`` of ``transform(key, shape, dtype)``."""
     compiled = jit(transform, static_argnums=(1, 2))
 
+    @honours_out_sharding
     def sampler(key, shape=(), dtype=None, *, out_sharding=None):
         key = single_key(name, key)
         dtype = float_dtype(name, dtype)
@@ -219,6 +224,7 @@ logistic = _simple("logistic", _logistic)
 logistic.__doc__ = "Sample standard logistic values (jax.random.logistic)."
 
 
+@honours_out_sharding
 def gumbel(key, shape=(), dtype=None, mode=None, *, out_sharding=None):
     """Sample standard Gumbel values; "high"/"highest" modes resolve tails (jax.random.gumbel)."""
     key = single_key("gumbel", key)
@@ -293,6 +299,7 @@ def _shaped(name, args, shape, dtype, names_cast=True):
     return shape, dtype
 
 
+@honours_out_sharding
 def pareto(key, b, shape=None, dtype=None, *, out_sharding=None):
     """Sample Pareto values of shape parameter ``b`` (jax.random.pareto)."""
     key = single_key("pareto", key)
@@ -308,6 +315,7 @@ def _pareto_impl(key, b, shape, dtype):
 _pareto = jit(_pareto_impl, static_argnums=(2, 3))
 
 
+@honours_out_sharding
 def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
     """Sample Rayleigh values of scale ``scale`` (jax.random.rayleigh)."""
     key = single_key("rayleigh", key)
@@ -324,6 +332,7 @@ def _rayleigh_impl(key, scale, shape, dtype):
 _rayleigh = jit(_rayleigh_impl, static_argnums=(2, 3))
 
 
+@honours_out_sharding
 def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
     """Sample Wald (inverse Gaussian) values of mean ``mean`` (jax.random.wald)."""
     key = single_key("wald", key)
@@ -362,6 +371,7 @@ def _weibull_min_impl(key, scale, concentration, shape, dtype):
 _weibull_min = jit(_weibull_min_impl, static_argnums=(3, 4))
 
 
+@honours_out_sharding
 def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=None):
     """Sample triangular values on [left, right] peaking at ``mode`` (jax.random.triangular)."""
     key = single_key("triangular", key)
@@ -385,6 +395,7 @@ def _triangular_impl(key, left, mode, right, shape, dtype):
 _triangular = jit(_triangular_impl, static_argnums=(4, 5))
 
 
+@honours_out_sharding
 def lognormal(key, sigma=_ONE_F32, shape=None, dtype=None, *, out_sharding=None):
     """Sample log-normal values, ``exp(sigma * normal)`` (jax.random.lognormal)."""
     key = single_key("lognormal", key)
@@ -402,6 +413,7 @@ def _lognormal_impl(key, sigma, shape, dtype):
 _lognormal = jit(_lognormal_impl, static_argnums=(2, 3))
 
 
+@honours_out_sharding
 def maxwell(key, shape=(), dtype=None, *, out_sharding=None):
     """Sample Maxwell-Boltzmann values, the norm of a 3-d normal (jax.random.maxwell)."""
     key = single_key("maxwell", key)
@@ -465,6 +477,7 @@ def _linalg(name: str, *functions: str):
 _FACTOR_FUNCTION = {"svd": "svd", "eigh": "eigh", "cholesky": "cholesky"}
 
 
+@honours_out_sharding
 def multivariate_normal(
     key, mean, cov, shape=None, dtype=None, method="cholesky", *, out_sharding=None
 ):
@@ -518,6 +531,7 @@ def _multivariate_normal_impl(key, mean, cov, shape, dtype, method, linalg):
 _multivariate_normal = jit(_multivariate_normal_impl, static_argnums=(3, 4, 5, 6))
 
 
+@honours_out_sharding
 def orthogonal(key, n, shape=(), dtype=None, m=None, *, out_sharding=None):
     """Sample Haar-random ``n x m`` orthogonal matrices (jax.random.orthogonal)."""
     from modjax.tracecore.core import concrete_or_error

@@ -27,6 +27,7 @@ from ._keys import random_bits, split
 from ._sampler_args import (
     check_shape,
     float_dtype,
+    honours_out_sharding,
     int_dtype,
     result_shape,
     shape_arg,
@@ -49,6 +50,7 @@ __all__ = [
 _UINT_OF_BITS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
 
+@honours_out_sharding
 def bernoulli(key, p=0.5, shape=None, mode="low", *, out_sharding=None):
     """Sample booleans that are True with probability ``p`` (jax.random.bernoulli)."""
     if shape is not None:
@@ -80,6 +82,7 @@ def _bernoulli_impl(key, p, *, shape, mode):
 _bernoulli = jit(_bernoulli_impl, static_argnames=("shape", "mode"))
 
 
+@honours_out_sharding
 def rademacher(key, shape=(), dtype=None, *, out_sharding=None):
     """Sample -1 or +1 with equal probability (jax.random.rademacher)."""
     key = single_key("rademacher", key)
@@ -97,6 +100,7 @@ _rademacher = jit(_rademacher_impl, static_argnums=(1, 2))
 # --- integers in a range ----------------------------------------------------------------------
 
 
+@honours_out_sharding
 def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
     """Sample integers uniformly in [minval, maxval) (jax.random.randint)."""
     key = single_key("randint", key)
@@ -159,6 +163,7 @@ _randint = jit(_randint_impl, static_argnames=("shape", "dtype"))
 # --- permutations and choices -----------------------------------------------------------------
 
 
+@honours_out_sharding
 def permutation(key, x, axis=0, independent=False, *, out_sharding=None):
     """Permute ``x`` along ``axis`` at random, or ``arange(x)`` (jax.random.permutation)."""
     from modjax.numpy._util import canonicalize_axis
@@ -259,6 +264,7 @@ def _gumbel(key, shape, dtype, mode):
     return gumbel(key, shape, dtype, mode)
 
 
+@honours_out_sharding
 def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None, *, out_sharding=None):
     """Sample category indices from log-probabilities ``logits`` (jax.random.categorical)."""
     key = single_key("categorical", key)
@@ -294,6 +300,7 @@ def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None, *, ou
     return lax.reshape(indices, shape, dimensions)
 
 
+@honours_out_sharding
 def geometric(key, p, shape=None, dtype=None, *, out_sharding=None):
     """Sample the number of Bernoulli(p) trials up to the first success (jax.random.geometric)."""
     key = single_key("geometric", key)
@@ -320,6 +327,7 @@ _geometric = jit(_geometric_impl, static_argnums=(2, 3))
 # --- poisson ----------------------------------------------------------------------------------
 
 
+@honours_out_sharding
 def poisson(key, lam, shape=None, dtype=None, *, out_sharding=None):
     """Sample Poisson counts of rate ``lam`` (jax.random.poisson)."""
     key = single_key("poisson", key)

@@ -35,6 +35,7 @@ from ._sampler_args import (
     check_safe_to_cast,
     check_shape,
     float_dtype,
+    honours_out_sharding,
     result_shape,
     shape_arg,
     single_key,
@@ -178,16 +179,19 @@ def _gamma_fn(key, a, shape, dtype, log_space):
 _gamma = jit(_gamma_fn, static_argnums=(2, 3, 4))
 
 
+@honours_out_sharding
 def gamma(key, a, shape=None, dtype=None, *, out_sharding=None):
     """Sample Gamma(a, 1) values, differentiable in ``a`` (jax.random.gamma)."""
     return _gamma_sampler("gamma", key, a, shape, dtype, False)
 
 
+@honours_out_sharding
 def loggamma(key, a, shape=None, dtype=None, *, out_sharding=None):
     """Sample the log of Gamma(a, 1) values, accurate for small ``a`` (jax.random.loggamma)."""
     return _gamma_sampler("loggamma", key, a, shape, dtype, True)
 
 
+@honours_out_sharding
 def beta(key, a, b, shape=None, dtype=None, *, out_sharding=None):
     """Sample Beta(a, b) values as a ratio of gamma samples (jax.random.beta)."""
     key = single_key("beta", key)
@@ -213,6 +217,7 @@ def _beta_impl(key, a, b, shape, dtype):
 _beta = jit(_beta_impl, static_argnums=(3, 4))
 
 
+@honours_out_sharding
 def dirichlet(key, alpha, shape=None, dtype=None, *, out_sharding=None):
     """Sample Dirichlet(alpha) vectors over the last axis (jax.random.dirichlet)."""
     key = single_key("dirichlet", key)
@@ -240,6 +245,7 @@ def _dirichlet_impl(key, alpha, shape, dtype):
 _dirichlet = jit(_dirichlet_impl, static_argnums=(2, 3))
 
 
+@honours_out_sharding
 def chisquare(key, df, shape=None, dtype=None, *, out_sharding=None):
     """Sample chi-square values with ``df`` degrees of freedom (jax.random.chisquare)."""
     key = single_key("chisquare", key)
@@ -259,6 +265,7 @@ def _chisquare_impl(key, df, shape, dtype):
 _chisquare = jit(_chisquare_impl, static_argnums=(2, 3))
 
 
+@honours_out_sharding
 def f(key, dfnum, dfden, shape=None, dtype=None, *, out_sharding=None):
     """Sample F-distribution values of ``dfnum`` and ``dfden`` (jax.random.f)."""
     key = single_key("f", key)
@@ -280,6 +287,7 @@ def _f_impl(key, dfnum, dfden, shape, dtype):
 _f = jit(_f_impl, static_argnums=(3, 4))
 
 
+@honours_out_sharding
 def t(key, df, shape=None, dtype=None, *, out_sharding=None):
     """Sample Student's t values with ``df`` degrees of freedom (jax.random.t)."""
     key = single_key("t", key)
@@ -301,6 +309,7 @@ def _t_impl(key, df, shape, dtype):
 _t = jit(_t_impl, static_argnums=(2, 3))
 
 
+@honours_out_sharding
 def generalized_normal(key, p, shape=(), dtype=None, *, out_sharding=None):
     """Sample generalized normal values of power ``p`` (jax.random.generalized_normal)."""
     shape = shape_arg(shape)
@@ -319,6 +328,7 @@ def _generalized_normal_impl(key, p, shape, dtype):
 _generalized_normal = jit(_generalized_normal_impl, static_argnums=(2, 3))
 
 
+@honours_out_sharding
 def ball(key, d, p=2, shape=(), dtype=None, *, out_sharding=None):
     """Sample uniformly from the unit ``p``-norm ball in ``d`` dimensions (jax.random.ball)."""
     from modjax.tracecore.core import concrete_or_error

@@ -297,11 +297,16 @@ def clone(key):
     return random_clone_p.bind(key) if _is_typed(key) else key
 
 
-def bits(key, shape=(), dtype=None):
+def bits(key, shape=(), dtype=None, *, out_sharding=None):
     """Sample uniform unsigned-integer bits of ``shape`` (jax.random.bits).
 
-    ``dtype`` is an unsigned integer dtype (default uint32, uint64 with x64).
+    ``dtype`` is an unsigned integer dtype (default uint32, uint64 with x64);
+    ``out_sharding`` the result's sharding.
     """
+    if out_sharding is not None:
+        from modjax.sharding import reshard  # noqa: PLC0415 - only programs that shard need it
+
+        return reshard(bits(key, shape, dtype), out_sharding)
     typed = check_key(key, "bits", allow_batched=False)
     if dtype is None:
         dt = dtypes.default_uint_dtype()

@@ -6,11 +6,13 @@ mistake, so that a program ported from JAX fails the same way.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
 import numpy as np
 
+from modjax.sharding import reshard
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import canonicalize_shape
 
@@ -108,3 +110,19 @@ def check_safe_to_cast(name: str, dtype: np.dtype, *args: Any) -> None:
 def size_of(shape: tuple[int, ...]) -> int:
     """Return the number of elements of ``shape``."""
     return math.prod(shape)
+
+
+def honours_out_sharding(sampler):
+    """Make ``sampler``'s ``out_sharding=`` (a NamedSharding, or a PartitionSpec on the
+    current mesh) the sharding of its result, as jax.random's samplers do.
+
+    The numbers do not depend on it: threefry's partitionable mode makes each
+    element's bits a function of its index alone.
+    """
+
+    @functools.wraps(sampler)
+    def wrapper(*args, out_sharding=None, **kwargs):
+        out = sampler(*args, **kwargs)
+        return out if out_sharding is None else reshard(out, out_sharding)
+
+    return wrapper

@@ -312,7 +312,10 @@ def placement(leaves: Iterable[Any]) -> tuple[Device | SpmdTarget, bool]:
     return device, True
 
 
-def _to_sharding(x: Any, sharding: Sharding) -> ArrayImpl:
+def _to_sharding(x: Any, sharding: Sharding) -> Any:
+    if isinstance(x, ExtendedArray):  # a key array: its data goes there, rewrapped
+        data = _to_sharding(x._base_array, sharding)
+        return x if data is x._base_array else wrap(x.aval, data)
     if type(x) is ArrayImpl:
         if x._sharding is sharding:
             return x

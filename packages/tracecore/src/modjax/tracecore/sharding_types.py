@@ -11,12 +11,14 @@ cumulative ops) takes their merged sharding; any other result has none
 (unknown in the type: the compiler chooses, as for automatic axes).
 
 A rule sees only the per-dimension entries of a spec (None, an axis name or a
-tuple of names) and builds the result's sharding with the operand sharding's
-``update(spec=entries)``, so tracecore needs no mesh class.
+tuple of names), the sizes of the mesh's axes (``sharding.mesh.shape``, for
+the rules that check divisibility) and builds the result's sharding with the
+operand sharding's ``update(spec=entries)``, so tracecore needs no mesh class.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,6 +35,17 @@ __all__ = [
     "squeeze_rule",
     "reshape_rule",
     "dot_general_rule",
+    "varying_shape_rule",
+    "dynamic_update_slice_rule",
+    "gather_rule",
+    "scatter_rule",
+    "sort_rule",
+    "top_k_rule",
+    "cumulative_rule",
+    "same_sharding_rule",
+    "select_n_rule",
+    "clamp_rule",
+    "conv_rule",
     "with_entries",
 ]
 
@@ -101,9 +114,19 @@ def _merge(name: str, specs: list[tuple]) -> tuple:
 
 
 def elementwise_rule(name: str, avals: Sequence[ShapedArray], out: ShapedArray) -> ShapedArray:
-    """Give ``out`` the merged sharding of the operands of its shape (JAX's broadcasting rule)."""
+    """Give ``out`` the merged sharding of the operands of its rank (JAX's broadcasting rule).
+
+    A size-1 dimension broadcast to the result's size contributes no entry.
+    """
     like = _first_sharding(avals)
-    specs = [sharding_entries(a) for a in avals if a.shape == out.shape]
+    specs = [
+        tuple(
+            e if n == m else None
+            for n, m, e in zip(a.shape, out.shape, sharding_entries(a), strict=True)
+        )
+        for a in avals
+        if a.ndim == out.ndim
+    ]
     if not specs or like is None:
         return out
     merged = _merge(name, specs)
@@ -154,25 +177,93 @@ def squeeze_rule(avals, out, *, dimensions, **_):
     return with_entries(out, aval.sharding, kept)
 
 
-def reshape_rule(avals, out, *, new_sizes, **_):
-    """A reshape that only adds or removes size-1 dimensions keeps the other entries.
+def _reshape_error(aval, new_sizes):
+    return ShardingTypeError(
+        "This reshape is not supported. Please specify the sharding of the output via the "
+        "`out_sharding` argument of jax.lax.reshape. Got operand type: "
+        f"{aval.str_short()}, new sizes: {tuple(new_sizes)}"
+    )
 
-    Any other reshape of a sharded operand would move data between devices:
-    JAX asks for ``out_sharding`` there and so do we (ShardingTypeError).
+
+def _groups(old: Sequence[int], new: Sequence[int]):
+    """Pair runs of ``old``'s dimensions with runs of ``new``'s of equal product (size-1s apart).
+
+    Returns ``[(old_dims, new_dims), ...]`` covering every non-1 dimension of
+    both, each pair as short as possible, or None when the sizes do not tile.
+    """
+    olds = [i for i, n in enumerate(old) if n != 1]
+    news = [j for j, n in enumerate(new) if n != 1]
+    out, i, j = [], 0, 0
+    while i < len(olds) and j < len(news):
+        go, gn = [olds[i]], [news[j]]
+        po, pn = old[olds[i]], new[news[j]]
+        i, j = i + 1, j + 1
+        while po != pn:
+            if po < pn and i < len(olds):
+                go.append(olds[i])
+                po *= old[olds[i]]
+                i += 1
+            elif pn < po and j < len(news):
+                gn.append(news[j])
+                pn *= new[news[j]]
+                j += 1
+            else:
+                return None
+        out.append((go, gn))
+    return out if i == len(olds) and j == len(news) else None
+
+
+def _spread(sharding, axes: Sequence[str], sizes: Sequence[int]) -> list | None:
+    """Give ``axes``, in order, to the dimensions of ``sizes``, major first; None if uneven."""
+    mesh = dict(sharding.mesh.shape)
+    rest = list(axes)
+    entries = []
+    for n in sizes:
+        taken = []
+        while n > 1 and rest:
+            n, r = divmod(n, mesh[rest[0]])
+            if r:
+                return None
+            taken.append(rest.pop(0))
+        entries.append(tuple(taken))
+    return None if rest else entries
+
+
+def reshape_rule(avals, out, *, new_sizes, **_):
+    """A reshape keeps entries where it only adds or removes size-1 dimensions, or splits or
+    merges one run of dimensions with the mesh axes landing on the major part (JAX's rule).
+
+    A split dimension's axes go to the leading new dimensions that they divide
+    (``f32[8@x,8]`` to ``(2, 4, 8)`` is ``f32[2@x,4,8]``); merged dimensions
+    must be sharded major-first (``f32[4@x,8,8]`` to ``(32, 8)`` is
+    ``f32[32@x,8]``). Any other reshape of a sharded operand would move data
+    between devices: JAX asks for ``out_sharding`` there and so do we
+    (ShardingTypeError).
     """
     aval = avals[0]
     entries = sharding_entries(aval)
     if all(_norm(e) is None for e in entries):
         return with_entries(out, aval.sharding, [None] * len(new_sizes))
-    kept = [(n, e) for n, e in zip(aval.shape, entries, strict=True) if n != 1]
-    if [n for n, _ in kept] == [n for n in new_sizes if n != 1]:
-        it = iter(e for _, e in kept)
-        return with_entries(out, aval.sharding, [None if n == 1 else next(it) for n in new_sizes])
-    raise ShardingTypeError(
-        "This reshape is not supported. Please specify the sharding of the output via the "
-        "`out_sharding` argument of jax.lax.reshape. Got operand type: "
-        f"{aval.str_short()}, new sizes: {tuple(new_sizes)}"
-    )
+    groups = _groups(aval.shape, new_sizes)
+    if groups is None or sum(len(go) > 1 or len(gn) > 1 for go, gn in groups) > 1:
+        raise _reshape_error(aval, new_sizes)
+    result: list = [None] * len(new_sizes)
+    for go, gn in groups:
+        axes = [a for d in go for a in _axes(entries[d])]
+        if not axes:
+            continue
+        if len(go) > 1 and len(gn) > 1:
+            raise _reshape_error(aval, new_sizes)
+        if len(go) > 1:  # a merge: a sharded dimension after an unsharded one splits it
+            sharded = [bool(_axes(entries[d])) for d in go]
+            if sharded != sorted(sharded, reverse=True):
+                raise _reshape_error(aval, new_sizes)
+        spread = _spread(aval.sharding, axes, [new_sizes[d] for d in gn])
+        if spread is None:
+            raise _reshape_error(aval, new_sizes)
+        for d, e in zip(gn, spread, strict=True):
+            result[d] = e
+    return with_entries(out, aval.sharding, result)
 
 
 def dot_general_rule(avals, out, *, dimension_numbers, **_):
@@ -216,6 +307,297 @@ def dot_general_rule(avals, out, *, dimension_numbers, **_):
             f"{dtype}[{dims}]"
         )
     return result
+
+
+def _axis_size(sharding, entry) -> int:
+    mesh = dict(sharding.mesh.shape)
+    return math.prod(mesh[a] for a in _axes(entry))
+
+
+def _sharding_str(sharding) -> str:
+    """The sharding as JAX prints a type's sharding (on the abstract mesh)."""
+    if sharding is None:
+        return "None"
+    abstract = getattr(sharding.mesh, "abstract_mesh", None)
+    return str(sharding if abstract is None else sharding.update(mesh=abstract))
+
+
+def _with_axis_types(aval) -> str:
+    """``float32[8@x,8]({Explicit: ('x', 'y')})``: JAX's ``str_short(mesh_axis_types=True)``."""
+    text = aval.str_short()
+    mesh = getattr(aval.sharding, "mesh", None)
+    if mesh is None:
+        return text
+    kinds: dict[str, list[str]] = {}
+    for name, kind in zip(mesh.axis_names, mesh.axis_types, strict=True):
+        kinds.setdefault(kind.name, []).append(name)
+    return text + "({" + ", ".join(f"{k}: {tuple(v)}" for k, v in kinds.items()) + "})"
+
+
+def _aval_repr(aval) -> str:
+    # Without weak_type: JAX's operands here are never weak (its updates are cast first).
+    return f"ShapedArray({aval.str_short()})"
+
+
+def _entry_str(entry) -> str:
+    return str(_norm(entry))
+
+
+def _keep_if_divisible(name: str, aval, out_shape, out):
+    """``out`` with ``aval``'s entries, where every resized sharded dimension stays divisible."""
+    entries = sharding_entries(aval)
+    for n, m, e in zip(aval.shape, out_shape, entries, strict=True):
+        if n != m and _norm(e) is not None and m % _axis_size(aval.sharding, e):
+            raise ShardingTypeError(
+                f"{name} on sharded dims where out dim ({m}) is not divisible by mesh axes "
+                f"({_axis_size(aval.sharding, e)}) with spec ({_entry_str(e)}) is not "
+                f"implemented. Got input type={aval.str_short(short_dtypes=True)} and output "
+                f"shape={tuple(out_shape)}"
+            )
+    return with_entries(out, aval.sharding, entries)
+
+
+def varying_shape_rule(name: str):
+    """The rule of an operation whose result has its first operand's rank, sizes changed
+    (``slice``, ``dynamic_slice``, ``pad``): every entry stays, and a sharded dimension
+    that changes size must stay divisible by its axes (JAX's ShardingTypeError otherwise).
+    """
+
+    def rule(avals, out, **_):
+        if avals[0].sharding is None:
+            return out
+        return _keep_if_divisible(name, avals[0], out.shape, out)
+
+    return rule
+
+
+def dynamic_update_slice_rule(avals, out, **_):
+    """The operand's sharding; an update typed with other shardings raises JAX's error.
+
+    An update with no sharding in its type (unknown) is taken as matching.
+    """
+    operand, update = avals[0], avals[1]
+    if (
+        operand.sharding is not None
+        and update.sharding is not None
+        and sharding_entries(operand) != sharding_entries(update)
+    ):
+        raise ShardingTypeError(
+            "dynamic_update_slice operand sharding must be equal to update sharding, got "
+            f"operand sharding {_with_axis_types(operand)} and update sharding "
+            f"{_with_axis_types(update)}."
+        )
+    if operand.sharding is None:
+        return out
+    return with_entries(out, operand.sharding, sharding_entries(operand))
+
+
+def gather_rule(avals, out, *, dimension_numbers, slice_sizes, **_):
+    """Operand dimensions sliced whole keep their entries, the indices' batch dimensions
+    theirs; an operand dimension sliced in part must be unsharded (JAX's gather rule).
+
+    Anything else would need collectives on the inputs: JAX asks for
+    ``.at[...].get(out_sharding=)`` and so do we (ShardingTypeError).
+    """
+    operand, indices = avals[0], avals[1]
+    dn = dimension_numbers
+    op, ix = list(sharding_entries(operand)), list(sharding_entries(indices))
+    like = operand.sharding or indices.sharding
+    batch = list(zip(dn.operand_batching_dims, dn.start_indices_batching_dims, strict=True))
+    ok = (
+        all(
+            slice_sizes[d] == operand.shape[d] or _norm(op[d]) is None
+            for d in range(operand.ndim)
+            if d not in dn.operand_batching_dims
+        )
+        and all(
+            _norm(op[o]) is None or _norm(ix[i]) is None or _norm(op[o]) == _norm(ix[i])
+            for o, i in batch
+        )
+        and all(
+            _norm(e) is None for i, e in enumerate(ix) if i not in dn.start_indices_batching_dims
+        )
+    )
+    if not ok:
+        raise ShardingTypeError(
+            "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the gather "
+            "indexing as out sharding could not be resolved unambiguously (or would require "
+            f"collectives on inputs). Got operand={_aval_repr(operand)}, "
+            f"indices={_aval_repr(indices)}"
+        )
+    for o, i in batch:
+        ix[i] = ix[i] if _norm(ix[i]) is not None else op[o]
+    window = iter(
+        op[d]
+        for d in range(operand.ndim)
+        if d not in dn.collapsed_slice_dims and d not in dn.operand_batching_dims
+    )
+    queries = iter(ix[:-1] if indices.ndim else [])
+    entries = [next(window) if d in dn.offset_dims else next(queries) for d in range(out.ndim)]
+    return with_entries(out, like, entries)
+
+
+def scatter_rule(avals, out, *, dimension_numbers, **_):
+    """A scatter keeps the operand's sharding where it writes whole windows (JAX's rule).
+
+    Updates with no sharding in their type (unknown, as jnp's broadcast scalars
+    are) are taken to match the operand along whole windows.
+    """
+    operand, indices, updates = avals[0], avals[1], avals[2]
+    dn = dimension_numbers
+    op = [_norm(e) for e in sharding_entries(operand)]
+    ix = [_norm(e) for e in sharding_entries(indices)]
+    up = [_norm(e) for e in sharding_entries(updates)]
+    like = operand.sharding or indices.sharding or updates.sharding
+    untyped = updates.sharding is None
+    vector_dim = indices.ndim - 1
+    # Where each query dimension of the indices lands among the updates' dimensions.
+    query_in_updates: list = list(range(vector_dim))
+    for d in dn.update_window_dims:
+        query_in_updates.insert(d, None)
+    up_batch = [query_in_updates.index(i) for i in dn.scatter_indices_batching_dims]
+    op_window = [
+        d
+        for d in range(operand.ndim)
+        if d not in dn.inserted_window_dims and d not in dn.operand_batching_dims
+    ]
+    batches = list(
+        zip(dn.operand_batching_dims, dn.scatter_indices_batching_dims, up_batch, strict=True)
+    )
+    windows = list(zip(dn.update_window_dims, op_window, strict=True))
+    ok = (
+        all(len({op[o], ix[i], up[u]} - {None}) <= 1 for o, i, u in batches)
+        and all(
+            (updates.shape[u] == operand.shape[o] and (up[u] == op[o] or untyped))
+            or (up[u] is None and op[o] is None)
+            for u, o in windows
+        )
+        and all(op[d] is None for d in dn.inserted_window_dims)
+        and all(
+            e is None
+            for d, e in enumerate(up)
+            if d not in up_batch and d not in dn.update_window_dims
+        )
+        and all(
+            e is None
+            for d, e in enumerate(ix[:vector_dim])
+            if d not in dn.scatter_indices_batching_dims
+        )
+        and (not ix or ix[vector_dim] is None)
+    )
+    if not ok:
+        raise ShardingTypeError(
+            "Use `.at[...].set/add/mul/...(out_sharding=)` to provide output PartitionSpec for "
+            "the scatter update as out sharding could not be resolved unambiguously (or would "
+            f"require collectives on inputs). Got operand={_aval_repr(operand)}, "
+            f"indices={_aval_repr(indices)}, updates={_aval_repr(updates)}"
+        )
+    entries = list(op)
+    for o, i, u in batches:
+        entries[o] = entries[o] or ix[i] or up[u]
+    for u, o in windows:
+        entries[o] = entries[o] or up[u]
+    return with_entries(out, like, entries)
+
+
+def sort_rule(avals, out, *, dimension, **_):
+    """Every operand must be unsharded along the sorted dimension; results keep the entries."""
+    for a in avals:
+        if a.sharding is not None and _norm(sharding_entries(a)[dimension]) is not None:
+            raise ShardingTypeError(
+                "Arguments to sort must be unsharded over the sorting dimension. Got arg "
+                f"sharding={_sharding_str(a.sharding)} and sorting dimension={dimension}"
+            )
+    like = _first_sharding(avals)
+    merged = _merge("sort", [sharding_entries(a) for a in avals if a.sharding is not None])
+    return [with_entries(o, like, merged) for o in out]
+
+
+def top_k_rule(avals, out, *, axis, **_):
+    """The operand must be unsharded along ``axis``; values and indices keep its entries."""
+    (aval,) = avals
+    entries = sharding_entries(aval)
+    if _norm(entries[axis]) is not None:
+        raise ShardingTypeError(
+            "The input should be unsharded over the axis along which to compute the top_k "
+            f"values. Got input type={aval.str_short()} and axis={axis}"
+        )
+    return [with_entries(o, aval.sharding, entries) for o in out]
+
+
+def cumulative_rule(avals, out, *, axis, **_):
+    """A cumulative reduction needs its axis unsharded and keeps the entries."""
+    (aval,) = avals
+    entries = sharding_entries(aval)
+    if _norm(entries[axis]) is not None:
+        raise ShardingTypeError(
+            "Input should be unsharded over the axis being reduced. Got input "
+            f"type={aval.str_short()} and axis={axis}"
+        )
+    return with_entries(out, aval.sharding, entries)
+
+
+def same_sharding_rule(avals, out, **_):
+    """Operands typed with a sharding must agree; the result has it (``concatenate``, ``rev``).
+
+    Entries are kept even along a dimension whose size changes, as JAX does.
+    """
+    typed = [a for a in avals if a.sharding is not None]
+    if any(sharding_entries(a) != sharding_entries(typed[0]) for a in typed[1:]):
+        raise ShardingTypeError(
+            "All operands should have the same sharding. Got shardings "
+            + ", ".join(_sharding_str(a.sharding) for a in avals)
+        )
+    return with_entries(out, typed[0].sharding, sharding_entries(typed[0]))
+
+
+def select_n_rule(avals, out, **_):
+    """``select_n``'s cases must agree, and a non-scalar predicate with them."""
+    which, cases = avals[0], avals[1:]
+    typed = [c for c in cases if c.sharding is not None]
+    if not typed:
+        if which.sharding is None or not which.shape:
+            return out
+        return with_entries(out, which.sharding, sharding_entries(which))
+    first = sharding_entries(typed[0])
+    if any(sharding_entries(c) != first for c in typed[1:]):
+        raise ShardingTypeError(
+            "select cases must have the same shardings, got ["
+            + ", ".join(_sharding_str(c.sharding) for c in cases)
+            + "]."
+        )
+    if which.shape and which.sharding is not None and sharding_entries(which) != first:
+        raise ShardingTypeError(
+            "select `which` must be scalar or have the same sharding as cases, got `which` "
+            f"sharding {_sharding_str(which.sharding)} but case sharding "
+            f"{_sharding_str(typed[0].sharding)}."
+        )
+    return with_entries(out, typed[0].sharding, first)
+
+
+def clamp_rule(avals, out, **_):
+    """``clamp(lo, x, hi)`` has ``x``'s sharding."""
+    x = avals[1]
+    if x.sharding is None:
+        return out
+    return with_entries(out, x.sharding, sharding_entries(x))
+
+
+def conv_rule(avals, out, *, dimension_numbers, **_):
+    """A convolution with a replicated kernel and an unsplit input-feature dimension keeps
+    the input's entries; anything else asks for ``out_sharding`` (JAX's rule).
+    """
+    lhs, rhs = avals[0], avals[1]
+    lhs_feature = dimension_numbers.lhs_spec[1]
+    if all(_norm(e) is None for e in sharding_entries(rhs)) and (
+        _norm(sharding_entries(lhs)[lhs_feature]) is None
+    ):
+        if lhs.sharding is None:
+            return out
+        return _keep_if_divisible("conv_general_dilated", lhs, out.shape, out)
+    raise ShardingTypeError(
+        "Please specify the output sharding via `out_sharding` parameter of `conv_general_dilated`"
+    )
 
 
 def _dim(n, e) -> str:
