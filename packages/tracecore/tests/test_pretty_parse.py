@@ -279,6 +279,28 @@ def test_golden_tuple_of_jaxprs_param():
     assert isinstance(back.eqns[0].params["branches"], tuple)
 
 
+def test_one_jaxpr_held_twice_binds_fresh_names_each_time():
+    # A symmetric linear solve holds its matvec as vecmat too: the text must name
+    # the second copy's variables afresh, as the parsed program (two copies) prints.
+    a = Var(ShapedArray((), F32))
+    x, y = Var(ShapedArray((), F32)), Var(ShapedArray((), F32))
+    shared = ClosedJaxpr(Jaxpr([], [x], [y], [JaxprEqn(tsin_p, [x], [y], {})]), ())
+    out = Var(ShapedArray((), F32))
+    eqn = JaxprEqn(tswitch_p, [a], [out], {"branches": (shared, shared)})
+    cj = ClosedJaxpr(Jaxpr([], [a], [out], [eqn]), ())
+    assert str(cj) == (
+        "{ lambda ; a:f32[]. let\n"
+        "    b:f32[] = tswitch[\n"
+        "      branches=(\n"
+        "        { lambda ; c:f32[]. let d:f32[] = tsin c in (d,) }\n"
+        "        { lambda ; e:f32[]. let f:f32[] = tsin e in (f,) }\n"
+        "      )\n"
+        "    ] a\n"
+        "  in (b,) }"
+    )
+    assert_round_trip(cj)
+
+
 def test_golden_drop_var_and_multiple_results():
     a = Var(ShapedArray((3,), F32))
     b, c = Var(ShapedArray((3,), F32)), DropVar(ShapedArray((3,), F32))

@@ -280,11 +280,16 @@ class _Printer:
             return "_"
         name = self.names.get(id(var))
         if name is None:
-            name = self.names[id(var)] = var_name(len(self.names))
+            name = self.names[id(var)] = var_name(len(self.keep))
             self.keep.append(var)
         return name
 
     def binder(self, var) -> str:
+        # A binder always takes a fresh name: a jaxpr held twice (vecmat is matvec for a
+        # symmetric linear solve) binds the same variables twice, and the text must read
+        # as two programs, as it parses back.
+        if not isinstance(var, DropVar):
+            self.names.pop(id(var), None)
         return f"{self.name(var)}:{format_aval(var.aval)}"
 
     def atom(self, atom) -> str:
