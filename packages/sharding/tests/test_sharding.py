@@ -33,6 +33,7 @@ from modjax.sharding import (
     set_mesh,
     use_abstract_mesh,
     visualize_array_sharding,
+    with_sharding_constraint,
 )
 from modjax.sharding.testing import main, run_checks
 from modjax.sharding.visualize import sharding_picture
@@ -52,6 +53,17 @@ def test_partition_spec_prints_and_compares_as_jax():
     assert pickle.loads(pickle.dumps(P(("x", "y"), None))) == P(("x", "y"), None)
     with pytest.raises(TypeError):
         P(3)
+
+
+def test_jit_over_a_one_device_mesh():
+    # XLA reports no parameter or output shardings for a one-device SPMD program:
+    # they are replicated (reading them crashed).
+    mesh = Mesh(np.asarray(runtime.devices()[:1]), ("i",))
+    f = runtime.jit(lambda x: with_sharding_constraint(x, NamedSharding(mesh, P("i"))))
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    out = f(x)
+    np.testing.assert_array_equal(np.asarray(out), x)
+    assert out.sharding.is_fully_replicated
 
 
 def test_abstract_mesh_and_axis_types():

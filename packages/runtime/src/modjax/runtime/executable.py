@@ -523,6 +523,13 @@ def _compiled_shardings(xla, target: SpmdTarget, in_avals, out_avals, kept, n_co
     """
     context = target.context
     params, outs = _xla.xla_shardings(xla)
+    # On one device XLA reports no shardings (None): everything is replicated there.
+    if params is None:
+        params = [_xla.replicated_hlo_sharding()] * (
+            n_consts + (len(in_avals) if kept is None else len(kept))
+        )
+    if outs is None:
+        outs = [_xla.replicated_hlo_sharding()] * len(out_avals)
     kept_idx = range(len(in_avals)) if kept is None else kept
     given_in = [context._replicated()] * n_consts + [target.in_shardings[i] for i in kept_idx]
     in_nd = [0] * n_consts + [len(in_avals[i].shape) for i in kept_idx]
