@@ -58,3 +58,7 @@ def test_approx_top_k_rules():
     cases = st.integers(0, 2**16).map(_top_k_case)
     checked = check_primitive(lax.approx_top_k_p, cases, max_examples=4)
     assert checked == ("abstract_eval", "lowering", "jvp", "batching", "printing")
+
+
+def test_mulhi_rules():
+    assert "batching" in check_primitive(lax.mulhi_p, max_examples=3)

@@ -195,6 +195,7 @@ from .elementwise import (
 from .fft import FftType, fft, fft_p
 from .generic_reduce import *  # noqa: F403
 from .indexing import *  # noqa: F403
+from .mulhi import *  # noqa: F403
 from .parallel import pbroadcast  # noqa: E402
 from .ragged_dot import *  # noqa: F403
 from .reductions import (
