@@ -61,3 +61,12 @@ def test_errors():
         lax.mulhi(x > 0, x > 0)
     with pytest.raises(TypeError, match="incompatible shapes"):
         lax.mulhi(x, x[:2])
+
+
+def test_mulhi_after_a_reshape_compiles():
+    # XLA's CPU backend rejects chlo.mulhi fused after a bitcast (JAX 0.10.2 fails here)
+    f = jit(lambda a, b: lax.mulhi(a.reshape(1), b))
+    np.testing.assert_array_equal(f(np.int32(0), np.array([-5], np.int32)), [0])
+    np.testing.assert_array_equal(
+        vmap(lax.mulhi)(np.array([-5], np.int8), np.array([7], np.int8)), [-1]
+    )
