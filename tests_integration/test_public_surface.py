@@ -42,11 +42,7 @@ OTHER_ISSUES = _table(
 NOT_YET = _table(
     (
         "jax",
-        "default_device default_matmul_precision enable_checks "
-        "softmax_custom_jvp no_tracing no_execution transfer_guard "
-        "transfer_guard_device_to_device transfer_guard_device_to_host "
-        "transfer_guard_host_to_device allow_f16_reductions array_garbage_collection_guard "
-        "thread_guard ds memory ops version",
+        "ds memory ops version",
         "#14: to do",
     ),
     ("jax", "fwd_and_bwd", "#14: to do"),

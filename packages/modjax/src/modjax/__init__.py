@@ -76,7 +76,6 @@ from modjax.runtime import (  # noqa: E402
     default_backend,
     device_count,
     device_get,
-    device_put,
     devices,
     disable_jit,
     effects_barrier,
@@ -89,7 +88,17 @@ from modjax.runtime import (  # noqa: E402
     process_index,
     process_indices,
 )
+from modjax.runtime import explicit_device_put as device_put  # noqa: E402  (explicit transfers)
 from modjax.runtime.backends import Device  # noqa: E402
+from modjax.runtime.executable import no_execution  # noqa: E402
+from modjax.runtime.guards import (  # noqa: E402
+    array_garbage_collection_guard,
+    thread_guard,
+    transfer_guard,
+    transfer_guard_device_to_device,
+    transfer_guard_device_to_host,
+    transfer_guard_host_to_device,
+)
 from modjax.sharding import (  # noqa: E402
     NamedSharding,
     P,
@@ -112,16 +121,37 @@ from modjax.tracecore import (  # noqa: E402
     make_jaxpr,
 )
 from modjax.tracecore.dtypes import float0  # noqa: E402
+from modjax.tracecore.options import (  # noqa: E402
+    allow_f16_reductions,
+    default_matmul_precision,
+    enable_checks,
+    no_tracing,
+    softmax_custom_jvp,
+)
 
 # The configuration options users switch for a block (``with jax.enable_x64(True):``).
 enable_x64 = config.option("enable_x64")
 log_compiles = config.option("log_compiles")
+default_device = config.option("default_device")
 numpy_dtype_promotion = config.option("numpy_dtype_promotion")
 numpy_rank_promotion = config.option("numpy_rank_promotion")
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "allow_f16_reductions",
+    "array_garbage_collection_guard",
+    "default_device",
+    "default_matmul_precision",
+    "enable_checks",
+    "no_execution",
+    "no_tracing",
+    "softmax_custom_jvp",
+    "thread_guard",
+    "transfer_guard",
+    "transfer_guard_device_to_device",
+    "transfer_guard_device_to_host",
+    "transfer_guard_host_to_device",
     "custom_gradient",
     "Device",
     "Shard",

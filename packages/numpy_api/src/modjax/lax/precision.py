@@ -17,7 +17,8 @@ from typing import Any, NamedTuple, Union
 
 import numpy as np
 
-from modjax.tracecore import config, dtypes
+from modjax.tracecore import dtypes
+from modjax.tracecore.options import default_matmul_precision
 
 __all__ = [
     "DotAlgorithm",
@@ -231,10 +232,8 @@ def _precision_error(precision) -> ValueError:
 
 
 def _default_matmul_precision():
-    """The ``default_matmul_precision`` option's value, where that option is defined."""
-    if "default_matmul_precision" not in config.names():
-        return None
-    return config.read("default_matmul_precision")
+    """The ``default_matmul_precision`` option's value (tracecore's ``options``)."""
+    return default_matmul_precision.value
 
 
 def canonicalize_precision(precision: PrecisionLike) -> CanonicalPrecision:

@@ -22,6 +22,7 @@ from modjax.runtime import apply_primitive
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive, to_aval
+from modjax.tracecore.options import allow_f16_reductions
 
 from ._common import (
     ANY,
@@ -200,6 +201,24 @@ def _reduce_chooser_jvp(prim, primals, tangents, *, axes):
 
 
 reduce_sum_p = reduce_primitive("reduce_sum", [NUMBER], _plain(hlo.add), lambda d: 0)
+
+
+def _reduce_sum_abstract_eval(operand, *, axes):
+    # jax_allow_f16_reductions=False: a half-precision sum over more than one element
+    # raises (JAX's dtype rule); jnp.sum is unaffected, it accumulates in float32.
+    if (
+        not allow_f16_reductions.value
+        and operand.dtype.name in ("float16", "bfloat16")
+        and any(operand.shape[a] != 1 for a in axes)
+    ):
+        raise ValueError(
+            f"reduce_sum on operand {operand.str_short()} is not allowed when "
+            "jax_allow_f16_reductions=False."
+        )
+    return _reduce_abstract_eval("reduce_sum", [NUMBER], operand, axes=axes)
+
+
+reduce_sum_p.def_abstract_eval(_reduce_sum_abstract_eval)
 deflinear(reduce_sum_p, _reduce_sum_transpose)
 defreducer(reduce_sum_p)
 reduce_prod_p = reduce_primitive("reduce_prod", [NUMBER], _plain(hlo.multiply), lambda d: 1)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from modjax import lax
 from modjax.autodiff import custom_jvp, stop_gradient
 from modjax.numpy._util import aval, canonical_dtype, promote_args_inexact
 from modjax.scipy.special import logsumexp
+from modjax.tracecore.options import softmax_custom_jvp
 
 __all__ = [
     "celu",
@@ -263,9 +265,17 @@ def softmax(x, axis=-1, where=None):
     """Compute ``exp(x) / sum(exp(x))`` along ``axis`` (jax.nn.softmax).
 
     The maximum is subtracted first (with its gradient stopped; the result
-    does not depend on it). Elements masked out by ``where`` get 0.
+    does not depend on it). Elements masked out by ``where`` get 0. With
+    ``jax_softmax_custom_jvp`` on, it is differentiated by its own rule,
+    ``y * (dx - sum(y * dx))``, instead of through its operations (as in JAX).
     """
     x = _inexact("softmax", x)
+    if softmax_custom_jvp.value:
+        return _softmax_custom(axis, x, where)
+    return _softmax_plain(x, axis, where)
+
+
+def _softmax_plain(x, axis, where):
     x_max = stop_gradient(_masked_max(x, axis, where))
     unnormalized = jnp.exp(jnp.subtract(x, x_max))
     if where is not None:
@@ -275,6 +285,19 @@ def softmax(x, axis=-1, where=None):
     if where is not None:
         result = jnp.where(where, result, 0)
     return result
+
+
+@partial(custom_jvp, nondiff_argnums=(0,))
+def _softmax_custom(axis, x, where):
+    return _softmax_plain(x, axis, where)
+
+
+@_softmax_custom.defjvp
+def _softmax_custom_jvp(axis, primals, tangents):
+    (x, where), (x_dot, _) = primals, tangents
+    y = _softmax_custom(axis, x, where)
+    total = jnp.sum(jnp.multiply(y, x_dot), axis=axis, keepdims=True, where=where)
+    return y, jnp.multiply(y, jnp.subtract(x_dot, total))
 
 
 def log_softmax(x, axis=-1, where=None):

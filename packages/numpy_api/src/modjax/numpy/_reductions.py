@@ -158,6 +158,10 @@ def _isnan(x):
 # --- sum and prod ---------------------------------------------------------------------------
 
 
+# By name: naming bfloat16 here would import ml_dtypes with modjax.numpy.
+_HALF_FLOATS = ("float16", "bfloat16")
+
+
 def _sum_like(name, a, axis, dtype, out, keepdims, initial, where, promote_integers, nan_to=None):
     a = _prepare(name, a, out)
     av = aval(a)
@@ -175,6 +179,9 @@ def _sum_like(name, a, axis, dtype, out, keepdims, initial, where, promote_integ
     a = _masked(a, _mask(name, where, av.shape), 0 if is_sum else 1)
     if kind(target) == "b":  # a bool dtype asked for: sum is "any", prod is "all"
         result = (lax.reduce_or if is_sum else lax.reduce_and)(a, axes)
+    elif np.dtype(target).name in _HALF_FLOATS:  # accumulate in float32, as JAX does
+        wide = (lax.reduce_sum if is_sum else lax.reduce_prod)(convert(a, np.float32), axes)
+        result = convert(wide, target)
     else:
         result = (lax.reduce_sum if is_sum else lax.reduce_prod)(a, axes)
     if initial is not None:

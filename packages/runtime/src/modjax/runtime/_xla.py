@@ -68,6 +68,10 @@ __all__ = [
     "make_cpu_client",
     "pjit",
     "pjit_cache",
+    "explicit_transfer",
+    "set_array_gc_guard",
+    "set_thread_guard",
+    "set_transfer_guard",
     "profiler_metadata",
     "profiler_server",
     "profiler_subprocess",
@@ -366,3 +370,56 @@ def profiler_metadata(entries: dict[str, str] | None) -> None:
         return
     for key, value in entries.items():
         _profiler.set_metadata(key, value)
+
+
+# --- guards (jaxlib's guard_lib: transfer guards, array GC guard, thread guard) -------------
+
+_guards = _jax.guard_lib
+_TRANSFER_LEVELS = {
+    "allow": _guards.TransferGuardLevel.ALLOW,
+    "log": _guards.TransferGuardLevel.LOG,
+    "disallow": _guards.TransferGuardLevel.DISALLOW,
+    "log_explicit": _guards.TransferGuardLevel.LOG_EXPLICIT,
+    "disallow_explicit": _guards.TransferGuardLevel.DISALLOW_EXPLICIT,
+}
+_GC_LEVELS = {
+    "allow": _guards.GarbageCollectionGuardLevel.ALLOW,
+    "log": _guards.GarbageCollectionGuardLevel.LOG,
+    "fatal": _guards.GarbageCollectionGuardLevel.FATAL,
+}
+
+
+def set_transfer_guard(direction: str, level: str | None) -> None:
+    """Set the process-wide guard level of ``direction`` ("host_to_device", ...); None: default.
+
+    jaxlib checks it on every transfer it makes (``batched_device_put``, the C++
+    fast path's argument transfers, copies between devices).
+    """
+    setattr(_guards.global_state(), direction, None if level is None else _TRANSFER_LEVELS[level])
+
+
+def set_array_gc_guard(level: str | None) -> None:
+    """Set what jaxlib does when the garbage collector frees an Array in a cycle."""
+    _guards.global_state().garbage_collect_array = None if level is None else _GC_LEVELS[level]
+
+
+def set_thread_guard(enabled: bool) -> None:
+    """Turn jaxlib's thread guard on or off (multi-process operations from one thread)."""
+    _guards.update_thread_guard_global_state(enabled)
+
+
+class explicit_transfer:
+    """Mark the transfers inside the block explicit (``device_put``/``device_get``)."""
+
+    __slots__ = ("attribute", "before")
+
+    def __init__(self, attribute: str):  # "explicit_device_put" or "explicit_device_get"
+        self.attribute = attribute
+
+    def __enter__(self) -> None:
+        state = _guards.thread_local_state()
+        self.before = getattr(state, self.attribute)
+        setattr(state, self.attribute, True)
+
+    def __exit__(self, *exc: Any) -> None:
+        setattr(_guards.thread_local_state(), self.attribute, self.before)

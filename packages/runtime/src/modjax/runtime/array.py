@@ -241,6 +241,17 @@ def device_put(x: Any, device: Device | Sharding | None = None, *, donate: bool 
     return tree_unflatten(treedef, out)
 
 
+def explicit_device_put(x: Any, device: Device | Sharding | None = None, *, donate: bool = False):
+    """``device_put`` as a user calls it: its transfers are *explicit* (``jax.device_put``).
+
+    Transfer guards at "disallow" let explicit transfers through and stop only
+    implicit ones (the library's own ``device_put`` calls, such as ``jnp.array``
+    of a numpy array, count as implicit, as in JAX).
+    """
+    with _xla.explicit_transfer("explicit_device_put"):
+        return device_put(x, device, donate=donate)
+
+
 def device_get(x: Any):
     """Fetch a pytree of Arrays to the host as numpy arrays (``jax.device_get``).
 
@@ -248,10 +259,11 @@ def device_get(x: Any):
     that are not Arrays are returned unchanged.
     """
     leaves, treedef = tree_flatten(x)
-    for leaf in leaves:
-        if type(leaf) is ArrayImpl:
-            leaf.copy_to_host_async()
-    out = [np.asarray(leaf) if type(leaf) is ArrayImpl else leaf for leaf in leaves]
+    with _xla.explicit_transfer("explicit_device_get"):
+        for leaf in leaves:
+            if type(leaf) is ArrayImpl:
+                leaf.copy_to_host_async()
+        out = [np.asarray(leaf) if type(leaf) is ArrayImpl else leaf for leaf in leaves]
     return tree_unflatten(treedef, out)
 
 

@@ -34,7 +34,9 @@ __all__ = [
     "process_count",
     "process_indices",
     "default_device",
+    "default_device_option",
     "num_cpu_devices",
+    "platforms",
 ]
 
 logger = logging.getLogger(__name__)
@@ -44,14 +46,20 @@ Device = _xla.Device
 
 
 def _check_num_cpu_devices(value: Any) -> None:
-    if type(value) is not int or value < 1:
-        raise ValueError(f"num_cpu_devices must be a positive int, got {value!r}")
-    if "cpu" in _backends and value != _backends["cpu"].device_count():
+    if type(value) is not int or (value < 1 and value != -1):
+        raise ValueError(
+            f"num_cpu_devices must be a positive int or -1 (the default), got {value!r}"
+        )
+    if "cpu" in _backends and _cpu_device_count(value) != _backends["cpu"].device_count():
         raise RuntimeError(
             "num_cpu_devices must be set before the CPU backend is created (before the first "
             "use of devices, arrays or jit); it is already created with "
             f"{_backends['cpu'].device_count()} devices"
         )
+
+
+def _cpu_device_count(value: int) -> int:
+    return 1 if value == -1 else value  # -1: JAX's "the default", one device
 
 
 class _Factory:
@@ -105,7 +113,7 @@ def _quiet_native_logs() -> None:
 def _make_cpu_client() -> Backend:
     from .distributed import cpu_client_options
 
-    return _xla.make_cpu_client(num_cpu_devices.value, **cpu_client_options())
+    return _xla.make_cpu_client(_cpu_device_count(num_cpu_devices.value), **cpu_client_options())
 
 
 register_backend_factory("cpu", _make_cpu_client, priority=0)
@@ -118,6 +126,49 @@ num_cpu_devices = config.define_option(
     validator=_check_num_cpu_devices,
     help="How many devices the CPU backend exposes (jax_num_cpu_devices).",
 )
+
+
+def _check_default_device(value: Any) -> None:
+    if value is not None and not isinstance(value, str | Device):
+        raise ValueError(
+            "jax.default_device must be passed either a Device object (e.g. "
+            "`jax.devices('cpu')[0]`) or a platform name string like 'cpu' or 'gpu', "
+            f"got: {value!r}"
+        )
+
+
+default_device_option = config.define_option(
+    "default_device",
+    None,
+    validator=_check_default_device,
+    help="The device (or platform name) uncommitted computations and transfers use.",
+    trace_context=True,  # part of jit's keys: where a program runs
+)
+
+platforms = config.define_typed_option(
+    "platforms",
+    None,
+    str,
+    env_var="MODJAX_PLATFORMS",
+    help="Comma-separated platforms to initialize, in order of preference (e.g. 'cpu'); "
+    "read when the first backend is created. None or '': every registered one.",
+    optional=True,
+)
+
+platform_name = config.define_typed_option(
+    "platform_name",
+    "",
+    str,
+    help="The one platform to use (JAX's older spelling of jax_platforms).",
+)
+
+
+def _requested_platforms() -> list[str] | None:
+    """The platforms ``jax_platforms`` (or ``jax_platform_name``) asks for, in order; None: any."""
+    text = platforms.value or platform_name.value
+    if not text:
+        return None
+    return [name.strip() for name in text.split(",") if name.strip()]
 
 
 def _create(name: str) -> Backend:
@@ -144,6 +195,20 @@ def backends() -> dict[str, Backend]:
     registered with ``fail_quietly`` are logged and skipped.
     """
     with _lock:
+        requested = _requested_platforms()
+        if requested is not None:
+            for name in requested:
+                if name in _backends:
+                    continue
+                try:
+                    _create(name)
+                except RuntimeError as err:
+                    raise RuntimeError(
+                        f"Unable to initialize backend '{name}': {err} (set "
+                        "MODJAX_PLATFORMS='' or jax_platforms to None to automatically "
+                        "choose an available backend)"
+                    ) from None
+            return {name: _backends[name] for name in requested}
         for name, entry in sorted(_factories.items(), key=lambda kv: -kv[1].priority):
             if name in _backends or name in _failed:
                 continue
@@ -164,7 +229,10 @@ def _default_backend() -> Backend:
             available = backends()
             if not available:
                 raise RuntimeError("no backend could be initialized")
-            best = max(available, key=lambda n: _factories[n].priority)
+            if _requested_platforms() is not None:  # the first one asked for wins
+                best = next(iter(available))
+            else:
+                best = max(available, key=lambda n: _factories[n].priority)
             _default.append(available[best])
     return _default[0]
 
@@ -231,5 +299,15 @@ def process_indices(backend: str | Backend | None = None) -> list[int]:
 
 
 def default_device() -> Device:
-    """Return the device computations and transfers use when none is given."""
-    return _default_backend().local_devices()[0]
+    """Return the device computations and transfers use when none is given.
+
+    ``jax_default_device`` (``with jax.default_device(d):``) chooses it: a Device,
+    or a platform name whose first local device is used; otherwise it is the
+    default backend's first local device.
+    """
+    chosen = default_device_option.value
+    if chosen is None:
+        return _default_backend().local_devices()[0]
+    if isinstance(chosen, str):
+        return get_backend(chosen).local_devices()[0]
+    return chosen

@@ -40,7 +40,10 @@ __all__ = [
     "stats",
     "compilation_cache_dir",
     "log_compiles",
+    "enable_compilation_cache",
     "persistent_cache_min_compile_time_secs",
+    "persistent_cache_min_entry_size_bytes",
+    "raise_persistent_cache_errors",
 ]
 
 logger = logging.getLogger(__name__)
@@ -80,6 +83,26 @@ persistent_cache_min_compile_time_secs = config.define_option(
     parse=float,
     validator=_non_negative,
     help="Only executables that took at least this long to compile are written to disk.",
+)
+
+persistent_cache_min_entry_size_bytes = config.define_typed_option(
+    "persistent_cache_min_entry_size_bytes",
+    0,
+    int,
+    help="Only executables whose serialized size is at least this many bytes are written "
+    "to disk (0: any size).",
+)
+
+enable_compilation_cache = config.define_bool_option(
+    "enable_compilation_cache",
+    True,
+    help="If False, the persistent compilation cache is neither read nor written.",
+)
+
+raise_persistent_cache_errors = config.define_bool_option(
+    "raise_persistent_cache_errors",
+    False,
+    help="Raise errors reading or writing the persistent cache instead of warning.",
 )
 
 #: Counters for tests and benchmarks: compiles done, and hits in memory and on disk.
@@ -216,7 +239,7 @@ def compile_or_get_cached(
         stats["memory_hits"] += 1
         return _result(with_info, executable, "memory", start, key)
 
-    directory = compilation_cache_dir.value
+    directory = compilation_cache_dir.value if enable_compilation_cache.value else None
     if directory is not None:
         path = _entry_path(directory, key)
         payload = _read_entry(path)
@@ -225,6 +248,8 @@ def compile_or_get_cached(
                 executable = _xla.deserialize_executable(backend, payload, devices, options)
             except Exception as err:  # a stale or foreign entry: recompile and rewrite it
                 stats["disk_errors"] += 1
+                if raise_persistent_cache_errors.value:
+                    raise
                 logger.warning("persistent compilation cache: ignoring entry %s: %s", path, err)
             else:
                 stats["disk_hits"] += 1
@@ -242,11 +267,13 @@ def compile_or_get_cached(
         _memory[memory_key] = executable
     if directory is not None and compile_seconds >= persistent_cache_min_compile_time_secs.value:
         try:
-            _write_entry(
-                _entry_path(directory, key), _xla.serialize_executable(backend, executable)
-            )
-            stats["disk_writes"] += 1
+            payload = _xla.serialize_executable(backend, executable)
+            if len(payload) >= persistent_cache_min_entry_size_bytes.value:
+                _write_entry(_entry_path(directory, key), payload)
+                stats["disk_writes"] += 1
         except Exception as err:  # a full disk or a read-only folder must not fail the program
+            if raise_persistent_cache_errors.value:
+                raise
             logger.warning("persistent compilation cache: cannot write %s: %s", directory, err)
     return _result(with_info, executable, "compiled", start, key)
 

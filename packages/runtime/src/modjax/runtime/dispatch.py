@@ -15,7 +15,9 @@ import logging
 from typing import Any
 
 from modjax.tracecore import core
+from modjax.tracecore.config import config
 from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.options import no_tracing
 from modjax.tracecore.tracing import trace_to_jaxpr
 from modjax.tracecore.wrapped_fun import DebugInfo, wrap_init
 
@@ -58,6 +60,13 @@ def clear_cache() -> None:
         fast._clear_cache()
     _cpp_functions.clear()
     _executables.clear()
+
+
+def forget_fast_paths() -> None:
+    """Drop the fast-path entries of eager ops, keeping their executables (keyed by device)."""
+    _fast.clear()
+    for fast in _cpp_functions.values():
+        fast._clear_cache()
 
 
 def apply_primitive(prim: core.Primitive, *args, **params):
@@ -180,7 +189,10 @@ def _run_slow(prim: core.Primitive, args: tuple, params: dict):
         hashable = True
     except TypeError:
         hashable = False
-    key = (prim, params_key, avals, device, committed) if hashable else None
+    # The trace context too: an option of it can change how the equation traces
+    # (jax_allow_f16_reductions refuses some), so each context compiles its own.
+    context = config.trace_context()
+    key = (prim, params_key, avals, device, committed, context) if hashable else None
     executable = _executables.get(key) if key is not None else None
     if executable is None:
         executable = _compile_primitive(prim, avals, params, device, committed)
@@ -227,6 +239,8 @@ def _one_equation(prim, avals, params) -> ClosedJaxpr:
 
 
 def _compile_primitive(prim, avals, params, device, committed) -> Executable:
+    if no_tracing.value:  # an eager op of a new signature traces its one-equation program
+        raise RuntimeError(f"re-tracing function {prim.name} for `jit`, but 'no_tracing' is set")
     executable = compile_jaxpr(
         _one_equation(prim, avals, params),
         device,

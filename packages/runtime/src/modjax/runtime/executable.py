@@ -20,6 +20,7 @@ import numpy as np
 
 from modjax.lowering import lower_jaxpr_to_module
 from modjax.tracecore.abstract import ShapedArray, physical_aval
+from modjax.tracecore.config import config
 from modjax.tracecore.dce import dce_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.tracing import convert_constvars_jaxpr
@@ -50,6 +51,7 @@ __all__ = [
     "raise_if_deleted",
     "runtime_tokens",
     "effects_barrier",
+    "no_execution",
 ]
 
 JaxRuntimeError = _xla.JaxRuntimeError
@@ -59,6 +61,14 @@ def module_name_for(name: str) -> str:
     """Return the MLIR module name of a jitted function called ``name`` (``jit_<name>``)."""
     cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name.replace(">", ""))
     return f"jit_{cleaned}"
+
+
+no_execution = config.define_bool_option(
+    "no_execution",
+    False,
+    help="Raise RuntimeError whenever a compiled program would run (tracing and lowering "
+    "still work).",
+)
 
 
 class Executable:
@@ -187,6 +197,11 @@ class Executable:
 
     def run(self, args: Sequence[ArrayImpl]) -> list[ArrayImpl]:
         """Execute on ``args`` (Arrays placed by ``place``); return the output Arrays."""
+        if no_execution.value:  # the fast paths forget their entries when it is set
+            raise RuntimeError(
+                f"JAX tried to execute function jit({self.name}), but the no_execution "
+                "config option is set"
+            )
         effects = self.ordered_effects
         if effects:
             args = [runtime_tokens.get(e, self.device) for e in effects] + list(args)

@@ -14,6 +14,7 @@ from typing import Any
 
 from modjax.tracecore import dtypes
 from modjax.tracecore import source_info as source_info_util
+from modjax.tracecore.config import config
 
 __all__ = ["explain_trace_miss", "explain_compile_miss"]
 
@@ -37,11 +38,19 @@ def _type_text(aval, weak: bool) -> str:
 
 def _differences(key, old, arg_names) -> list[str]:
     """Describe how trace key ``key`` differs from ``old``: one block per kind of change."""
-    tree, avals, statics, donated = key
-    old_tree, old_avals, old_statics, old_donated = old
+    tree, avals, statics, donated, context = key
+    old_tree, old_avals, old_statics, old_donated, old_context = old
     if tree != old_tree:
         return ["different input pytree:", f"* now {tree} and before {old_tree}"]
     lines = []
+    if context != old_context:
+        names = config.trace_context_names()
+        lines += ["tracing context doesn't match, e.g. due to config or context manager:"]
+        lines += [
+            f"* {names[i] if i < len(names) else i}: now {now!r} and before {before!r}"
+            for i, (now, before) in enumerate(zip(context, old_context, strict=False))
+            if now != before or type(now) is not type(before)
+        ]
     old_static = {k: v for k, _, v in old_statics}
     changed = []
     for k, _, v in statics:

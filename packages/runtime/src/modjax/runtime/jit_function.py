@@ -18,10 +18,11 @@ import weakref
 from modjax.tracecore import core
 from modjax.tracecore import source_info as source_info_util
 from modjax.tracecore.abstract import ShapedArray
-from modjax.tracecore.config import enable_x64
+from modjax.tracecore.config import config, enable_x64
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.jaxpr_cache import clear_jaxpr_caches
+from modjax.tracecore.options import no_tracing
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.tree_util import tree_unflatten
 from modjax.tracecore.wrapped_fun import debug_info, flatten_fun, wrap_init
@@ -40,7 +41,7 @@ from .arguments import (
 from .backends import Device
 from .compile_cache import log_compiles
 from .debugging import disable_jit, explain_cache_misses, flags, outputs_bad, rerun_op_by_op
-from .executable import Executable, LoweredProgram, lower_jaxpr
+from .executable import Executable, LoweredProgram, lower_jaxpr, no_execution
 from .executable import placement as _placement
 from .explain import explain_compile_miss, explain_trace_miss
 from .extended import checked_run, jaxpr_checks
@@ -107,6 +108,30 @@ def clear_caches() -> None:
 
 
 enable_x64.add_hook(lambda _value: clear_caches())
+
+
+def forget_fast_paths() -> None:
+    """Drop the fast-path entries of every jitted function and eager op, keeping programs.
+
+    The fast paths (C++ and Python) key on the arguments alone; an option of the
+    trace context (``config.trace_context()``) changes which program a call
+    needs, so their entries go, and the next call finds its program in the
+    traces and executables, which are keyed on the context too.
+    """
+    from . import dispatch
+
+    for fn in list(_all_functions):
+        fn.fast_positional.clear()
+        fn.fast_general.clear()
+        if fn.cpp_fast is not None:
+            fn.cpp_fast._clear_cache()
+    cpp_dispatch.clear_cache()
+    dispatch.forget_fast_paths()
+
+
+config.on_trace_context_change(forget_fast_paths)
+# Fast paths run executables without Executable.run, which checks no_execution.
+no_execution.add_hook(lambda _value: forget_fast_paths())
 
 
 class JitFunction:
@@ -199,13 +224,18 @@ class JitFunction:
 
     def trace(self, call: CallArgs, in_avals: tuple[ShapedArray, ...]) -> TracedProgram:
         """Return the traced program for ``call``'s structure and ``in_avals`` (cached)."""
-        key = (call.in_tree, in_avals, call.statics, call.donated)
+        key = (call.in_tree, in_avals, call.statics, call.donated, config.trace_context())
         traced = self.traces.get(key)
         if traced is not None:
             return traced
         static_pos = tuple(k for k, _, _ in call.statics if isinstance(k, int))
         static_names = tuple(k for k, _, _ in call.statics if isinstance(k, str))
         info = debug_info(self.fun, call.args, call.kwargs, static_pos, static_names)
+        if no_tracing.value:
+            where = f" at {info.func_src_info}" if info.func_src_info else ""
+            raise RuntimeError(
+                f"re-tracing function {info.func_name}{where} for `jit`, but 'no_tracing' is set"
+            )
         if explain_cache_misses.value:
             explain_trace_miss(self.name, self.fun, key, self.seen, info.arg_names)
         if len(self.seen) < 4096:
@@ -272,14 +302,15 @@ class JitFunction:
         program: LoweredProgram | None = None,
     ):
         """Return the Executable for this signature on ``device``, compiling on a miss."""
-        key = (call.in_tree, in_avals, call.statics, call.donated, device, committed)
+        traced_key = (call.in_tree, in_avals, call.statics, call.donated, config.trace_context())
+        key = (*traced_key, device, committed)
         executable = self.executables.get(key)
         if executable is not None:
-            return executable, self.traces.get(key[:4]) or self.trace(call, in_avals)
+            return executable, self.traces.get(traced_key) or self.trace(call, in_avals)
         start = time.perf_counter()
-        was_traced = (call.in_tree, in_avals, call.statics, call.donated) in self.traces
+        was_traced = traced_key in self.traces
         if was_traced and explain_cache_misses.value:
-            placements = [(k[4], k[5]) for k in self.executables if k[:4] == key[:4]]
+            placements = [(k[5], k[6]) for k in self.executables if k[:5] == traced_key]
             if placements:
                 explain_compile_miss(self.name, self.fun, device, committed, placements)
         traced = self.trace(call, in_avals)

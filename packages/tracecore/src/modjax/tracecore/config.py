@@ -77,7 +77,16 @@ class Option:
     decorator) that sets the value and restores the previous one on exit.
     """
 
-    __slots__ = ("name", "value", "default", "env_var", "help", "_coerce", "_hooks")
+    __slots__ = (
+        "name",
+        "value",
+        "default",
+        "env_var",
+        "help",
+        "trace_context",
+        "_coerce",
+        "_hooks",
+    )
 
     def __init__(
         self,
@@ -86,11 +95,13 @@ class Option:
         coerce: Callable[[Any], Any],
         env_var: str | None = None,
         help: str = "",
+        trace_context: bool = False,
     ):
         self.name = name
         self.default = default
         self.env_var = env_var
         self.help = help
+        self.trace_context = trace_context
         self._coerce = coerce
         self._hooks: list[Callable[[Any], None]] = []
         self.value = default
@@ -132,6 +143,8 @@ class Config:
     def __init__(self) -> None:
         # Set through __dict__ so __getattr__ below never sees a half-built object.
         self.__dict__["_options"] = {}
+        self.__dict__["_context_options"] = []
+        self.__dict__["_context_hooks"] = []
 
     # -- defining ------------------------------------------------------------
 
@@ -144,12 +157,16 @@ class Config:
         validator: Callable[[Any], None] | None = None,
         help: str = "",
         on_update: Callable[[Any], None] | None = None,
+        trace_context: bool = False,
     ) -> Option:
         """Register a new option and return its :class:`Option` (JAX's ``config.*_state``).
 
         ``parse`` turns the environment variable's text into a value;
         ``validator(value)`` raises on a bad value (on update and at
         definition); ``on_update(new_value)`` runs after each change.
+        ``trace_context``: the option changes what tracing a function produces
+        (or where it runs), so its value is part of jit's cache keys
+        (:meth:`trace_context`), as JAX's ``include_in_jit_key`` options are.
         """
 
         def coerce(value: Any) -> Any:
@@ -157,7 +174,7 @@ class Config:
                 validator(value)
             return value
 
-        return self._register(name, default, coerce, env_var, parse, help, on_update)
+        return self._register(name, default, coerce, env_var, parse, help, on_update, trace_context)
 
     def define_bool_option(
         self,
@@ -166,13 +183,14 @@ class Config:
         env_var: str | None = None,
         help: str = "",
         on_update: Callable[[Any], None] | None = None,
+        trace_context: bool = False,
     ) -> Option:
         """Register a boolean option (like JAX's ``config.bool_state``).
 
         The environment variable accepts 1/true/yes/on and 0/false/no/off.
         """
         return self._register(
-            name, bool(default), _coerce_bool, env_var, parse_bool, help, on_update
+            name, bool(default), _coerce_bool, env_var, parse_bool, help, on_update, trace_context
         )
 
     def define_enum_option(
@@ -183,21 +201,65 @@ class Config:
         env_var: str | None = None,
         help: str = "",
         on_update: Callable[[Any], None] | None = None,
+        trace_context: bool = False,
+        optional: bool = False,
     ) -> Option:
-        """Register an option whose value is one of ``choices`` (JAX's ``config.enum_state``)."""
+        """Register an option whose value is one of ``choices`` (JAX's ``config.enum_state``).
+
+        ``optional``: None is a value too (JAX's ``optional_enum_state``).
+        """
         allowed = tuple(choices)
 
-        def coerce(value: Any) -> str:
+        def coerce(value: Any) -> str | None:
+            if value is None and optional:
+                return None
             if value not in allowed:
-                raise ValueError(f"option {name!r} must be one of {list(allowed)}, got {value!r}")
+                none = "None or " if optional else ""
+                raise ValueError(
+                    f"option {name!r}: new enum value must be {none}in {list(allowed)}, "
+                    f"got {value!r} of type {type(value)}."
+                )
             return value
 
-        return self._register(name, default, coerce, env_var, str, help, on_update)
+        return self._register(name, default, coerce, env_var, str, help, on_update, trace_context)
 
-    def _register(self, name, default, coerce, env_var, parse, help, on_update) -> Option:
+    def define_typed_option(
+        self,
+        name: str,
+        default: Any,
+        kind: type,
+        env_var: str | None = None,
+        help: str = "",
+        on_update: Callable[[Any], None] | None = None,
+        optional: bool = False,
+    ) -> Option:
+        """Register an int, float or str option (JAX's ``int_state``, ``float_state``, ...).
+
+        A value of another type is a ValueError, as in JAX (an int is accepted for a float);
+        ``optional``: None is a value too (JAX's ``optional_string_state``).
+        """
+
+        def coerce(value: Any) -> Any:
+            if value is None and optional:
+                return None
+            if kind is float and type(value) is int:
+                return float(value)
+            ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+            if not ok:
+                raise ValueError(
+                    f"option {name!r}: new {kind.__name__} config value must be None or of "
+                    f"type {kind.__name__}, got {value!r} of type {type(value)}"
+                )
+            return value
+
+        return self._register(name, default, coerce, env_var, kind, help, on_update, False)
+
+    def _register(
+        self, name, default, coerce, env_var, parse, help, on_update, trace_context=False
+    ) -> Option:
         if name in self._options:
             raise ValueError(f"config option {name!r} is already defined")
-        option = Option(name, coerce(default), coerce, env_var, help)
+        option = Option(name, coerce(default), coerce, env_var, help, trace_context)
         # The environment wins over the default, read once at definition time.
         if env_var is not None and env_var in os.environ:
             try:
@@ -208,8 +270,35 @@ class Config:
                 ) from None
         if on_update is not None:
             option.add_hook(on_update)
+        if trace_context:
+            self._context_options.append(option)
+            option.add_hook(self._context_changed)
         self._options[name] = option
         return option
+
+    # -- the trace context ----------------------------------------------------
+
+    def trace_context(self) -> tuple:
+        """Return the values of the options that change what jit traces or where it runs.
+
+        jit keys its traces and executables on this tuple, so switching such an
+        option for a block (``with default_matmul_precision("highest"):``) never
+        reuses a program traced under another value, and switching back reuses
+        the first one (JAX's trace context).
+        """
+        return tuple(option.value for option in self._context_options)
+
+    def trace_context_names(self) -> tuple[str, ...]:
+        """Return the names of the options :meth:`trace_context` reads, in its order."""
+        return tuple(option.name for option in self._context_options)
+
+    def on_trace_context_change(self, hook: Callable[[], None]) -> None:
+        """Call ``hook()`` after any trace-context option changes (fast paths forget entries)."""
+        self._context_hooks.append(hook)
+
+    def _context_changed(self, _value: Any) -> None:
+        for hook in self._context_hooks:
+            hook()
 
     # -- reading and writing -------------------------------------------------
 
@@ -262,6 +351,7 @@ numpy_rank_promotion = config.define_enum_option(
     ("allow", "warn", "raise"),
     env_var="MODJAX_NUMPY_RANK_PROMOTION",
     help="What to do when an operation broadcasts arrays of different ranks.",
+    trace_context=True,
 )
 
 numpy_dtype_promotion = config.define_enum_option(
@@ -270,4 +360,5 @@ numpy_dtype_promotion = config.define_enum_option(
     ("standard", "strict"),
     env_var="MODJAX_NUMPY_DTYPE_PROMOTION",
     help="'standard' follows the promotion lattice; 'strict' only lets weak types promote.",
+    trace_context=True,
 )

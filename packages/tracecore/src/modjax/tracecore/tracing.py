@@ -9,6 +9,7 @@ import numpy as np
 
 from . import source_info as source_info_util
 from .abstract import ShapedArray, ShapeDtypeStruct, get_aval
+from .check import check_jaxpr
 from .core import (
     Trace,
     Tracer,
@@ -19,6 +20,7 @@ from .core import (
 )
 from .jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from .leaks import check_leaks, check_tracer_leaks
+from .options import enable_checks
 from .sharding_types import apply_sharding_rule
 from .traceback_util import api_boundary
 from .tree_util import tree_flatten, tree_unflatten
@@ -155,6 +157,8 @@ def trace_to_jaxpr(fun: WrappedFun, in_avals: Sequence[ShapedArray]) -> tuple[Ja
     if check_tracer_leaks.value:
         args = outs = None  # type: ignore[assignment]  # our own references are not leaks
         check_leaks(trace)
+    if enable_checks.value:  # jax_enable_checks: every traced program is type-checked
+        check_jaxpr(jaxpr)
     return jaxpr, consts
 
 
