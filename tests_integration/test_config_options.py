@@ -67,7 +67,8 @@ def test_default_matmul_precision_sets_dot_precision_at_trace_time_and_jit_keeps
     f(x, x)
     for name, precision in (("highest", "HIGHEST"), ("float32", "HIGHEST"), ("high", "HIGH")):
         with jax.default_matmul_precision(name):
-            assert f"precision=({precision}, {precision})" in str(jax.make_jaxpr(_dot)(x, x))
+            expected = f"precision=(Precision.{precision}, Precision.{precision})"
+            assert expected in str(jax.make_jaxpr(_dot)(x, x))
             assert f"{precision}, {precision}" in f.lower(x, x).as_text()
             assert float(f(x, x).sum()) == 8.0
     assert "precision=None" in str(jax.make_jaxpr(_dot)(x, x))
@@ -77,10 +78,8 @@ def test_default_matmul_precision_sets_dot_precision_at_trace_time_and_jit_keeps
     with jax.default_matmul_precision("highest"):
         f(x, x)
     assert f._cache_size() == sizes
-    with jax.default_matmul_precision("BF16_BF16_F32"):
-        assert "algorithm=" in str(jax.make_jaxpr(_dot)(x, x)) or "BF16_BF16_F32" in str(
-            jax.make_jaxpr(_dot)(x, x)
-        )
+    with jax.default_matmul_precision("BF16_BF16_F32"):  # a dot algorithm preset
+        assert "precision=BF16_BF16_F32" in str(jax.make_jaxpr(_dot)(x, x))
 
 
 def test_explain_cache_misses_names_the_trace_context(caplog):
