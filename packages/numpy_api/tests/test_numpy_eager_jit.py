@@ -66,3 +66,28 @@ def test_weak_types_and_results_match_the_plain_function():
 def test_functions_with_star_args_are_refused():
     with pytest.raises(TypeError, match=r"\*args"):
         compiled_on_arrays(lambda *xs: xs)
+
+
+def test_an_array_and_a_python_number_give_the_plain_functions_results():
+    # ``x > 0`` and ``x * 2`` run the ufunc's compiled program with the number as a
+    # weakly typed operand: a new number compiles nothing, and the result is the
+    # plain (op by op) function's, dtype and weak type included.
+    x, i = jnp.asarray(X), jnp.asarray(np.arange(6, dtype=np.int32))
+    c = jnp.asarray(np.array([1 + 2j, 2 - 1j], np.complex64))
+    cases = [
+        (jnp.greater, (x, 0)), (jnp.greater, (0.5, x)), (jnp.multiply._func, (x, 2.5)),
+        (jnp.subtract._func, (3, i)), (jnp.divide, (i, 2)), (jnp.add._func, (i, 1.5)),
+        (jnp.less, (c, 1.0)), (jnp.multiply._func, (c, 2)),
+        (jnp.add._func, (jnp.ones(3, jnp.int8), 1000)),  # wraps to -23, as in JAX
+    ]  # fmt: skip
+    for fn, args in cases:
+        got, want = fn(*args), fn.__wrapped__(*args)
+        assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type), (fn, args)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    x * 2.0, 7 - x
+    stats = dict(compile_cache.stats)
+    np.testing.assert_array_equal(np.asarray(x * 3.0), X * 3)
+    np.testing.assert_array_equal(np.asarray(5 - x), 5 - X)
+    assert compile_cache.stats == stats
+    with pytest.raises(OverflowError):
+        i + 2**31  # the plain function's check, before any program runs

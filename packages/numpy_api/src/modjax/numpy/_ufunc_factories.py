@@ -18,6 +18,7 @@ from modjax.tracecore import dtypes
 
 from ._util import (
     ARRAY_TYPES,
+    _fits,
     aval,
     check_arraylike,
     convert,
@@ -72,13 +73,45 @@ def _full_like(x, value, dtype=None):
 # --- factories ------------------------------------------------------------------------------
 
 
+_NUMBERS = (int, float, complex)
+
+
+def _with_number(args: tuple) -> tuple | None:
+    """Return ``(x, number)`` (either order) ready for the compiled path, or None.
+
+    Qualifies: a device Array of a non-weak dtype and a Python number that
+    ``convert`` keeps a Python number next to it (the dtype is the default one
+    of the number's kind or a wider kind: ``x > 0`` on float32, ``x * 2`` on
+    int32). jit then takes the number as a weakly typed operand of the Array's
+    dtype, which is exactly the literal the plain function would use, so the
+    values are the same; ``convert`` first also raises the plain function's
+    OverflowError for an int out of range. ``_fits`` keeps ``convert`` to the
+    numbers the plain function converts too.
+    """
+    x1, x2 = args
+    if type(x1) is Array and type(x2) in _NUMBERS:
+        array, number = x1, x2
+    elif type(x2) is Array and type(x1) in _NUMBERS:
+        array, number = x2, x1
+    else:
+        return None
+    a = array.aval
+    if a.weak_type or not _fits(type(number), a.dtype):
+        return None
+    number = convert(number, a.dtype)
+    if type(number) not in _NUMBERS:
+        return None
+    return (array, number) if array is x1 else (number, array)
+
+
 def _compiled(fn):
     """Give ``fn`` jit's C++ fast path for calls on device Arrays, as JAX's jnp functions.
 
-    Eagerly, a call on Arrays is then one cache lookup and one executable instead of
-    promotion and dispatch in Python per call. Any other argument (a tracer, a Python
-    scalar, a numpy array) takes the plain function, so jaxprs stay as before: a
-    Python scalar stays a literal of the array's dtype.
+    Eagerly, a call on Arrays (or on an Array and a Python number, ``x > 0``) is
+    then one cache lookup and one executable instead of promotion and dispatch in
+    Python per call. Any other argument (a tracer, a numpy array, a number that
+    would change the Array's dtype) takes the plain function, so jaxprs stay as
+    before: under a trace a Python scalar stays a literal of the array's dtype.
     """
     compiled = jit(fn)
 
@@ -86,6 +119,10 @@ def _compiled(fn):
     def dispatch(*args):
         for arg in args:
             if type(arg) is not Array:
+                if len(args) == 2:
+                    operands = _with_number(args)
+                    if operands is not None:
+                        return compiled(*operands)
                 return fn(*args)
         return compiled(*args)
 
