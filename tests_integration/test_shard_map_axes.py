@@ -3,9 +3,10 @@
 One child process runs every check. ``check_cases_match_jax`` evaluates the
 recorded expressions of ``data/shard_map_axes_jax.json`` (``axis_names`` a
 strict subset of the mesh, in_specs inferred from explicit types, typed
-results, ``axis_index_groups`` on psum/pmax/pmean under shard_map and pmap,
-``lax.pcast``) and compares types, values and error classes with JAX's; the
-others check the lowered module of a partly manual shard_map.
+results, ``axis_index_groups`` on psum/pmax/pmean, all_gather, psum_scatter and
+all_to_all under shard_map and pmap, ``lax.pcast``) and compares types,
+values and error classes with JAX's; the others check the lowered module of a
+partly manual shard_map.
 """
 
 from __future__ import annotations

@@ -207,6 +207,14 @@ def test_errors():
         psum(1.0, "i")
     with pytest.raises(NotImplementedError, match="axis_index_groups"):
         vmap(lambda v: psum(v, "i", axis_index_groups=[[0, 1], [2]]), axis_name="i")(xs)
+    with pytest.raises(NotImplementedError, match="axis_index_groups not supported in vmap"):
+        vmap(lambda v: all_gather(v, "i", axis_index_groups=[[0], [1], [2]]), axis_name="i")(xs)
+    with pytest.raises(ValueError, match="same size"):
+        vmap(lambda v: psum_scatter(v, "i", axis_index_groups=[[0, 1], [2]]), axis_name="i")(xs)
+    with pytest.raises(ValueError, match="exactly once"):
+        vmap(lambda v: all_to_all(v, "i", 0, 0, axis_index_groups=[[0], [0], [2]]), axis_name="i")(
+            xs
+        )
     with pytest.raises(NotImplementedError, match="several axis names"):
         vmap(vmap(lambda v: all_gather(v, ("i", "j")), axis_name="j"), axis_name="i")(xs)
     with pytest.raises(ValueError, match="unique"):

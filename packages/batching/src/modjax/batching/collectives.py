@@ -71,9 +71,29 @@ def _check_bound(names) -> None:
             raise _unbound(name)
 
 
-def _check_groups(op: str, axis_index_groups) -> None:
+def _group_params(op: str, axis_index_groups, size: int) -> tuple[dict, int]:
+    """The ``axis_index_groups`` param of a gathering collective, and the size of a group.
+
+    Groups must have one size and cover the axis' positions once each; with
+    None the param is left out (the equation prints as before) and the group
+    is the whole axis.
+    """
+    if axis_index_groups is None:
+        return {}, size
+    groups = tuple(tuple(int(i) for i in group) for group in axis_index_groups)
+    if not groups or len({len(g) for g in groups}) != 1:
+        raise ValueError(f"{op}: axis_index_groups must all have the same size, got {groups}")
+    if sorted(i for g in groups for i in g) != list(range(size)):
+        raise ValueError(
+            f"{op}: axis_index_groups must cover every index of the axis (size {size}) exactly "
+            f"once, got {groups}"
+        )
+    return {"axis_index_groups": groups}, len(groups[0])
+
+
+def _refuse_groups_over_vmap(prim, axis_index_groups) -> None:
     if axis_index_groups is not None:
-        raise NotImplementedError(f"{op}: axis_index_groups is not supported yet (only None)")
+        raise NotImplementedError(f"{prim.name}: axis_index_groups not supported in vmap")
 
 
 def _single_name(op: str, axis_name):
@@ -364,7 +384,9 @@ all_gather_p = Primitive("all_gather")
 
 
 @all_gather_p.def_abstract_eval
-def _all_gather_abstract_eval(x, *, axis_name, all_gather_dimension, axis_size, tiled):
+def _all_gather_abstract_eval(
+    x, *, axis_name, all_gather_dimension, axis_size, tiled, axis_index_groups=None
+):
     shape = list(x.shape)
     if tiled:
         shape[all_gather_dimension] *= axis_size
@@ -377,7 +399,7 @@ all_gather_p.def_impl(lambda x, *, axis_name, **_: _raise_unbound(axis_name))
 
 
 def _all_gather_batcher(
-    axis_data, args, dims, *, axis_name, all_gather_dimension, axis_size, tiled
+    axis_data, args, dims, *, axis_name, all_gather_dimension, axis_size, tiled, **groups
 ):
     (x,), (d,) = args, dims
     dim = all_gather_dimension
@@ -385,8 +407,9 @@ def _all_gather_batcher(
         return _front(
             x, d, all_gather_p,
             axis_name=axis_name, all_gather_dimension=dim + (d is not None),
-            axis_size=axis_size, tiled=tiled,
+            axis_size=axis_size, tiled=tiled, **groups,
         )  # fmt: skip
+    _refuse_groups_over_vmap(all_gather_p, groups.get("axis_index_groups"))
     # Every member receives the whole stack: the batched value is the result.
     out = broadcast(x, axis_data.size, dim) if d is None else moveaxis(x, d, dim)
     return (_merge(out, dim) if tiled else out), None
@@ -399,18 +422,24 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
     """Gather ``x`` (a pytree) from every member of ``axis_name`` (jax.lax.all_gather).
 
     The members' values are stacked along a new axis ``axis`` (concatenated along
-    the existing axis ``axis`` when ``tiled``).
+    the existing axis ``axis`` when ``tiled``). ``axis_index_groups`` (lists of
+    positions along the axis, of one size) gathers within each group only
+    (over shard_map's and pmap's axes, not vmap's).
     """
-    _check_groups("all_gather", axis_index_groups)
     names = _single_name("all_gather", axis_name)
     _check_bound(names)
-    size = _axis_size(names)
+    groups, size = _group_params("all_gather", axis_index_groups, _axis_size(names))
 
     def one(leaf):
         ndim = len(to_aval(leaf).shape)
         dim = canonicalize_axis(axis, ndim if tiled else ndim + 1)
         return all_gather_p.bind(
-            leaf, axis_name=names, all_gather_dimension=dim, axis_size=size, tiled=bool(tiled)
+            leaf,
+            axis_name=names,
+            all_gather_dimension=dim,
+            axis_size=size,
+            tiled=bool(tiled),
+            **groups,
         )
 
     return tree_util.tree_map(one, x)
@@ -422,7 +451,9 @@ psum_scatter_p = Primitive("reduce_scatter")
 
 
 @psum_scatter_p.def_abstract_eval
-def _psum_scatter_abstract_eval(x, *, axis_name, scatter_dimension, axis_size, tiled):
+def _psum_scatter_abstract_eval(
+    x, *, axis_name, scatter_dimension, axis_size, tiled, axis_index_groups=None
+):
     shape = list(x.shape)
     if tiled:
         shape[scatter_dimension] //= axis_size
@@ -435,15 +466,18 @@ def _psum_scatter_abstract_eval(x, *, axis_name, scatter_dimension, axis_size, t
 psum_scatter_p.def_impl(lambda x, *, axis_name, **_: _raise_unbound(axis_name))
 
 
-def _psum_scatter_batcher(axis_data, args, dims, *, axis_name, scatter_dimension, axis_size, tiled):
+def _psum_scatter_batcher(
+    axis_data, args, dims, *, axis_name, scatter_dimension, axis_size, tiled, **groups
+):
     (x,), (d,) = args, dims
     sd = scatter_dimension
     if axis_data.name is None or axis_data.name not in axis_name:
         return _front(
             x, d, psum_scatter_p,
             axis_name=axis_name, scatter_dimension=sd + (d is not None),
-            axis_size=axis_size, tiled=tiled,
+            axis_size=axis_size, tiled=tiled, **groups,
         )  # fmt: skip
+    _refuse_groups_over_vmap(psum_scatter_p, groups.get("axis_index_groups"))
     if d is None:
         x, d = broadcast(x, axis_data.size, 0), 0
     total = psum_p.bind(x, axes=(d,), axis_index_groups=None)
@@ -472,18 +506,24 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
 
     Untiled, ``x.shape[scatter_dimension]`` must equal the axis size and that axis
     is removed; tiled, it must be divisible by it and shrinks by that factor.
+    With ``axis_index_groups`` the sum and the blocks are within each group
+    (whose size then plays the axis size's part).
     """
-    _check_groups("psum_scatter", axis_index_groups)
     names = _single_name("psum_scatter", axis_name)
     _check_bound(names)
-    size = _axis_size(names)
+    groups, size = _group_params("psum_scatter", axis_index_groups, _axis_size(names))
 
     def one(leaf):
         shape = to_aval(leaf).shape
         sd = canonicalize_axis(scatter_dimension, len(shape))
         _split_size_check("psum_scatter", "scatter_dimension", shape, sd, size, names[0], tiled)
         return psum_scatter_p.bind(
-            leaf, axis_name=names, scatter_dimension=sd, axis_size=size, tiled=bool(tiled)
+            leaf,
+            axis_name=names,
+            scatter_dimension=sd,
+            axis_size=size,
+            tiled=bool(tiled),
+            **groups,
         )
 
     return tree_util.tree_map(one, x)
@@ -495,7 +535,9 @@ all_to_all_p = Primitive("all_to_all")
 
 
 @all_to_all_p.def_abstract_eval
-def _all_to_all_abstract_eval(x, *, axis_name, split_axis, concat_axis, axis_size, tiled):
+def _all_to_all_abstract_eval(
+    x, *, axis_name, split_axis, concat_axis, axis_size, tiled, axis_index_groups=None
+):
     shape = list(x.shape)
     if tiled:
         shape[split_axis] //= axis_size
@@ -510,7 +552,7 @@ all_to_all_p.def_impl(lambda x, *, axis_name, **_: _raise_unbound(axis_name))
 
 
 def _all_to_all_batcher(
-    axis_data, args, dims, *, axis_name, split_axis, concat_axis, axis_size, tiled
+    axis_data, args, dims, *, axis_name, split_axis, concat_axis, axis_size, tiled, **groups
 ):
     (x,), (d,) = args, dims
     if axis_data.name is None or axis_data.name not in axis_name:
@@ -518,8 +560,9 @@ def _all_to_all_batcher(
         return _front(
             x, d, all_to_all_p,
             axis_name=axis_name, split_axis=split_axis + shift,
-            concat_axis=concat_axis + shift, axis_size=axis_size, tiled=tiled,
+            concat_axis=concat_axis + shift, axis_size=axis_size, tiled=tiled, **groups,
         )  # fmt: skip
+    _refuse_groups_over_vmap(all_to_all_p, groups.get("axis_index_groups"))
     n = axis_data.size
     if d is None:
         x, d = broadcast(x, n, 0), 0
@@ -553,11 +596,11 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
     Each member concatenates the chunks it receives along ``concat_axis``, in
     member order. Untiled, ``x.shape[split_axis]`` must equal the axis size: that
     axis is removed and the received values are stacked at ``concat_axis``.
+    With ``axis_index_groups`` the exchange is within each group.
     """
-    _check_groups("all_to_all", axis_index_groups)
     names = _single_name("all_to_all", axis_name)
     _check_bound(names)
-    size = _axis_size(names)
+    groups, size = _group_params("all_to_all", axis_index_groups, _axis_size(names))
 
     def one(leaf):
         shape = to_aval(leaf).shape
@@ -565,7 +608,13 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
         ca = canonicalize_axis(concat_axis, len(shape))
         _split_size_check("all_to_all", "split_axis", shape, sa, size, names[0], tiled)
         return all_to_all_p.bind(
-            leaf, axis_name=names, split_axis=sa, concat_axis=ca, axis_size=size, tiled=bool(tiled)
+            leaf,
+            axis_name=names,
+            split_axis=sa,
+            concat_axis=ca,
+            axis_size=size,
+            tiled=bool(tiled),
+            **groups,
         )
 
     return tree_util.tree_map(one, x)

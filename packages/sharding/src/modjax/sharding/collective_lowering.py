@@ -168,7 +168,9 @@ def _reshape(x, aval, shape) -> ir.Value:
     return hlo.reshape(ir_type(ShapedArray(tuple(shape), aval.dtype)), x)
 
 
-def _all_gather_rule(ctx, x, *, axis_name, all_gather_dimension, axis_size, tiled):
+def _all_gather_rule(
+    ctx, x, *, axis_name, all_gather_dimension, axis_size, tiled, axis_index_groups=None
+):
     named = _mesh_axes_of(axis_name)
     if not named:
         return _previous[all_gather_p](ctx, x, axis_name=axis_name,
@@ -185,14 +187,16 @@ def _all_gather_rule(ctx, x, *, axis_name, all_gather_dimension, axis_size, tile
     tiled_shape[dim] *= axis_size
     op = hlo.AllGatherOp(
         [ir_type(ShapedArray(tuple(tiled_shape), aval_in.dtype))], [x], dim,
-        _groups_attr(replica_groups(_context.meshes[-1], named)),
+        _groups_attr(replica_groups(_context.meshes[-1], named, axis_index_groups)),
         channel_handle=channel_handle(), use_global_device_ids=True,
     )  # fmt: skip
     out = op.results[0]
     return out if tuple(tiled_shape) == aval_out.shape else _reshape(out, aval_out, aval_out.shape)
 
 
-def _psum_scatter_rule(ctx, x, *, axis_name, scatter_dimension, axis_size, tiled):
+def _psum_scatter_rule(
+    ctx, x, *, axis_name, scatter_dimension, axis_size, tiled, axis_index_groups=None
+):
     named = _mesh_axes_of(axis_name)
     if not named:
         return _previous[psum_scatter_p](ctx, x, axis_name=axis_name,
@@ -205,7 +209,7 @@ def _psum_scatter_rule(ctx, x, *, axis_name, scatter_dimension, axis_size, tiled
     shape[dim] //= axis_size
     op = hlo.ReduceScatterOp(
         ir_type(ShapedArray(tuple(shape), aval_in.dtype)), x, dim,
-        _groups_attr(replica_groups(_context.meshes[-1], named)),
+        _groups_attr(replica_groups(_context.meshes[-1], named, axis_index_groups)),
         channel_handle=channel_handle(), use_global_device_ids=True,
     )  # fmt: skip
     scalar = ir_type(ShapedArray((), aval_in.dtype))
@@ -232,7 +236,9 @@ def _ppermute_rule(ctx, x, *, axis_name, perm):
     return op.results[0]
 
 
-def _all_to_all_rule(ctx, x, *, axis_name, split_axis, concat_axis, axis_size, tiled):
+def _all_to_all_rule(
+    ctx, x, *, axis_name, split_axis, concat_axis, axis_size, tiled, axis_index_groups=None
+):
     named = _mesh_axes_of(axis_name)
     if not named:
         return _previous[all_to_all_p](ctx, x, axis_name=axis_name, split_axis=split_axis,
@@ -253,7 +259,7 @@ def _all_to_all_rule(ctx, x, *, axis_name, split_axis, concat_axis, axis_size, t
     out_shape[concat] *= axis_size
     op = hlo.AllToAllOp(
         [x], split, concat, axis_size,
-        _groups_attr(replica_groups(_context.meshes[-1], named)),
+        _groups_attr(replica_groups(_context.meshes[-1], named, axis_index_groups)),
         channel_handle=channel_handle(),
         results=[ir_type(ShapedArray(tuple(out_shape), aval_in.dtype))],
     )  # fmt: skip

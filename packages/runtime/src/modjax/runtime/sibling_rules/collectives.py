@@ -58,29 +58,31 @@ def _psum_transpose(ct, x, *, axes, axis_index_groups):
     return [ct]
 
 
-def _all_gather_transpose(ct, x, *, axis_name, all_gather_dimension, axis_size, tiled):
+def _all_gather_transpose(ct, x, *, axis_name, all_gather_dimension, axis_size, tiled, **groups):
     ct = psum_scatter_p.bind(
         ct,
         axis_name=axis_name,
         scatter_dimension=all_gather_dimension,
         axis_size=axis_size,
         tiled=tiled,
+        **groups,
     )
     return [ct]
 
 
-def _psum_scatter_transpose(ct, x, *, axis_name, scatter_dimension, axis_size, tiled):
+def _psum_scatter_transpose(ct, x, *, axis_name, scatter_dimension, axis_size, tiled, **groups):
     ct = all_gather_p.bind(
         ct,
         axis_name=axis_name,
         all_gather_dimension=scatter_dimension,
         axis_size=axis_size,
         tiled=tiled,
+        **groups,
     )
     return [ct]
 
 
-def _all_to_all_transpose(ct, x, *, axis_name, split_axis, concat_axis, axis_size, tiled):
+def _all_to_all_transpose(ct, x, *, axis_name, split_axis, concat_axis, axis_size, tiled, **groups):
     ct = all_to_all_p.bind(
         ct,
         axis_name=axis_name,
@@ -88,6 +90,7 @@ def _all_to_all_transpose(ct, x, *, axis_name, split_axis, concat_axis, axis_siz
         concat_axis=split_axis,
         axis_size=axis_size,
         tiled=tiled,
+        **groups,
     )
     return [ct]
 
