@@ -59,7 +59,7 @@ NOT_YET = _table(
     ),
     (
         "jax.lax",
-        "AccuracyMode Tolerance after_all after_all_p composite conv_general_dilated_local "
+        "AccuracyMode Tolerance after_all after_all_p conv_general_dilated_local "
         "conv_general_dilated_patches create_token create_token_p dce_sink dce_sink_p "
         "device_put_p eq_to_p le_to_p "
         "linear_solve_p lt_to_p "

@@ -45,6 +45,7 @@ from .lowering import (
     ModuleContext,
     call_jaxpr,
     call_lowering,
+    jaxpr_function,
     lower_fun,
     lower_jaxpr_inline,
     lower_jaxpr_to_module,
@@ -70,6 +71,7 @@ __all__ = [
     "lower_jaxpr_inline",
     "call_jaxpr",
     "call_lowering",
+    "jaxpr_function",
     "lower_fun",
     "sharding_constraint",
     # effects: tokens of ordered effects, host callbacks

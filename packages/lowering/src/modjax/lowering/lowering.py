@@ -40,6 +40,7 @@ __all__ = [
     "LoweringRuleContext",
     "LoweredModule",
     "call_jaxpr",
+    "jaxpr_function",
     "call_lowering",
     "lower_jaxpr_inline",
     "lower_fun",
@@ -382,12 +383,36 @@ def call_jaxpr(ctx, closed_jaxpr: ClosedJaxpr | Jaxpr, operands: Sequence, name:
     same ClosedJaxpr calls the same function); its name is ``name``, made unique.
     ``ctx`` is a LoweringRuleContext or ModuleContext. Returns the call's results.
     """
-    mctx = _context_of(ctx)
-    jaxpr, consts = _split(closed_jaxpr)
+    jaxpr, _ = _split(closed_jaxpr)
     if len(operands) != len(jaxpr.invars):
         raise ValueError(
             f"call of '{name}': the jaxpr takes {len(jaxpr.invars)} operands, got {len(operands)}"
         )
+    symbol, out_types, effects = _function_of(_context_of(ctx), closed_jaxpr, name)
+    n = len(effects)
+    results = _mlir.function_call(symbol, out_types, tokens_in(ctx, effects) + list(operands))
+    set_tokens(ctx, effects, results[:n])
+    return results[n:]
+
+
+def jaxpr_function(ctx, closed_jaxpr: ClosedJaxpr | Jaxpr, name: str) -> str:
+    """Lower ``closed_jaxpr`` as a private function of the module; return its symbol name.
+
+    For ops that name a function rather than call it (``stablehlo.composite``'s
+    decomposition). The jaxpr must have no ordered effects (they would need tokens).
+    """
+    jaxpr, _ = _split(closed_jaxpr)
+    if ordered_effects(jaxpr.effects):
+        raise NotImplementedError(
+            f"'{name}': a function with ordered effects cannot be lowered on its own"
+        )
+    return _function_of(_context_of(ctx), closed_jaxpr, name)[0]
+
+
+def _function_of(mctx, closed_jaxpr, name: str):
+    """The private function lowering ``closed_jaxpr`` (made once per module): its symbol,
+    result types and ordered effects; ordered effects thread tokens, first."""
+    jaxpr, consts = _split(closed_jaxpr)
     effects = ordered_effects(jaxpr.effects)
     n = len(effects)
     entry = mctx.lowered_jaxprs.get(id(closed_jaxpr))
@@ -407,9 +432,7 @@ def call_jaxpr(ctx, closed_jaxpr: ClosedJaxpr | Jaxpr, operands: Sequence, name:
         # The jaxpr is kept in the entry so that its id cannot be reused meanwhile.
         entry = mctx.lowered_jaxprs[id(closed_jaxpr)] = (closed_jaxpr, symbol, out_types)
     _, symbol, out_types = entry
-    results = _mlir.function_call(symbol, out_types, tokens_in(ctx, effects) + list(operands))
-    set_tokens(ctx, effects, results[:n])
-    return results[n:]
+    return symbol, out_types, effects
 
 
 class _token_scope:  # noqa: N801 - used like a function in a ``with``

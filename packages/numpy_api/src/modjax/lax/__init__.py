@@ -63,6 +63,7 @@ from .control_flow import (
     while_loop,
     while_p,
 )
+from .composite_op import *  # noqa: F403
 from .conv_transpose import *  # noqa: F403
 from .convolution import *  # noqa: F403
 from .cumulative import *  # noqa: F403
