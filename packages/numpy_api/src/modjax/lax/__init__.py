@@ -48,6 +48,7 @@ from .approx_top_k import *  # noqa: F403
 from .array_helpers import *  # noqa: F403
 from .barrier import *  # noqa: F403
 from .bits import *  # noqa: F403
+from .composite_op import *  # noqa: F403
 from .composites import *  # noqa: F403
 from .control_flow import (
     associative_scan,
@@ -63,7 +64,6 @@ from .control_flow import (
     while_loop,
     while_p,
 )
-from .composite_op import *  # noqa: F403
 from .conv_transpose import *  # noqa: F403
 from .convolution import *  # noqa: F403
 from .cumulative import *  # noqa: F403
