@@ -41,9 +41,9 @@ def test_jaxpr_and_lowering_are_jaxs():
     assert "attributes=(('scale', (2.0,), PyTreeDef(*)),)" in text
     hlo = jit(lambda x: tangent(x, scale=2.0)).lower(X).as_text()
     assert (
-        'stablehlo.composite "my.tangent" %arg0 {composite_attributes = {scale = 2.000000e+00 : f64}, decomposition = @my.tangent, version = 1 : i32}'
-        in hlo
-    )
+        'stablehlo.composite "my.tangent" %arg0 {composite_attributes = '
+        "{scale = 2.000000e+00 : f64}, decomposition = @my.tangent, version = 1 : i32}"
+    ) in hlo
     assert "func.func private @my.tangent" in hlo
 
 
