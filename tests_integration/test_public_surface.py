@@ -74,7 +74,6 @@ NOT_YET = _table(
         "default_registry",
         "#14: JAX's is jaxlib's C++ registry object; modjax's registry is tracecore's tables",
     ),
-    ("jax.ad_checkpoint", "Offloadable Recompute Saveable print_saved_residuals", "#14: to do"),
     (
         "jax.custom_derivatives",
         "custom_jvp_call_p custom_vjp_call_p custom_vjp_primal_tree_values "

@@ -18,6 +18,9 @@ from __future__ import annotations
 import functools
 import types
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+import numpy as np
 
 from modjax.tracecore.call import check_call_operands
 from modjax.tracecore.core import Primitive
@@ -35,6 +38,11 @@ from .tangents import jvp_rules, transpose_rules
 from .transpose import transpose_call_rule
 
 __all__ = [
+    "Offloadable",
+    "Recompute",
+    "RecomputeType",
+    "Saveable",
+    "SaveableType",
     "checkpoint",
     "remat",
     "remat_p",
@@ -146,12 +154,63 @@ checkpoint_policies = types.SimpleNamespace(
 )
 
 
+class RecomputeType:
+    """The type of ``Recompute``, a policy's answer "recompute this value" (jax.ad_checkpoint)."""
+
+    def __repr__(self) -> str:
+        return "Recompute"
+
+
+class SaveableType:
+    """The type of ``Saveable``, a policy's answer "save this value" (jax.ad_checkpoint)."""
+
+    def __repr__(self) -> str:
+        return "Saveable"
+
+
+#: A policy's answer: recompute the value in the backward pass (as returning False).
+Recompute = RecomputeType()
+#: A policy's answer: save the value as a residual (as returning True).
+Saveable = SaveableType()
+
+
+class Offloadable(NamedTuple):
+    """A policy's answer: save the value in memory ``dst`` (jax.ad_checkpoint.Offloadable).
+
+    ``src``/``dst`` are memory kinds ("device", "pinned_host"). modjax's devices
+    have one memory, so an offloadable value is saved where it is: the same
+    residuals and results, without the memory saving offloading brings.
+    """
+
+    src: str
+    dst: str
+
+
+def _policy_saves(answer) -> bool:
+    """Read a policy's answer (bool, Recompute, Saveable or Offloadable); TypeError otherwise."""
+    if isinstance(answer, bool | np.bool_):
+        return bool(answer)
+    if isinstance(answer, SaveableType | Offloadable):
+        return True
+    if isinstance(answer, RecomputeType):
+        return False
+    message = (
+        "Value returned by a remat policy should be a bool or `ad_checkpoint.Recompute`, "
+        "`ad_checkpoint.Saveable` or `ad_checkpoint.Offloadable(...)`. "
+        f"Got {answer} of type {type(answer)}."
+    )
+    if answer is Offloadable:
+        message += " Did you return `Offloadable` instead of an instantiated `Offloadable(...)`?"
+    raise TypeError(message)
+
+
 def _saveable(policy: Callable | None) -> Callable[[JaxprEqn], bool]:
     """Adapt a policy to tracecore's ``saveable(eqn)`` predicate."""
     policy = policy or nothing_saveable
 
     def saveable(eqn: JaxprEqn) -> bool:
-        return bool(policy(eqn.primitive, *[a.aval for a in eqn.invars], **eqn.params))
+        answer = policy(eqn.primitive, *[a.aval for a in eqn.invars], **eqn.params)
+        return _policy_saves(answer)
 
     return saveable
 

@@ -212,7 +212,7 @@ def _reduce_sum_abstract_eval(operand, *, axes):
         and any(operand.shape[a] != 1 for a in axes)
     ):
         raise ValueError(
-            f"reduce_sum on operand {operand.str_short()} is not allowed when "
+            f"reduce_sum on operand {operand.str_short(short_dtypes=True)} is not allowed when "
             "jax_allow_f16_reductions=False."
         )
     return _reduce_abstract_eval("reduce_sum", [NUMBER], operand, axes=axes)
