@@ -45,7 +45,7 @@ def saved_residuals(f: Callable, *args, **kwargs) -> list[tuple[Any, str]]:
 
 
 def _describe(jaxpr, residuals, arg_names) -> list[tuple[Any, str]]:
-    """Describe ``residuals`` (outvars of ``jaxpr``) in JAX's order: literals, consts, args, eqns."""
+    """Describe ``residuals`` in JAX's order: literals, consts, args, eqns."""
     wanted = {v for v in residuals if not isinstance(v, Literal)}
     results = [(v.aval, "from a literal") for v in residuals if isinstance(v, Literal)]
     results += [(v.aval, "from a constant") for v in jaxpr.constvars if v in wanted]
