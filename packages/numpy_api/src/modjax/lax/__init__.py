@@ -58,6 +58,7 @@ from .control_flow import (
     custom_root,
     fori_loop,
     map,
+    platform_dependent,
     scan,
     scan_p,
     switch,

@@ -3,7 +3,8 @@
 * ``conditionals``: ``cond`` and ``switch`` on ``cond_p``;
 * ``loops``: ``while_loop`` and ``fori_loop`` on ``while_p``, ``scan`` and ``map`` on ``scan_p``;
 * ``associative_scan``: parallel prefix scans written with lax primitives;
-* ``solves``: ``custom_linear_solve`` and ``custom_root`` (implicit differentiation).
+* ``solves``: ``custom_linear_solve`` and ``custom_root`` (implicit differentiation);
+* ``platform``: ``platform_dependent`` (``platform_index`` and a ``cond``).
 
 Each primitive's rules (abstract evaluation, eager implementation, lowering,
 JVP, partial evaluation, transpose, batching, DCE) are registered in the
@@ -20,4 +21,5 @@ from . import (
 from .associative_scan import *  # noqa: F403
 from .conditionals import *  # noqa: F403
 from .loops import *  # noqa: F403
+from .platform import *  # noqa: F403
 from .solves import *  # noqa: F403
