@@ -69,11 +69,6 @@ NOT_YET = _table(
     ),
     ("jax.nn", "get_scaled_dot_general_config scaled_dot_general scaled_matmul", "#14: to do"),
     (
-        "jax.tree_util",
-        "default_registry",
-        "#14: JAX's is jaxlib's C++ registry object; modjax's registry is tracecore's tables",
-    ),
-    (
         "jax.custom_derivatives",
         "custom_jvp_call_p custom_vjp_call_p custom_vjp_primal_tree_values "
         "linear_call remat_opt_p zero_from_primal",

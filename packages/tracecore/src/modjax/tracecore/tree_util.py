@@ -39,8 +39,10 @@ __all__ = [
     "GetAttrKey",
     "Partial",
     "PyTreeDef",
+    "PyTreeRegistry",
     "SequenceKey",
     "all_leaves",
+    "default_registry",
     "flatten_one_level",
     "flatten_one_level_with_keys",
     "is_tree_node",
@@ -1137,3 +1139,59 @@ def tree_reduce_associative(
     if identity is _NO_INITIALIZER:
         raise TypeError("Must specify identity for parallel reduction of empty sequence.")
     return identity
+
+
+class PyTreeRegistry:
+    """The pytree node types, as one object (jax.tree_util.default_registry's interface).
+
+    JAX's is jaxlib's C++ registry; modjax's node types live in this module's
+    tables, and every method here reads or extends them, so a type registered
+    through the registry is a node for ``tree_flatten`` and the other way round.
+    """
+
+    def flatten(self, tree: Any, leaf_predicate: Callable[[Any], bool] | None = None):
+        """Return ``(leaves, treedef)`` (``tree_flatten``)."""
+        return tree_flatten(tree, leaf_predicate)
+
+    def flatten_one_level(self, tree: Any):
+        """Return the root's ``(children, aux_data)``, or None if ``tree`` is a leaf."""
+        kind = _kind_of(type(tree))
+        return None if kind is None else kind.flatten(tree)
+
+    def flatten_one_level_with_keys(self, tree: Any):
+        """Return the root's ``((key, child) pairs, aux_data)``, or None if ``tree`` is a leaf."""
+        kind = _kind_of(type(tree))
+        return None if kind is None else kind.flatten_with_keys(tree)
+
+    def flatten_with_path(
+        self, tree: Any, leaf_predicate: Callable[[Any, Any], bool] | None = None
+    ):
+        """Return ``([(key_path, leaf)], treedef)``; ``leaf_predicate(path, value)`` stops early."""
+        return tree_flatten_with_path(tree, leaf_predicate, is_leaf_takes_path=True)
+
+    def is_node(self, type: type) -> bool:  # noqa: A002  (JAX's parameter name)
+        """Return whether ``type`` is a pytree node type (not a leaf)."""
+        return is_tree_node(type)
+
+    def register_node(
+        self,
+        type: type,  # noqa: A002
+        to_iterable: Callable,
+        from_iterable: Callable,
+        to_iterable_with_keys: Callable | None = None,
+    ) -> None:
+        """Register ``type`` as a node (``register_pytree_node``); ValueError if it is one."""
+        register_pytree_node(type, to_iterable, from_iterable, to_iterable_with_keys)
+
+    def register_dataclass_node(
+        self,
+        type: type,  # noqa: A002
+        data_fields: Iterable[str],
+        meta_fields: Iterable[str],
+    ) -> None:
+        """Register a dataclass whose ``data_fields`` are children (``register_dataclass``)."""
+        register_dataclass(type, data_fields, meta_fields)
+
+
+#: The registry of pytree node types (jax.tree_util.default_registry).
+default_registry = PyTreeRegistry()
