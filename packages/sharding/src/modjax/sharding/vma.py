@@ -5,15 +5,25 @@ same on every device along it. JAX 0.10 checks this with types ("varying
 manual axes"); modjax infers the same facts from the body's jaxpr: inputs
 vary over the axes their in_specs name; ``psum``/``pmax``/``pmin`` over an
 axis make a value invariant along it; ``axis_index`` varies along its axes;
-``all_gather``, ``psum_scatter``, ``all_to_all`` and ``ppermute`` keep their
-operand's variation (as in JAX: ``all_gather`` does not make a value
-invariant); any other equation varies over the union of its inputs', plus the
-axes of any ``axis_index`` inside the programs it holds.
+``all_gather``, ``psum_scatter``, ``all_to_all`` and ``ppermute`` vary along
+their axes too (as in JAX 0.10, whose types make their operand varying first:
+an ``all_gather`` does not make a value invariant, and a ``ppermute`` of an
+invariant value varies); any other equation varies over the union of its
+inputs', plus the axes of any ``axis_index`` inside the programs it holds.
 """
 
 from __future__ import annotations
 
-from modjax.batching import axis_index_p, pmax_p, pmin_p, psum_p
+from modjax.batching import (
+    all_gather_p,
+    all_to_all_p,
+    axis_index_p,
+    pmax_p,
+    pmin_p,
+    ppermute_p,
+    psum_p,
+    psum_scatter_p,
+)
 from modjax.tracecore.jaxpr import Jaxpr, Var, subjaxprs
 
 from .mesh import Mesh
@@ -45,6 +55,8 @@ _RULES = {
     axis_index_p: lambda vary_in, params: _names(params["axis_name"]),
     pvary_p: lambda vary_in, params: vary_in[0] | _names(params["axes"]),
 }
+for _p in (all_gather_p, psum_scatter_p, all_to_all_p, ppermute_p):
+    _RULES[_p] = lambda vary_in, params: vary_in[0] | _names(params["axis_name"])
 
 
 def _introduced(jaxpr: Jaxpr) -> frozenset:
