@@ -46,7 +46,7 @@ register_lowering(platform_index_p, _platform_index_lowering)
 
 
 def platform_dependent(*args, default=None, **per_platform):
-    """Return ``per_platform[platform](*args)`` for the platform it runs on (jax.lax.platform_dependent).
+    """Return ``per_platform[platform](*args)`` on that platform (jax.lax.platform_dependent).
 
     Keywords name platforms (``cpu``, ``tpu``, ``cuda``, ``rocm``); ``default`` serves
     the others. Every branch is traced; the choice is made when the program is lowered
