@@ -63,11 +63,10 @@ NOT_YET = _table(
         "conv_general_dilated_patches create_token create_token_p dce_sink dce_sink_p "
         "device_put_p eq_to_p le_to_p "
         "linear_solve_p lt_to_p "
-        "scaled_dot select_and_scatter_p shape_as_value split_p square_p stack_p stage "
+        "select_and_scatter_p shape_as_value split_p square_p stack_p stage "
         "stage_p stop_gradient_p tile_p unstack_p",
         "#14: to do",
     ),
-    ("jax.nn", "get_scaled_dot_general_config scaled_dot_general scaled_matmul", "#14: to do"),
     (
         "jax.custom_derivatives",
         "custom_jvp_call_p custom_vjp_call_p custom_vjp_primal_tree_values "

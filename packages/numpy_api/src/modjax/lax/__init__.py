@@ -221,6 +221,7 @@ from .reductions import (
     reduce_xor_p,
 )
 from .rng import *  # noqa: F403
+from .scaled_dot import *  # noqa: F403
 from .sorting import *  # noqa: F403
 from .special import *  # noqa: F403
 from .structural import (

@@ -12,5 +12,14 @@ from ._attention import *  # noqa: F403
 from ._attention import __all__ as _attention_all
 from ._functions import *  # noqa: F403
 from ._functions import __all__ as _functions_all
+from ._scaled import get_scaled_dot_general_config, scaled_dot_general, scaled_matmul
 
-__all__ = sorted(_functions_all + _attention_all)
+__all__ = sorted(
+    [
+        *_functions_all,
+        *_attention_all,
+        "get_scaled_dot_general_config",
+        "scaled_dot_general",
+        "scaled_matmul",
+    ]
+)
