@@ -168,7 +168,7 @@ def scaled_dot(
     dimension_numbers=None,
     preferred_element_type=None,
 ):
-    """Compute ``(lhs * lhs_scale) @ (rhs * rhs_scale)`` with subchannel scales (jax.lax.scaled_dot).
+    """Compute ``(lhs * lhs_scale) @ (rhs * rhs_scale)``, subchannel-scaled (jax.lax.scaled_dot).
 
     Scales have the operands' shapes except along contracting dimensions, which they
     divide (by 2 or more); a missing scale is ones. ``dimension_numbers`` defaults to

@@ -48,7 +48,7 @@ def _repeat_last(scales, times: int):
 
 
 def scaled_matmul(lhs, rhs, lhs_scales, rhs_scales, preferred_element_type=np.float32):
-    """Multiply block-scaled operands: ``einsum('BMK,BNK->BMN', a * sa, b * sb)`` (jax.nn.scaled_matmul).
+    """Multiply block-scaled operands, ``einsum('BMK,BNK->BMN', a*sa, b*sb)`` (jax.nn.scaled_matmul).
 
     ``lhs`` is ``(B, M, K)``, ``rhs`` ``(B, N, K)``; the scales are ``(B, M, K_a)`` and
     ``(B, N, K_b)`` with ``K`` a multiple of ``K_a`` and ``K_b``: each scale applies to
@@ -98,7 +98,9 @@ def scaled_matmul(lhs, rhs, lhs_scales, rhs_scales, preferred_element_type=np.fl
 
 
 def get_scaled_dot_general_config(mode: str, global_scale=None) -> BlockScaleConfig:
-    """Return the quantization config of ``mode`` (``'mxfp8'`` or ``'nvfp4'``) (jax.nn.get_scaled_dot_general_config).
+    """Return the quantization config of ``mode``: ``'mxfp8'`` or ``'nvfp4'``.
+
+    The counterpart of jax.nn.get_scaled_dot_general_config.
 
     ``mxfp8``: float8_e4m3fn data in blocks of 32 with float8_e8m0fnu scales;
     ``nvfp4``: float4_e2m1fn data in blocks of 16 with float8_e4m3fn scales and a
