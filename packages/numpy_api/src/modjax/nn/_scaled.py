@@ -48,7 +48,7 @@ def _repeat_last(scales, times: int):
 
 
 def scaled_matmul(lhs, rhs, lhs_scales, rhs_scales, preferred_element_type=np.float32):
-    """Multiply block-scaled operands, ``einsum('BMK,BNK->BMN', a*sa, b*sb)`` (jax.nn.scaled_matmul).
+    """Multiply block-scaled operands: einsum('BMK,BNK->BMN', a*sa, b*sb) (jax.nn.scaled_matmul).
 
     ``lhs`` is ``(B, M, K)``, ``rhs`` ``(B, N, K)``; the scales are ``(B, M, K_a)`` and
     ``(B, N, K_b)`` with ``K`` a multiple of ``K_a`` and ``K_b``: each scale applies to
