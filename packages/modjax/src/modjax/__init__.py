@@ -37,6 +37,7 @@ from modjax._environment import (  # noqa: E402
     host_id,
     host_ids,
     live_arrays,
+    memory,
     named_call,
     named_scope,
     print_environment_info,
@@ -61,6 +62,7 @@ from modjax.autodiff import (  # noqa: E402
 )
 from modjax.batching import vmap  # noqa: E402
 from modjax.lax.callbacks import pure_callback  # noqa: E402
+from modjax.numpy._indexing import ds  # noqa: E402  (jax.ds: dynamic slices in indexing)
 from modjax.random._key_reuse import debug_key_reuse  # noqa: E402  (jax.debug_key_reuse)
 from modjax.random._keys import enable_custom_prng, legacy_prng_key  # noqa: E402
 from modjax.random._prng import (  # noqa: E402  (jax.default_prng_impl, a context manager)
@@ -139,6 +141,10 @@ numpy_rank_promotion = config.option("numpy_rank_promotion")
 __version__ = "0.1.0"
 
 __all__ = [
+    "ds",
+    "memory",
+    "ops",
+    "version",
     "allow_f16_reductions",
     "array_garbage_collection_guard",
     "default_device",
@@ -268,9 +274,11 @@ _LAZY_SUBMODULES = frozenset(
         "flatten_util",
         "image",
         "nn",
+        "ops",
         "profiler",
         "scipy",
         "test_util",
+        "version",
     }
 )
 

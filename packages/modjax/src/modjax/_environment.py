@@ -8,9 +8,11 @@
 from __future__ import annotations
 
 import contextlib
+import enum
 import functools
 import platform as _platform
 import sys
+import types
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -110,3 +112,24 @@ def print_environment_info(return_string: bool = False) -> str | None:
         return text
     print(text)
     return None
+
+
+class MemorySpace(enum.Enum):
+    """Where an array's memory lives (jax.memory.Space): ``Device``, ``Host`` or ``Any``.
+
+    modjax's CPU devices have one memory (the default kind), so the names are for
+    programs that spell them; placing arrays by memory space is not supported.
+    """
+
+    Device = enum.auto()
+    Host = enum.auto()
+    Any = enum.auto()
+
+    def __repr__(self) -> str:
+        return f"MemorySpace.{self.name}"
+
+    __hash__ = object.__hash__  # by identity, as JAX's (Enum hashes the member's name)
+
+
+#: ``jax.memory``: a namespace holding ``Space``.
+memory = types.SimpleNamespace(Space=MemorySpace)

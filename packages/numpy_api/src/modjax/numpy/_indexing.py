@@ -42,7 +42,9 @@ from ._eager_jit import compile_on_arrays
 from ._util import ARRAY_TYPES, aval, canonicalize_axis, check_arraylike, convert
 
 __all__ = [
+    "Slice",
     "argwhere",
+    "ds",
     "flatnonzero",
     "nonzero",
     "put_along_axis",
@@ -55,6 +57,52 @@ _INTEGER = (int, np.integer)
 
 class NonConcreteBooleanIndexError(JAXIndexError):
     """A boolean mask index whose values are not known while tracing (JAX's error of that name)."""
+
+
+class Slice:
+    """``size`` elements from ``start``, ``stride`` apart, along one axis (JAX's ``indexing.Slice``).
+
+    ``start`` may be traced: ``x[ds(i, 2)]`` reads a window of static size at a
+    dynamic position (a window running past the end moves back inside, as
+    ``lax.dynamic_slice`` does; with ``stride > 1`` each index clamps instead).
+    """
+
+    __slots__ = ("start", "size", "stride")
+
+    def __init__(self, start: Any, size: int, stride: int = 1):
+        self.start, self.size, self.stride = start, operator.index(size), operator.index(stride)
+        if self.size < 0:
+            raise ValueError(f"ds: size must be non-negative, got {size}")
+        if self.stride < 1:
+            raise ValueError(f"ds: stride must be positive, got {stride}")
+
+    def __repr__(self) -> str:
+        return f"Slice(start={self.start!r}, size={self.size}, stride={self.stride})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Slice):
+            return NotImplemented
+        return (self.start, self.size, self.stride) == (other.start, other.size, other.stride)
+
+    __hash__ = None  # type: ignore[assignment]  # as JAX's: compared by value, not hashable
+
+    @property
+    def is_dynamic_start(self) -> bool:
+        """Whether the start is an array (possibly traced) rather than a Python int."""
+        return not isinstance(self.start, int)
+
+
+def ds(start: Any, size: int | None = None, stride: int | None = None):
+    """Return a ``Slice`` of ``size`` elements from ``start`` (jax.ds, jax's ``dslice``).
+
+    ``ds(None)`` is ``:``, ``ds(j)`` is ``:j``, ``ds(i, j)`` is ``i:i+j`` and
+    ``ds(i, j, stride)`` takes ``j`` elements ``stride`` apart; ``i`` may be traced.
+    """
+    if start is None:
+        return slice(None)
+    if size is None:
+        return Slice(0, start, 1)
+    return Slice(start, size, 1 if stride is None else stride)
 
 
 # --- parsing -------------------------------------------------------------------------------
@@ -120,6 +168,8 @@ def _classify(item: Any) -> tuple[str, Any]:
         return "ellipsis", None
     if isinstance(item, slice):
         return "slice", item
+    if isinstance(item, Slice):
+        return "dslice", item
     if isinstance(item, bool | np.bool_):
         return "bool", bool(item)
     if isinstance(item, _INTEGER):
@@ -158,7 +208,8 @@ def _parse(shape: tuple[int, ...], idx: Any) -> list[_Item]:
     if sum(k == "ellipsis" for k, _ in raw) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     consumed = sum(
-        np.ndim(v) if k == "mask" else k in ("slice", "int", "dyn", "array") for k, v in raw
+        np.ndim(v) if k == "mask" else k in ("slice", "dslice", "int", "dyn", "array")
+        for k, v in raw
     )
     ndim = len(shape)
     if consumed > ndim:
@@ -192,7 +243,9 @@ def _parse(shape: tuple[int, ...], idx: Any) -> list[_Item]:
             dim += v.ndim
             continue
         size = shape[dim]
-        if k == "slice":
+        if k == "dslice":
+            items.append(_dslice_item(v, dim, size))
+        elif k == "slice":
             start, stop, step = (
                 _static_int(v.start, "start"),
                 _static_int(v.stop, "stop"),
@@ -207,6 +260,36 @@ def _parse(shape: tuple[int, ...], idx: Any) -> list[_Item]:
             items.append(_Item(k, dim, v))
         dim += 1
     return items
+
+
+def _dslice_item(sl: Slice, dim: int, size: int) -> _Item:
+    """The item of a ``ds(start, size, stride)`` index on a dimension of ``size``.
+
+    A window (stride 1) is a slice whose start is clamped so the window fits, as
+    ``dynamic_slice`` clamps (a traced start is kept as the item's ``value`` and
+    goes into the gather's index vector); a strided one is an index array whose
+    entries clamp one by one, as in JAX.
+    """
+    if sl.size > size and sl.stride == 1:
+        raise TypeError(
+            f"slice slice_sizes must be less than or equal to operand shape, got slice_sizes "
+            f"({sl.size},) for operand shape ({size},)."
+        )
+    start = sl.start
+    if isinstance(start, Tracer) and start.to_concrete_value() is not None:
+        start = np.asarray(start.to_concrete_value())
+    if isinstance(start, Tracer):
+        if sl.stride == 1:
+            return _Item("slice", dim, start, 0, 1, sl.size)
+        ramp = lax.iota(np.int32, sl.size) * sl.stride
+        return _Item("array", dim, lax.add(convert(start, np.int32), ramp))
+    first = _static_int(start, "start")
+    assert first is not None
+    if first < 0:
+        first += size
+    if sl.stride == 1:
+        return _Item("slice", dim, None, min(max(first, 0), size - sl.size), 1, sl.size)
+    return _Item("array", dim, (first + sl.stride * np.arange(sl.size)).astype(np.int64))
 
 
 # --- static and dynamic-slice paths ----------------------------------------------------------
@@ -407,7 +490,10 @@ def _plan(shape: tuple[int, ...], items: list[_Item], wrap: bool) -> _Plan:
             gather_shape.append(it.count)
     batch_shape = tuple(batch_shape)
 
-    dtype = _index_dtype([it.value for it in adv_items if it.kind != "int"])
+    dtype = _index_dtype(
+        [it.value for it in adv_items if it.kind != "int"]
+        + [it.value for it in items if it.kind == "slice" and it.value is not None]
+    )
     b_dims = tuple(range(b_at, b_at + len(batch)))
     columns, index_map = [], []
     for it in adv_items:
@@ -421,6 +507,10 @@ def _plan(shape: tuple[int, ...], items: list[_Item], wrap: bool) -> _Plan:
         if strided(it):
             ramp = (it.start + it.step * np.arange(it.count)).astype(dtype)
             columns.append(_column(ramp, (strided_at[it.dim],), batch_shape))
+            index_map.append(it.dim)
+        elif it.value is not None:  # a window at a traced start (ds(i, n)): clamped by gather
+            start = _normalized(it.value, shape[it.dim], dtype, wrap)
+            columns.append(_column(start, (), batch_shape))
             index_map.append(it.dim)
         elif (it.start or it.count != shape[it.dim]) and it.count:
             # A partial slice starting at 0 is indexed too (as JAX does): the
@@ -547,7 +637,13 @@ def rewriting_take(
     parsed = None if mode is None else GatherScatterMode.from_any(mode)
     fill = parsed == GatherScatterMode.FILL_OR_DROP
     kinds = {it.kind for it in items}
-    if "array" not in kinds and not fill and not _partial_take_of_typed_array(x, items, shape):
+    traced_window = any(it.kind == "slice" and it.value is not None for it in items)
+    if (
+        "array" not in kinds
+        and not fill
+        and not traced_window
+        and not _partial_take_of_typed_array(x, items, shape)
+    ):
         if "dyn" not in kinds:
             return _basic(x, items, shape, wrap_negative_indices)
         return _dynamic(x, items, shape, wrap_negative_indices)
