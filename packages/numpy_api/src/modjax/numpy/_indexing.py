@@ -60,7 +60,7 @@ class NonConcreteBooleanIndexError(JAXIndexError):
 
 
 class Slice:
-    """``size`` elements from ``start``, ``stride`` apart, along one axis (JAX's ``indexing.Slice``).
+    """``size`` elements from ``start``, ``stride`` apart, on one axis (JAX's ``indexing.Slice``).
 
     ``start`` may be traced: ``x[ds(i, 2)]`` reads a window of static size at a
     dynamic position (a window running past the end moves back inside, as
