@@ -36,7 +36,7 @@ from .precision import (
     parse_precision,
     precision_pair,
 )
-from .structural import transpose
+from .structural import transpose, typed_as
 
 __all__ = [
     "DotAlgorithm",
@@ -201,12 +201,18 @@ def _dot_general_transpose_lhs(ct, x, y, *, dimension_numbers, precision, prefer
     n_kept = len(x_batch) + len(x_free)
     ct_y_free = tuple(range(n_kept, n_kept + len(y_free)))
     numbers = ((ct_y_free, tuple(y_free)), (tuple(range(len(x_batch))), tuple(y_batch)))
+    typed = x_aval.sharding is not None
+    if typed or aval_of(ct).sharding is not None or aval_of(y).sharding is not None:
+        # As JAX, whose transpose passes out_sharding=x's: an unambiguous contraction,
+        # then x's type for the cotangent.
+        ct, y = _unambiguous_operands(ct, y, numbers)
     out = dot_general_p.bind(
         ct, y, dimension_numbers=numbers, precision=precision, preferred_element_type=None
     )
     x_axes = [*x_batch, *x_free, *(x_contract[y_contract.index(j)] for j in sorted(y_contract))]
     out = transpose(out, tuple(int(i) for i in np.argsort(x_axes)))
-    return _convert_element_type(out, x_aval.dtype, x_aval.weak_type)
+    out = _convert_element_type(out, x_aval.dtype, x_aval.weak_type)
+    return typed_as(out, x_aval.sharding) if typed else out
 
 
 def _dot_general_transpose_rhs(ct, x, y, *, dimension_numbers, precision, preferred_element_type):

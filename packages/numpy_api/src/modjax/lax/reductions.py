@@ -37,7 +37,7 @@ from ._common import (
 )
 from ._rules import const, zeros
 from .elementwise import _convert_element_type, add, div, eq, mul
-from .structural import broadcast_in_dim_p, pad_p, reshape, slice_p, transpose
+from .structural import broadcast_in_dim_p, pad_p, reshape, slice_p, transpose, typed_as
 
 __all__ = [
     "argmax",
@@ -140,7 +140,8 @@ def _kept(ndim: int, axes) -> tuple[int, ...]:
 
 def _reduce_sum_transpose(ct, x, *, axes):
     shape = x.aval.shape
-    return [broadcast_in_dim_p.bind(ct, shape=shape, broadcast_dimensions=_kept(len(shape), axes))]
+    out = broadcast_in_dim_p.bind(ct, shape=shape, broadcast_dimensions=_kept(len(shape), axes))
+    return [typed_as(out, x.aval.sharding)]
 
 
 def _rows(v, start: int, stop: int):

@@ -30,7 +30,7 @@ from modjax.lowering import hlo, ir_type, register_lowering
 from modjax.runtime import apply_primitive
 from modjax.sharding import reshard, with_sharding_constraint
 from modjax.tracecore import dtypes
-from modjax.tracecore.abstract import ShapedArray, canonicalize_shape
+from modjax.tracecore.abstract import ShapedArray, canonicalize_shape, sharding_entries
 from modjax.tracecore.core import Primitive, to_aval
 
 from ._common import (
@@ -294,6 +294,22 @@ def unsharded_in_type(x):
     if aval.sharding is None:
         return x
     return with_sharding_constraint(x, aval.sharding.update(spec=(None,) * aval.ndim))
+
+
+def typed_as(x, sharding):
+    """Return ``x`` with ``sharding`` in its type (resharded when its type says otherwise).
+
+    Transposes use it to give a cotangent its primal's type, as JAX's pass
+    ``out_sharding=`` the primal's sharding; None leaves ``x`` as it is.
+    """
+    if sharding is None:
+        return x
+    aval = aval_of(x)
+    if aval.sharding is not None and sharding_entries(aval) == tuple(sharding.spec) + (None,) * (
+        aval.ndim - len(sharding.spec)
+    ):
+        return x
+    return with_sharding_constraint(x, sharding)
 
 
 def _squeeze_abstract_eval(operand, *, dimensions):
