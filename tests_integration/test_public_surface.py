@@ -40,7 +40,6 @@ OTHER_ISSUES = _table(
 
 # Issue #14's names not done yet, with what is missing.
 NOT_YET = _table(
-    ("jax", "fwd_and_bwd", "#14: to do"),
     (
         "jax",
         "Ref ref new_ref empty_ref free_ref freeze",

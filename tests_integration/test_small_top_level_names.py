@@ -91,3 +91,26 @@ def test_memory_spaces_and_version():
     assert jax.version.__version_info__[:2] == tuple(
         int(p) for p in jax.version.__version__.split(".")[:2]
     )
+
+
+def _matmul_sin(x, w):
+    return jnp.sin(x @ w)
+
+
+def test_fwd_and_bwd_split_vjp_and_compile_the_backward_pass_once():
+    x, w, ct = jnp.arange(16.0).reshape(4, 4) / 10, jnp.ones((4, 4)) / 2, jnp.ones((4, 4))
+    fwd, bwd = jax.fwd_and_bwd(_matmul_sin, argnums=(0, 1))
+    expected_y, pullback = jax.vjp(_matmul_sin, x, w)
+    y, residuals = fwd(x, w)
+    grads = bwd(residuals, ct)
+    assert np.allclose(y, expected_y)
+    for got, want in zip(grads, pullback(ct), strict=True):
+        assert np.allclose(got, want)
+    for i in range(3):
+        bwd(fwd(x + i, w)[1], ct)
+    assert bwd._cache_size() == 1 and fwd._cache_size() == 1
+    fwd1, bwd1 = jax.fwd_and_bwd(
+        lambda x, w: (_matmul_sin(x, w), 7), argnums=1, has_aux=True, jitted=False
+    )
+    y, residuals, aux = fwd1(x, w)
+    assert aux == 7 and np.allclose(bwd1(residuals, ct), pullback(ct)[1])

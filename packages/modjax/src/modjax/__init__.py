@@ -43,7 +43,7 @@ from modjax._environment import (  # noqa: E402
     print_environment_info,
     typeof,
 )
-from modjax._jacobians import hessian, jacfwd, jacobian, jacrev  # noqa: E402
+from modjax._jacobians import fwd_and_bwd, hessian, jacfwd, jacobian, jacrev  # noqa: E402
 from modjax._jax_alias import install_jax_alias  # noqa: E402
 from modjax.autodiff import (  # noqa: E402
     checkpoint,

@@ -33,7 +33,7 @@ from modjax.tracecore.tree_util import (
     tree_unflatten,
 )
 
-__all__ = ["jacfwd", "jacrev", "jacobian", "hessian"]
+__all__ = ["fwd_and_bwd", "jacfwd", "jacrev", "jacobian", "hessian"]
 
 
 # --- arguments ---------------------------------------------------------------------------
@@ -267,3 +267,35 @@ def hessian(
         has_aux=has_aux,
         holomorphic=holomorphic,
     )
+
+
+# --- fwd_and_bwd -------------------------------------------------------------------------
+
+
+def fwd_and_bwd(
+    fun: Callable, argnums: int | Sequence[int], has_aux: bool = False, jitted: bool = True
+) -> tuple[Callable, Callable]:
+    """Return ``fwd`` and ``bwd``: ``vjp`` split in two reusable functions (jax.fwd_and_bwd).
+
+    ``fwd(*args)`` returns ``(fun(*args), residuals)`` (plus ``aux`` with
+    ``has_aux``), the residuals being ``vjp``'s pullback (a pytree); ``bwd(residuals,
+    cotangent)`` returns the cotangents of the arguments at ``argnums`` (one, not a
+    tuple, for an int). With ``jitted`` (the default) both are jitted, so ``bwd``
+    compiles once however often it is called.
+    """
+    from modjax.runtime import jit
+
+    _check_callable(fun)
+    argnums = _normalize_argnums(argnums)
+
+    def fwd(*args, **kwargs):
+        f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs, "fwd_and_bwd")
+        return vjp(f_partial, *dyn_args, has_aux=has_aux)
+
+    def bwd(f_vjp, outgrad):
+        cotangents = f_vjp(outgrad)
+        return cotangents[0] if isinstance(argnums, int) else cotangents
+
+    if jitted:
+        return jit(fwd), jit(bwd)
+    return fwd, bwd
