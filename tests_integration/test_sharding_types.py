@@ -127,11 +127,35 @@ def check_named_sharding_on_an_abstract_mesh():
     assert r.sharding.spec == P(None, "y"), r.sharding
 
 
+def check_inspect_array_sharding_inside_jit():
+    env = _env()
+    seen = []
+
+    @jax.jit
+    def f(x):
+        y = x * 2
+        jax.debug.inspect_array_sharding(y.T, callback=seen.append)
+        return y
+
+    f(env["f"])
+    f(env["f"])  # once per compilation, as in JAX
+    assert [s.spec for s in seen] == [P(None, "x")], seen
+    auto = jax.sharding.Mesh(env["mesh"].devices, ("x", "y"))
+    v = jax.device_put(np.ones((8, 8), np.float32), NS(auto, P("x")))
+    try:
+        f(v)
+    except NotImplementedError as ex:
+        assert "inspect_array_sharding" in str(ex), ex
+    else:
+        raise AssertionError("an automatic layout is the compiler's choice")
+
+
 CHECKS = [
     check_cases_match_jax,
     check_aval_sharding_and_printing,
     check_jit_retraces_per_type_and_outputs_follow_types,
     check_named_sharding_on_an_abstract_mesh,
+    check_inspect_array_sharding_inside_jit,
 ]
 
 

@@ -15,6 +15,8 @@ from modjax.runtime import Sharding
 from modjax.tracecore import core
 from modjax.tracecore.tree_util import tree_leaves
 
+from .mesh import AxisType
+
 __all__ = ["visualize_sharding", "visualize_array_sharding", "inspect_array_sharding"]
 
 _HEIGHT_TO_WIDTH = 2.5
@@ -127,14 +129,23 @@ def visualize_sharding(shape: Sequence[int], sharding: Sharding, **kwargs) -> No
 def inspect_array_sharding(value, *, callback: Callable[[Sharding], None]) -> None:
     """Call ``callback`` with the sharding of each Array in ``value`` (``jax.debug``'s).
 
-    Only concrete Arrays: inside jit the sharding is XLA's choice, not known
-    while tracing (not supported yet).
+    Inside jit, a value whose type is sharded over a mesh of explicit axes only
+    has that layout (the compiler keeps it), and the callback gets it while
+    tracing, once per compilation as in JAX; any other traced value's sharding
+    is XLA's choice, not known while tracing (not supported yet).
     """
     for leaf in tree_leaves(value):
         if isinstance(leaf, core.Tracer):
+            sharding = getattr(leaf.aval, "sharding", None)
+            if sharding is not None and all(
+                t is AxisType.Explicit for t in sharding.mesh.axis_types
+            ):
+                callback(sharding)
+                continue
             raise NotImplementedError(
-                "inspect_array_sharding inside a transformation (jit, vmap, grad): shardings "
-                "chosen by the compiler"
+                "inspect_array_sharding inside a transformation (jit, vmap, grad) of a value "
+                "whose type is not sharded over explicit mesh axes only: shardings chosen by "
+                "the compiler"
             )
         callback(leaf.sharding)
 
