@@ -67,8 +67,23 @@ NOT_YET = _table(
         "linear_call remat_opt_p zero_from_primal",
         "#14: to do",
     ),
-    ("jax.experimental", "EArray cur_qdd primal_tangent_dtype", "#14: to do"),
-    ("jax.export", "SymbolicScope", "#14: symbolic scopes and shape constraints, to do"),
+    (
+        "jax.experimental",
+        "EArray",
+        "#14: JAX's internal array class of extended dtypes; modjax's is runtime.ExtendedArray, "
+        "whose instances include PRNG key arrays (JAX's EArray does not), so no alias",
+    ),
+    (
+        "jax.experimental",
+        "cur_qdd",
+        "#14: the quasi-dynamic data of mutable array references, with jax.Ref (not designed yet)",
+    ),
+    (
+        "jax.experimental",
+        "primal_tangent_dtype",
+        "#14: extended dtypes with their own tangent dtype (to_edtype/from_edtype primitives "
+        "and a tangent-dtype rule in autodiff), not yet",
+    ),
 )
 
 

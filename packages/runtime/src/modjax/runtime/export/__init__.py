@@ -17,7 +17,7 @@ from .exported import (
     minimum_supported_calling_convention_version,
 )
 from .serialization import register_namedtuple_serialization, register_pytree_node_serialization
-from .shape_poly import is_symbolic_dim, symbolic_args_specs, symbolic_shape
+from .shape_poly import SymbolicScope, is_symbolic_dim, symbolic_args_specs, symbolic_shape
 
 __all__ = [
     "DisabledSafetyCheck",
@@ -33,4 +33,5 @@ __all__ = [
     "register_pytree_node_serialization",
     "symbolic_args_specs",
     "symbolic_shape",
+    "SymbolicScope",
 ]

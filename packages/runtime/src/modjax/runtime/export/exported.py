@@ -27,7 +27,7 @@ from ..backends import default_backend
 from ..dispatch import apply_primitive
 from ..jit import jit
 from . import artifact, serialization, symbolic
-from .shape_poly import DimExpr, bind_dim_vars, evaluate_shape
+from .shape_poly import DimExpr, bind_dim_vars, check_one_scope, evaluate_shape
 
 __all__ = [
     "DisabledSafetyCheck",
@@ -256,7 +256,9 @@ def export(fun_jit: Callable, *, platforms: Sequence[str] | None = None, disable
 
     def do_export(*args_specs, **kwargs_specs) -> Exported:
         leaves, tree = tree_flatten((args_specs, kwargs_specs))
-        names = symbolic.dim_variables([x for x in leaves if isinstance(x, ShapeDtypeStruct)])
+        specs = [x for x in leaves if isinstance(x, ShapeDtypeStruct)]
+        check_one_scope([x.shape for x in specs], getattr(fun_jit, "__name__", "<function>"))
+        names = symbolic.dim_variables(specs)
         if names:
 
             def trace(sizes):

@@ -15,7 +15,15 @@ from typing import Any
 
 from modjax.tracecore.core import InconclusiveDimensionOperation
 
-__all__ = ["DimExpr", "symbolic_shape", "is_symbolic_dim", "bind_dim_vars", "evaluate_shape"]
+__all__ = [
+    "DimExpr",
+    "SymbolicScope",
+    "check_one_scope",
+    "symbolic_shape",
+    "is_symbolic_dim",
+    "bind_dim_vars",
+    "evaluate_shape",
+]
 
 _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(.))")
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -26,15 +34,59 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
+class SymbolicScope:
+    """The scope of dimension variables: symbolic dimensions of one scope go together.
+
+    The counterpart of ``jax.export.SymbolicScope``. ``symbolic_shape`` makes a
+    new scope per call unless given one, so the shapes of several arguments must
+    share a scope (``symbolic_args_specs`` does); comparing or exporting
+    dimensions of different scopes raises JAX's ValueError. ``constraints_str``
+    (``"a >= 4"``, ...) are not supported yet: NotImplementedError.
+    """
+
+    __slots__ = ("constraints_str", "_where")
+
+    def __init__(self, constraints_str: Sequence[str] = ()):
+        if isinstance(constraints_str, str):
+            raise ValueError(
+                f"The symbolic constraints should be a sequence of strings. Got {constraints_str!r}"
+            )
+        self.constraints_str = tuple(constraints_str)
+        if self.constraints_str:
+            raise NotImplementedError(
+                f"symbolic shape constraints are not supported yet: {list(self.constraints_str)}"
+            )
+        from modjax.tracecore import source_info
+
+        frame = source_info.user_frame()
+        self._where = str(frame) if frame is not None else "<unknown>"
+
+    def __repr__(self) -> str:
+        return f"{id(self)} created at {self._where}"
+
+    __str__ = __repr__
+
+    def _check_same_scope(self, other: DimExpr, when: str, self_desc: str = "") -> None:
+        if other.scope is not None and other.scope is not self:
+            raise ValueError(
+                f"Invalid mixing of symbolic scopes {when}.\n"
+                f"Expected {self_desc} scope {self}\n"
+                f"and found for '{other}' (unknown) scope {other.scope}\n"
+                "See https://docs.jax.dev/en/latest/export/shape_poly.html"
+                "#user-specified-symbolic-constraints."
+            )
+
+
 class DimExpr:
     """A symbolic dimension (``jax.export`` dimension expression), compared by its text."""
 
-    __slots__ = ("text", "_tree")
+    __slots__ = ("text", "_tree", "scope")
     _symbolic_dim = True  # tracecore's ShapeDtypeStruct keeps such dimensions as they are
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, scope: SymbolicScope | None = None):
         self.text = text.strip()
         self._tree = _Parser(self.text).expression_to_end()
+        self.scope = scope  # None: read back from an artifact, goes with any scope
 
     def variables(self) -> set[str]:
         """Return the names of the dimension variables in this expression."""
@@ -66,6 +118,8 @@ class DimExpr:
     def _compare(self, other, op: str) -> bool:
         """Decide ``self op other`` for every value of the variables, or raise (as JAX does)."""
         if isinstance(other, DimExpr):
+            if self.scope is not None:
+                self.scope._check_same_scope(other, f"when comparing '{self}' {op} '{other}'")
             other_lo, other_hi = other.bounds()
         elif isinstance(other, int):
             other_lo = other_hi = other
@@ -103,6 +157,19 @@ class DimExpr:
 
     def __lt__(self, other):
         return self._compare(other, "<")
+
+
+def check_one_scope(shapes: Sequence[Sequence[Any]], fun_name: str) -> None:
+    """Raise JAX's ValueError if the symbolic dimensions of ``shapes`` come from two scopes."""
+    first: DimExpr | None = None
+    for shape in shapes:
+        for d in shape:
+            if not isinstance(d, DimExpr) or d.scope is None:
+                continue
+            if first is None:
+                first = d
+            else:
+                first.scope._check_same_scope(d, f"when exporting {fun_name}")  # type: ignore[union-attr]
 
 
 def is_symbolic_dim(d: Any) -> bool:
@@ -262,10 +329,15 @@ def symbolic_shape(
     """Parse a shape such as ``"b, 3"`` or ``"(b, 2*b)"`` (``jax.export.symbolic_shape``).
 
     ``_`` takes the size from ``like``; ``...`` stands for the rest of ``like``.
-    Constraints and scopes are not supported yet (NotImplementedError).
+    ``scope`` (a SymbolicScope) puts the dimensions in an existing scope, else a
+    new one is made (with ``constraints``, which are not supported yet).
     """
-    if constraints or scope is not None:
-        raise NotImplementedError("symbolic_shape: constraints and scopes are not supported yet")
+    if scope is None:
+        scope = SymbolicScope(constraints)
+    elif constraints:
+        raise ValueError("Cannot specify both a `scope` and `constraints`.")
+    elif not isinstance(scope, SymbolicScope):
+        raise TypeError(f"symbolic_shape: scope must be a SymbolicScope, got {scope!r}")
     text = (shape_spec or "").strip()
     if text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
         text = text[1:-1]
@@ -285,7 +357,10 @@ def symbolic_shape(
                 raise ValueError(f"symbolic_shape {shape_spec!r}: '_' needs a known size in `like`")
             dims.append(like[i])
         else:
-            dims.append(parse_dim(part))
+            dim = parse_dim(part)
+            if isinstance(dim, DimExpr):
+                dim.scope = scope
+            dims.append(dim)
     if like is not None and "..." not in parts and len(dims) != len(like):
         raise ValueError(
             f"symbolic_shape {shape_spec!r} has rank {len(dims)}, `like` has rank {len(like)}"
@@ -355,6 +430,10 @@ def symbolic_args_specs(args, shapes_specs, *, constraints: Sequence[str] = (), 
     from modjax.tracecore.tree_util import tree_flatten, tree_structure, tree_unflatten
 
     leaves, tree = tree_flatten(args)
+    if scope is None:  # one scope for all the arguments, as JAX
+        scope = SymbolicScope(constraints)
+    elif constraints:
+        raise ValueError("Cannot specify both a `scope` and `constraints`.")
     if shapes_specs is None or isinstance(shapes_specs, str):
         specs = [shapes_specs] * len(leaves)
     else:
@@ -366,10 +445,6 @@ def symbolic_args_specs(args, shapes_specs, *, constraints: Sequence[str] = (), 
     out = []
     for leaf, spec in zip(leaves, specs, strict=True):
         aval = get_aval(leaf) if not isinstance(leaf, ShapeDtypeStruct) else leaf
-        shape = (
-            aval.shape
-            if spec is None
-            else symbolic_shape(spec, constraints=constraints, scope=scope, like=aval.shape)
-        )
+        shape = aval.shape if spec is None else symbolic_shape(spec, scope=scope, like=aval.shape)
         out.append(ShapeDtypeStruct(shape, aval.dtype))
     return tree_unflatten(tree, out)
