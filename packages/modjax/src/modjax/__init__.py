@@ -233,6 +233,7 @@ __all__ = [
     "grad",
     "hessian",
     "install_jax_alias",
+    "fwd_and_bwd",
     "jacfwd",
     "jacobian",
     "jacrev",

@@ -7,7 +7,11 @@ from modjax.autodiff import (
     closure_convert,
     custom_gradient,
     custom_jvp,
+    custom_jvp_call_p,
     custom_vjp,
+    custom_vjp_call_p,
+    custom_vjp_primal_tree_values,
+    zero_from_primal,
 )
 
 __all__ = [
@@ -17,5 +21,9 @@ __all__ = [
     "closure_convert",
     "custom_gradient",
     "custom_jvp",
+    "custom_jvp_call_p",
     "custom_vjp",
+    "custom_vjp_call_p",
+    "custom_vjp_primal_tree_values",
+    "zero_from_primal",
 ]

@@ -45,6 +45,8 @@ from .custom_derivatives import (  # noqa: E402
     custom_lin_p,
     custom_vjp,
     custom_vjp_call_p,
+    custom_vjp_primal_tree_values,
+    zero_from_primal,
 )
 from .custom_gradient import custom_gradient  # noqa: E402
 from .jvp import JVPTrace, JVPTracer, jvp_call_rule, jvp_flat, jvp_jaxpr  # noqa: E402

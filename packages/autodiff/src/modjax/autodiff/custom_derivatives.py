@@ -50,6 +50,7 @@ from .tangents import (
     jvp_rules,
     tangent_aval,
     transpose_rules,
+    zeros_like_aval,
 )
 from .transpose import transpose_jaxpr
 
@@ -61,6 +62,8 @@ __all__ = [
     "custom_lin_p",
     "CustomVJPPrimal",
     "CustomVJPException",
+    "custom_vjp_primal_tree_values",
+    "zero_from_primal",
 ]
 
 
@@ -420,6 +423,35 @@ class CustomVJPPrimal:
 
     def __repr__(self) -> str:
         return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
+
+
+def custom_vjp_primal_tree_values(tree):
+    """Replace each ``CustomVJPPrimal`` leaf by its value (jax.custom_derivatives's helper).
+
+    For ``symbolic_zeros`` fwd rules, whose arguments arrive as such records; any
+    other leaf raises TypeError.
+    """
+
+    def value(leaf):
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"unexpected leaf type {type(leaf)}")
+        return leaf.value
+
+    return tree_map(value, tree)
+
+
+def zero_from_primal(val, symbolic_zeros: bool = False):
+    """Zero tangents for the leaves of ``val`` (jax.custom_derivatives.zero_from_primal).
+
+    Each leaf becomes zeros of its tangent type (float0 for integers and booleans),
+    or a ``SymbolicZero`` of that type when ``symbolic_zeros``.
+    """
+
+    def zero(x):
+        aval = tangent_aval(arg_aval(x))
+        return Zero(aval) if symbolic_zeros else zeros_like_aval(aval)
+
+    return tree_map(zero, val)
 
 
 class _FlatFwd(_Named):

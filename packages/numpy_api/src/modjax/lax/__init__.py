@@ -16,7 +16,10 @@ value of its default dtype, so ``lax.add(x_f16, 1.0)`` raises TypeError as in
 JAX), XLA's integer division and shift rules, static shapes.
 """
 
-from modjax.autodiff import stop_gradient  # noqa: E402  (jax.lax.stop_gradient)
+from modjax.autodiff import (  # noqa: E402  (jax.lax.stop_gradient and its primitive)
+    stop_gradient,
+    stop_gradient_p,
+)
 from modjax.batching import (  # noqa: E402  (collectives over vmapped named axes)
     all_gather,
     all_gather_p,
@@ -57,6 +60,7 @@ from .control_flow import (
     custom_linear_solve,
     custom_root,
     fori_loop,
+    linear_solve_p,
     map,
     platform_dependent,
     scan,
@@ -186,6 +190,7 @@ from .elementwise import (
     sqrt,
     sqrt_p,
     square,
+    square_p,
     sub,
     sub_p,
     tan,

@@ -1,4 +1,5 @@
-"""Small lax helpers about whole arrays: ``dtype``, ``empty``, ``broadcast_like``."""
+"""Small lax helpers about whole arrays: ``dtype``, ``empty``, ``broadcast_like``,
+``shape_as_value``."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from modjax.tracecore import dtypes
 from ._common import aval_of
 from .structural import broadcast_in_dim, full
 
-__all__ = ["broadcast_like", "dtype", "empty"]
+__all__ = ["broadcast_like", "dtype", "empty", "shape_as_value"]
 
 
 def dtype(x: Any) -> np.dtype:
@@ -48,3 +49,17 @@ def broadcast_like(arr: Any, like_arr: Any):
         )
     # broadcast_in_dim also stretches the size-1 axes.
     return broadcast_in_dim(arr, like.shape, tuple(range(offset, len(like.shape))))
+
+
+def shape_as_value(shape: Sequence[int]):
+    """Return ``shape`` as an integer array (jax.lax.shape_as_value).
+
+    int32, or int64 when a dimension does not fit; modjax's shapes are static, so
+    this is a numpy constant (an empty shape gives an empty device array, as in JAX).
+    """
+    shape = tuple(int(d) for d in shape)
+    fits = all(d <= np.iinfo(np.int32).max for d in shape)
+    dt = np.dtype(np.int32 if fits else np.int64)
+    if not shape:
+        return full((0,), np.array(0, dt))
+    return np.asarray(shape, dtype=dt)

@@ -138,6 +138,7 @@ __all__ = [
     "sinh",
     "sqrt",
     "square",
+    "square_p",
     "sub",
     "tan",
     "tanh",
@@ -547,9 +548,21 @@ def integer_pow(x, y: int):
     return integer_pow_p.bind(x, y=operator.index(y))
 
 
+def _square_lowering(ctx, x):
+    # as JAX: x * x, chlo.square for complex numbers
+    if kind(ctx.avals_in[0].dtype) == "c":
+        return chlo.square(x)
+    return hlo.multiply(x, x)
+
+
+square_p = unary_primitive("square", NUM, _square_lowering)
+defjvp(square_p, lambda g, x: mul(g, mul(const(x, 2), x)))
+defvectorized(square_p)
+
+
 def square(x):
     """Square ``x`` elementwise (jax.lax.square)."""
-    return integer_pow_p.bind(x, y=2)
+    return square_p.bind(x)
 
 
 # --- the binary family -----------------------------------------------------------------------

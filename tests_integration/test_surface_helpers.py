@@ -1,0 +1,70 @@
+"""Small public names of JAX 0.10.2 added for the public surface: ``lax.square_p`` (``lax.square``
+and ``jnp.square`` bind it, as in JAX), ``lax.stop_gradient_p``/``linear_solve_p``,
+``jax.fwd_and_bwd``, and ``jax.custom_derivatives``'s ``zero_from_primal``,
+``custom_vjp_primal_tree_values`` and call primitives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import modjax as jax
+import modjax.numpy as jnp
+from modjax import lax
+from modjax.custom_derivatives import (
+    CustomVJPPrimal,
+    custom_jvp_call_p,
+    custom_vjp_call_p,
+    custom_vjp_primal_tree_values,
+    zero_from_primal,
+)
+from modjax.testing import check_primitive
+
+
+def test_square_is_one_primitive_as_in_jax():
+    assert str(jax.make_jaxpr(jnp.square)(1.0)).count("square a") == 1
+    assert "mul 2.0" in str(jax.make_jaxpr(jax.grad(jnp.square))(1.0))
+    assert int(lax.square(3)) == 9 and complex(lax.square(1.0 + 2j)) == -3 + 4j
+    np.testing.assert_array_equal(jnp.square(jnp.array([True, False])), [1, 0])
+    np.testing.assert_array_equal(
+        jax.jit(jax.vmap(jax.grad(lax.square)))(jnp.arange(3.0)), [0, 2, 4]
+    )
+    assert "batching" in check_primitive(lax.square_p, max_examples=3)
+
+
+def test_primitives_exported_under_jax_names():
+    assert lax.stop_gradient_p.name == "stop_gradient"
+    assert lax.linear_solve_p.name == "custom_linear_solve"
+    assert (custom_jvp_call_p.name, custom_vjp_call_p.name) == (
+        "custom_jvp_call",
+        "custom_vjp_call",
+    )
+
+
+def test_fwd_and_bwd():
+    x = jnp.ones((4, 4))
+    fwd, bwd = jax.fwd_and_bwd(lambda x, w: x @ w, argnums=(0, 1))
+    y, res = fwd(x, 2 * x)
+    np.testing.assert_array_equal(y, 8 * np.ones((4, 4)))
+    cx, cw = bwd(res, x)
+    np.testing.assert_array_equal(cx, 8 * np.ones((4, 4)))
+    np.testing.assert_array_equal(cw, 4 * np.ones((4, 4)))
+    fwd, bwd = jax.fwd_and_bwd(lambda x, w: (x @ w).sum(), argnums=0, jitted=False)
+    _, res = fwd(x, x)
+    assert bwd(res, 1.0).shape == (4, 4)  # an int argnums: one cotangent, not a tuple
+    fwd, _ = jax.fwd_and_bwd(lambda x: (x.sum(), x * 2), argnums=0, has_aux=True)
+    out, _, aux = fwd(x)
+    assert float(out) == 16.0 and aux.shape == (4, 4)
+    with pytest.raises(TypeError):
+        jax.fwd_and_bwd(1, argnums=0)
+
+
+def test_custom_derivatives_helpers():
+    zeros = zero_from_primal({"a": jnp.ones(2), "b": 3})
+    np.testing.assert_array_equal(zeros["a"], [0.0, 0.0])
+    assert zeros["b"].dtype == jax.dtypes.float0
+    symbolic = zero_from_primal(jnp.ones(2), symbolic_zeros=True)
+    assert isinstance(symbolic, jax.custom_derivatives.SymbolicZero)
+    assert custom_vjp_primal_tree_values((CustomVJPPrimal(1.0, True),)) == (1.0,)
+    with pytest.raises(TypeError, match="unexpected leaf type"):
+        custom_vjp_primal_tree_values((1.0,))
