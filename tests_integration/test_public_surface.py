@@ -64,7 +64,7 @@ NOT_YET = _table(
     ),
     (
         "jax.lax",
-        "conv_general_dilated_local conv_general_dilated_patches stage stage_p",
+        "stage stage_p",
         "#14: to do",
     ),
     ("jax.lax", "dce_sink dce_sink_p", "#14: JAX's keep-alive of unused values for DCE, to do"),
