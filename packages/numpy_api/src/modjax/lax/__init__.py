@@ -69,8 +69,8 @@ from .control_flow import (
     while_loop,
     while_p,
 )
-from .conv_transpose import *  # noqa: F403
 from .conv_patches import *  # noqa: F403
+from .conv_transpose import *  # noqa: F403
 from .convolution import *  # noqa: F403
 from .cumulative import *  # noqa: F403
 from .dot import (

@@ -84,7 +84,7 @@ def conv_general_dilated_local(
     dimension_numbers=None,
     precision=None,
 ):
-    """A convolution with separate weights at every output position (jax.lax.conv_general_dilated_local).
+    """Convolve with separate weights at every output position (jax.lax.conv_general_dilated_local).
 
     A locally connected layer: ``rhs`` has the output's spatial shape in its
     spatial dimensions, and its input-feature dimension holds the flattened patches
