@@ -99,7 +99,7 @@ def test_allow_f16_reductions_false_refuses_half_precision_reduce_sum():
     with jax.allow_f16_reductions(False):
         with pytest.raises(ValueError, match="is not allowed when jax_allow_f16_reductions"):
             lax.reduce_sum(h, (0,))
-        with pytest.raises(ValueError, match="bfloat16"):
+        with pytest.raises(ValueError, match=r"on operand bf16\[4\] is not allowed"):
             jax.jit(lambda v: lax.reduce_sum(v, (0,)))(h.astype(jnp.bfloat16))
         # jnp.sum accumulates half floats in float32 (as JAX), so it is unaffected
         assert float(jnp.sum(h)) == 4.0
@@ -315,3 +315,21 @@ def test_persistent_cache_options_choose_what_is_written(tmp_path):
         before = compile_cache.stats["disk_writes"]
         program(5.0)(x)
         assert compile_cache.stats["disk_writes"] == before + 1
+
+
+def test_make_user_context_is_part_of_jit_keys():
+    context = jax.make_user_context(default_value=None)
+    assert context.value is None
+    f = jax.jit(_doubled)
+    f(1.0)
+    with context(1):
+        assert context.value == 1
+        f(1.0)
+    with context(2):
+        f(1.0)
+    f(1.0)
+    with context(1):
+        f(1.0)
+    assert f._cache_size() == 3  # one per value; a value seen before is reused
+    with pytest.raises(TypeError):
+        jax.make_user_context(default_value=[])  # values are cache keys: hashable

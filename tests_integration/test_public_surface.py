@@ -47,8 +47,7 @@ NOT_YET = _table(
     ),
     (
         "jax",
-        "ad api_util core interpreters lib monitoring ffi make_user_context "
-        "jax2tf_associative_scan_reductions",
+        "ad api_util interpreters lib ffi",
         "#14: JAX internals or jaxlib extension points with no modjax counterpart yet",
     ),
     (

@@ -114,3 +114,49 @@ def test_fwd_and_bwd_split_vjp_and_compile_the_backward_pass_once():
     )
     y, residuals, aux = fwd1(x, w)
     assert aux == 7 and np.allclose(bwd1(residuals, ct), pullback(ct)[1])
+
+
+def _tripled(x):
+    return x * 3
+
+
+def test_monitoring_reports_tracing_lowering_and_compiling_with_jax_event_names(tmp_path):
+    from modjax import monitoring
+
+    seen: list = []
+
+    def on_duration(event, duration, **kwargs):
+        seen.append(("duration", event, kwargs.get("fun_name"), duration >= 0))
+
+    def on_span(event, start, end, **kwargs):
+        seen.append(("span", event, kwargs.get("fun_name"), end >= start))
+
+    def on_event(event, **kwargs):
+        seen.append(("event", event))
+
+    monitoring.register_event_duration_secs_listener(on_duration)
+    monitoring.register_event_time_span_listener(on_span)
+    monitoring.register_event_listener(on_event)
+    try:
+        x = jnp.ones(7)  # a shape no other test compiles for _tripled
+        with jax.config.option("compilation_cache_dir")(str(tmp_path)):
+            jax.jit(_tripled)(x)
+            jax.clear_caches()
+            jax.jit(_tripled)(x)  # from the disk cache this time
+    finally:
+        monitoring.unregister_event_duration_listener(on_duration)
+        monitoring.unregister_event_time_span_listener(on_span)
+        monitoring.unregister_event_listener(on_event)
+    assert ("duration", "/jax/core/compile/jaxpr_trace_duration", "_tripled", True) in seen
+    assert (
+        "span",
+        "/jax/core/compile/jaxpr_to_mlir_module_duration",
+        "jit(_tripled)",
+        True,
+    ) in seen
+    assert ("duration", "/jax/core/compile/backend_compile_duration", "jit(_tripled)", True) in seen
+    assert ("event", "/jax/compilation_cache/compile_requests_use_cache") in seen
+    assert ("event", "/jax/compilation_cache/cache_misses") in seen
+    assert ("event", "/jax/compilation_cache/cache_hits") in seen
+    with pytest.raises(ValueError, match="not a registered listener"):
+        monitoring.unregister_event_listener(on_event)

@@ -134,6 +134,8 @@ from modjax.tracecore.options import (  # noqa: E402
 # The configuration options users switch for a block (``with jax.enable_x64(True):``).
 enable_x64 = config.option("enable_x64")
 log_compiles = config.option("log_compiles")
+make_user_context = config.make_user_context
+jax2tf_associative_scan_reductions = config.option("jax2tf_associative_scan_reductions")
 default_device = config.option("default_device")
 numpy_dtype_promotion = config.option("numpy_dtype_promotion")
 numpy_rank_promotion = config.option("numpy_rank_promotion")
@@ -141,6 +143,10 @@ numpy_rank_promotion = config.option("numpy_rank_promotion")
 __version__ = "0.1.0"
 
 __all__ = [
+    "core",
+    "jax2tf_associative_scan_reductions",
+    "make_user_context",
+    "monitoring",
     "ds",
     "memory",
     "ops",
@@ -274,6 +280,8 @@ _LAZY_SUBMODULES = frozenset(
         "export",
         "flatten_util",
         "image",
+        "core",
+        "monitoring",
         "nn",
         "ops",
         "profiler",

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from modjax.tracecore import monitoring
 from modjax.tracecore.config import config
 
 from . import _xla
@@ -241,8 +242,11 @@ def compile_or_get_cached(
 
     directory = compilation_cache_dir.value if enable_compilation_cache.value else None
     if directory is not None:
+        monitoring.record_event("/jax/compilation_cache/compile_requests_use_cache")
         path = _entry_path(directory, key)
         payload = _read_entry(path)
+        if payload is None:
+            monitoring.record_event("/jax/compilation_cache/cache_misses")
         if payload is not None:
             try:
                 executable = _xla.deserialize_executable(backend, payload, devices, options)
@@ -253,6 +257,7 @@ def compile_or_get_cached(
                 logger.warning("persistent compilation cache: ignoring entry %s: %s", path, err)
             else:
                 stats["disk_hits"] += 1
+                monitoring.record_event("/jax/compilation_cache/cache_hits")
                 _memory[memory_key] = executable
                 return _result(with_info, executable, "disk", start, key)
         elif path.exists():
@@ -260,7 +265,9 @@ def compile_or_get_cached(
             logger.warning("persistent compilation cache: ignoring corrupt entry %s", path)
 
     compile_start = time.perf_counter()
-    executable = _xla.compile_and_load(backend, lowered.as_bytecode(), devices, options)
+    fun_name = _jit_name(getattr(lowered, "module_name", ""))
+    with monitoring.timed("/jax/core/compile/backend_compile_duration", fun_name):
+        executable = _xla.compile_and_load(backend, lowered.as_bytecode(), devices, options)
     compile_seconds = time.perf_counter() - compile_start
     stats["compiles"] += 1
     with _lock:
@@ -276,6 +283,11 @@ def compile_or_get_cached(
                 raise
             logger.warning("persistent compilation cache: cannot write %s: %s", directory, err)
     return _result(with_info, executable, "compiled", start, key)
+
+
+def _jit_name(module_name: str) -> str:
+    """``jit(f)`` for a module named ``jit_f`` (JAX's ``fun_name`` in compile events)."""
+    return f"jit({module_name[4:]})" if module_name.startswith("jit_") else module_name
 
 
 def _result(with_info: bool, executable, source: str, start: float, key: str):

@@ -23,6 +23,7 @@ from modjax.tracecore.abstract import ShapedArray, physical_aval
 from modjax.tracecore.config import config
 from modjax.tracecore.dce import dce_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.monitoring import timed
 from modjax.tracecore.tracing import convert_constvars_jaxpr
 
 from . import _xla
@@ -444,23 +445,24 @@ def lower_jaxpr(
     kept_donated = [False] * len(const_values) + [
         d for d, u in zip(donated, used_args, strict=True) if u
     ]
-    if isinstance(device, SpmdTarget):
-        const_args = tuple(_to_sharding(c, device.replicated) for c in const_values)
-        module = lower_jaxpr_to_module(
-            ClosedJaxpr(pruned, ()),
-            module_name=module_name_for(name),
-            donated_args=kept_donated,
-            platform=device.client.platform,
-            **_spmd_annotations(device, pruned, len(const_args), used_args),
-        )
-    else:
-        const_args = tuple(device_args(const_values, device))
-        module = lower_jaxpr_to_module(
-            ClosedJaxpr(pruned, ()),
-            module_name=module_name_for(name),
-            donated_args=kept_donated,
-            platform=device.client.platform,
-        )
+    with timed("/jax/core/compile/jaxpr_to_mlir_module_duration", f"jit({name})"):
+        if isinstance(device, SpmdTarget):
+            const_args = tuple(_to_sharding(c, device.replicated) for c in const_values)
+            module = lower_jaxpr_to_module(
+                ClosedJaxpr(pruned, ()),
+                module_name=module_name_for(name),
+                donated_args=kept_donated,
+                platform=device.client.platform,
+                **_spmd_annotations(device, pruned, len(const_args), used_args),
+            )
+        else:
+            const_args = tuple(device_args(const_values, device))
+            module = lower_jaxpr_to_module(
+                ClosedJaxpr(pruned, ()),
+                module_name=module_name_for(name),
+                donated_args=kept_donated,
+                platform=device.client.platform,
+            )
     unusable = [
         aval.str_short()
         for aval, d, alias in zip(

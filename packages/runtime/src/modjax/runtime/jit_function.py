@@ -22,6 +22,7 @@ from modjax.tracecore.config import config, enable_x64
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.jaxpr_cache import clear_jaxpr_caches
+from modjax.tracecore.monitoring import timed
 from modjax.tracecore.options import no_tracing
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.tree_util import tree_unflatten
@@ -243,7 +244,10 @@ class JitFunction:
         flat_fun, out_tree = flatten_fun(
             wrap_init(call.bound_function(self.fun), info), call.in_tree
         )
-        with source_info_util.transform_name(f"jit({self.name})"):
+        with (
+            source_info_util.transform_name(f"jit({self.name})"),
+            timed("/jax/core/compile/jaxpr_trace_duration", info.func_name),
+        ):
             jaxpr, consts = trace_to_jaxpr(flat_fun, in_avals)
         for check in jaxpr_checks:
             check(jaxpr)

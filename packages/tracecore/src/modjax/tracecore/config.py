@@ -59,6 +59,10 @@ def parse_bool(text: str) -> bool:
     )
 
 
+def _identity(value: Any) -> Any:
+    return value
+
+
 def _coerce_bool(value: Any) -> bool:
     # Accept what a user plausibly passes for a flag; reject e.g. 2 or "maybe"
     # instead of letting Python truthiness turn "false" into True.
@@ -287,6 +291,20 @@ class Config:
         the first one (JAX's trace context).
         """
         return tuple(option.value for option in self._context_options)
+
+    def make_user_context(self, default_value: Any = None) -> Option:
+        """Return a new context whose value is part of jit's keys (jax.make_user_context).
+
+        ``with ctx(v):`` sets it for a block; a function jitted under one value is
+        traced again under another (and reused when the value comes back). The
+        value must be hashable. The context is not a named option of ``config``.
+        """
+        name = f"user_context_{len(self._context_options)}"
+        option = Option(name, default_value, _identity, None, "a user context", True)
+        hash(default_value)  # it becomes part of cache keys
+        self._context_options.append(option)
+        option.add_hook(self._context_changed)
+        return option
 
     def trace_context_names(self) -> tuple[str, ...]:
         """Return the names of the options :meth:`trace_context` reads, in its order."""
