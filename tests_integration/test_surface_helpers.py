@@ -68,3 +68,14 @@ def test_custom_derivatives_helpers():
     assert custom_vjp_primal_tree_values((CustomVJPPrimal(1.0, True),)) == (1.0,)
     with pytest.raises(TypeError, match="unexpected leaf type"):
         custom_vjp_primal_tree_values((1.0,))
+
+
+def test_stage_lifts_values_into_the_trace():
+    staged = lax.stage(np.ones(2))
+    assert isinstance(staged, jax.Array) and staged.dtype == np.float32
+    assert lax.stage(3.0).weak_type
+    assert "stage a" in str(jax.make_jaxpr(lambda x: lax.stage(np.ones(2)) + x)(1.0))
+    assert float(jax.grad(lambda x: lax.stage(x) * 2)(1.0)) == 2.0
+    np.testing.assert_array_equal(jax.jit(jax.vmap(lax.stage))(jnp.arange(3.0)), [0, 1, 2])
+    np.testing.assert_array_equal(lax.shape_as_value((2, 3)), [2, 3])
+    assert lax.shape_as_value(()).shape == (0,)

@@ -1,19 +1,25 @@
 """Small lax helpers about whole arrays: ``dtype``, ``empty``, ``broadcast_like``,
-``shape_as_value``."""
+``shape_as_value``, ``stage``."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 
+from modjax.autodiff import deflinear
+from modjax.batching import defvectorized
+from modjax.lowering import register_lowering
+from modjax.runtime import apply_primitive
 from modjax.tracecore import dtypes
+from modjax.tracecore.core import Primitive
 
 from ._common import aval_of
 from .structural import broadcast_in_dim, full
 
-__all__ = ["broadcast_like", "dtype", "empty", "shape_as_value"]
+__all__ = ["broadcast_like", "dtype", "empty", "shape_as_value", "stage", "stage_p"]
 
 
 def dtype(x: Any) -> np.dtype:
@@ -63,3 +69,22 @@ def shape_as_value(shape: Sequence[int]):
     if not shape:
         return full((0,), np.array(0, dt))
     return np.asarray(shape, dtype=dt)
+
+
+# stage: the identity, as an equation, so a constant becomes a value of the trace.
+stage_p = Primitive("stage")
+stage_p.def_abstract_eval(lambda x: x)
+stage_p.def_impl(partial(apply_primitive, stage_p))
+register_lowering(stage_p, lambda ctx, x: x)
+deflinear(stage_p, lambda ct, x: [ct])
+defvectorized(stage_p)
+
+
+def stage(x, /):
+    """Lift ``x`` (a Python scalar, numpy array, ...) into the current trace (jax.lax.stage).
+
+    The identity: eagerly it returns a device array; under a transformation the
+    value of the trace. (JAX makes a traced constant of it; modjax records one
+    ``stage`` equation.)
+    """
+    return stage_p.bind(x)
