@@ -178,3 +178,21 @@ def test_narrow_floats_get_looser_tolerances(dtype):
     assert "jvp" in check_primitive(
         elementwise.convert_element_type_p, cases, modes=("jvp", "transpose"), max_examples=2
     )
+
+
+def test_batch_argnums_keep_the_other_operands_unbatched():
+    rule = batching_rules[elementwise.sub_p]
+
+    def refuses_a_batched_subtrahend(args, dims, **params):
+        if dims[1] is not None:
+            raise NotImplementedError("sub over a batched subtrahend")
+        return rule(args, dims, **params)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(batching_rules, elementwise.sub_p, refuses_a_batched_subtrahend)
+        modes = ("batching",)
+        assert check_primitive(
+            elementwise.sub_p, SUB_CASES, modes=modes, batch_argnums=(0,), max_examples=4
+        )
+        with pytest.raises(RuleCheckError, match="batched subtrahend"):
+            check_primitive(elementwise.sub_p, SUB_CASES, modes=modes, max_examples=10)

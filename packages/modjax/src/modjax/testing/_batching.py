@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from hypothesis import strategies as st
 
@@ -11,6 +13,7 @@ from modjax.tracecore.core import to_aval
 
 from ._cases import Case
 from ._compare import as_list, assert_values_close, host
+from ._derivatives import normalize_argnums
 from ._evaluation import jitted
 
 __all__ = ["check_batching"]
@@ -20,11 +23,17 @@ _SIZES = (2, 1, 0)
 
 
 @st.composite
-def _batching(draw, ndims: list[int]):
-    """Draw the batch size and each operand's batch axis (None: unbatched; maybe negative)."""
-    axes = [draw(st.one_of(st.none(), st.integers(-n - 1, n))) for n in ndims]
+def _batching(draw, ndims: list[int], allowed: tuple[int, ...]):
+    """Draw the batch size and each operand's batch axis (None: unbatched; maybe negative).
+
+    Only the operands at ``allowed`` positions are batched, at least one of them.
+    """
+    axes = [
+        draw(st.one_of(st.none(), st.integers(-n - 1, n))) if i in allowed else None
+        for i, n in enumerate(ndims)
+    ]
     if all(a is None for a in axes):
-        i = draw(st.integers(0, len(ndims) - 1))
+        i = draw(st.sampled_from(allowed))
         axes[i] = draw(st.integers(0, ndims[i]))
     return axes, draw(st.sampled_from(_SIZES))
 
@@ -45,15 +54,21 @@ def _stack(arg, axis: int, size: int):
     return stacked
 
 
-def check_batching(prim, case: Case, draw) -> None:
+def check_batching(prim, case: Case, draw, batch_argnums: Sequence[int] | None = None) -> None:
     """Check ``vmap`` of the primitive against binding it on each slice of the batch.
 
-    Both run under ``jit`` (shared programs); the batching rule runs while it traces.
+    Only the operands of ``batch_argnums`` (default: all) may be batched. Both run
+    under ``jit`` (shared programs); the batching rule runs while it traces.
     """
-    if not case.args:
+    allowed = (
+        tuple(range(len(case.args)))
+        if batch_argnums is None
+        else normalize_argnums(batch_argnums, len(case.args), "batch_argnums")
+    )
+    if not allowed:
         return
     ndims = [len(to_aval(a).shape) for a in case.args]
-    axes, size = draw(_batching(ndims))
+    axes, size = draw(_batching(ndims, allowed))
     args = [a if ax is None else _stack(a, ax, size) for a, ax in zip(case.args, axes, strict=True)]
     params = case.params
 

@@ -71,11 +71,13 @@ def rules_of(prim) -> tuple[str, ...]:
     return tuple(mode for mode, (_, has) in _CHECKS.items() if has(prim))
 
 
-def _check_argnums(case: Case, jvp_argnums, linear_argnums) -> None:
+def _check_argnums(case: Case, jvp_argnums, linear_argnums, batch_argnums) -> None:
     """Raise ValueError when an operand position names no operand of ``case``."""
     n = len(case.args)
     if jvp_argnums is not None:
         normalize_argnums(jvp_argnums, n, "jvp_argnums")
+    if batch_argnums is not None:
+        normalize_argnums(batch_argnums, n, "batch_argnums")
     for group in linear_argnums or ():
         normalize_argnums(group, n, "linear_argnums")
 
@@ -87,6 +89,7 @@ def check_primitive(
     modes: Sequence[str] = MODES,
     linear_argnums: Sequence[Sequence[int]] | None = None,
     jvp_argnums: Sequence[int] | None = None,
+    batch_argnums: Sequence[int] | None = None,
     max_examples: int | None = None,
 ) -> tuple[str, ...]:
     """Check every rule of ``prim`` against its impl over hypothesis' cases (no JAX counterpart).
@@ -100,7 +103,9 @@ def check_primitive(
     bound). Integer, boolean and key operands are always held constant.
     ``linear_argnums`` lists the groups of operands the transpose rule is linear in
     jointly (default: one group of the operands the JVP check perturbs;
-    ``[(0,), (1,)]`` for a bilinear ``mul``). ``max_examples``
+    ``[(0,), (1,)]`` for a bilinear ``mul``). ``batch_argnums`` lists the operands
+    the batching check may batch (default: all; JAX's ``reduce`` refuses batched
+    initial values, as modjax's does). ``max_examples``
     overrides the hypothesis profile's count. Raise ``RuleCheckError`` (an
     AssertionError) for the minimal failing case hypothesis finds; return the modes
     checked.
@@ -109,9 +114,10 @@ def check_primitive(
     if unknown:
         raise ValueError(f"check_primitive: unknown modes {unknown}; the modes are {MODES}")
     selected = [m for m in modes if _CHECKS[m][1](prim)]
-    derivative_options = {
+    options_of = {
         "jvp": {"jvp_argnums": jvp_argnums},
         "transpose": {"jvp_argnums": jvp_argnums, "linear_argnums": linear_argnums},
+        "batching": {"batch_argnums": batch_argnums},
     }
     strategy = case_strategy(prim, cases)
     # One RuleCheckError, not a group: a broken rule often trips several modes.
@@ -127,11 +133,11 @@ def check_primitive(
     @given(data=st.data())
     def run(data):
         case = data.draw(strategy, label="case")
-        _check_argnums(case, jvp_argnums, linear_argnums)  # the caller's error, not a rule's
+        _check_argnums(case, jvp_argnums, linear_argnums, batch_argnums)  # the caller's error
         for mode in selected:
             check = _CHECKS[mode][0]
             try:
-                check(prim, case, data.draw, **derivative_options.get(mode, {}))
+                check(prim, case, data.draw, **options_of.get(mode, {}))
             except Exception as e:
                 raise RuleCheckError(prim, mode, case, e) from e
 
