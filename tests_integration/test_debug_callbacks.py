@@ -17,6 +17,7 @@ import modjax as jax
 import modjax.numpy as jnp
 from modjax import lax
 from modjax.experimental import io_callback
+from modjax.tracecore import parse_jaxpr
 
 X = np.arange(3, dtype=np.float32)
 
@@ -141,6 +142,20 @@ def test_unused_debug_prints_are_not_removed(capsys):
 
     assert float(f(1.0)) == 2.0
     assert printed(capsys) == ["kept 1.0"]
+
+
+def test_debug_callback_text_reads_back_its_effect():
+    # The callback itself cannot travel in text (it reads back as its name), but
+    # the effect does, and the equation type-checks (the effect was a string).
+    def f(x):
+        jax.debug.callback(print, x, ordered=True)
+        return x
+
+    closed = jax.make_jaxpr(f)(np.zeros(3, np.float32))
+    back = parse_jaxpr(str(closed))
+    (eqn,) = back.eqns
+    assert eqn.params["effect"] is closed.eqns[0].params["effect"]
+    assert eqn.effects == closed.eqns[0].effects and "OrderedDebug" in str(back)
 
 
 def test_debug_log_goes_to_the_logger_with_the_callers_line(caplog):

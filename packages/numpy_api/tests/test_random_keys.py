@@ -19,10 +19,10 @@ from modjax import lax, random
 from modjax import numpy as jnp
 from modjax.autodiff import grad, jvp
 from modjax.batching import vmap
-from modjax.random import _keys
+from modjax.random import _keys, _prng
 from modjax.random._threefry import threefry2x32, threefry2x32_p
 from modjax.runtime import eval_shape, jit
-from modjax.tracecore import dtypes
+from modjax.tracecore import dtypes, jaxpr_equal, parse_jaxpr
 from modjax.tracecore.config import config, enable_x64
 from modjax.tracecore.tracing import make_jaxpr
 from modjax.tracecore.tree_util import tree_leaves, tree_map
@@ -230,6 +230,17 @@ def test_rng_bit_generator_errors_and_uint64_key():
         _, a = lax.rng_bit_generator(k64, (3,))
         _, b = lax.rng_bit_generator(np.zeros(4, np.uint32), (3,))
         _eq(a, b)  # the same 128-bit state
+
+
+def test_rng_bit_generator_algorithm_prints_as_jax_and_parses_back():
+    def f(k):
+        return lax.rng_bit_generator(k, (3,), algorithm=lax.RandomAlgorithm.RNG_PHILOX)
+
+    closed = make_jaxpr(f)(np.zeros(4, np.uint32))
+    assert "algorithm=RNG_PHILOX" in str(closed)
+    back = parse_jaxpr(str(closed))
+    assert back.eqns[0].params["algorithm"] is lax.RandomAlgorithm.RNG_PHILOX
+    assert jaxpr_equal(back, closed)
 
 
 def test_rng_uniform():
@@ -444,6 +455,9 @@ def test_key_dtype_impl_wrap_and_clone():
     assert bool(again == k)
     rbg = random.wrap_key_data(np.zeros((2, 4), np.uint32), impl="rbg")
     assert rbg.shape == (2,) and str(rbg.dtype) == "key<rbg>"
+    # The primitive bound eagerly on numpy data (as a jaxpr interpreter does) wraps it too.
+    bound = _prng.random_wrap_p.bind(np.asarray(data), impl=k.dtype._impl)
+    assert bound.dtype == k.dtype and bool(bound == k)
     assert random.key(3, dtype=random.key_dtype("rbg")).dtype == random.key_dtype("rbg")
     copy = random.clone(k)
     assert copy.dtype == k.dtype and bool(copy == k)

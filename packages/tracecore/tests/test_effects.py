@@ -113,6 +113,20 @@ def test_check_jaxpr_rejects_wrong_effects():
         check_jaxpr(parse_jaxpr(text))
 
 
+# An effect chosen by a param holding the effect itself; without a param parser the
+# text reads it back as a string, and the effects rule returns that string.
+chosen_p = Primitive("test_chosen_effect")
+chosen_p.multiple_results = True
+chosen_p.def_abstract_eval(lambda *avals, effect: [])
+chosen_p.def_effects(lambda effect: (effect,))
+
+
+def test_check_jaxpr_names_effects_that_are_not_effects():
+    text = "{ lambda ; a:f32[3]. let test_chosen_effect{TestLog}[effect=TestLog] a in (a,) }"
+    with pytest.raises(JaxprTypeError, match=r"has effects \{'TestLog'\} but the eq.*\{TestLog\}"):
+        parse_jaxpr(text)
+
+
 def test_dce_keeps_effectful_equations_and_calls_holding_them():
     closed = make_jaxpr(lambda x: call(program, x))(X)
     pruned, used = dce_closed_jaxpr(closed, [False])

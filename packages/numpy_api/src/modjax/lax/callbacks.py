@@ -41,7 +41,8 @@ from modjax.runtime.array import ArrayImpl
 from modjax.tracecore import source_info as source_info_util
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive, to_aval
-from modjax.tracecore.effects import Effect
+from modjax.tracecore.effects import Effect, effects_by_name
+from modjax.tracecore.parse import register_param_parser
 from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_structure, tree_unflatten
 
 __all__ = [
@@ -212,6 +213,8 @@ debug_callback_p.def_impl(_debug_callback_impl)
 jvp_rules[debug_callback_p] = _debug_callback_jvp
 batching_rules[debug_callback_p] = functools.partial(_unrolled_batching, debug_callback_p)
 register_lowering(debug_callback_p, _debug_callback_lowering)
+# The effect prints by name (effect=Debug); read it back as the effect, not its name.
+register_param_parser(debug_callback_p, "effect", lambda text: effects_by_name[text.strip()])
 
 
 def debug_callback(

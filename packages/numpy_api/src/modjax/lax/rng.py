@@ -28,6 +28,8 @@ from modjax.runtime import apply_primitive
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray, canonicalize_shape
 from modjax.tracecore.core import Primitive
+from modjax.tracecore.parse import register_param_parser
+from modjax.tracecore.pretty import register_param_printer
 
 __all__ = [
     "RandomAlgorithm",
@@ -117,6 +119,9 @@ rng_bit_generator_p.def_impl(partial(apply_primitive, rng_bit_generator_p))
 register_lowering(rng_bit_generator_p, _rng_bit_generator_lowering)
 defjvp_zero(rng_bit_generator_p)
 batching_rules[rng_bit_generator_p] = _rng_bit_generator_batching_rule
+# Printed by name as JAX prints it (algorithm=RNG_DEFAULT), and read back as the enum.
+register_param_printer(rng_bit_generator_p, "algorithm", lambda a: RandomAlgorithm(a).name)
+register_param_parser(rng_bit_generator_p, "algorithm", lambda text: RandomAlgorithm[text])
 
 
 def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG_DEFAULT):

@@ -29,7 +29,7 @@ import numpy as np
 from modjax.autodiff import defjvp_zero
 from modjax.batching import batching_rules, bdim_at_front, defvectorized, moveaxis, vmap
 from modjax.lowering import lower_fun, register_lowering
-from modjax.runtime import ExtendedArray, jit, register_extended_array_type
+from modjax.runtime import ExtendedArray, device_put, jit, register_extended_array_type
 from modjax.tracecore import dtypes, source_info
 from modjax.tracecore.abstract import ShapedArray, physical_aval, physical_element_avals
 from modjax.tracecore.config import config
@@ -602,6 +602,8 @@ def _wrap_abstract_eval(data, *, impl):
 
 
 def _wrap_impl(data, *, impl):
+    if not hasattr(data, "aval"):  # numpy data bound eagerly: on the device first
+        data = device_put(np.asarray(data))
     aval = _wrap_abstract_eval(data.aval, impl=impl)
     return PRNGKeyArray(aval, data)
 

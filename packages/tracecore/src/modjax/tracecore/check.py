@@ -14,7 +14,7 @@ import numpy as np
 
 from . import dtypes
 from .core import to_aval
-from .effects import primitive_effects
+from .effects import Effect, primitive_effects
 from .jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, subjaxprs
 
 __all__ = ["JaxprTypeError", "check_jaxpr"]
@@ -187,7 +187,11 @@ def _shape_problem(aval) -> str | None:
 
 
 def _effects_text(effects) -> str:
-    return "{" + ", ".join(sorted(e.name for e in effects)) + "}"
+    # An effects rule may return what is no Effect (a param read back from text as a
+    # string): show it as it is, for the error to say so.
+    return (
+        "{" + ", ".join(sorted(e.name if isinstance(e, Effect) else repr(e) for e in effects)) + "}"
+    )
 
 
 def _read(atom, defined: set[Var], what: str):
