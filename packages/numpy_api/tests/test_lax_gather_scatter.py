@@ -206,6 +206,17 @@ def test_scatter_apply_applies_once_per_hit():
     np.testing.assert_array_equal(np.asarray(clipped), [0.0, 1.0, 2.0, -3.0, -4.0])
 
 
+def test_scatters_over_an_empty_batch_of_indices():
+    # vmap over 0 index sets makes an operand batching dimension of size 0; only the
+    # updates' window dimensions are bounded by the operand's (JAX's shape rule).
+    dn = SDN((1,), (0,), (0,))
+    x = np.ones((4, 3), np.float32)
+    idx, updates = np.zeros((0, 2, 1), np.int32), np.zeros((0, 2, 3), np.float32)
+    applied = vmap(lambda i: lax.scatter_apply(x, i, lax.sin, dn, update_shape=(2, 3)))(idx)
+    added = vmap(lambda i, u: lax.scatter_add(x, i, u, dn))(idx, updates)
+    assert applied.shape == added.shape == (0, 4, 3)
+
+
 def test_gather_scatter_dtypes_and_weak_types():
     dn = GDN((), (0,), (0,))
     idx = np.array([[1], [5]], np.uint8)

@@ -118,8 +118,11 @@ def _scatter_shape_rule(name, operand, indices, update_shape, dn):
             f"got {sdod} and {dn.operand_batching_dims}."
         )
     sizes = _window_sizes(dn, operand.ndim, update_shape)
+    # Only the updates' window dimensions are bounded by the operand's (as JAX checks):
+    # an inserted or batching dimension of size 0 (vmap over an empty batch) is fine.
+    implied = set(dn.inserted_window_dims) | set(dn.operand_batching_dims)
     for d, (w, s) in enumerate(zip(sizes, operand.shape, strict=True)):
-        if w > s:
+        if w > s and d not in implied:
             raise TypeError(
                 f"{name} window size {w} of operand dimension {d} exceeds its size {s}; got "
                 f"operand shape {operand.shape} and updates shape {update_shape}."
