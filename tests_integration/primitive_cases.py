@@ -27,7 +27,7 @@ from modjax import lax, random
 from modjax.lax import linalg
 from modjax.random import _threefry
 from modjax.testing import Case
-from modjax.tracecore import Jaxpr, Literal, ShapedArray, eval_jaxpr, make_jaxpr
+from modjax.tracecore import Jaxpr, Literal, ShapedArray, dtypes, eval_jaxpr, make_jaxpr
 
 F32, I32, U32, C64 = np.float32, np.int32, np.uint32, np.complex64
 
@@ -786,4 +786,8 @@ TABLE: dict[str, Entry | Excluded] = {
         lambda x, w: lax.composite(lambda a, b: a * lax.sin(b), "modjax.test_op")(x, w), X, X
     ),
     "platform_index": via(lambda x: lax.platform_dependent(x, cpu=lax.sin, default=lax.cos), X),
+    # bfloat16 operands, unit scales (the prefix computes them); no JVP rule, as in JAX.
+    "scaled_dot": via(
+        lax.scaled_dot, f32(2, 4, dtype=dtypes.bfloat16), f32(4, 3, dtype=dtypes.bfloat16)
+    ),
 }
