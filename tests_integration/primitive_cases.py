@@ -471,6 +471,7 @@ TABLE: dict[str, Entry | Excluded] = {
     "rsqrt": _unary(lax.rsqrt, POS),
     "cbrt": _unary(lax.cbrt, AWAY),
     "abs": _unary(lax.abs, AWAY),
+    "square": _unary(lax.square),
     "integer_pow": _unary(
         lambda x: lax.integer_pow(x, 3), **without("transpose", why="linear only for y=1")
     ),
