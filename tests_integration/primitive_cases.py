@@ -476,6 +476,7 @@ TABLE: dict[str, Entry | Excluded] = {
         lambda x: lax.integer_pow(x, 3), **without("transpose", why="linear only for y=1")
     ),
     "copy": _unary(lax.copy),
+    "stage": _unary(lax.stage),
     "convert_element_type": _unary(lambda x: lax.convert_element_type(x, np.float16)),
     # Rounded to 20 mantissa bits: steps far below the finite differences' resolution.
     "reduce_precision": _unary(lambda x: lax.reduce_precision(x, 8, 20)),
