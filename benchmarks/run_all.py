@@ -10,6 +10,14 @@ one, ``--jax-python`` or ``MODJAX_BENCH_JAX_PYTHON``). Each benchmark prints its
 own table; this script reads the rows of those tables (a label, modjax's figure,
 JAX's figure and their ratio), takes each figure's median over the runs, and prints
 one table with the ratio of the medians (below 1: modjax is faster).
+
+Before the first run it writes the bytecode caches (``compileall``) of both
+interpreters' site-packages and of modjax's sources, unless ``--no-compile``: a
+user's ``pip install`` leaves them compiled, but an environment made by uv (as
+hatch makes this one) does not, and where ``PYTHONDONTWRITEBYTECODE`` is set
+every fresh process would then compile modjax, jaxlib's MLIR bindings and the
+rest from source, a second or more on the import and first-call rows of one
+side only.
 """
 
 from __future__ import annotations
@@ -42,6 +50,19 @@ def benchmarks(only: str | None) -> list[Path]:
             raise SystemExit(f"run_all: no benchmark named {sorted(unknown)}")
         found = [p for p in found if p.stem in wanted]
     return found
+
+
+def compile_bytecode(python: str, *folders: Path) -> None:
+    """Write the missing bytecode caches of ``python``'s site-packages and of ``folders``."""
+    paths = subprocess.run(
+        [python, "-c", "import sysconfig as s; p = s.get_paths(); print(p['purelib']); "
+         "print(p['platlib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    targets = sorted(set(paths)) + [str(f) for f in folders]
+    print(f"compiling bytecode for {python}", file=sys.stderr, flush=True)
+    subprocess.run([python, "-m", "compileall", "-q", "-j", "0", *targets],
+                   capture_output=True, check=False)  # fmt: skip
 
 
 def run_once(script: Path, jax: str | None, timeout: int) -> str:
@@ -78,9 +99,16 @@ def main() -> None:
     parser.add_argument("--only", default=None, help="comma-separated benchmark names")
     parser.add_argument("--jax-python", default=None)
     parser.add_argument("--timeout", type=int, default=1800, help="seconds per benchmark run")
+    parser.add_argument(
+        "--no-compile", action="store_true", help="do not write bytecode caches first"
+    )
     args = parser.parse_args()
     jax = jax_python(args.jax_python)
     scripts = benchmarks(args.only)
+    if not args.no_compile:
+        compile_bytecode(sys.executable, *sorted(HERE.parent.glob("packages/*/src")))
+        if jax and jax != sys.executable:
+            compile_bytecode(jax)
 
     figures: dict[tuple[str, str], list[tuple[float, str | None, float]]] = {}
     for round_ in range(args.rounds):
