@@ -91,3 +91,16 @@ def test_an_array_and_a_python_number_give_the_plain_functions_results():
     assert compile_cache.stats == stats
     with pytest.raises(OverflowError):
         i + 2**31  # the plain function's check, before any program runs
+
+
+def test_an_argument_given_twice_raises_as_the_plain_function():
+    # positionally and by keyword: JAX's TypeError, never one of the two values silently
+    x = jnp.asarray(X)
+    with pytest.raises(TypeError, match="multiple values"):
+        jnp.sum(x, axis=0, a=x * 2)
+    with pytest.raises(TypeError, match="multiple values"):
+        jnp.roll(x, 1, shift=2)
+    with pytest.raises(TypeError):
+        jnp.sum(x, axis=0, bogus=1)
+    np.testing.assert_array_equal(np.asarray(jnp.sum(x, 0, keepdims=True)), X.sum(0, keepdims=True))
+    np.testing.assert_array_equal(np.asarray(jnp.median(x, axis=None)), np.median(X))

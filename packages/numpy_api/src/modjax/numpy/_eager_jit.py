@@ -35,6 +35,10 @@ __all__ = ["compile_on_arrays", "compiled_on_arrays", "compiled_on_values"]
 _NEEDS_VALUES = (ConcretizationTypeError, TracerArrayConversionError, TracerIntegerConversionError)
 
 
+# Static values that are always hashable and equal to themselves (unlike a float NaN).
+_PLAIN_STATICS = frozenset({int, str, bool, type(None)})
+
+
 def _static(value: Any) -> bool:
     """Whether ``value`` can key a compilation: hashable and equal to itself (no NaN)."""
     try:
@@ -57,13 +61,13 @@ def compiled_on_arrays(fn: Callable) -> Callable:
     parameters = inspect.signature(fn).parameters.values()
     if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
         raise TypeError(f"compiled_on_arrays: {fn.__name__} takes *args")
-    names = tuple(p.name for p in parameters if p.kind is not inspect.Parameter.VAR_KEYWORD)
+    keywords = frozenset(p.name for p in parameters if p.kind is not inspect.Parameter.VAR_KEYWORD)
     positional_only = [p.name for p in parameters if p.kind is inspect.Parameter.POSITIONAL_ONLY]
-    positional = [
+    positional = tuple(
         p.name
         for p in parameters
         if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    ]
+    )
     any_keyword = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
     def run(arrays, statics):
@@ -94,21 +98,24 @@ def compiled_on_arrays(fn: Callable) -> Callable:
                     needs_values.add(tuple((a.shape, a.dtype, a.weak_type) for a in args))
                     return fn(*args)
             return fn(*args)
+        if kwargs and (
+            not kwargs.keys().isdisjoint(positional_only)
+            or not kwargs.keys().isdisjoint(positional[: len(args)])
+            or not (any_keyword or keywords.issuperset(kwargs))
+        ):
+            return fn(*args, **kwargs)  # the plain function raises its TypeError
         arrays, statics = {}, []
         for name, value in (*zip(positional, args, strict=False), *kwargs.items()):
-            if name in positional_only and name in kwargs:
-                return fn(*args, **kwargs)  # the plain function raises its TypeError
             if type(value) is Array:
                 arrays[name] = value
-            elif (
-                (any_keyword or name in names)
-                and not isinstance(value, ARRAY_TYPES)
-                and _static(value)
+            elif type(value) in _PLAIN_STATICS or (
+                not isinstance(value, ARRAY_TYPES) and _static(value)
             ):
                 statics.append((name, value))
             else:
                 return fn(*args, **kwargs)
-        statics = tuple(sorted(statics, key=lambda item: item[0]))
+        # The names differ (checked above), so sorting never compares the values.
+        statics = tuple(sorted(statics)) if len(statics) > 1 else tuple(statics)
         if needs_values and _signature_key(arrays, statics) in needs_values:
             return fn(*args, **kwargs)
         try:
