@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import string
 import warnings
 
@@ -11,9 +12,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import modjax.numpy as jnp
 from modjax import lax
 from modjax.runtime import jit
 from modjax.tracecore import make_jaxpr
+from modjax.tracecore.config import config
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 DTYPES = [np.dtype(d) for d in (np.float32, np.int32, np.int8, np.uint8, np.bool_)] + [BF16]
@@ -354,3 +357,28 @@ def test_dot_general_jaxpr_and_mixed_dtypes():
     np.testing.assert_array_equal(np.asarray(out), [3.0, 3.0])
     both_weak = lax.dot_general(2.0, 3.0, (((), ()), ((), ())))
     assert both_weak.weak_type and float(both_weak) == 6.0
+
+
+def test_eager_slices_at_many_positions_compile_one_program(caplog):
+    # Eager unit-stride slices run as a dynamic_slice with the starts as arguments (as
+    # JAX's do): reading an array element by element compiled a program per position.
+    x = jnp.arange(40.0)
+    assert float(x[0]) == 0.0 and lax.slice(x, (0,), (3,)).tolist() == [0.0, 1.0, 2.0]
+    config.update("log_compiles", True)
+    try:
+        with caplog.at_level(logging.WARNING, logger="modjax.runtime"):
+            items = [float(x[i]) for i in range(1, 30)]
+            windows = [lax.slice(x, (i,), (i + 3,)).tolist() for i in range(1, 30, 7)]
+    finally:
+        config.update("log_compiles", False)
+    assert items == [float(i) for i in range(1, 30)]
+    assert windows == [[i, i + 1.0, i + 2.0] for i in range(1, 30, 7)]
+    assert not [r.getMessage() for r in caplog.records if "Compiling" in r.getMessage()]
+    # Strided and multi-dimensional eager slices keep their values.
+    m = np.arange(24.0).reshape(4, 6)
+    np.testing.assert_array_equal(
+        np.asarray(lax.slice(jnp.asarray(m), (1, 0), (4, 6), (2, 3))), m[1:4:2, 0:6:3]
+    )
+    np.testing.assert_array_equal(
+        np.asarray(lax.slice(jnp.asarray(m), (1, 2), (3, 2))), m[1:3, 2:2]
+    )

@@ -480,7 +480,27 @@ def _slice_batching_rule(args, dims, *, start_indices, limit_indices, strides):
     return slice_p.bind(x, start_indices=start, limit_indices=limit, strides=strides), d
 
 
+def _slice_impl(x, *, start_indices, limit_indices, strides):
+    """Run an eager unit-stride slice as a dynamic_slice whose starts are arguments.
+
+    As JAX's eager slices do: reading ``x[i]`` for many ``i`` (hypothesis, and the
+    Array API suite, read arrays element by element) then compiles one program per
+    slice size, not one per position.
+    """
+    if strides is not None:
+        return apply_primitive(
+            slice_p, x, start_indices=start_indices, limit_indices=limit_indices, strides=strides
+        )
+    from .indexing.dynamic_slice import dynamic_slice_p  # noqa: PLC0415 - indexing imports us
+
+    index_dtype = np.int32 if max(limit_indices, default=0) < 2**31 else np.int64
+    starts = [index_dtype(s) for s in start_indices]
+    sizes = tuple(stop - start for start, stop in zip(start_indices, limit_indices, strict=True))
+    return apply_primitive(dynamic_slice_p, x, *starts, slice_sizes=sizes)
+
+
 slice_p = _declare("slice", _slice_abstract_eval, _slice_lowering)
+slice_p.def_impl(_slice_impl)
 deflinear(slice_p, _slice_transpose)
 batching_rules[slice_p] = _slice_batching_rule
 
