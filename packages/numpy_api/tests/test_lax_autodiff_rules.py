@@ -52,37 +52,17 @@ shapes = st.sampled_from(SHAPES)
 
 # --- elementwise unary ----------------------------------------------------------------------
 
+# Every primitive's JVP and transpose are checked (first order, float32, one case each)
+# by check_primitive in tests_integration/test_check_every_primitive.py. Here: second
+# order in float64, and the variants of operands and params those cases leave out.
+
 # name: (function, low, high, signed): points drawn in [low, high] (signed: +-[low, high]).
 UNARY = {
-    "neg": (lax.neg, -2, 2, False),
-    "exp": (lax.exp, -2, 2, False),
-    "exp2": (lax.exp2, -2, 2, False),
-    "log": (lax.log, 0.5, 3, False),
-    "log1p": (lax.log1p, -0.5, 2, False),
-    "expm1": (lax.expm1, -2, 2, False),
-    "tanh": (lax.tanh, -2, 2, False),
-    "logistic": (lax.logistic, -3, 3, False),
-    "sin": (lax.sin, -3, 3, False),
-    "cos": (lax.cos, -3, 3, False),
-    "tan": (lax.tan, -1.2, 1.2, False),
-    "asin": (lax.asin, -0.8, 0.8, False),
-    "acos": (lax.acos, -0.8, 0.8, False),
-    "atan": (lax.atan, -2, 2, False),
-    "sinh": (lax.sinh, -2, 2, False),
-    "cosh": (lax.cosh, -2, 2, False),
-    "asinh": (lax.asinh, -2, 2, False),
-    "acosh": (lax.acosh, 1.2, 3, False),
-    "atanh": (lax.atanh, -0.8, 0.8, False),
-    "sqrt": (lax.sqrt, 0.3, 3, False),
-    "rsqrt": (lax.rsqrt, 0.3, 3, False),
-    "cbrt": (lax.cbrt, 0.3, 3, True),
-    "abs": (lax.abs, 0.2, 2, True),
-    "square": (lax.square, -2, 2, False),
-    "integer_pow_3": (lambda x: lax.integer_pow(x, 3), -2, 2, False),
     "integer_pow_-2": (lambda x: lax.integer_pow(x, -2), 0.5, 2, True),
     "integer_pow_1": (lambda x: lax.integer_pow(x, 1), -2, 2, False),
     "integer_pow_0": (lambda x: lax.integer_pow(x, 0), -2, 2, False),
-    "copy": (lax.copy, -2, 2, False),
+    "abs": (lax.abs, 0.2, 2, True),
+    "cbrt": (lax.cbrt, 0.3, 3, True),
 }
 
 
@@ -107,16 +87,13 @@ def test_convert_element_type_between_floats_and_complex():
 
 # --- elementwise binary -----------------------------------------------------------------------
 
-# Operand shapes of binary ops, lax-style broadcasting included (rank 0, size-1 axes).
-SHAPE_PAIRS = [((2, 3), (2, 3)), ((2, 3), ()), ((1, 3), (2, 3))]
+# Rank-0 and size-1 operands, broadcast by lax (the one-case checks see few of them).
+SHAPE_PAIRS = [((2, 3), ()), ((1, 3), (2, 3))]
 
 
 BINARY = {
     "add": (lax.add, (-2, 2, False), (-2, 2, False)),
-    "sub": (lax.sub, (-2, 2, False), (-2, 2, False)),
-    "mul": (lax.mul, (-2, 2, False), (-2, 2, False)),
     "div": (lax.div, (-2, 2, False), (0.5, 2, True)),
-    "rem": (lax.rem, (0.2, 0.8, True), (1.2, 2, True)),
     "pow": (lax.pow, (0.5, 2, False), (-1.5, 2, False)),
     "atan2": (lax.atan2, (0.3, 2, True), (0.3, 2, True)),
 }
@@ -124,20 +101,11 @@ BINARY = {
 
 @pytest.mark.parametrize("name", list(BINARY))
 @given(shapes=st.sampled_from(SHAPE_PAIRS), seed=seeds)
-def test_binary_grads(name, shapes, seed):
+def test_binary_grads_with_broadcasting(name, shapes, seed):
     fn, x_range, y_range = BINARY[name]
     rng = np.random.RandomState(seed)
     x = _values(rng, shapes[0], *x_range)
     y = _values(rng, shapes[1], *y_range)
-    check_grads(fn, (x, y), order=2, modes=("fwd", "rev"))
-
-
-@pytest.mark.parametrize("fn", [lax.max, lax.min], ids=["max", "min"])
-@given(shape=shapes, seed=seeds)
-def test_max_min_grads_away_from_ties(fn, shape, seed):
-    rng = np.random.RandomState(seed)
-    x = _values(rng, shape, -2, 2)
-    y = x + _values(rng, shape, 0.2, 1, signed=True)  # no ties
     check_grads(fn, (x, y), order=2, modes=("fwd", "rev"))
 
 
@@ -193,23 +161,17 @@ def test_clamp_grads_away_from_bounds(seed, scalar_bounds):
 
 # --- structural -------------------------------------------------------------------------------
 
-# name: (function of float64 operands, operand shapes)
+# name: (function of float64 operands, operand shapes): variants the one-case checks
+# leave out (other params, scalars, empty and negative slices and pads).
 STRUCTURAL = {
-    "broadcast_in_dim": (lambda x: lax.broadcast_in_dim(x, (2, 4, 3), (0, 2)), [(2, 3)]),
     "broadcast_in_dim_stretch": (lambda x: lax.broadcast_in_dim(x, (2, 3), (0, 1)), [(1, 3)]),
     "broadcast_scalar": (lambda x: lax.broadcast_in_dim(x, (2, 3), ()), [()]),
     "broadcast": (lambda x: lax.broadcast(x, (2,)), [(3,)]),
     "expand_dims": (lambda x: lax.expand_dims(x, (0, 2)), [(2, 3)]),
-    "reshape": (lambda x: lax.reshape(x, (3, 2)), [(2, 3)]),
     "reshape_dimensions": (lambda x: lax.reshape(x, (6,), dimensions=(1, 0)), [(2, 3)]),
-    "squeeze": (lambda x: lax.squeeze(x, (0, 2)), [(1, 3, 1)]),
-    "transpose": (lambda x: lax.transpose(x, (2, 0, 1)), [(2, 3, 4)]),
-    "rev": (lambda x: lax.rev(x, (0, 1)), [(2, 3)]),
-    "slice": (lambda x: lax.slice(x, (0, 1), (2, 3)), [(2, 3)]),
-    "slice_strided": (lambda x: lax.slice(x, (1, 0), (7, 3), (2, 2)), [(8, 3)]),
+    "rev_both": (lambda x: lax.rev(x, (0, 1)), [(2, 3)]),
     "slice_empty": (lambda x: lax.slice(x, (1, 0), (1, 3)), [(2, 3)]),
-    "concatenate": (lambda *xs: lax.concatenate(xs, 1), [(2, 3), (2, 1), (2, 2)]),
-    "pad": (lambda x, v: lax.pad(x, v, ((1, 2, 0), (0, 0, 1))), [(2, 3), ()]),
+    "concatenate_three": (lambda *xs: lax.concatenate(xs, 1), [(2, 3), (2, 1), (2, 2)]),
     "pad_negative": (lambda x, v: lax.pad(x, v, ((-1, 1, 2), (2, -2, 0))), [(3, 3), ()]),
     "pad_scalar": (lambda x, v: lax.pad(x, v, ()), [(), ()]),
     "full_like": (lambda x: lax.mul(x, lax.full_like(x, 2.0)), [(2, 3)]),
@@ -241,7 +203,7 @@ REDUCTIONS = {
 
 
 @pytest.mark.parametrize("name", list(REDUCTIONS))
-@given(seed=seeds, axes=st.sampled_from([(1,), (0, 2)]))
+@given(seed=seeds, axes=st.just((0, 2)))  # two axes of three: the one-case checks reduce one
 def test_reduction_grads(name, seed, axes):
     rng = np.random.RandomState(seed)
     # distinct values (no ties), away from 0 (reduce_prod's finite differences)
