@@ -61,7 +61,6 @@ NOT_YET = _table(
         "after_all after_all_p create_token create_token_p",
         "#14: tokens as user values, to do (ordered effects thread tokens internally)",
     ),
-    ("jax.lax", "dce_sink dce_sink_p", "#14: JAX's keep-alive of unused values for DCE, to do"),
     (
         "jax.lax",
         "device_put_p",

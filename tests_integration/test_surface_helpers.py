@@ -79,3 +79,17 @@ def test_stage_lifts_values_into_the_trace():
     np.testing.assert_array_equal(jax.jit(jax.vmap(lax.stage))(jnp.arange(3.0)), [0, 1, 2])
     np.testing.assert_array_equal(lax.shape_as_value((2, 3)), [2, 3])
     assert lax.shape_as_value(()).shape == (0,)
+
+
+def test_dce_sink_keeps_values_through_dce():
+    def f(x):
+        lax.dce_sink({"a": x * 2, "b": (x,)})
+        return x + 1
+
+    text = str(jax.make_jaxpr(f)(1.0))
+    assert text.count("dce_sink{NoDCE}[prevent_mlir_dce=False]") == 2 and "mul a 2.0" in text
+    assert float(jax.jit(f)(1.0)) == 2.0 and lax.dce_sink(3.0) is None
+    assert float(jax.grad(f)(1.0)) == 1.0
+    np.testing.assert_array_equal(jax.vmap(f)(jnp.ones(2)), [2.0, 2.0])
+    g = jax.jit(lambda x: (lax.dce_sink(x * 3, prevent_mlir_dce=True), x)[1])
+    assert "custom_call @dce_sink" in g.lower(1.0).as_text() and float(g(2.0)) == 2.0

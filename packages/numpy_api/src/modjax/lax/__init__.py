@@ -73,6 +73,7 @@ from .conv_patches import *  # noqa: F403
 from .conv_transpose import *  # noqa: F403
 from .convolution import *  # noqa: F403
 from .cumulative import *  # noqa: F403
+from .dce_sink import *  # noqa: F403
 from .dot import (
     DotAlgorithm,
     DotAlgorithmPreset,
