@@ -8,7 +8,6 @@ keeps the value too; otherwise it lowers to nothing.
 
 from __future__ import annotations
 
-
 from modjax.autodiff import jvp_rules
 from modjax.batching import batching_rules
 from modjax.lowering import custom_call, register_lowering
