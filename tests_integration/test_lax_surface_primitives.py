@@ -62,3 +62,26 @@ def test_approx_top_k_rules():
 
 def test_mulhi_rules():
     assert "batching" in check_primitive(lax.mulhi_p, max_examples=3)
+
+
+def _scaled_dot_case(seed):
+    rng = np.random.RandomState(seed)
+    lhs = rng.uniform(-2, 2, (2, 8)).astype(F32)
+    rhs = rng.uniform(-2, 2, (8, 3)).astype(F32)
+    scales = (rng.uniform(0.5, 2, (2, 2)).astype(F32), rng.uniform(0.5, 2, (2, 3)).astype(F32))
+    numbers = (((1,), (0,)), ((), ()))
+    return (lhs, rhs, *scales), {
+        "dimension_numbers": numbers,
+        "preferred_element_type": np.dtype(F32),
+    }
+
+
+def test_scaled_dot_and_stage_rules():
+    cases = st.integers(0, 2**16).map(_scaled_dot_case)
+    assert check_primitive(lax.scaled_dot_p, cases, max_examples=2) == (
+        "abstract_eval",
+        "lowering",
+        "batching",
+        "printing",
+    )
+    assert "transpose" in check_primitive(lax.stage_p, max_examples=2)
