@@ -779,8 +779,16 @@ TABLE: dict[str, Entry | Excluded] = {
     ),
     "sharding_constraint": via(_sharding_constraint, X, **without("printing", why=_MESH_TEXT)),
     # --- callbacks
-    "pure_callback": via(_pure_callback, X, **without("printing", "jvp", why=_CALLBACK)),
-    "io_callback": via(_io_callback, X, **without("printing", "jvp", why=_CALLBACK)),
+    "pure_callback": via(
+        _pure_callback,
+        X,
+        **without("printing", "jvp", why="not differentiable (as in JAX); " + _CALLBACK),
+    ),
+    "io_callback": via(
+        _io_callback,
+        X,
+        **without("printing", "jvp", why="not differentiable (as in JAX); " + _CALLBACK),
+    ),
     "debug_callback": via(_debug_callback, X, **without("printing", why=_CALLBACK)),
     # --- more
     "mulhi": via(lax.mulhi, INT, ints(2, 3, lo=-1000, hi=1000)),
