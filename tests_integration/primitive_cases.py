@@ -800,4 +800,5 @@ TABLE: dict[str, Entry | Excluded] = {
     "scaled_dot": via(
         lax.scaled_dot, f32(2, 4, dtype=dtypes.bfloat16), f32(4, 3, dtype=dtypes.bfloat16)
     ),
+    "dce_sink": via(lambda x: lax.dce_sink(x, prevent_mlir_dce=True), X),
 }
