@@ -24,6 +24,7 @@ from modjax.sharding import AxisType
 from modjax.sharding import NamedSharding as NS
 from modjax.sharding import PartitionSpec as P
 from modjax.sharding.testing import main, run_checks
+from modjax.tracecore import parse_jaxpr
 
 DATA = pathlib.Path(__file__).parent / "data" / "shard_map_axes_jax.json"
 
@@ -64,6 +65,48 @@ def check_cases_match_jax():
     assert not wrong, "\n".join(wrong)
 
 
+def check_varying_axes_in_types():
+    env = _env()
+    seen = {}
+
+    def body(x):
+        w = jnp.ones(3)
+        seen["x"] = str(jax.typeof(x))
+        seen["sum_y"] = str(jax.typeof(lax.psum(x, "y")))
+        seen["sum_xy"] = str(jax.typeof(lax.psum(x, ("x", "y"))))
+        seen["mixed"] = str(jax.typeof(x + 1.0))
+        seen["pcast"] = str(jax.typeof(lax.pcast(w, "x", to="varying")))
+        seen["index"] = str(jax.typeof(lax.axis_index("y")))
+        seen["ppermute"] = str(jax.typeof(lax.ppermute(w, "x", [(0, 1), (1, 0)])))
+        seen["jit"] = str(jax.typeof(jax.jit(lambda v: lax.psum(v, "x"))(x)))
+        return x
+
+    jax.shard_map(body, mesh=env["auto"], in_specs=P("x", "y"), out_specs=P("x", "y"))(env["b"])
+    # JAX 0.10.2's answers for the same body.
+    assert seen == {
+        "x": "f32[4,2]{V:(x,y)}",
+        "sum_y": "f32[4,2]{V:x}",
+        "sum_xy": "f32[4,2]",
+        "mixed": "f32[4,2]{V:(x,y)}",
+        "pcast": "f32[3]{V:x}",
+        "index": "i32[]{V:y}",
+        "ppermute": "f32[3]{V:x}",
+        "jit": "f32[4,2]{V:y}",
+    }, seen
+    seen.clear()
+    jax.shard_map(
+        body, mesh=env["auto"], in_specs=P("x", "y"), out_specs=P("x", "y"), check_vma=False
+    )(env["b"])
+    assert seen["x"] == "f32[4,2]" and seen["pcast"] == "f32[3]", seen
+    # The jaxpr of a checked body prints the varying axes (as JAX's), and parses back.
+    closed = jax.make_jaxpr(
+        jax.shard_map(lambda x: x * 2, mesh=env["auto"], in_specs=P("x"), out_specs=P("x"))
+    )(env["b"])
+    text = str(closed.jaxpr.eqns[0].params["jaxpr"])
+    assert text == "{ lambda ; a:f32[4,8]{V:x}. let b:f32[4,8]{V:x} = mul a 2.0:~f32[] in (b,) }"
+    assert str(parse_jaxpr(text)) == text
+
+
 def check_partly_manual_lowering():
     env = _env()
     f = jax.jit(
@@ -81,7 +124,7 @@ def check_partly_manual_lowering():
     assert "replica_groups = dense<[[0, 4], [1, 5], [2, 6], [3, 7]]>" in text, text
 
 
-CHECKS = [check_cases_match_jax, check_partly_manual_lowering]
+CHECKS = [check_cases_match_jax, check_varying_axes_in_types, check_partly_manual_lowering]
 
 
 @pytest.fixture(scope="module")

@@ -41,6 +41,7 @@ from modjax.tracecore.dce import dce_jaxpr, dce_rules
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr, Var
 from modjax.tracecore.partial_eval import partial_eval_jaxpr, partial_eval_rules
+from modjax.tracecore.sharding_types import varying_types
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_structure, tree_unflatten
 from modjax.tracecore.wrapped_fun import debug_info, flatten_fun, wrap_init
@@ -48,7 +49,7 @@ from modjax.tracecore.wrapped_fun import debug_info, flatten_fun, wrap_init
 from .mesh import Mesh, current_mesh
 from .named_sharding import NamedSharding
 from .partition_spec import PartitionSpec
-from .vma import check_replication
+from .vma import check_replication, spec_axes
 
 __all__ = ["shard_map", "shard_map_p"]
 
@@ -578,8 +579,13 @@ def shard_map(
         info = debug_info(f, args, {})
         _check_divisible(name, mesh, avals, specs, info.arg_names, _where("in_specs", in_specs))
         local = [_local_aval(a, s, mesh) for a, s in zip(avals, specs, strict=True)]
+        if check_vma:  # the body's types say which manual axes each argument varies over
+            local = [
+                a.update(vma=spec_axes(s) & frozenset(manual))
+                for a, s in zip(local, specs, strict=True)
+            ]
         flat_fun, out_tree = flatten_fun(wrap_init(f, info), tree_structure((args, {})))
-        with _mesh_axes(mesh, manual):
+        with _mesh_axes(mesh, manual), varying_types(check_vma):
             jaxpr, consts = trace_to_jaxpr(flat_fun, local)
         out_tree = out_tree.val
         placeholder = tree_unflatten(out_tree, [0] * out_tree.num_leaves)

@@ -25,12 +25,13 @@ from modjax.batching import (
     psum_scatter_p,
 )
 from modjax.tracecore.jaxpr import Jaxpr, Var, subjaxprs
+from modjax.tracecore.sharding_types import vma_rules
 
 from .mesh import Mesh
 from .partition_spec import PartitionSpec
 from .pcast import pvary_p
 
-__all__ = ["varying_axes", "check_replication"]
+__all__ = ["varying_axes", "check_replication", "spec_axes"]
 
 
 def _names(entries) -> frozenset:
@@ -39,7 +40,7 @@ def _names(entries) -> frozenset:
 
 
 def _reduction(vary_in, params):
-    if params.get("axis_index_groups") is not None:
+    if params.get("axis_index_groups") is not None and vary_in[0]:
         # As JAX 0.10: grouped reductions have no varying-axes rule (check_vma=False works).
         raise NotImplementedError(
             "psum/pmax/pmin with axis_index_groups inside shard_map with check_vma=True; "
@@ -57,6 +58,8 @@ _RULES = {
 }
 for _p in (all_gather_p, psum_scatter_p, all_to_all_p, ppermute_p):
     _RULES[_p] = lambda vary_in, params: vary_in[0] | _names(params["axis_name"])
+# The same facts in the body's types while it is traced (``jax.typeof(x)`` shows them).
+vma_rules.update(_RULES)
 
 
 def _introduced(jaxpr: Jaxpr) -> frozenset:
@@ -91,7 +94,8 @@ def varying_axes(jaxpr: Jaxpr, in_vary: list[frozenset]) -> list[frozenset]:
     return [read(a) for a in jaxpr.outvars]
 
 
-def _spec_axes(spec: PartitionSpec) -> frozenset:
+def spec_axes(spec: PartitionSpec) -> frozenset:
+    """The mesh axes a PartitionSpec names."""
     return frozenset(a for i in range(len(spec)) for a in spec.axes_of(i))
 
 
@@ -108,10 +112,10 @@ def check_replication(
     only the ``manual`` axes (all by default) are checked.
     """
     manual = mesh.axis_names if manual is None else manual
-    in_vary = [frozenset()] * len(jaxpr.constvars) + [_spec_axes(s) for s in in_specs]
+    in_vary = [frozenset()] * len(jaxpr.constvars) + [spec_axes(s) for s in in_specs]
     outs = varying_axes(jaxpr.replace(invars=jaxpr.constvars + jaxpr.invars, constvars=[]), in_vary)
     for k, (vary, spec) in enumerate(zip(outs, out_specs, strict=True)):
-        allowed = [a for a in mesh.axis_names if a in _spec_axes(spec)]
+        allowed = [a for a in mesh.axis_names if a in spec_axes(spec)]
         bad = [a for a in manual if a in vary and a not in allowed]
         if not bad:
             continue

@@ -121,7 +121,7 @@ def with_type_sharding(aval: ShapedArray, sharding: Any) -> ShapedArray:
         )
     if sharding is aval.sharding:
         return aval
-    return ShapedArray(aval.shape, aval.dtype, aval.weak_type, sharding)
+    return ShapedArray(aval.shape, aval.dtype, aval.weak_type, sharding, vma=aval.vma)
 
 
 def _dim_str(size: int, entry: Any) -> str:
@@ -141,13 +141,23 @@ class ShapedArray:
     the shape is already a tuple of ints and the dtype an ``np.dtype``.
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "sharding")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding", "vma")
 
     #: Becomes True once an aval with a sharding exists: until then tracing skips
     #: the sharding rules entirely (unsharded programs pay nothing for them).
     sharded_types_seen = False
+    #: Likewise for varying manual axes (inside a shard_map with check_vma).
+    varying_types_seen = False
 
-    def __init__(self, shape: Any, dtype: Any, weak_type: bool = False, sharding: Any = None):
+    def __init__(
+        self,
+        shape: Any,
+        dtype: Any,
+        weak_type: bool = False,
+        sharding: Any = None,
+        *,
+        vma: frozenset = frozenset(),
+    ):
         self.shape = canonicalize_shape(shape)
         try:
             # A dict hit is right even for an equal non-dtype key (np.dtype
@@ -162,6 +172,12 @@ class ShapedArray:
         self.sharding = sharding
         if sharding is not None:
             ShapedArray.sharded_types_seen = True
+        # The manual mesh axes a value inside shard_map may differ along (JAX's
+        # ``manual_axis_type.varying``, printed ``f32[4]{V:x}``); empty elsewhere.
+        # Not part of equality or hashing: modjax checks replication on the jaxpr.
+        self.vma = vma
+        if vma:
+            ShapedArray.varying_types_seen = True
 
     @property
     def ndim(self) -> int:
@@ -177,10 +193,12 @@ class ShapedArray:
         dtype: Any = None,
         weak_type: bool | None = None,
         sharding: Any = _KEEP,
+        vma: Any = _KEEP,
     ) -> ShapedArray:
         """Return a copy with the given fields replaced (``ShapedArray.update``).
 
-        A new shape drops the sharding unless one is given.
+        A new shape drops the sharding unless one is given; the varying manual
+        axes (``vma``) stay unless given.
         """
         if sharding is _KEEP:
             sharding = self.sharding if shape is None else None
@@ -189,11 +207,14 @@ class ShapedArray:
             self.dtype if dtype is None else dtype,
             self.weak_type if weak_type is None else weak_type,
             sharding,
+            vma=self.vma if vma is _KEEP else frozenset(vma),
         )
 
     def strip_weak_type(self) -> ShapedArray:
         """Return this aval with ``weak_type=False`` (``ShapedArray.strip_weak_type``)."""
-        return ShapedArray(self.shape, self.dtype, False, self.sharding) if self.weak_type else self
+        if not self.weak_type:
+            return self
+        return ShapedArray(self.shape, self.dtype, False, self.sharding, vma=self.vma)
 
     def str_short(self, short_dtypes: bool = False) -> str:
         """Return ``'float32[3,4]'``, or with ``short_dtypes`` ``'f32[3,4]'`` (``str_short``).
@@ -204,9 +225,14 @@ class ShapedArray:
             dtypes.short_dtype_name(self.dtype) if short_dtypes else dtypes.dtype_name(self.dtype)
         )
         if self.sharding is None:
-            return f"{name}[{','.join(map(str, self.shape))}]"
-        dims = [_dim_str(n, e) for n, e in zip(self.shape, sharding_entries(self), strict=True)]
-        return f"{name}[{','.join(dims)}]"
+            text = f"{name}[{','.join(map(str, self.shape))}]"
+        else:
+            dims = [_dim_str(n, e) for n, e in zip(self.shape, sharding_entries(self), strict=True)]
+            text = f"{name}[{','.join(dims)}]"
+        if self.vma:
+            axes = sorted(self.vma)
+            text += "{V:" + (axes[0] if len(axes) == 1 else "(" + ",".join(axes) + ")") + "}"
+        return text
 
     def __eq__(self, other: object) -> bool:
         return (

@@ -21,7 +21,7 @@ import numpy as np
 from . import source_info as source_info_util
 from . import traceback_util
 from .abstract import ShapedArray, get_aval
-from .sharding_types import apply_sharding_rule
+from .sharding_types import apply_sharding_rule, apply_vma_rule
 
 __all__ = [
     "Primitive",
@@ -125,6 +125,8 @@ class Primitive:
         out = self._abstract_eval(*avals, **params)
         if ShapedArray.sharded_types_seen:
             out = apply_sharding_rule(self, avals, out, params)
+        if ShapedArray.varying_types_seen:
+            out = apply_vma_rule(self, avals, out, params)
         return out
 
 

@@ -465,7 +465,15 @@ class _Parser:
             elif self.peek() != "]":
                 raise self.error(f"expected ',' or ']' in a shape, found {self.found()}")
         self.pos += 1
-        return ShapedArray(tuple(shape), dtype, weak_type=weak)
+        vma: frozenset = frozenset()
+        if self.text.startswith("{V:", self.pos):  # varying manual axes: {V:x}, {V:(x,y)}
+            end = self.text.find("}", self.pos)
+            if end < 0:
+                raise self.error("expected '}' closing the varying axes")
+            names = self.text[self.pos + 3 : end].strip("()")
+            vma = frozenset(n.strip() for n in names.split(",") if n.strip())
+            self.pos = end + 1
+        return ShapedArray(tuple(shape), dtype, weak_type=weak, vma=vma)
 
     def define(self, name: str, var: Var) -> None:
         if name != "_":

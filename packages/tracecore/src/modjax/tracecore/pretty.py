@@ -83,7 +83,8 @@ def format_aval(aval) -> str:
     if shape is None or dtype is None:
         return str(aval)
     weak = "~" if getattr(aval, "weak_type", False) else ""
-    if getattr(aval, "sharding", None) is not None:  # f32[8@x,4]: sharded over explicit axes
+    if getattr(aval, "sharding", None) is not None or getattr(aval, "vma", None):
+        # f32[8@x,4]: sharded over explicit axes; f32[4]{V:x}: varying manual axes
         return weak + aval.str_short(short_dtypes=True)
     return f"{weak}{dtypes.short_dtype_name(dtype)}[{','.join(str(d) for d in shape)}]"
 

@@ -18,16 +18,22 @@ operand sharding's ``update(spec=entries)``, so tracecore needs no mesh class.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from .abstract import ShapedArray, sharding_entries
+from .jaxpr import subjaxprs
 
 __all__ = [
     "ShardingTypeError",
     "sharding_rules",
     "apply_sharding_rule",
+    "vma_rules",
+    "apply_vma_rule",
+    "varying_types",
     "elementwise_rule",
     "reduce_rule",
     "transpose_rule",
@@ -624,3 +630,58 @@ def apply_sharding_rule(primitive, avals: Sequence[ShapedArray], out, params: di
     if primitive.multiple_results or type(out) is not ShapedArray:
         return out  # inner jaxprs (jit, scan, cond) already typed their results
     return elementwise_rule(primitive.name, avals, out)
+
+
+class _VmaChecked(threading.local):
+    def __init__(self):
+        self.stack: list[bool] = []
+
+
+_vma_checked = _VmaChecked()
+
+
+@contextlib.contextmanager
+def varying_types(on: bool):
+    """Trace the body of a shard_map with (``on``) or without varying manual axes in types."""
+    _vma_checked.stack.append(on)
+    try:
+        yield
+    finally:
+        _vma_checked.stack.pop()
+
+
+#: ``vma_rules[primitive](vma_in, params) -> frozenset``: the manual axes a result varies
+#: over (inside shard_map with check_vma), given its operands'. The collectives register
+#: theirs (modjax.sharding); every other primitive's results vary over the union.
+vma_rules: dict[Any, Callable] = {}
+
+
+def apply_vma_rule(primitive, avals: Sequence[ShapedArray], out, params: dict):
+    """Return ``out`` (an aval or a list of them) with its varying manual axes set.
+
+    Called for every traced equation once some aval has varying axes; it acts
+    only inside a body traced with :func:`varying_types` on (shard_map with
+    ``check_vma``). An equation holding programs (jit, cond, scan) is left as
+    its abstract eval made it: the inner types already say.
+    """
+    if not _vma_checked.stack or not _vma_checked.stack[-1]:
+        return out
+    if next(subjaxprs(params), None) is not None:
+        return out
+    vma_in: list[frozenset] = [getattr(a, "vma", frozenset()) for a in avals]
+    rule = vma_rules.get(primitive)
+    if rule is not None:
+        vma = rule(vma_in, params)
+    elif any(vma_in):
+        vma = frozenset().union(*vma_in)
+    else:
+        return out
+    if not vma:
+        return out
+    if isinstance(out, list | tuple):
+        return type(out)(_with_vma(o, vma) for o in out)
+    return _with_vma(out, vma)
+
+
+def _with_vma(aval, vma):
+    return aval.update(vma=vma) if type(aval) is ShapedArray else aval

@@ -21,7 +21,7 @@ from .core import (
 from .jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from .leaks import check_leaks, check_tracer_leaks
 from .options import enable_checks
-from .sharding_types import apply_sharding_rule
+from .sharding_types import apply_sharding_rule, apply_vma_rule
 from .traceback_util import api_boundary
 from .tree_util import tree_flatten, tree_unflatten
 from .wrapped_fun import DebugInfo, WrappedFun, debug_info, flatten_fun, wrap_init
@@ -111,6 +111,8 @@ class JaxprTrace(Trace):
             out = abstract_eval(*avals, **params)
             if ShapedArray.sharded_types_seen:  # shardings in types (explicit mesh axes)
                 out = apply_sharding_rule(primitive, avals, out, params)
+            if ShapedArray.varying_types_seen:  # varying manual axes (shard_map)
+                out = apply_vma_rule(primitive, avals, out, params)
         info = source_info_util.current()
         if primitive.multiple_results:
             outvars = [Var(aval) for aval in out]
