@@ -487,7 +487,9 @@ def _slice_impl(x, *, start_indices, limit_indices, strides):
     Array API suite, read arrays element by element) then compiles one program per
     slice size, not one per position.
     """
-    if strides is not None:
+    if strides is not None or aval_of(x).sharding is not None:
+        # A type sharded over explicit axes: the slice's own program keeps its sharding rule's
+        # layout (a dynamic_slice's compiled result may be laid out otherwise).
         return apply_primitive(
             slice_p, x, start_indices=start_indices, limit_indices=limit_indices, strides=strides
         )
