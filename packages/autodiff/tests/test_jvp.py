@@ -108,8 +108,13 @@ def test_input_checks():
         jvp(sin, (np.ones(3, np.float32),), (np.ones(4, np.float32),))
     with pytest.raises(TypeError, match="do not match"):
         jvp(sin, (np.ones(3, np.float32),), (np.ones(3, np.complex64),))
-    with pytest.raises(TypeError, match="two-element tuple"):
-        jvp(sin, (f32(1.0),), (f32(1.0),), has_aux=True)
+    # has_aux: jvp unpacks the output as Python does (``out, aux = r``), as in JAX.
+    with pytest.raises(ValueError, match="too many values to unpack"):
+        jvp(lambda x: (x, x, x), (f32(1.0),), (f32(1.0),), has_aux=True)
+    with pytest.raises(TypeError, match="cannot unpack non-iterable int"):
+        jvp(lambda x: 3, (f32(1.0),), (f32(1.0),), has_aux=True)
+    out, tangent, aux = jvp(lambda x: [sin(x), x], (f32(1.0),), (f32(1.0),), has_aux=True)
+    assert float(aux) == 1.0
 
 
 def _count(closed, prim=None):

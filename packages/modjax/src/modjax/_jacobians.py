@@ -13,6 +13,7 @@ structure inside the output structure, each leaf of shape
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -20,7 +21,7 @@ import numpy as np
 from modjax import lax
 from modjax import numpy as jnp
 from modjax.autodiff import jvp, vjp
-from modjax.autodiff.api import _check_callable, _normalize_argnums, check_input_dtype
+from modjax.autodiff.api import _check_callable, check_input_dtype, input_aval
 from modjax.batching import vmap
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import to_aval
@@ -39,77 +40,141 @@ __all__ = ["fwd_and_bwd", "jacfwd", "jacrev", "jacobian", "hessian"]
 # --- arguments ---------------------------------------------------------------------------
 
 
-def _argnums_partial(fun: Callable, argnums, args: tuple, kwargs: dict, name: str):
-    """Return ``fun`` of the arguments at ``argnums`` only, and those arguments."""
-    nums = (argnums,) if isinstance(argnums, int) else argnums
-    if not nums:
-        raise ValueError(f"{name}: argnums=() selects no argument to differentiate")
+def _ensure_index(argnums) -> int | tuple[int, ...]:
+    """Read ``argnums`` as JAX does: one index (``operator.index``), else a tuple of them.
+
+    Anything else fails with Python's own TypeError, as in JAX (``'str' object cannot be
+    interpreted as an integer``, ``'float' object is not iterable``).
+    """
+    try:
+        return operator.index(argnums)
+    except TypeError:
+        return tuple(operator.index(i) for i in argnums)
+
+
+def _argnums_partial(fun: Callable, argnums, args: tuple, kwargs: dict):
+    """Return ``fun`` of the arguments at ``argnums`` only, and those arguments.
+
+    As in JAX, each position is taken out of the call (replaced by None) when it is
+    selected, so a repeated position passes None the second time.
+    """
+    index = _ensure_index(argnums)
+    nums = (index,) if isinstance(index, int) else index
     n = len(args)
     for i in nums:
         if not -n <= i < n:
             raise ValueError(
-                f"{name}: argnums entries must be at least -len(args) and less than len(args), "
-                f"but got {i} for len(args) == {n}."
+                "Positional argument indices, e.g. for `static_argnums`, must have value greater "
+                "than or equal to -len(args) and less than len(args), but got value "
+                f"{i} for len(args) == {n}."
             )
     nums = tuple(i % n for i in nums)
+    rest = list(args)
+    dyn = []
+    for i in nums:
+        dyn.append(rest[i])
+        rest[i] = None
 
-    def f_partial(*dyn):
-        full = list(args)
-        for i, value in zip(nums, dyn, strict=True):
+    def f_partial(*dyn_args):
+        full = list(rest)
+        for i, value in zip(nums, dyn_args, strict=True):
             full[i] = value
         return fun(*full, **kwargs)
 
-    return f_partial, tuple(args[i] for i in nums)
+    return f_partial, tuple(dyn)
 
 
-def _dtype_name(x) -> str:
-    return dtypes.dtype_name(to_aval(x).dtype)
+_DOC = (
+    "Jacobian of {fun} with respect to positional argument(s) {argnums}. Takes the same "
+    "arguments as {fun} but returns the jacobian of the output with respect to the arguments "
+    "at positions {argnums}."
+)
+
+
+def _fun_name(fun) -> str:
+    name = getattr(fun, "__name__", None)
+    if name is not None:
+        return name
+    if isinstance(fun, functools.partial):
+        return _fun_name(fun.func)
+    return "<unnamed function>"
+
+
+def _wraps(fun: Callable, argnums):
+    """Name the Jacobian function after ``fun`` with JAX's docstring naming ``argnums``."""
+
+    def decorate(jacfun):
+        name = _fun_name(fun)
+        try:
+            jacfun.__dict__.update(getattr(fun, "__dict__", {}))
+            jacfun.__annotations__ = getattr(fun, "__annotations__", {})
+            jacfun.__name__ = name
+            jacfun.__module__ = getattr(fun, "__module__", "<unknown module>")
+            jacfun.__doc__ = _DOC.format(fun=name, argnums=argnums)
+            jacfun.__qualname__ = getattr(fun, "__qualname__", name)
+            jacfun.__wrapped__ = fun
+        except (AttributeError, TypeError):  # an odd callable: keep what was set
+            pass
+        return jacfun
+
+    return decorate
+
+
+def _dtype_name(aval) -> str:
+    return dtypes.dtype_name(aval.dtype)
 
 
 def _check_input_jacfwd(holomorphic: bool, x) -> None:
-    dt = to_aval(x).dtype
+    aval = input_aval(x)
+    dt = aval.dtype
+    if dtypes.issubdtype(dt, dtypes.extended):
+        raise TypeError(f"jacfwd with input element type {_dtype_name(aval)}")
     if holomorphic:
         if not dtypes.issubdtype(dt, np.complexfloating):
             raise TypeError(
                 "jacfwd with holomorphic=True requires inputs with complex dtype, but got "
-                f"{_dtype_name(x)}."
+                f"{_dtype_name(aval)}."
             )
     elif not dtypes.issubdtype(dt, np.floating):
         raise TypeError(
             "jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
-            f"np.floating), but got {_dtype_name(x)}. For holomorphic differentiation, pass "
+            f"np.floating), but got {_dtype_name(aval)}. For holomorphic differentiation, pass "
             "holomorphic=True. For differentiation of non-holomorphic functions involving "
             "complex inputs or integer inputs, use jax.jvp directly."
         )
 
 
 def _check_output_jacfwd(holomorphic: bool, y) -> None:
-    if holomorphic and not dtypes.issubdtype(to_aval(y).dtype, np.complexfloating):
+    aval = to_aval(y)
+    if holomorphic and not dtypes.issubdtype(aval.dtype, np.complexfloating):
         raise TypeError(
             "jacfwd with holomorphic=True requires outputs with complex dtype, but got "
-            f"{_dtype_name(y)}."
+            f"{_dtype_name(aval)}."
         )
 
 
 def _check_output_jacrev(holomorphic: bool, y) -> None:
-    dt = to_aval(y).dtype
+    aval = to_aval(y)
+    dt = aval.dtype
+    if dtypes.issubdtype(dt, dtypes.extended):
+        raise TypeError(f"jacrev with output element type {_dtype_name(aval)}")
     if holomorphic:
         if not dtypes.issubdtype(dt, np.complexfloating):
             raise TypeError(
                 "jacrev with holomorphic=True requires outputs with complex dtype, but got "
-                f"{_dtype_name(y)}."
+                f"{_dtype_name(aval)}."
             )
     elif dtypes.issubdtype(dt, np.complexfloating):
         raise TypeError(
             "jacrev requires real-valued outputs (output dtype that is a sub-dtype of "
-            f"np.floating), but got {_dtype_name(y)}. For holomorphic differentiation, pass "
+            f"np.floating), but got {_dtype_name(aval)}. For holomorphic differentiation, pass "
             "holomorphic=True. For differentiation of non-holomorphic functions involving "
             "complex outputs, use jax.vjp directly."
         )
     elif not dtypes.issubdtype(dt, np.floating):
         raise TypeError(
             "jacrev requires real-valued outputs (output dtype that is a sub-dtype of "
-            f"np.floating), but got {_dtype_name(y)}. For differentiation of functions with "
+            f"np.floating), but got {_dtype_name(aval)}. For differentiation of functions with "
             "integer outputs, use jax.vjp directly."
         )
 
@@ -118,11 +183,28 @@ def _check_output_jacrev(holomorphic: bool, y) -> None:
 
 
 def _cast_like(x, example):
-    """Give ``x`` the dtype and weak type of ``example`` (real part if it is not complex)."""
+    """Give ``x`` the dtype and weak type of ``example`` (real part if it is not complex).
+
+    A ``float0`` block (the tangent of an integer value) becomes zeros of ``example``'s
+    integer dtype, as JAX's conversion makes it; JAX cannot convert it to bool.
+    """
     want = to_aval(example)
     have = to_aval(x)
-    if have.dtype == dtypes.float0 or want.dtype == dtypes.float0:
+    if want.dtype == dtypes.float0:
         return x
+    if dtypes.issubdtype(want.dtype, dtypes.extended):
+        raise NotImplementedError(
+            f"a Jacobian block of dtype {dtypes.dtype_name(want.dtype)} (with respect to or of "
+            "a PRNG key), as in JAX"
+        )
+    if have.dtype == dtypes.float0:
+        if dtypes.issubdtype(want.dtype, np.bool_):
+            raise TypeError(
+                "cannot convert a float0 Jacobian block (the derivative of or with respect "
+                "to a bool value) to dtype bool; use jax.jvp or jax.vjp for bool values"
+            )
+        x = np.zeros(have.shape, want.dtype)
+        return lax.convert_element_type_p.bind(x, new_dtype=want.dtype, weak_type=want.weak_type)
     if dtypes.issubdtype(have.dtype, np.complexfloating) and not dtypes.issubdtype(
         want.dtype, np.complexfloating
     ):
@@ -183,21 +265,19 @@ def jacfwd(
     and the result is ``(jacobian, aux)``.
     """
     _check_callable(fun)
-    argnums = _normalize_argnums(argnums)
+    argnums = _ensure_index(argnums)
 
-    @functools.wraps(fun)
+    @_wraps(fun, argnums)
     def jacfun(*args, **kwargs):
-        f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs, "jacfwd")
-        for leaf in tree_leaves(dyn_args):
-            _check_input_jacfwd(holomorphic, leaf)
+        f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
+        tree_map(functools.partial(_check_input_jacfwd, holomorphic), dyn_args)
 
         def pushfwd(tangents):
             return jvp(f_partial, dyn_args, tangents, has_aux=has_aux)
 
         out_axes = (None, -1, None) if has_aux else (None, -1)
         y, jac, *aux = vmap(pushfwd, out_axes=out_axes)(_std_basis(dyn_args))
-        for leaf in tree_leaves(y):
-            _check_output_jacfwd(holomorphic, leaf)
+        tree_map(functools.partial(_check_output_jacfwd, holomorphic), y)
         example = dyn_args[0] if isinstance(argnums, int) else dyn_args
         jac_tree = tree_map(lambda y_leaf, j: _unravel(example, -1, y_leaf, j), y, jac)
         return (jac_tree, aux[0]) if has_aux else jac_tree
@@ -215,26 +295,30 @@ def jacrev(
     """Return a function computing the Jacobian of ``fun`` by reverse mode (jax.jacrev).
 
     Arguments as for ``jacfwd``; inputs may be complex, and integer inputs are
-    accepted with ``allow_int`` (their Jacobians are ``float0``). Outputs must be
+    accepted with ``allow_int`` (their Jacobians are integer zeros). Outputs must be
     real floating point (complex with ``holomorphic=True``).
     """
     _check_callable(fun)
-    argnums = _normalize_argnums(argnums)
+    # As in JAX, argnums is read at call time, and only a Python int (not a numpy
+    # integer) gives a bare Jacobian rather than a tuple of one.
 
-    @functools.wraps(fun)
+    @_wraps(fun, argnums)
     def jacfun(*args, **kwargs):
-        f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs, "jacrev")
-        for leaf in tree_leaves(dyn_args):
-            check_input_dtype("jacrev", holomorphic, allow_int, leaf)
+        f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
+        tree_map(functools.partial(check_input_dtype, "jacrev", holomorphic, allow_int), dyn_args)
+        if not tree_leaves(dyn_args):  # JAX fails too, unraveling into no leaves
+            raise ValueError(
+                f"jacrev: the arguments at argnums={argnums} have no array leaves to "
+                "differentiate with respect to"
+            )
         y, pullback, *aux = vjp(f_partial, *dyn_args, has_aux=has_aux)
-        for leaf in tree_leaves(y):
-            _check_output_jacrev(holomorphic, leaf)
+        tree_map(functools.partial(_check_output_jacrev, holomorphic), y)
         jac = vmap(pullback)(_std_basis(y))
         jac = jac[0] if isinstance(argnums, int) else jac
         example = dyn_args[0] if isinstance(argnums, int) else dyn_args
         jac_tree = tree_map(lambda x_leaf, j: _unravel(y, 0, x_leaf, j), example, jac)
         jac_tree = tree_transpose(tree_structure(example), tree_structure(y), jac_tree)
-        return (jac_tree, aux[0]) if has_aux else jac_tree
+        return (jac_tree, *aux) if has_aux else jac_tree
 
     return jacfun
 

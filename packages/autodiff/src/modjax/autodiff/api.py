@@ -8,6 +8,7 @@ followed by ``backward_pass`` over that jaxpr.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -60,22 +61,30 @@ class _OutInfo:
         self.out_tree = self.aux_tree = None
 
 
-def _flatten(fun: Callable, in_tree, has_aux: bool) -> tuple[Callable, _OutInfo]:
+def _flatten(
+    fun: Callable, in_tree, has_aux: bool, unpack_aux: bool = False
+) -> tuple[Callable, _OutInfo]:
     """Make ``fun(*args)`` a function of flat leaves returning flat leaves.
 
-    With ``has_aux`` the flat function returns ``(out_leaves, aux_leaves)``.
+    With ``has_aux`` the flat function returns ``(out_leaves, aux_leaves)``. The
+    output must be a pair (a tuple or list of two), except with ``unpack_aux``
+    (``jvp``'s way in JAX), where it is unpacked as Python unpacks ``out, aux = r``:
+    a 2-array unpacks along its axis, a 3-tuple raises ValueError.
     """
     info = _OutInfo()
 
     def flat_fun(*args_flat):
         out = fun(*tree_unflatten(in_tree, args_flat))
         if has_aux:
-            if not isinstance(out, tuple | list) or len(out) != 2:
+            if unpack_aux:
+                out, aux = out
+            elif not isinstance(out, tuple | list) or len(out) != 2:
                 raise TypeError(
                     "expected function with aux output to return a two-element tuple, but "
                     f"got type {type(out)} with value {out!r}"
                 )
-            out, aux = out
+            else:
+                out, aux = out
             aux_flat, info.aux_tree = tree_flatten(aux)
         out_flat, info.out_tree = tree_flatten(out)
         return (out_flat, aux_flat) if has_aux else out_flat
@@ -84,8 +93,13 @@ def _flatten(fun: Callable, in_tree, has_aux: bool) -> tuple[Callable, _OutInfo]
 
 
 def _check_callable(fun) -> None:
+    """Raise JAX's TypeError unless ``fun`` is a plain callable (not a generator function)."""
+    if isinstance(fun, staticmethod):
+        raise TypeError(f"staticmethod arguments are not supported, got {fun}")
     if not callable(fun):
-        raise TypeError(f"Expected a callable value, got {fun!r}")
+        raise TypeError(f"Expected a callable value, got {fun}")
+    if inspect.isgeneratorfunction(fun):
+        raise TypeError(f"Expected a function, got a generator function: {fun}")
 
 
 def _dtype_name(dtype) -> str:
@@ -134,7 +148,7 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
                 "jvp called with different primal and tangent shapes; Got primal shape "
                 f"{np.shape(p)} and tangent shape as {np.shape(t)}"
             )
-    flat_fun, info = _flatten(fun, in_tree, has_aux)
+    flat_fun, info = _flatten(fun, in_tree, has_aux, unpack_aux=True)
     primals_out, tangents_out, *aux = jvp_flat(flat_fun, ps_flat, ts_flat, has_aux=has_aux)
     out_primals = tree_unflatten(info.out_tree, primals_out)
     out_tangents = tree_unflatten(info.out_tree, [instantiate_zeros(t) for t in tangents_out])
@@ -281,19 +295,31 @@ class _Pullback:
 # --- grad -------------------------------------------------------------------------------
 
 
+def input_aval(x) -> ShapedArray:
+    """Return the abstract value of the argument ``x``, or JAX's TypeError for a non-array."""
+    try:
+        return to_aval(x)
+    except TypeError:
+        raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type.") from None
+
+
 def check_input_dtype(transform: str, holomorphic: bool, allow_int: bool, x) -> None:
     """Raise JAX's TypeError when ``x`` cannot be differentiated by ``transform``.
 
     ``transform`` names the caller in the message (``"grad"``, ``"jacrev"``):
     holomorphic needs complex inputs; integer and boolean inputs need ``allow_int``.
     """
-    dt = to_aval(x).dtype
+    dt = input_aval(x).dtype
     name = _dtype_name(dt)
     if holomorphic and not dtypes.issubdtype(dt, np.complexfloating):
         raise TypeError(
             f"{transform} with holomorphic=True requires inputs with complex dtype, but got {name}."
         )
-    if dtypes.issubdtype(dt, np.integer) or dtypes.issubdtype(dt, np.bool_):
+    if (
+        dtypes.issubdtype(dt, np.integer)
+        or dtypes.issubdtype(dt, np.bool_)
+        or dtypes.issubdtype(dt, dtypes.extended)  # PRNG keys: integer-like, as in JAX
+    ):
         if not allow_int:
             raise TypeError(
                 f"{transform} requires real- or complex-valued inputs (input dtype that is a "
