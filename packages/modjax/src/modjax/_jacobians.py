@@ -370,10 +370,10 @@ def fwd_and_bwd(
     from modjax.runtime import jit
 
     _check_callable(fun)
-    argnums = _normalize_argnums(argnums)
+    argnums = _ensure_index(argnums)
 
     def fwd(*args, **kwargs):
-        f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs, "fwd_and_bwd")
+        f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
         return vjp(f_partial, *dyn_args, has_aux=has_aux)
 
     def bwd(f_vjp, outgrad):
