@@ -87,11 +87,6 @@ NOT_YET = _table(
     ),
     (
         "jax.custom_derivatives",
-        "linear_call",
-        "#14: a primitive with a user-given transpose, to do",
-    ),
-    (
-        "jax.custom_derivatives",
         "remat_opt_p",
         "JAX-internal primitive of its custom_vjp-under-remat optimization; modjax's "
         "checkpoint of custom_vjp needs none",

@@ -93,3 +93,22 @@ def test_dce_sink_keeps_values_through_dce():
     np.testing.assert_array_equal(jax.vmap(f)(jnp.ones(2)), [2.0, 2.0])
     g = jax.jit(lambda x: (lax.dce_sink(x * 3, prevent_mlir_dce=True), x)[1])
     assert "custom_call @dce_sink" in g.lower(1.0).as_text() and float(g(2.0)) == 2.0
+
+
+def test_linear_call_uses_the_given_transpose():
+    from modjax.custom_derivatives import linear_call
+
+    def f(x, y):
+        return x + linear_call(lambda r, x: x / r, lambda r, t: t / r, y, x)
+
+    assert float(f(1.0, 2.0)) == 1.5
+    assert float(jax.grad(f)(1.0, 2.0)) == 1.5 and float(jax.jit(jax.grad(f))(1.0, 2.0)) == 1.5
+    assert float(jax.jvp(lambda x: f(x, 2.0), (1.0,), (1.0,))[1]) == 1.5
+    text = str(jax.make_jaxpr(jax.grad(f))(1.0, 2.0))
+    assert text.count("linear_call[") == 2 and "num_res=1" in text
+    # a transpose other than the true one: reverse mode uses it, forward mode does not
+    g = lambda x: linear_call(lambda r, x: 2 * x, lambda r, ct: 10 * ct, (), x)  # noqa: E731
+    assert float(jax.grad(g)(1.0)) == 10.0 and float(jax.jvp(g, (1.0,), (1.0,))[1]) == 2.0
+    assert float(jax.linear_transpose(g, 1.0)(1.0)[0]) == 10.0
+    with pytest.raises(NotImplementedError, match="residual_args"):
+        jax.grad(f, argnums=1)(1.0, 2.0)

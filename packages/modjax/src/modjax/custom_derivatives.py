@@ -1,5 +1,6 @@
 """User-defined derivative rules (``jax.custom_derivatives``)."""
 
+from modjax._linear_call import linear_call
 from modjax.autodiff import (
     CustomVJPException,
     CustomVJPPrimal,
@@ -25,5 +26,6 @@ __all__ = [
     "custom_vjp",
     "custom_vjp_call_p",
     "custom_vjp_primal_tree_values",
+    "linear_call",
     "zero_from_primal",
 ]
