@@ -32,10 +32,10 @@ OTHER_ISSUES = _table(
     ("jax", "smap auto_pcast remove_size_one_mesh_axis_from_type", SHARDING),
     (
         "jax.lax",
-        "precv psend pswapaxes ragged_all_to_all ragged_all_to_all_p sharding_constraint_p",
+        "precv psend pswapaxes ragged_all_to_all ragged_all_to_all_p",
         SHARDING,
     ),
-    ("jax.sharding", "AbstractDevice ManualAxisType", SHARDING),
+    ("jax.sharding", "AbstractDevice", SHARDING),
 )
 
 # Issue #14's names not done yet, with what is missing.

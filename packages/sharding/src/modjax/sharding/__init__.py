@@ -2,6 +2,7 @@
 
 from modjax.runtime import Sharding, SingleDeviceSharding
 from modjax.runtime.sharding import single_device_sharding as _single_device_sharding
+from modjax.tracecore.abstract import ManualAxisType  # noqa: E402  (jax.sharding's)
 
 from . import collective_lowering  # noqa: F401 - registers the collectives' XLA lowerings
 from .arrays import (
@@ -47,6 +48,7 @@ __all__ = [
     "DuplicateSpecError",
     "GSPMDSharding",
     "IndivisibleError",
+    "ManualAxisType",
     "Mesh",
     "NamedSharding",
     "P",

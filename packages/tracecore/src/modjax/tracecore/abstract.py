@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import operator
 from collections.abc import Callable
@@ -24,6 +25,7 @@ import numpy as np
 from modjax.tracecore import dtypes
 
 __all__ = [
+    "ManualAxisType",
     "ShapeDtypeStruct",
     "ShapedArray",
     "aval_handlers",
@@ -134,6 +136,19 @@ def _dim_str(size: int, entry: Any) -> str:
     return f"{size}@({','.join(entry)})"
 
 
+@dataclasses.dataclass(frozen=True)
+class ManualAxisType:
+    """The manual mesh axes of a value inside shard_map (``jax.sharding.ManualAxisType``).
+
+    ``varying``: the axes it may differ along; ``unreduced`` and ``reduced`` are
+    always empty here (modjax has no unreduced/reduced types yet).
+    """
+
+    varying: frozenset = frozenset()
+    unreduced: frozenset = frozenset()
+    reduced: frozenset = frozenset()
+
+
 class ShapedArray:
     """The abstract value of an array: shape, dtype and weak type (``jax.core.ShapedArray``).
 
@@ -182,6 +197,11 @@ class ShapedArray:
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    @property
+    def manual_axis_type(self) -> ManualAxisType:
+        """The varying manual axes as JAX spells them (``aval.manual_axis_type``)."""
+        return ManualAxisType(varying=frozenset(self.vma))
 
     @property
     def size(self) -> int:
