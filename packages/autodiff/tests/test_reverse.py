@@ -337,3 +337,30 @@ def test_arguments_not_differentiated_generate_no_tangent_work():
     assert names == ["ad_sin", "ad_cos", "ad_exp", "ad_mul", "ad_mul", "ad_mul"]
     both = make_jaxpr(grad(f, argnums=(0, 1)))(f32(1.0), f32(2.0))
     assert len(both.jaxpr.eqns) > len(closed.jaxpr.eqns)
+
+
+def test_grad_names_and_documents_the_function_as_jax_does():
+    def f(x):
+        """Not the docstring of the gradient."""
+        return x
+
+    g = grad(f, argnums=[0])
+    assert g.__name__ == "f" and g.__qualname__.endswith("f")
+    assert g.__doc__ == (
+        "Gradient of f with respect to positional argument(s) (0,). Takes the same arguments "
+        "as f but returns the gradient, which has the same shape as the arguments at "
+        "positions (0,)."
+    )
+    assert value_and_grad(f).__doc__.startswith(
+        "Value and gradient of f with respect to positional argument(s) 0. "
+    )
+
+    def gen(x):
+        yield x
+
+    with pytest.raises(TypeError, match="Expected a function, got a generator function"):
+        grad(gen)
+    with pytest.raises(TypeError, match="staticmethod arguments are not supported"):
+        vjp(staticmethod(f), 1.0)
+    with pytest.raises(TypeError, match="Argument 'a' of type <class 'str'> is not a valid JAX"):
+        grad(f)("a")

@@ -21,7 +21,7 @@ import numpy as np
 from modjax import lax
 from modjax import numpy as jnp
 from modjax.autodiff import jvp, vjp
-from modjax.autodiff.api import _check_callable, check_input_dtype, input_aval
+from modjax.autodiff.api import _check_callable, check_input_dtype, input_aval, wraps_transform
 from modjax.batching import vmap
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import to_aval
@@ -89,35 +89,6 @@ _DOC = (
     "arguments as {fun} but returns the jacobian of the output with respect to the arguments "
     "at positions {argnums}."
 )
-
-
-def _fun_name(fun) -> str:
-    name = getattr(fun, "__name__", None)
-    if name is not None:
-        return name
-    if isinstance(fun, functools.partial):
-        return _fun_name(fun.func)
-    return "<unnamed function>"
-
-
-def _wraps(fun: Callable, argnums):
-    """Name the Jacobian function after ``fun`` with JAX's docstring naming ``argnums``."""
-
-    def decorate(jacfun):
-        name = _fun_name(fun)
-        try:
-            jacfun.__dict__.update(getattr(fun, "__dict__", {}))
-            jacfun.__annotations__ = getattr(fun, "__annotations__", {})
-            jacfun.__name__ = name
-            jacfun.__module__ = getattr(fun, "__module__", "<unknown module>")
-            jacfun.__doc__ = _DOC.format(fun=name, argnums=argnums)
-            jacfun.__qualname__ = getattr(fun, "__qualname__", name)
-            jacfun.__wrapped__ = fun
-        except (AttributeError, TypeError):  # an odd callable: keep what was set
-            pass
-        return jacfun
-
-    return decorate
 
 
 def _dtype_name(aval) -> str:
@@ -267,7 +238,7 @@ def jacfwd(
     _check_callable(fun)
     argnums = _ensure_index(argnums)
 
-    @_wraps(fun, argnums)
+    @wraps_transform(fun, _DOC, argnums=argnums)
     def jacfun(*args, **kwargs):
         f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
         tree_map(functools.partial(_check_input_jacfwd, holomorphic), dyn_args)
@@ -302,7 +273,7 @@ def jacrev(
     # As in JAX, argnums is read at call time, and only a Python int (not a numpy
     # integer) gives a bare Jacobian rather than a tuple of one.
 
-    @_wraps(fun, argnums)
+    @wraps_transform(fun, _DOC, argnums=argnums)
     def jacfun(*args, **kwargs):
         f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
         tree_map(functools.partial(check_input_dtype, "jacrev", holomorphic, allow_int), dyn_args)

@@ -102,6 +102,52 @@ def _check_callable(fun) -> None:
         raise TypeError(f"Expected a function, got a generator function: {fun}")
 
 
+def _fun_name(fun) -> str:
+    name = getattr(fun, "__name__", None)
+    if name is not None:
+        return name
+    if isinstance(fun, functools.partial):
+        return _fun_name(fun.func)
+    return "<unnamed function>"
+
+
+def wraps_transform(fun: Callable, docstr: str, **fields):
+    """Name a transformed function after ``fun``, with ``docstr`` as its docstring.
+
+    As JAX's ``util.wraps``: ``docstr`` is formatted with ``fun`` (the name) and
+    ``fields`` (``argnums``), and ``__wrapped__`` is ``fun``.
+    """
+
+    def decorate(wrapper):
+        name = _fun_name(fun)
+        try:
+            wrapper.__dict__.update(getattr(fun, "__dict__", {}))
+            wrapper.__annotations__ = getattr(fun, "__annotations__", {})
+            wrapper.__name__ = name
+            wrapper.__module__ = getattr(fun, "__module__", "<unknown module>")
+            wrapper.__doc__ = docstr.format(fun=name, **fields)
+            wrapper.__qualname__ = getattr(fun, "__qualname__", name)
+            wrapper.__wrapped__ = fun
+        except (AttributeError, TypeError):  # an odd callable: keep what was set
+            pass
+        return wrapper
+
+    return decorate
+
+
+_GRAD_DOC = (
+    "Gradient of {fun} with respect to positional argument(s) {argnums}. Takes the same "
+    "arguments as {fun} but returns the gradient, which has the same shape as the arguments "
+    "at positions {argnums}."
+)
+_VALUE_AND_GRAD_DOC = (
+    "Value and gradient of {fun} with respect to positional argument(s) {argnums}. Takes the "
+    "same arguments as {fun} but returns a two-element tuple where the first element is the "
+    "value of {fun} and the second element is the gradient, which has the same shape as the "
+    "arguments at positions {argnums}."
+)
+
+
 def _dtype_name(dtype) -> str:
     return dtypes.dtype_name(dtype)
 
@@ -397,7 +443,7 @@ def value_and_grad(
     _check_callable(fun)
     argnums = _normalize_argnums(argnums)
 
-    @functools.wraps(fun)
+    @wraps_transform(fun, _VALUE_AND_GRAD_DOC, argnums=argnums)
     def value_and_grad_f(*args, **kwargs):
         nums = (argnums,) if isinstance(argnums, int) else argnums
         if nums and max(nums) >= len(args):
@@ -443,7 +489,7 @@ def grad(
     """
     value_and_grad_f = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
-    @functools.wraps(fun)
+    @wraps_transform(fun, _GRAD_DOC, argnums=_normalize_argnums(argnums))
     def grad_f(*args, **kwargs):
         value, g = value_and_grad_f(*args, **kwargs)
         return (g, value[1]) if has_aux else g
