@@ -856,6 +856,38 @@ def _along_axis_index(name: str, arr_shape, indices, axis: int | None):
     return tuple(index)
 
 
+def _take_along_batched(arr: Any, indices: Any, axis: int, mode, fill_value, wrap: bool):
+    """``take_along_axis`` as one gather whose other dimensions are batch dimensions.
+
+    As JAX's: the operand's sharding over explicit axes then passes to the result
+    (an index gather over those dimensions would have to gather them first).
+    """
+    shape = aval(arr).shape
+    dtype = _index_dtype([indices])
+    column = _normalized(indices, shape[axis], dtype, wrap)
+    column = (
+        np.expand_dims(column, -1)
+        if isinstance(column, np.ndarray)
+        else lax.expand_dims(column, (len(shape),))
+    )
+    batch = tuple(d for d in range(len(shape)) if d != axis)
+    dnums = GatherDimensionNumbers(
+        offset_dims=(),
+        collapsed_slice_dims=(axis,),
+        start_index_map=(axis,),
+        operand_batching_dims=batch,
+        start_indices_batching_dims=batch,
+    )
+    return lax.gather(
+        arr,
+        column,
+        dnums,
+        (1,) * len(shape),
+        mode="fill" if mode is None else mode,
+        fill_value=fill_value,
+    )
+
+
 def take_along_axis(
     arr: Any,
     indices: Any,
@@ -879,6 +911,21 @@ def take_along_axis(
         axis = 0
     shape = aval(arr).shape
     axis = canonicalize_axis(axis, len(shape))
+    idx_shape = np.shape(indices) if isinstance(indices, np.ndarray) else aval(indices).shape
+    if (
+        getattr(aval(arr), "sharding", None) is not None
+        and len(idx_shape) == len(shape)
+        and all(i == n for d, (i, n) in enumerate(zip(idx_shape, shape, strict=True)) if d != axis)
+        and 0 not in shape
+    ):
+        return _take_along_batched(
+            arr,
+            indices,
+            axis,
+            mode,
+            fill_value,
+            True if wrap_negative_indices is None else wrap_negative_indices,
+        )
     idx = _along_axis_index("take_along_axis", shape, indices, axis)
     return rewriting_take(
         arr,
