@@ -607,6 +607,21 @@ def _take_last(x, index):
     return lax.squeeze(picked, (aval(picked).ndim - 1,))
 
 
+def _take_columns(x, index):
+    """Pick ``x[..., index[q]]``: ``x`` is (B..., n), ``index`` (Q,) within [0, n) -> (Q, B...)."""
+    nb = aval(x).ndim - 1
+    picked = lax.gather(
+        x,
+        lax.expand_dims(index, (1,)),
+        lax.GatherDimensionNumbers(
+            offset_dims=tuple(range(1, nb + 1)), collapsed_slice_dims=(nb,), start_index_map=(nb,)
+        ),
+        slice_sizes=(*aval(x).shape[:nb], 1),
+        mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,
+    )
+    return picked
+
+
 def _snap(pos):
     """Round positions within a few ulps of an integer to it.
 
@@ -668,9 +683,13 @@ def _quantile(name, a, q, axis, out, method, keepdims, skip_nan, weights=None, o
     if skip_nan:
         count = lax.reduce_sum(lax.convert_element_type(lax.bitwise_not(nan), dtype), (len(batch),))
         count = lax.broadcast_in_dim(count, full, tuple(range(1, len(full))))
+        qb = lax.broadcast_in_dim(qs, full, (0,))
     else:
-        count = lax.full(full, n, dtype)
-    qb = lax.broadcast_in_dim(qs, full, (0,))
+        # Every slice has n values: the positions are the same for all of them, so
+        # compute them once per q and pick whole columns (fewer ops and no index
+        # constants in the program; the same values as per slice).
+        count = lax.full((nq,), n, dtype)
+        qb = qs
     last = lax.sub(count, _scalar(1, dtype))
     if method == "inverted_cdf":
         pos = lax.sub(lax.ceil(_snap(lax.mul(qb, count))), _scalar(1, dtype))
@@ -684,8 +703,11 @@ def _quantile(name, a, q, axis, out, method, keepdims, skip_nan, weights=None, o
         low = lax.max(zero, lax.min(low, last))
         high = lax.max(zero, lax.min(high, last))
     index_dtype = dtypes.default_int_dtype()
-    low_value = _take_last(x, lax.convert_element_type(low, index_dtype))
-    high_value = _take_last(x, lax.convert_element_type(high, index_dtype))
+    pick = _take_last if skip_nan else _take_columns
+    low_value = pick(x, lax.convert_element_type(low, index_dtype))
+    high_value = pick(x, lax.convert_element_type(high, index_dtype))
+    if not skip_nan:
+        high_weight = lax.broadcast_in_dim(high_weight, full, (0,))
     if method == "linear":
         result = lax.add(
             lax.mul(low_value, lax.sub(_scalar(1, dtype), high_weight)),
