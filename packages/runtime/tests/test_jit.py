@@ -154,8 +154,16 @@ def test_wrapper_metadata():
 
     f = R.jit(my_function)
     assert f.__name__ == "my_function" and f.__doc__ == "My docs." and f.__wrapped__ is my_function
-    with pytest.raises(TypeError, match="expected a callable"):
+    with pytest.raises(TypeError, match="Expected a callable value, got 3"):
         R.jit(3)
+
+    def generator(x):
+        yield x
+
+    with pytest.raises(TypeError, match="Expected a function, got a generator function"):
+        R.jit(generator)
+    with pytest.raises(TypeError, match="staticmethod arguments are not supported"):
+        R.jit(staticmethod(my_function))
 
 
 # --- the cache ---------------------------------------------------------------------------

@@ -8,7 +8,6 @@ followed by ``backward_pass`` over that jaxpr.
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,6 +21,7 @@ from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.traceback_util import api_boundary
 from modjax.tracecore.tracing import arg_aval, trace_to_jaxpr
 from modjax.tracecore.tree_util import Partial, tree_flatten, tree_map, tree_unflatten
+from modjax.tracecore.wrapped_fun import check_callable as _check_callable
 from modjax.tracecore.wrapped_fun import debug_info, wrap_init
 
 from .jvp import jvp_flat
@@ -90,16 +90,6 @@ def _flatten(
         return (out_flat, aux_flat) if has_aux else out_flat
 
     return flat_fun, info
-
-
-def _check_callable(fun) -> None:
-    """Raise JAX's TypeError unless ``fun`` is a plain callable (not a generator function)."""
-    if isinstance(fun, staticmethod):
-        raise TypeError(f"staticmethod arguments are not supported, got {fun}")
-    if not callable(fun):
-        raise TypeError(f"Expected a callable value, got {fun}")
-    if inspect.isgeneratorfunction(fun):
-        raise TypeError(f"Expected a function, got a generator function: {fun}")
 
 
 def _fun_name(fun) -> str:

@@ -20,7 +20,7 @@ from modjax.tracecore.tree_util import (
     tree_leaves,
     tree_unflatten,
 )
-from modjax.tracecore.wrapped_fun import debug_info, flatten_fun, wrap_init
+from modjax.tracecore.wrapped_fun import check_callable, debug_info, flatten_fun, wrap_init
 
 from .batch_trace import AxisData, batch_subtrace
 from .primitives import canonicalize_axis, matchaxis
@@ -65,8 +65,7 @@ def vmap(
     argument is mapped (and must agree with mapped arguments otherwise).
     ``spmd_axis_name`` is recorded in the axis data for sharding-aware rules.
     """
-    if not callable(fun):
-        raise TypeError(f"Expected a callable value, got {fun!r}")
+    check_callable(fun)
     if spmd_axis_name is not None and not isinstance(spmd_axis_name, tuple):
         spmd_axis_name = (spmd_axis_name,)
     if isinstance(in_axes, list):

@@ -29,6 +29,8 @@ import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from modjax.tracecore.wrapped_fun import check_callable
+
 from . import cpp_dispatch
 from .eval_shape import eval_shape
 from .fast_path_cpp import cpp_wrapper
@@ -76,8 +78,7 @@ def jit(
     (unspecified: committed inputs keep theirs, XLA chooses the rest); with a
     multi-device sharding the program is partitioned over its devices.
     """
-    if not callable(fun):
-        raise TypeError(f"jit: expected a callable, got {type(fun).__name__}")
+    check_callable(fun)
     fn = JitFunction(
         fun,
         static_argnums,

@@ -28,6 +28,7 @@ __all__ = [
     "flatten_fun",
     "flatten_fun_nokwargs",
     "cache",
+    "check_callable",
 ]
 
 
@@ -78,6 +79,20 @@ class DebugInfo(NamedTuple):
         if self.arg_names is not None and 0 <= index < len(self.arg_names):
             return f"argument {self.arg_names[index]}"
         return f"flat argument {index}"
+
+
+def check_callable(fun) -> None:
+    """Raise JAX's TypeError unless ``fun`` can be transformed (``api_util.check_callable``).
+
+    Every transformation (``jit``, ``grad``, ``vmap``, ...) checks its function with it:
+    it must be callable, not a bare ``staticmethod`` object, not a generator function.
+    """
+    if isinstance(fun, staticmethod):
+        raise TypeError(f"staticmethod arguments are not supported, got {fun}")
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun}")
+    if inspect.isgeneratorfunction(fun):
+        raise TypeError(f"Expected a function, got a generator function: {fun}")
 
 
 def _func_name(fun: Callable) -> str:
