@@ -299,6 +299,16 @@ def _custom_jvp_fn():
     return f
 
 
+def _scaled_by_linear_call(r, x):
+    """``r * x`` as a linear_call, linear in ``x``; its transpose scales the cotangent by ``r``."""
+    from modjax.custom_derivatives import linear_call
+
+    def scale(res, t):
+        return res * t
+
+    return linear_call(scale, scale, r, x)
+
+
 def _custom_vjp_fn():
     from modjax import custom_vjp
 
@@ -701,6 +711,14 @@ TABLE: dict[str, Entry | Excluded] = {
             "printing",
             why="forward mode of a custom_vjp function raises (as in JAX); " + _CALLBACK,
         ),
+    ),
+    # Operands: the residual r, then the linear x; r only selects the linear map.
+    "linear_call": via(
+        _scaled_by_linear_call,
+        X,
+        X,
+        jvp_argnums=(1,),
+        **without("printing", why=_CALLBACK, linear_argnums=[(1,)]),
     ),
     "optimization_barrier": via(lambda x, y: lax.optimization_barrier((x, y)), X, INT),
     "stop_gradient": via(

@@ -487,9 +487,15 @@ def _slice_impl(x, *, start_indices, limit_indices, strides):
     Array API suite, read arrays element by element) then compiles one program per
     slice size, not one per position.
     """
-    if strides is not None or aval_of(x).sharding is not None:
+    x_aval = aval_of(x)
+    if (
+        strides is not None
+        or x_aval.sharding is not None
+        or isinstance(x_aval.dtype, dtypes.ExtendedDType)
+    ):
         # A type sharded over explicit axes: the slice's own program keeps its sharding rule's
-        # layout (a dynamic_slice's compiled result may be laid out otherwise).
+        # layout (a dynamic_slice's compiled result may be laid out otherwise). Keys: the key
+        # reuse checks see a slice (which consumes what it takes), as JAX's eager slice.
         return apply_primitive(
             slice_p, x, start_indices=start_indices, limit_indices=limit_indices, strides=strides
         )

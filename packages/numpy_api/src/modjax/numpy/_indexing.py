@@ -41,10 +41,9 @@ from modjax.tracecore.core import JAXIndexError, Tracer, concrete_or_error
 from ._eager_jit import compile_on_arrays
 from ._util import ARRAY_TYPES, aval, canonicalize_axis, check_arraylike, convert
 
+# ``Slice``/``ds`` are jax.ds (the metapackage exports them), not names of jax.numpy.
 __all__ = [
-    "Slice",
     "argwhere",
-    "ds",
     "flatnonzero",
     "nonzero",
     "put_along_axis",
