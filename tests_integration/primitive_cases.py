@@ -432,6 +432,20 @@ def _io_callback(x):
     return io_callback(_host_sin, ShapeDtypeStruct((2, 3), F32), x)
 
 
+def _ffi_getrf(x):
+    """jaxlib's LAPACK LU handler through ffi_call (a registered typed-FFI target)."""
+    from modjax import ShapeDtypeStruct, ffi
+    from modjax.lowering import lapack_target
+
+    results = [
+        ShapeDtypeStruct((3, 3), F32),
+        ShapeDtypeStruct((3,), I32),
+        ShapeDtypeStruct((), I32),
+    ]
+    target = lapack_target("getrf", F32)
+    return ffi.ffi_call(target, results, vmap_method="expand_dims", input_layouts=[(1, 0)])(x)
+
+
 def _debug_callback(x):
     from modjax import debug
 
@@ -808,6 +822,16 @@ TABLE: dict[str, Entry | Excluded] = {
         **without("printing", "jvp", why="not differentiable (as in JAX); " + _CALLBACK),
     ),
     "debug_callback": via(_debug_callback, X, **without("printing", why=_CALLBACK)),
+    "ffi_call": via(
+        _ffi_getrf,
+        f32(3, 3),
+        **without(
+            "printing",
+            "jvp",
+            "transpose",
+            why="not differentiable (as in JAX); its params hold numpy attribute values",
+        ),
+    ),
     # --- more
     "mulhi": via(lax.mulhi, INT, ints(2, 3, lo=-1000, hi=1000)),
     "composite": via(

@@ -47,7 +47,7 @@ NOT_YET = _table(
     ),
     (
         "jax",
-        "ad api_util interpreters lib ffi",
+        "ad api_util interpreters lib",
         "#14: JAX internals or jaxlib extension points with no modjax counterpart yet",
     ),
     (

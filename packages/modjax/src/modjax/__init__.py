@@ -278,6 +278,7 @@ _LAZY_SUBMODULES = frozenset(
         "dlpack",
         "experimental",
         "export",
+        "ffi",
         "flatten_util",
         "image",
         "core",

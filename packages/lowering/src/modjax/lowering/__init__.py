@@ -23,6 +23,7 @@ from ._mlir import (
     i32_attr,
     i64_attr,
     ir,
+    ir_attribute,
     ir_constant,
     ir_type,
     ir_types,
@@ -97,6 +98,7 @@ __all__ = [
     "i64_attr",
     "u8_attr",
     "custom_call",
+    "ir_attribute",
     "lapack_target",
     "module_bytecode",
     # StableHLO portable artifacts (runtime's export)

@@ -48,6 +48,7 @@ __all__ = [
     "string_attr",
     "bool_attr",
     "u8_attr",
+    "ir_attribute",
     "custom_call",
     "sdy_mesh_op",
     "sharding_attr",
@@ -399,6 +400,44 @@ def u8_attr(value: int | str) -> ir.IntegerAttr:
     return ir.IntegerAttr.get(ir.IntegerType.get_unsigned(8), int(value))
 
 
+def ir_attribute(value: Any) -> ir.Attribute:
+    """Return the MLIR attribute of a Python or numpy value (JAX's ``mlir.ir_attribute``).
+
+    What an FFI handler receives as a named attribute: ``bool`` is ``true``/``false``,
+    ``int`` an ``i64``, ``float`` an ``f64``, ``str`` a string; a numpy scalar keeps
+    its dtype (``np.float32(1.5)`` is ``1.5 : f32``, ``np.uint16(7)`` is ``7 : ui16``);
+    a numpy array (0-d included) is a dense elements attribute of its dtype; a dict is
+    a dictionary of converted values; an ``ir.Attribute`` is kept. Nothing is
+    canonicalized for x64. Raise TypeError naming any other type.
+    """
+    if isinstance(value, ir.Attribute):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return ir.BoolAttr.get(bool(value))
+    if isinstance(value, int):
+        return i64_attr(value)
+    if isinstance(value, float):
+        return ir.FloatAttr.get(ir.F64Type.get(), value)
+    if isinstance(value, str):
+        return ir.StringAttr.get(value)
+    if isinstance(value, np.ndarray):
+        return dense_elements(value)
+    if isinstance(value, np.generic):
+        dtype = np.dtype(type(value))
+        if dtype.kind in "iu":
+            signed = dtype.kind == "i"
+            bits = dtype.itemsize * 8
+            int_type = (
+                ir.IntegerType.get_signless(bits) if signed else ir.IntegerType.get_unsigned(bits)
+            )
+            return ir.IntegerAttr.get(int_type, int(value))
+        if dtype.kind == "f":
+            return ir.FloatAttr.get(dtype_to_ir_type(dtype), float(value))
+    if isinstance(value, dict):
+        return ir.DictAttr.get({str(k): ir_attribute(v) for k, v in value.items()})
+    raise TypeError(f"No attribute handler defined for type: {type(value)}")
+
+
 def _layout_attr(layout: Sequence[int]) -> ir.DenseIntElementsAttr:
     array = np.asarray(list(layout), np.int64).reshape(-1)
     return ir.DenseIntElementsAttr.get(array, type=ir.IndexType.get())
@@ -416,6 +455,7 @@ def custom_call(
     has_side_effect: bool = False,
     op_attributes: dict[str, ir.Attribute] | None = None,
     api_version: int = 4,
+    legacy_backend_config: str | None = None,
 ) -> list[ir.Value]:
     """Emit a typed-FFI ``stablehlo.custom_call @target``; return its results (mlir.custom_call).
 
@@ -426,14 +466,18 @@ def custom_call(
     dimension lists, one per operand/result (``(0, 1)`` for a column-major
     matrix, which makes XLA transpose around the call); ``operand_output_aliases``
     maps operand indices to the results that reuse their buffers. ``op_attributes``
-    are added to the op itself (a sharding, say).
+    are added to the op itself (a sharding, say). A target of an older API
+    (``api_version < 4``) takes its configuration as the opaque string
+    ``legacy_backend_config`` instead of attributes.
     """
     named: dict[str, ir.Attribute] = {
         "call_target_name": ir.StringAttr.get(target),
         "has_side_effect": ir.BoolAttr.get(has_side_effect),
         # Typed FFI (4) takes the attribute dictionary; older versions a string.
         "backend_config": (
-            ir.DictAttr.get(dict(attributes or {})) if api_version == 4 else ir.StringAttr.get("")
+            ir.DictAttr.get(dict(attributes or {}))
+            if api_version == 4
+            else ir.StringAttr.get(legacy_backend_config or "")
         ),
         "api_version": i32_attr(api_version),
         "called_computations": ir.ArrayAttr.get([]),

@@ -23,6 +23,7 @@ executable's ``execute_sharded``, the results' ``consume_with_handlers`` and an
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
@@ -64,6 +65,7 @@ __all__ = [
     "hlo_sharding_from_string",
     "hlo_text",
     "install_jit_states",
+    "jaxlib_include_dir",
     "jaxlib_version",
     "make_cpu_client",
     "pjit",
@@ -77,6 +79,9 @@ __all__ = [
     "profiler_subprocess",
     "pytree_registry",
     "quiet_native_logs",
+    "register_custom_call_as_batch_partitionable",
+    "register_custom_call_target",
+    "register_custom_type",
     "replicated_hlo_sharding",
     "result_handler",
     "serialize_compile_options",
@@ -124,6 +129,35 @@ def quiet_native_logs() -> None:
 def make_cpu_client(num_devices: int, **options: Any) -> Client:
     """Return a CPU client with ``num_devices`` devices (``options``: the distributed ones)."""
     return xla_client.make_cpu_client(num_devices=num_devices, **options)
+
+
+# --- foreign functions (jax.ffi) ----------------------------------------------------------
+
+
+def register_custom_call_target(
+    name: str, fn: Any, platform: str, api_version: int, **options: Any
+) -> None:
+    """Register an XLA custom-call target: a PyCapsule of a handler, or a dict of stage capsules.
+
+    ``api_version`` 1 is XLA's typed FFI, 0 the older custom-call API. A platform
+    with no client yet is remembered by jaxlib and registered when one appears.
+    """
+    xla_client.register_custom_call_target(name, fn, platform, api_version, **options)
+
+
+def register_custom_type(name: str, type_registration: Any, platform: str) -> None:
+    """Register a user type for FFI handlers (a dict with a ``type_id`` capsule, ``type_info``)."""
+    xla_client.register_custom_type(name, type_registration, platform=platform)
+
+
+def register_custom_call_as_batch_partitionable(name: str) -> None:
+    """Tell XLA's partitioner that target ``name`` is batch-partitionable."""
+    xla_client.register_custom_call_as_batch_partitionable(name)
+
+
+def jaxlib_include_dir() -> str:
+    """Return the folder of C headers jaxlib ships (``xla/ffi/api/{c_api,api,ffi}.h``)."""
+    return os.path.join(os.path.dirname(os.path.abspath(jaxlib.__file__)), "include")
 
 
 # --- buffers -------------------------------------------------------------------------------
