@@ -42,12 +42,7 @@ OTHER_ISSUES = _table(
 NOT_YET = _table(
     (
         "jax",
-        "Ref ref new_ref empty_ref free_ref freeze",
-        "#14: mutable array references (a new effect kind) are not designed yet",
-    ),
-    (
-        "jax",
-        "ad api_util interpreters lib",
+        "api_util interpreters lib",
         "#14: JAX internals or jaxlib extension points with no modjax counterpart yet",
     ),
     (
@@ -96,11 +91,6 @@ NOT_YET = _table(
         "EArray",
         "#14: JAX's internal array class of extended dtypes; modjax's is runtime.ExtendedArray, "
         "whose instances include PRNG key arrays (JAX's EArray does not), so no alias",
-    ),
-    (
-        "jax.experimental",
-        "cur_qdd",
-        "#14: the quasi-dynamic data of mutable array references, with jax.Ref (not designed yet)",
     ),
     (
         "jax.experimental",

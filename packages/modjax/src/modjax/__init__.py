@@ -25,12 +25,14 @@ from modjax import (  # noqa: E402
     lax,
     numpy,
     random,
+    ref,
     sharding,
     stages,
     tree,
     tree_util,
     typing,
 )
+from modjax._ad import ad  # noqa: E402
 from modjax._environment import (  # noqa: E402
     copy_to_host_async,
     host_count,
@@ -69,6 +71,7 @@ from modjax.random._prng import (  # noqa: E402  (jax.default_prng_impl, a conte
     default_prng_impl_option as default_prng_impl,
 )
 from modjax.random._threefry import threefry_partitionable  # noqa: E402
+from modjax.ref import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: E402
 from modjax.runtime import (  # noqa: E402
     Shard,
     block_until_ready,
@@ -143,6 +146,13 @@ numpy_rank_promotion = config.option("numpy_rank_promotion")
 __version__ = "0.1.0"
 
 __all__ = [
+    "Ref",
+    "ad",
+    "empty_ref",
+    "free_ref",
+    "freeze",
+    "new_ref",
+    "ref",
     "core",
     "jax2tf_associative_scan_reductions",
     "make_user_context",

@@ -1,6 +1,18 @@
-"""Experimental APIs (the counterpart of ``jax.experimental``): ``io_callback``."""
+"""Experimental APIs (the counterpart of ``jax.experimental``): ``io_callback``, ``cur_qdd``."""
 
 from modjax.experimental import compilation_cache
 from modjax.lax.callbacks import io_callback
 
-__all__ = ["compilation_cache", "io_callback"]
+__all__ = ["compilation_cache", "cur_qdd", "io_callback"]
+
+
+def cur_qdd(x):
+    """Return the current quasi-dynamic data of ``x`` (``jax.experimental.cur_qdd``).
+
+    Only types with quasi-dynamic data define it (``x.cur_qdd()``); modjax's arrays
+    and references have none, so for them this raises AttributeError, as JAX does.
+    """
+    method = getattr(x, "cur_qdd", None)
+    if method is None:
+        raise AttributeError(f"'{type(x).__name__}' object has no attribute 'cur_qdd'")
+    return method()

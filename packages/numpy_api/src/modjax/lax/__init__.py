@@ -47,6 +47,7 @@ from . import (
     extended_rules,  # noqa: E402, F401  (structural lowerings for key arrays)
     linalg,  # noqa: E402  (modjax.lax.linalg, as jax.lax.linalg)
     sharding_types,  # noqa: E402, F401  (which sharding-in-types rule each primitive follows)
+    state,  # noqa: E402, F401  (mutable array references: modjax.Ref's primitives)
 )
 from .approx_top_k import *  # noqa: F403
 from .array_helpers import *  # noqa: F403

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from modjax import lax
 from modjax.lax import indexing as _lax_indexing
+from modjax.lax import state as _lax_state
 from modjax.lax._common import kind
 from modjax.lax.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
 from modjax.lax.indexing.dimension_numbers import _gather_to_scatter_dnums
@@ -37,6 +38,7 @@ from modjax.lax.structural import unsharded_in_type
 from modjax.sharding import reshard
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import JAXIndexError, Tracer, concrete_or_error
+from modjax.tracecore.state import AbstractRef
 
 from ._eager_jit import compile_on_arrays
 from ._util import ARRAY_TYPES, aval, canonicalize_axis, check_arraylike, convert
@@ -601,6 +603,8 @@ def _partial_take_of_typed_array(x: Any, items: list[_Item], shape: tuple[int, .
 
 def getitem(x: Any, idx: Any):
     """Return ``x[idx]`` with NumPy's indexing rules, as jax.numpy arrays do."""
+    if type(x.aval) is AbstractRef:  # a traced mutable reference: a read
+        return _lax_state.ref_get(x, idx)
     return rewriting_take(x, idx)
 
 
@@ -669,7 +673,10 @@ def rewriting_take(
 
 
 def setitem(x: Any, idx: Any, value: Any):
-    """Refuse in-place assignment: modjax arrays are immutable."""
+    """Refuse in-place assignment: modjax arrays are immutable (references are written)."""
+    if type(x.aval) is AbstractRef:
+        _lax_state.ref_set(x, idx, value)
+        return
     raise TypeError(
         "modjax arrays are immutable and do not support in-place item assignment. Instead of "
         "x[idx] = y, use x = x.at[idx].set(y) or another .at[] method."

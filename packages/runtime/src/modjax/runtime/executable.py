@@ -24,6 +24,7 @@ from modjax.tracecore.config import config
 from modjax.tracecore.dce import dce_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.monitoring import timed
+from modjax.tracecore.state import discharge_state, has_refs
 from modjax.tracecore.tracing import convert_constvars_jaxpr
 
 from . import _xla
@@ -433,6 +434,8 @@ def lower_jaxpr(
     argument that no output can reuse is reported with a UserWarning and left
     alive.
     """
+    if has_refs(closed):  # references made and used inside: a pure program for XLA
+        closed = discharge_state(closed)
     jaxpr = closed.jaxpr
     n_consts, n_args = len(jaxpr.constvars), len(jaxpr.invars)
     donated = tuple(donated) if donated is not None else (False,) * n_args

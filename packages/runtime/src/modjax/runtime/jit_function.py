@@ -28,7 +28,7 @@ from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.tree_util import tree_unflatten
 from modjax.tracecore.wrapped_fun import debug_info, flatten_fun, wrap_init
 
-from . import cpp_dispatch
+from . import cpp_dispatch, refs
 from .arguments import (
     CallArgs,
     broadcast_shardings,
@@ -73,6 +73,7 @@ class TracedProgram:
         "arg_names",
         "inner_shardings",
         "type_out_shardings",
+        "ref_program",
     )
 
     def __init__(self, closed, out_tree, donated, in_avals, arg_names):
@@ -86,6 +87,8 @@ class TracedProgram:
         self.donated: tuple[bool, ...] = donated
         self.in_avals: tuple[ShapedArray, ...] = in_avals
         self.arg_names = arg_names
+        # Programs with references: the discharged program, jitted (refs.call_with_refs).
+        self.ref_program = None
 
 
 _all_functions: weakref.WeakSet = weakref.WeakSet()
@@ -251,6 +254,7 @@ class JitFunction:
             jaxpr, consts = trace_to_jaxpr(flat_fun, in_avals)
         for check in jaxpr_checks:
             check(jaxpr)
+        refs.check_no_ref_outputs(jaxpr, consts, info, in_avals)
         self.stats["traces"] += 1
         traced = TracedProgram(
             ClosedJaxpr(jaxpr, consts), out_tree.val, call.donated, in_avals, info.arg_names
@@ -353,6 +357,8 @@ class JitFunction:
         if _state.trace is not _eval_trace or any(isinstance(x, core.Tracer) for x in call.leaves):
             return self.call_traced(call)
         in_avals = tuple(leaf_aval(x) for x in call.leaves)
+        if refs.takes_refs(self, call, in_avals):
+            return refs.call_with_refs(self, call, in_avals)
         device, committed = self.placement(call, in_avals)
         executable, traced = self.executable(call, in_avals, device, committed)
         device_leaves = executable.place(call.leaves)
@@ -373,6 +379,8 @@ class JitFunction:
         if any(isinstance(x, core.Tracer) for x in call.leaves):
             return self.call_traced(call), None, False
         in_avals = tuple(leaf_aval(x) for x in call.leaves)
+        if refs.takes_refs(self, call, in_avals):
+            return refs.call_with_refs(self, call, in_avals), None, False
         device, committed = self.placement(call, in_avals)
         executable, traced = self.executable(call, in_avals, device, committed)
         outs = checked_run(executable, traced.closed, call.leaves, executable.place(call.leaves))

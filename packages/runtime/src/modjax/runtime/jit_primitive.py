@@ -26,6 +26,7 @@ from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr, Literal
 from modjax.tracecore.jaxpr_cache import JaxprCache
 from modjax.tracecore.partial_eval import partial_eval_rules
+from modjax.tracecore.state import register_call_discharge
 
 from .arguments import leaf_aval
 from .debugging import disable_jit
@@ -83,6 +84,15 @@ jit_p.def_abstract_eval(_jit_abstract_eval)
 jit_p.def_impl(_jit_impl)
 register_call_rules(jit_p, update_params=jit_update_params)
 register_lowering(jit_p, call_lowering)
+# References crossing the call: its program is discharged, consts first (tracecore's state).
+register_call_discharge(
+    jit_p,
+    lambda params, n, jaxpr: {
+        **params,
+        "jaxpr": jaxpr,
+        "donated_invars": (False,) * n + tuple(params["donated_invars"]),
+    },
+)
 
 
 # --- autodiff's and batching's rules (runtime sees both) -------------------------------------

@@ -33,6 +33,7 @@ from .check import check_jaxpr_located
 from .effects import effects_by_name
 from .jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
 from .pretty import _scalar_kind, format_aval
+from .state import AbstractRef
 
 __all__ = [
     "JaxprParseError",
@@ -441,6 +442,13 @@ class _Parser:
 
     def type(self) -> ShapedArray:
         self.skip()
+        if self.text.startswith("Ref{", self.pos):  # a mutable array reference
+            self.pos += 4
+            inner = self.type()
+            if self.peek() != "}":
+                raise self.error(f"expected '}}' closing the Ref type, found {self.found()}")
+            self.pos += 1
+            return AbstractRef(inner)  # type: ignore[return-value]
         weak = self.peek() == "~"
         if weak:
             self.pos += 1

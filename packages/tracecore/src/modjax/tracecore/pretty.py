@@ -77,7 +77,10 @@ def var_name(index: int) -> str:
 
 
 def format_aval(aval) -> str:
-    """Return the type text of an aval: ``f32[3,4]``, or ``~f32[]`` when weakly typed."""
+    """Return the type text of an aval: ``f32[3,4]``, ``~f32[]`` (weak), ``Ref{f32[3]}``."""
+    inner = getattr(aval, "inner_aval", None)
+    if inner is not None:  # a mutable array reference (state.AbstractRef)
+        return "Ref{" + format_aval(inner) + "}"
     shape = getattr(aval, "shape", None)
     dtype = getattr(aval, "dtype", None)
     if shape is None or dtype is None:

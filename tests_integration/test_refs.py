@@ -1,0 +1,242 @@
+"""Mutable array references (``jax.Ref``), checked against numpy and JAX 0.10.2's answers.
+
+Eager references, references passed into ``jit`` (updated in place and visible
+after the call), made inside it or closed over, nested jitted calls, and the
+errors JAX raises (recorded from JAX 0.10.2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import modjax as jax
+import modjax.numpy as jnp
+from modjax.tracecore import parse_jaxpr
+
+
+def test_eager_reference_reads_and_writes():
+    r = jax.new_ref(jnp.arange(3.0))
+    assert isinstance(r, jax.Ref) and not isinstance(jnp.ones(2), jax.Ref)
+    assert str(jax.typeof(r)) == "Ref{float32[3]}"  # JAX 0.10.2's text
+    assert repr(r) == "Ref([0., 1., 2.], dtype=float32)"
+    assert (r.shape, r.dtype, len(r)) == ((3,), np.float32, 3)
+    r[...] = jnp.ones(3)
+    r[1] += 5
+    r[0] = 7
+    np.testing.assert_array_equal(r[...], [7.0, 6.0, 1.0])
+    assert float(r[1]) == 6.0
+    r2 = jax.new_ref(jnp.zeros((3, 4)))
+    r2[jnp.array([0, 2])] = jnp.ones((2, 4))
+    jax.ref.addupdate(r2, (0, 1), 7.0)
+    want = np.zeros((3, 4), np.float32)
+    want[[0, 2]] = 1
+    want[0, 1] += 7
+    np.testing.assert_array_equal(r2[...], want)
+    np.testing.assert_array_equal(r2[1:, ::2], want[1:, ::2])
+    np.testing.assert_array_equal(jax.ref.swap(r2, (0,), jnp.full(4, 2.0)), want[0])
+    assert jax.ref.set(r2, None, jnp.full((3, 4), 3.0)) is None
+    np.testing.assert_array_equal(jax.freeze(r2), np.full((3, 4), 3.0))
+
+
+def test_a_reference_holds_a_copy():
+    x = jnp.ones(3)
+    r = jax.new_ref(x)
+    r[...] = jnp.zeros(3)
+    jax.jit(lambda r: r.__setitem__(..., r[...] + 5))(r)
+    np.testing.assert_array_equal(x, np.ones(3))  # neither write reached x
+    np.testing.assert_array_equal(r[...], np.full(3, 5.0))
+    frozen = jax.freeze(r)
+    jax.jit(lambda r: r.__setitem__(0, 1.0))(r)  # donates the reference's array
+    np.testing.assert_array_equal(frozen, np.full(3, 5.0))
+
+
+def test_errors_as_jax_raises_them():
+    r = jax.new_ref(jnp.zeros(3))
+    with pytest.raises(
+        ValueError, match=r"Invalid dtype for `swap`. Ref dtype: float32. Value dtype: int32"
+    ):
+        r[...] = jnp.ones(3, jnp.int32)
+    with pytest.raises(
+        ValueError,
+        match=r"Invalid shape for `swap`. Ref shape: \(3,\). Expected shape: \(3,\). "
+        r"Value shape: \(2,\)",
+    ):
+        r[...] = jnp.ones(2)
+    with pytest.raises(ValueError, match="Invalid shape for `addupdate`"):
+        jax.ref.addupdate(r, ..., jnp.ones(2))
+    with pytest.raises(TypeError, match="Error interpreting argument to new_ref as a JAX value"):
+        jax.new_ref([1.0, 2.0])
+    with pytest.raises(ValueError, match="only one reference to a mutable array may be passed"):
+        jax.jit(lambda a, b: a[...] + b[...])(r, r)
+    with pytest.raises(
+        ValueError,
+        match="(?s)returned a mutable array reference of type Ref{float32\\[3\\]}.*"
+        "passed in as the argument r",
+    ):
+        jax.jit(lambda r: r)(r)
+    with pytest.raises(ValueError, match="mutable array references cannot be returned"):
+        jax.jit(lambda x: jax.new_ref(x))(jnp.ones(3))
+    with pytest.raises(ValueError, match="`get` must be called on `Ref` types"):
+        jax.jit(lambda x: jax.ref.get(x, ...))(jnp.ones(3))
+
+
+def test_jit_updates_reference_arguments_in_place():
+    def f(r, x):
+        r[...] += x
+        r[0] = 3.0
+        return r[1:] * 2
+
+    r = jax.new_ref(jnp.arange(3.0))
+    f_jit = jax.jit(f)
+    np.testing.assert_array_equal(f_jit(r, jnp.ones(3)), [4.0, 6.0])  # JAX 0.10.2's answer
+    np.testing.assert_array_equal(r[...], [3.0, 2.0, 3.0])
+    np.testing.assert_array_equal(f_jit(r, jnp.ones(3)), [6.0, 8.0])
+    np.testing.assert_array_equal(r[...], [3.0, 3.0, 4.0])
+
+
+def test_jit_of_references_made_inside_and_closed_over():
+    def g(x):
+        r = jax.new_ref(x)
+        r[...] = r[...] * 2
+        r[0] += 1
+        return r[...]
+
+    np.testing.assert_array_equal(jax.jit(g)(jnp.ones(3)), [3.0, 2.0, 2.0])
+    counter = jax.new_ref(jnp.zeros(2))
+
+    @jax.jit
+    def h(x):
+        counter[...] += x
+        return x
+
+    h(jnp.ones(2))
+    h(jnp.ones(2))
+    np.testing.assert_array_equal(counter[...], [2.0, 2.0])
+
+    def e(x):
+        r = jax.empty_ref(jax.typeof(x))
+        r[...] = x
+        return jax.freeze(r)
+
+    np.testing.assert_array_equal(jax.jit(e)(jnp.arange(2.0)), [0.0, 1.0])
+
+
+def test_nested_jitted_calls_share_a_reference():
+    bump = jax.jit(lambda r, v: r.__setitem__(0, r[0] + v))
+
+    def outer(r):
+        bump(r, 1.0)
+        bump(r, 2.0)
+        return r[...]
+
+    r = jax.new_ref(jnp.zeros(3))
+    np.testing.assert_array_equal(jax.jit(outer)(r), [3.0, 0.0, 0.0])
+    np.testing.assert_array_equal(outer(r), [6.0, 0.0, 0.0])
+    np.testing.assert_array_equal(r[...], [6.0, 0.0, 0.0])
+
+
+def test_jaxpr_types_effects_and_round_trip():
+    def g(x):
+        r = jax.new_ref(x)
+        r[...] = r[...] * 2
+        r[0] += 1
+        y = r[1:]
+        jax.free_ref(r)
+        return y
+
+    closed = jax.make_jaxpr(g)(jnp.ones(3))
+    text = str(closed)
+    assert "b:Ref{f32[3]} = new_ref" in text
+    assert "get{Ref}" in text and "swap{Ref}" in text and "free_ref{Ref}" in text
+    assert str(parse_jaxpr(text)) == text
+    r = jax.new_ref(jnp.ones(3))
+    closed = jax.make_jaxpr(lambda x: r.__setitem__(..., x))(jnp.ones(3))
+    assert str(closed).startswith("{ lambda a:Ref{f32[3]}; b:f32[3]. let")
+
+
+def test_dce_keeps_writes():
+    from modjax.tracecore import dce_jaxpr
+
+    def w(x):
+        r = jax.new_ref(x)
+        r[...] = x + 1  # written, never read: the write stays, as in JAX
+        return x
+
+    jaxpr = jax.make_jaxpr(w)(jnp.ones(2)).jaxpr
+    pruned, _ = dce_jaxpr(jaxpr, [True])
+    assert [e.primitive.name for e in pruned.eqns] == ["new_ref", "add", "swap"]
+
+
+_INDEX = st.sampled_from(
+    [
+        (Ellipsis,),
+        (0,),
+        (-1,),
+        (slice(1, None),),
+        (slice(None, None, 2),),
+        (1, slice(None, 3)),
+        (slice(None), 2),
+        (np.array([0, 2]),),
+        (Ellipsis, 1),
+    ]
+)
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    steps=st.lists(st.tuples(st.sampled_from(["set", "add", "get"]), _INDEX), max_size=4),
+    seed=st.integers(0, 2**16),
+)
+def test_sequences_of_reads_and_writes_match_numpy(steps, seed):
+    rng = np.random.RandomState(seed)
+    start = rng.uniform(-2, 2, (3, 4)).astype(np.float32)
+    updates = [rng.uniform(-2, 2, start[idx].shape).astype(np.float32) for _, idx in steps]
+
+    def program(r):
+        reads = []
+        for (op, idx), u in zip(steps, updates, strict=True):
+            if op == "set":
+                r[idx] = u
+            elif op == "add":
+                r[idx] += u
+            else:
+                reads.append(r[idx])
+        return reads
+
+    want = start.copy()
+    want_reads = []
+    for (op, idx), u in zip(steps, updates, strict=True):
+        if op == "set":
+            want[idx] = u
+        elif op == "add":
+            want[idx] += u
+        else:
+            want_reads.append(want[idx].copy())
+    for run in (program, jax.jit(program)):
+        r = jax.new_ref(jnp.asarray(start))
+        reads = run(r)
+        np.testing.assert_allclose(r[...], want, rtol=1e-6)
+        for got, expected in zip(reads, want_reads, strict=True):
+            np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+def test_public_names():
+    assert jax.ad.DontWant() == jax.ad.DontWant() and repr(jax.ad.GradRef()) == "GradRef()"
+    assert jax.tree.leaves(jax.ad.DidntWant()) == []
+    with pytest.raises(AttributeError, match="'Ref' object has no attribute 'cur_qdd'"):
+        jax.experimental.cur_qdd(jax.new_ref(1.0))
+    assert set(jax.ref.__all__) == {
+        "AbstractRef",
+        "Ref",
+        "addupdate",
+        "empty_ref",
+        "free_ref",
+        "freeze",
+        "get",
+        "new_ref",
+        "set",
+        "swap",
+    }
