@@ -178,10 +178,9 @@ def _get_abstract_eval(ref_aval, *index_avals, indexer):
 
 
 def _take(value, indexer, index):
-    from modjax.numpy._indexing import getitem  # noqa: PLC0415 - modjax.numpy imports modjax.lax
+    from modjax.numpy._indexing import rewriting_take  # noqa: PLC0415
 
-    out = getitem(value, join_index(indexer, index))
-    return out
+    return rewriting_take(value, join_index(indexer, index))
 
 
 def _get_impl(ref, *index, indexer):

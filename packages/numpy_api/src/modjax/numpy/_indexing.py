@@ -603,7 +603,7 @@ def _partial_take_of_typed_array(x: Any, items: list[_Item], shape: tuple[int, .
 
 def getitem(x: Any, idx: Any):
     """Return ``x[idx]`` with NumPy's indexing rules, as jax.numpy arrays do."""
-    if type(x.aval) is AbstractRef:  # a traced mutable reference: a read
+    if type(getattr(x, "aval", None)) is AbstractRef:  # a traced mutable reference: a read
         return _lax_state.ref_get(x, idx)
     return rewriting_take(x, idx)
 
@@ -674,7 +674,7 @@ def rewriting_take(
 
 def setitem(x: Any, idx: Any, value: Any):
     """Refuse in-place assignment: modjax arrays are immutable (references are written)."""
-    if type(x.aval) is AbstractRef:
+    if type(getattr(x, "aval", None)) is AbstractRef:
         _lax_state.ref_set(x, idx, value)
         return
     raise TypeError(
