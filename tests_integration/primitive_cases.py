@@ -153,6 +153,12 @@ class Excluded:
     reason: str
 
 
+_TOKENS = (
+    "tokens hold no data for check_primitive to compare or draw; tests_integration/"
+    "test_tokens.py runs them eagerly, under jit, grad, vmap and loops"
+)
+
+
 def via(fn, *operands, **options) -> Entry:
     """Check the primitive ``fn`` binds (once) on ``operands``."""
     return Entry(fn, operands, **options)
@@ -786,6 +792,8 @@ TABLE: dict[str, Entry | Excluded] = {
     "add_any": bound({}, X, X),
     "zeros_like": bound({"aval": ShapedArray((2, 3), F32)}),
     "name": bound({"name": "w"}, X),
+    "create_token": Excluded(_TOKENS),
+    "after_all": Excluded(_TOKENS),
     "custom_lin": Excluded(
         "exists only while a custom_vjp function is linearized (its params hold the bwd "
         "function and the residuals' layout); checked through custom_vjp's derivatives"

@@ -53,11 +53,6 @@ NOT_YET = _table(
     ),
     (
         "jax.lax",
-        "after_all after_all_p create_token create_token_p",
-        "#14: tokens as user values, to do (ordered effects thread tokens internally)",
-    ),
-    (
-        "jax.lax",
         "device_put_p",
         "modjax's device_put adds no equation under a trace (a sharding constraint when it "
         "reshards); there is no device_put primitive",

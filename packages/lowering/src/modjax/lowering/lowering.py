@@ -25,6 +25,7 @@ from modjax.tracecore.core import Primitive
 from modjax.tracecore.effects import Effect, no_effects, ordered_effects
 from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from modjax.tracecore.source_info import SourceInfo
+from modjax.tracecore.tokens import AbstractToken
 from modjax.tracecore.tracing import trace_to_jaxpr
 from modjax.tracecore.wrapped_fun import wrap_init
 
@@ -251,6 +252,8 @@ def _split(jaxpr: ClosedJaxpr | Jaxpr) -> tuple[Jaxpr, list]:
 
 
 def _const_value(value: Any, aval) -> ir.Value:
+    if type(aval) is AbstractToken:  # a token known when tracing: a new one, as in JAX
+        return _mlir.create_token()
     if aval.dtype == dtypes.float0:
         return _mlir.ir_constant(np.zeros(aval.shape, np.bool_))
     array = np.asarray(value, dtype=aval.dtype)

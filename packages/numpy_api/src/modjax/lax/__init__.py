@@ -260,4 +260,5 @@ from .structural import (
     transpose,
     transpose_p,
 )
+from .tokens import *  # noqa: F403
 from .windowed import *  # noqa: F403

@@ -27,6 +27,7 @@ import numpy as np
 from modjax.tracecore import core, dtypes
 from modjax.tracecore.abstract import ShapedArray, register_aval_handler
 from modjax.tracecore.basearray import Array as AbstractArray
+from modjax.tracecore.tokens import Token
 from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_unflatten
 
 from . import _xla
@@ -206,6 +207,8 @@ def _put_leaf(x: Any, sharding: Sharding | None, committed: bool):
     if type(x) is not ArrayImpl and isinstance(x, _xla.Array):
         # An array of an extended dtype (runtime.extended): place its data.
         return x._with_base(_put_leaf(x._base_array, sharding, committed))
+    if type(x) is Token:  # its empty buffer goes there, as a new token
+        return Token(_put_leaf(x._buf, sharding, committed))
     if type(x) is ArrayImpl:
         x._check_if_deleted()
         if sharding is None:

@@ -25,6 +25,7 @@ from modjax.tracecore.dce import dce_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.monitoring import timed
 from modjax.tracecore.state import discharge_state, has_refs
+from modjax.tracecore.tokens import Token
 from modjax.tracecore.tracing import convert_constvars_jaxpr
 
 from . import _xla
@@ -333,6 +334,9 @@ def _to_sharding(x: Any, sharding: Sharding) -> Any:
     if isinstance(x, ExtendedArray):  # a key array: its data goes there, rewrapped
         data = _to_sharding(x._base_array, sharding)
         return x if data is x._base_array else wrap(x.aval, data)
+    if type(x) is Token:  # likewise its empty buffer
+        data = _to_sharding(x._buf, sharding)
+        return x if data is x._buf else Token(data)
     if type(x) is ArrayImpl:
         if x._sharding is sharding:
             return x
@@ -347,7 +351,7 @@ def device_args(values: Sequence[Any], device: Device) -> list[ArrayImpl]:
 
     Arrays already there are passed through; others are copied (through the host
     for now), and host values are put with their canonical dtype. The data of
-    an ExtendedArray is placed the same way, and rewrapped.
+    an ExtendedArray or a Token is placed the same way, and rewrapped.
     """
     sharding = single_device_sharding(device)
     out = []
@@ -355,6 +359,9 @@ def device_args(values: Sequence[Any], device: Device) -> list[ArrayImpl]:
         if isinstance(x, ExtendedArray):
             (data,) = device_args([x._base_array], device)
             out.append(x if data is x._base_array else wrap(x.aval, data))
+        elif type(x) is Token:
+            (data,) = device_args([x._buf], device)
+            out.append(x if data is x._buf else Token(data))
         elif type(x) is ArrayImpl:
             if x._sharding is not sharding:
                 x._check_if_deleted()
@@ -436,6 +443,7 @@ def lower_jaxpr(
     """
     if has_refs(closed):  # references made and used inside: a pure program for XLA
         closed = discharge_state(closed)
+    closed, embedded = _embed_token_consts(closed)
     jaxpr = closed.jaxpr
     n_consts, n_args = len(jaxpr.constvars), len(jaxpr.invars)
     donated = tuple(donated) if donated is not None else (False,) * n_args
@@ -452,7 +460,7 @@ def lower_jaxpr(
         if isinstance(device, SpmdTarget):
             const_args = tuple(_to_sharding(c, device.replicated) for c in const_values)
             module = lower_jaxpr_to_module(
-                ClosedJaxpr(pruned, ()),
+                _with_consts(pruned, embedded),
                 module_name=module_name_for(name),
                 donated_args=kept_donated,
                 platform=device.client.platform,
@@ -461,7 +469,7 @@ def lower_jaxpr(
         else:
             const_args = tuple(device_args(const_values, device))
             module = lower_jaxpr_to_module(
-                ClosedJaxpr(pruned, ()),
+                _with_consts(pruned, embedded),
                 module_name=module_name_for(name),
                 donated_args=kept_donated,
                 platform=device.client.platform,
@@ -489,6 +497,31 @@ def lower_jaxpr(
         donated,
         name,
     )
+
+
+def _embed_token_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, dict]:
+    """Split off the consts that are tokens: the program makes those itself.
+
+    A token closed over is lowered to ``stablehlo.create_token`` inside the program
+    (as JAX does), not passed in. Return ``closed`` without those consts (their
+    variables left free) and a dict of them by variable.
+    """
+    jaxpr = closed.jaxpr
+    if not any(type(c) is Token for c in closed.consts):
+        return closed, {}
+    pairs = list(zip(jaxpr.constvars, closed.consts, strict=True))
+    tokens = {v: c for v, c in pairs if type(c) is Token}
+    rest = [(v, c) for v, c in pairs if type(c) is not Token]
+    return ClosedJaxpr(jaxpr.replace(constvars=[v for v, _ in rest]), [c for _, c in rest]), tokens
+
+
+def _with_consts(pruned, tokens: dict) -> ClosedJaxpr:
+    """The pruned jaxpr to lower, closed over the token consts it still uses."""
+    if not tokens:
+        return ClosedJaxpr(pruned, ())
+    used = {id(x) for e in pruned.eqns for x in e.invars} | {id(x) for x in pruned.outvars}
+    kept = [v for v in tokens if id(v) in used]
+    return ClosedJaxpr(pruned.replace(constvars=kept), [tokens[v] for v in kept])
 
 
 # --- SPMD programs ----------------------------------------------------------------------------

@@ -285,9 +285,12 @@ def physical_aval(aval: ShapedArray) -> ShapedArray:
     """Return the aval of the data behind ``aval`` (JAX's ``core.physical_aval``).
 
     An aval of an extended dtype becomes its shape followed by the element's
-    physical shape, in the element's physical dtype; any other aval is itself.
+    physical shape, in the element's physical dtype; a token's is ``bool[0]`` (what
+    stands for a token at run time, as in JAX); any other aval is itself.
     """
-    dtype = aval.dtype
+    dtype = getattr(aval, "dtype", None)
+    if dtype is None:  # the token's aval (tracecore.tokens)
+        return ShapedArray((0,), np.dtype(bool))
     if not isinstance(dtype, dtypes.ExtendedDType):
         return aval
     try:

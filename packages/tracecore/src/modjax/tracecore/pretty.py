@@ -83,8 +83,8 @@ def format_aval(aval) -> str:
         return "Ref{" + format_aval(inner) + "}"
     shape = getattr(aval, "shape", None)
     dtype = getattr(aval, "dtype", None)
-    if shape is None or dtype is None:
-        return str(aval)
+    if shape is None or dtype is None:  # a token prints 'Tok'
+        return aval.str_short(short_dtypes=True) if hasattr(aval, "str_short") else str(aval)
     weak = "~" if getattr(aval, "weak_type", False) else ""
     if getattr(aval, "sharding", None) is not None or getattr(aval, "vma", None):
         # f32[8@x,4]: sharded over explicit axes; f32[4]{V:x}: varying manual axes
