@@ -450,7 +450,7 @@ class _Parser:
             if self.peek() != "}":
                 raise self.error(f"expected '}}' closing the Ref type, found {self.found()}")
             self.pos += 1
-            return AbstractRef(inner)  # type: ignore[return-value]
+            return AbstractRef(inner)
         weak = self.peek() == "~"
         if weak:
             self.pos += 1
