@@ -41,11 +41,6 @@ OTHER_ISSUES = _table(
 # Issue #14's names not done yet, with what is missing.
 NOT_YET = _table(
     (
-        "jax",
-        "api_util interpreters lib",
-        "#14: JAX internals or jaxlib extension points with no modjax counterpart yet",
-    ),
-    (
         "jax.lax",
         "AccuracyMode Tolerance",
         "#14: the accuracy= keyword of lax's transcendental functions (StableHLO "

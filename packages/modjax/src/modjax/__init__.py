@@ -285,12 +285,15 @@ __all__ = [
 # registered before anything can bind them.
 _LAZY_SUBMODULES = frozenset(
     {
+        "api_util",
         "dlpack",
         "experimental",
         "export",
         "ffi",
         "flatten_util",
         "image",
+        "interpreters",
+        "lib",
         "core",
         "monitoring",
         "nn",
