@@ -811,6 +811,10 @@ TABLE: dict[str, Entry | Excluded] = {
     "all_gather": Excluded(_NAMED_AXIS),
     "all_to_all": Excluded(_NAMED_AXIS),
     "ppermute": Excluded(_NAMED_AXIS),
+    "ragged_all_to_all": Excluded(
+        "needs a shard_map's mesh axis bound around it, and XLA:CPU cannot run it (its rules "
+        "are checked against JAX's jaxprs in test_shard_collectives.py)"
+    ),
     "reduce_scatter": Excluded(_NAMED_AXIS),
     "axis_index": Excluded(_NAMED_AXIS),
     "pvary": bound({"axes": ()}, X),

@@ -39,6 +39,7 @@ from modjax.batching import (  # noqa: E402  (collectives over vmapped named axe
     psum,
     psum_p,
     psum_scatter,
+    pswapaxes,
 )
 from modjax.sharding import pcast, with_sharding_constraint  # noqa: E402  (jax.lax's)
 from modjax.sharding.constraint import sharding_constraint_p  # noqa: E402  (jax.lax's)
@@ -207,7 +208,7 @@ from .fft import FftType, fft, fft_p
 from .generic_reduce import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .mulhi import *  # noqa: F403
-from .parallel import pbroadcast  # noqa: E402
+from .parallel import pbroadcast, ragged_all_to_all, ragged_all_to_all_p  # noqa: E402
 from .ragged_dot import *  # noqa: F403
 from .reductions import (
     argmax,

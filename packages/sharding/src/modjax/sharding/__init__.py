@@ -12,6 +12,7 @@ from .arrays import (
 )
 from .constraint import auto_axes, explicit_axes, reshard, with_sharding_constraint
 from .mesh import (
+    AbstractDevice,
     AbstractMesh,
     AxisType,
     Mesh,
@@ -42,6 +43,7 @@ def make_single_device_sharding(device, *, memory_kind=None) -> SingleDeviceShar
 
 
 __all__ = [
+    "AbstractDevice",
     "AbstractMesh",
     "AbstractNamedSharding",
     "AxisType",

@@ -47,7 +47,7 @@ from .mesh import Mesh
 from .named_sharding import NamedSharding
 from .shard_map import shard_map_p
 
-__all__: list[str] = []
+__all__ = ["mesh_replica_groups"]
 
 
 class _Context(threading.local):
@@ -95,6 +95,22 @@ def replica_groups(mesh: Mesh, axes: tuple[str, ...], index_groups=None) -> list
         return rows
     width = max(len(g) for g in index_groups)
     return [[row[i] for i in g] + [-1] * (width - len(g)) for row in rows for g in index_groups]
+
+
+def mesh_replica_groups(ctx, axis_name, axis_index_groups=None) -> list[list[int]]:
+    """Return the replica groups of a collective over the enclosing shard_map's axes ``axis_name``.
+
+    For collectives declared above this package (``ragged_all_to_all``): every
+    entry must be a manual mesh axis there; otherwise NotImplementedError names
+    the primitive (such a collective has no lowering over vmap axes).
+    """
+    named = _mesh_axes_of(axis_name)
+    entries = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+    if not named or len(named) != len(entries):
+        raise NotImplementedError(
+            f"{ctx.primitive.name} over {entries} outside the manual axes of a shard_map"
+        )
+    return replica_groups(_context.meshes[-1], named, axis_index_groups)
 
 
 def _groups_attr(groups) -> ir.Attribute:
