@@ -441,7 +441,8 @@ def ffi_call(
     ``result_shape_dtypes`` is one object with ``shape`` and ``dtype``
     (``ShapeDtypeStruct``), giving one result, or a sequence of them, giving a list
     (a tuple for a tuple); ``modjax.core.abstract_token`` declares a token result.
-    The returned function takes the operands positionally; its keyword arguments are the handler's named attributes: ``bool``, ``int``
+    The returned function takes the operands positionally; its keyword arguments
+    are the handler's named attributes: ``bool``, ``int``
     (``i64``), ``float`` (``f64``), ``str``, numpy scalars of their own dtype, numpy
     arrays and dicts of these. ``has_side_effect`` keeps an unused call; under
     ``vmap``, ``vmap_method`` says how the handler sees the batch (as for
