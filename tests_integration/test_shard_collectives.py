@@ -29,7 +29,7 @@ from modjax.sharding.testing import main, run_checks
 
 DATA = pathlib.Path(__file__).parent / "data" / "shard_collectives_jax.json"
 # The families of cases this module checks (each a prefix of the recorded names).
-FAMILIES = ("pswap", "rag")
+FAMILIES = ("pswap", "rag", "smap")
 
 
 def _env(data):

@@ -33,6 +33,7 @@ from modjax.sharding import (
     make_array_from_single_device_arrays,
     make_mesh,
     set_mesh,
+    smap,
     use_abstract_mesh,
     visualize_array_sharding,
     with_sharding_constraint,
@@ -79,6 +80,26 @@ def test_abstract_mesh_and_axis_types():
     with use_abstract_mesh(am):
         assert get_abstract_mesh() is am
     assert get_abstract_mesh().empty
+
+
+def test_smap_checks_its_arguments_as_jax():
+    # JAX 0.10.2's TypeErrors, raised when smap is applied (before any mesh is needed).
+    def f(x):
+        return x
+
+    with pytest.raises(TypeError, match="smap axis_name should be a `str` or a `Hashable`"):
+        smap(f, in_axes=0, out_axes=0, axis_name=("x",))
+    with pytest.raises(TypeError, match="smap in_axes must be an int, None"):
+        smap(f, in_axes=[0], out_axes=0, axis_name="x")
+    with pytest.raises(TypeError, match="smap in_axes must be an int, None"):
+        smap(f, in_axes=(0, "a"), out_axes=0, axis_name="x")
+    with pytest.raises(TypeError, match="smap out_axes must be an int, None"):
+        smap(f, in_axes=0, out_axes=(0, 1.5), axis_name="x")
+    with pytest.raises(TypeError, match="out_axes"):
+        smap(f, in_axes=0, axis_name="x")
+    with pytest.raises(ValueError, match="The context mesh cannot be empty"):
+        smap(f, in_axes=0, out_axes=0, axis_name="x")(np.ones(4))
+    assert smap(in_axes=0, out_axes=0, axis_name="x")(f).__name__ == "f"
 
 
 def test_abstract_device_is_a_frozen_record_that_abstract_meshes_carry():
