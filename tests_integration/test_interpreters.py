@@ -39,7 +39,7 @@ scale_p.def_abstract_eval(_same_shape)
 
 def _scale_lowering(ctx, x, *, k):
     (aval,) = ctx.avals_in
-    assert mlir.aval_to_ir_type(ctx.module_ctx, aval) == x.type
+    assert mlir.aval_to_ir_type(ctx.module_context, aval) == x.type
     return [hlo.multiply(x, mlir.ir_constant(np.full(aval.shape, k, aval.dtype)))]
 
 

@@ -173,6 +173,11 @@ class LoweringRuleContext:
         self.source_info: SourceInfo | None = source_info
         self.effects: frozenset = effects
 
+    @property
+    def module_context(self) -> ModuleContext:
+        """The module's context, under JAX's name for it (rules written for JAX read this)."""
+        return self.module_ctx
+
     def replace(self, **changes) -> LoweringRuleContext:
         """Return a copy with some fields replaced (e.g. ``avals_in`` for a sub-lowering)."""
         fields = {name: getattr(self, name) for name in self.__slots__}
