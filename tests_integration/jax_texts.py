@@ -23,6 +23,8 @@ import sys
 import numpy as np
 
 F32 = np.float32
+ARANGE = np.arange(1, 4, dtype=F32) / 4
+COMPLEX = np.array([1 + 1j, 0.5 - 2j], np.complex64)
 
 
 def _token_after_all(jax):
@@ -55,6 +57,68 @@ def _token_in_pytree(jax):
     )
 
 
+def _accuracy_sin_highest(jax):
+    return (lambda x: jax.lax.sin(x, accuracy=jax.lax.AccuracyMode.HIGHEST)), (ARANGE,)
+
+
+def _accuracy_exp_tolerance(jax):
+    tolerance = jax.lax.Tolerance(atol=1e-5, rtol=1e-4)
+    return (lambda x: jax.lax.exp(x, accuracy=tolerance)), (ARANGE,)
+
+
+def _accuracy_log_ulps(jax):
+    return (lambda x: jax.lax.log(x, accuracy=jax.lax.Tolerance(ulps=2))), (ARANGE,)
+
+
+def _accuracy_tanh_default(jax):
+    return (lambda x: jax.lax.tanh(x, accuracy=jax.lax.AccuracyMode.DEFAULT)), (ARANGE,)
+
+
+def _accuracy_each_function(jax):
+    lax, highest = jax.lax, jax.lax.AccuracyMode.HIGHEST
+    names = ("exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "tan", "sqrt", "rsqrt", "cbrt")
+    return (lambda x: [getattr(lax, n)(x, accuracy=highest) for n in names]), (ARANGE,)
+
+
+def _accuracy_exp2(jax):
+    return (lambda x: jax.lax.exp2(x, accuracy=jax.lax.AccuracyMode.HIGHEST)), (ARANGE,)
+
+
+def _accuracy_logistic(jax):
+    return (lambda x: jax.lax.logistic(x, accuracy=jax.lax.AccuracyMode.HIGHEST)), (ARANGE,)
+
+
+def _accuracy_complex_sin(jax):
+    return (lambda z: jax.lax.sin(z, accuracy=jax.lax.AccuracyMode.HIGHEST)), (COMPLEX,)
+
+
+def _accuracy_jvps(jax):
+    lax, highest = jax.lax, jax.lax.AccuracyMode.HIGHEST
+
+    def f(x):
+        return [
+            lax.sin(x, accuracy=highest),
+            lax.cos(x, accuracy=highest),
+            lax.expm1(x, accuracy=highest),
+            lax.tanh(x, accuracy=highest),
+            lax.exp(x, accuracy=highest),
+        ]
+
+    return (lambda x: jax.jvp(f, (x,), (x,))), (ARANGE,)
+
+
+def _accuracy_jvp_logistic(jax):
+    def f(x):
+        return jax.lax.logistic(x, accuracy=jax.lax.AccuracyMode.HIGHEST)
+
+    return (lambda x: jax.jvp(f, (x,), (x,))), (ARANGE,)
+
+
+def _accuracy_vmap(jax):
+    f = jax.vmap(lambda x: jax.lax.sin(x, accuracy=jax.lax.AccuracyMode.HIGHEST))
+    return f, (np.ones((2, 3), F32),)
+
+
 CASES = {
     "token_after_all": _token_after_all,
     "token_create": _token_create,
@@ -62,6 +126,30 @@ CASES = {
     "token_after_all_of_nothing": _token_after_all_of_nothing,
     "token_closed_over": _token_closed_over,
     "token_in_pytree": _token_in_pytree,
+    "accuracy_sin_highest": _accuracy_sin_highest,
+    "accuracy_exp_tolerance": _accuracy_exp_tolerance,
+    "accuracy_log_ulps": _accuracy_log_ulps,
+    "accuracy_tanh_default": _accuracy_tanh_default,
+    "accuracy_each_function": _accuracy_each_function,
+    "accuracy_exp2": _accuracy_exp2,
+    "accuracy_logistic": _accuracy_logistic,
+    "accuracy_complex_sin": _accuracy_complex_sin,
+    "accuracy_jvps": _accuracy_jvps,
+    "accuracy_jvp_logistic": _accuracy_jvp_logistic,
+    "accuracy_vmap": _accuracy_vmap,
+}
+
+# How much of the lowered module is compared: everything (the default), only the ops
+# carrying ``result_accuracy`` (exp2: JAX also broadcasts its scalar constant), or
+# nothing (logistic: JAX lowers 1 / (1 + exp(-x)), modjax stablehlo.logistic; complex
+# sin: JAX lowers a formula of real ops, modjax stablehlo.sine; neither carries the
+# accuracy, in both libraries).
+LOWERED = {
+    "accuracy_exp2": "accuracy",
+    "accuracy_jvps": "accuracy",  # tanh's JVP calls logistic, lowered as said below
+    "accuracy_logistic": "none",
+    "accuracy_jvp_logistic": "none",
+    "accuracy_complex_sin": "none",
 }
 
 
@@ -84,14 +172,55 @@ _MODULE_ATTRS = re.compile(
     r" attributes \{mhlo\.num_partitions = 1 : i32, mhlo\.num_replicas = 1 : i32\}"
 )
 _ONE_RESULT = re.compile(r"-> \(([^(),]+)\) \{")
+_TOLERANCE = re.compile(r"<jax\._src\.lax\.lax\.Tolerance object at 0x\w+>|Tolerance\([^()]*\)")
+_DEF = re.compile(r"^\s*(%[\w#]+) = ")
+_VALUE = re.compile(r"%(?!arg\d)[\w]+")
 
 
-def normalize(text: str) -> str:
-    """Remove the known differences of spelling between modjax's texts and JAX's."""
-    text = text.replace("~", "")
+def normalize_jaxpr(text: str) -> str:
+    """A jaxpr's text without the known differences of spelling: modjax's ``~`` on weak
+    types, JAX's unprintable Tolerance (``<... object at 0x...>``), line breaks."""
+    text = _TOLERANCE.sub("Tolerance(...)", text.replace("~", ""))
+    return re.sub(r"\s*([\[\]])\s*", r"\1", re.sub(r"\s+", " ", text)).strip()
+
+
+def normalize_lowered(text: str, part: str = "all") -> str:
+    """A module's text without JAX's result_info and replica counts, without ops whose
+    result nothing uses (JAX emits a dead copy of each op carrying an accuracy), with
+    values renamed in order of appearance; ``part="accuracy"`` keeps only the ops
+    carrying ``result_accuracy``."""
     text = _MODULE_ATTRS.sub("", _RESULT_INFO.sub("", text))
     text = _ONE_RESULT.sub(r"-> \1 {", text)
-    return "\n".join(re.sub(r" +", " ", line).rstrip() for line in text.strip().splitlines())
+    lines = [re.sub(r" +", " ", line).rstrip() for line in text.strip().splitlines()]
+    while True:  # drop dead definitions
+        uses = " ".join(_DEF.sub("", line) for line in lines)
+        dead = [
+            i
+            for i, line in enumerate(lines)
+            if (m := _DEF.match(line)) and not re.search(re.escape(m.group(1)) + r"\b", uses)
+        ]
+        if not dead:
+            break
+        lines = [line for i, line in enumerate(lines) if i not in dead]
+    if part == "accuracy":
+        lines = [_DEF.sub("", line).strip() for line in lines if "result_accuracy" in line]
+    names: dict[str, str] = {}
+    return "\n".join(
+        _VALUE.sub(lambda m: names.setdefault(m.group(), f"%v{len(names)}"), line) for line in lines
+    )
+
+
+def agree(modjax_texts: dict, jax_texts: dict, name: str) -> list[str]:
+    """The kinds of text (jaxpr, lowered) in which a case's two recordings differ."""
+    bad = []
+    if normalize_jaxpr(modjax_texts["jaxpr"]) != normalize_jaxpr(jax_texts["jaxpr"]):
+        bad.append("jaxpr")
+    part = LOWERED.get(name, "all")
+    if part != "none" and normalize_lowered(modjax_texts["lowered"], part) != normalize_lowered(
+        jax_texts["lowered"], part
+    ):
+        bad.append("lowered")
+    return bad
 
 
 if __name__ == "__main__":

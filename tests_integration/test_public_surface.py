@@ -37,12 +37,6 @@ OTHER_ISSUES = _table(
 NOT_YET = _table(
     (
         "jax.lax",
-        "AccuracyMode Tolerance",
-        "#14: the accuracy= keyword of lax's transcendental functions (StableHLO "
-        "result_accuracy), to do",
-    ),
-    (
-        "jax.lax",
         "device_put_p",
         "modjax's device_put adds no equation under a trace (a sharding constraint when it "
         "reshards); there is no device_put primitive",

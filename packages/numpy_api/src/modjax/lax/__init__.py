@@ -50,6 +50,7 @@ from . import (
     sharding_types,  # noqa: E402, F401  (which sharding-in-types rule each primitive follows)
     state,  # noqa: E402, F401  (mutable array references: modjax.Ref's primitives)
 )
+from .accuracy import AccuracyMode, Tolerance
 from .approx_top_k import *  # noqa: F403
 from .array_helpers import *  # noqa: F403
 from .barrier import *  # noqa: F403
