@@ -609,10 +609,21 @@ def host_callback_call(
 # --- modules, functions, locations ---------------------------------------------------------
 
 
-def sdy_mesh_op(module: ir.Module, name: str, axes: Sequence[tuple[str, int]]) -> None:
-    """Declare the Shardy mesh ``@name`` with ``axes`` (name, size) at the top of ``module``."""
+def sdy_mesh_op(
+    module: ir.Module, name: str, axes: Sequence[tuple[str, int]], after: int = 0
+) -> None:
+    """Declare the Shardy mesh ``@name`` with ``axes`` (name, size) at the top of ``module``.
+
+    ``after`` meshes already declared there stay before it.
+    """
     mesh = ", ".join(f'"{axis}"={size}' for axis, size in axes)
-    with ir.InsertionPoint.at_block_begin(module.body):
+    ops = list(module.body.operations)
+    point = (
+        ir.InsertionPoint.after(ops[after - 1])
+        if after and len(ops) >= after
+        else ir.InsertionPoint.at_block_begin(module.body)
+    )
+    with point:
         sdy.MeshOp(name, ir.Attribute.parse(f"#sdy.mesh<[{mesh}]>"))
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from modjax.lowering import lower_jaxpr_to_module
+from modjax.lowering import lower_jaxpr_to_module, sdy_mesh_symbol
 from modjax.tracecore.abstract import ShapedArray, physical_aval
 from modjax.tracecore.config import config
 from modjax.tracecore.dce import dce_jaxpr
@@ -296,7 +296,7 @@ def raise_if_deleted(args: Sequence[Any]) -> None:
             x._check_if_deleted()
 
 
-def _committed_sharding(x: Any) -> Sharding | None:
+def committed_sharding(x: Any) -> Sharding | None:
     if type(x) is ArrayImpl and x._committed:
         return x._sharding
     return None
@@ -317,7 +317,7 @@ def placement(leaves: Iterable[Any]) -> tuple[Device | SpmdTarget, bool]:
         if type(x) is ArrayImpl and x._committed:
             sharding = x._sharding
             if type(sharding) is not SingleDeviceSharding:
-                return spmd_target(leaves, None, None, committed_of=_committed_sharding), True
+                return spmd_target(leaves, None, None, committed_of=committed_sharding), True
             if device is None:
                 device = sharding._device
             elif sharding._device != device:
@@ -528,25 +528,33 @@ def _with_consts(pruned, tokens: dict) -> ClosedJaxpr:
 
 
 def _spmd_annotations(target: SpmdTarget, pruned, n_consts: int, used_args) -> dict:
-    """The lowering arguments that annotate an SPMD program's module with its shardings."""
+    """The lowering arguments that annotate an SPMD program's module with its shardings.
+
+    Shardings on other meshes over the program's devices name further Shardy
+    meshes (``@mesh_0``, ...), declared in the order JAX 0.10 declares them.
+    """
     in_avals = [v.aval for v in pruned.invars]
     kept_shardings = [s for s, u in zip(target.in_shardings, used_args, strict=True) if u]
     in_shardings = [target.replicated] * n_consts + kept_shardings
-    arg_texts = [
-        None if s is None else s._to_sdy_sharding(len(a.shape))
-        for s, a in zip(in_shardings, in_avals, strict=True)
-    ]
     out_avals = [v.aval for v in pruned.outvars]
     outs = target.out_shardings or [None] * len(out_avals)
-    result_texts = [
-        None if s is None else s._to_sdy_sharding(len(a.shape))
-        for s, a in zip(outs, out_avals, strict=True)
-    ]
+    names = {target.context._sdy_mesh: sdy_mesh_symbol(0)}
+    for s in (*in_shardings, *outs):
+        if s is not None and s._sdy_mesh not in names:
+            names[s._sdy_mesh] = sdy_mesh_symbol(len(names))
+
+    def text(s, aval):
+        return None if s is None else s._to_sdy_sharding(len(aval.shape), names[s._sdy_mesh])
+
+    arg_texts = [text(s, a) for s, a in zip(in_shardings, in_avals, strict=True)]
+    result_texts = [text(s, a) for s, a in zip(outs, out_avals, strict=True)]
+    meshes = list(names)
     return {
         "arg_shardings": arg_texts,
         "result_shardings": result_texts if any(result_texts) else None,
         "num_partitions": len(target.devices),
-        "sdy_mesh": target.context._sdy_mesh,
+        "sdy_mesh": meshes[0],
+        "sdy_meshes": meshes[1:],
     }
 
 

@@ -294,8 +294,9 @@ def _axis_index_rule(ctx, *, axis_name):
         # partition_id means something only where every axis is manual (as JAX: a nested
         # manual computation over the automatic axes computes the index).
         i32 = ctx.avals_out[0]
+        name = ctx.module_ctx.sdy_mesh_name(mesh.shape_tuple)
         op, block = manual_computation(
-            [], [ir_type(i32)], [], [], [f"<@mesh, [{', '.join(['{}'] * len(i32.shape))}]>"], auto
+            [], [ir_type(i32)], [], [], [f"<@{name}, [{', '.join(['{}'] * len(i32.shape))}]>"], auto
         )
         with ir.InsertionPoint(block):
             sdy_return([_axis_index_value(ctx, mesh, named)])
@@ -325,16 +326,18 @@ def _axis_index_value(ctx, mesh: Mesh, named) -> ir.Value:
 # --- shard_map ---------------------------------------------------------------------------------
 
 
-def _sdy_text(mesh: Mesh, spec, ndim: int) -> str:
-    return NamedSharding(mesh, spec)._to_sdy_sharding(ndim).removeprefix("#sdy.sharding")
+def _sdy_text(mesh: Mesh, spec, ndim: int, name: str) -> str:
+    return NamedSharding(mesh, spec)._to_sdy_sharding(ndim, name).removeprefix("#sdy.sharding")
 
 
 def _shard_map_rule(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes, **_):
+    name = ctx.module_ctx.sdy_mesh_name(mesh.shape_tuple)
     in_texts = [
-        _sdy_text(mesh, s, len(a.shape)) for s, a in zip(in_specs, ctx.avals_in, strict=True)
+        _sdy_text(mesh, s, len(a.shape), name) for s, a in zip(in_specs, ctx.avals_in, strict=True)
     ]
     out_texts = [
-        _sdy_text(mesh, s, len(a.shape)) for s, a in zip(out_specs, ctx.avals_out, strict=True)
+        _sdy_text(mesh, s, len(a.shape), name)
+        for s, a in zip(out_specs, ctx.avals_out, strict=True)
     ]
     op, block = manual_computation(
         args, ir_types(ctx.avals_out), ir_types(jaxpr.in_avals), in_texts, out_texts,
