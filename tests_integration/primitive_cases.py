@@ -462,6 +462,10 @@ def _debug_callback(x):
 _NAMED_AXIS = (
     "needs a named axis bound by vmap or shard_map around it (checked in test_collectives.py)"
 )
+_GPU_ONLY = (
+    "needs a shard_map's mesh axis bound around it and lowers on GPU only, as JAX 0.10.2's "
+    "(jaxprs, printing and errors checked in test_shard_collectives.py)"
+)
 _CALLBACK = "its params hold a Python callable, which the jaxpr text cannot carry"
 _EXPORTED = "its params hold an Exported, which the jaxpr text cannot carry"
 _MESH_TEXT = "meshes and shardings print as text that parses back as strings"
@@ -811,6 +815,8 @@ TABLE: dict[str, Entry | Excluded] = {
     "all_gather": Excluded(_NAMED_AXIS),
     "all_to_all": Excluded(_NAMED_AXIS),
     "ppermute": Excluded(_NAMED_AXIS),
+    "psend": Excluded(_GPU_ONLY),
+    "precv": Excluded(_GPU_ONLY),
     "ragged_all_to_all": Excluded(
         "needs a shard_map's mesh axis bound around it, and XLA:CPU cannot run it (its rules "
         "are checked against JAX's jaxprs in test_shard_collectives.py)"

@@ -30,7 +30,6 @@ def _table(*groups: tuple[str, str, str]) -> dict[str, dict[str, str]]:
 SHARDING = "#13 sharding"
 OTHER_ISSUES = _table(
     ("jax", "auto_pcast remove_size_one_mesh_axis_from_type", SHARDING),
-    ("jax.lax", "precv psend", SHARDING),
 )
 
 # Issue #14's names not done yet, with what is missing.

@@ -209,7 +209,15 @@ from .fft import FftType, fft, fft_p
 from .generic_reduce import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .mulhi import *  # noqa: F403
-from .parallel import pbroadcast, ragged_all_to_all, ragged_all_to_all_p  # noqa: E402
+from .parallel import (  # noqa: E402
+    pbroadcast,
+    precv,
+    precv_p,
+    psend,
+    psend_p,
+    ragged_all_to_all,
+    ragged_all_to_all_p,
+)
 from .ragged_dot import *  # noqa: F403
 from .reductions import (
     argmax,

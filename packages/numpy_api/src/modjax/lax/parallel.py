@@ -1,6 +1,9 @@
 """Collectives built from others, and those whose rules need array ops (``jax.lax``'s parallel ops).
 
-``pbroadcast`` is a masked ``psum``. ``ragged_all_to_all`` is a primitive:
+``pbroadcast`` is a masked ``psum``. ``psend``/``precv`` are XLA's send and
+receive along a permutation, ordered by a token; as in JAX 0.10.2 they trace
+(``Tok`` results, ``precv``'s result invariant) but lower only on GPU, so on
+CPU lowering them raises JAX's NotImplementedError. ``ragged_all_to_all`` is a primitive:
 each member sends slices of its ``operand``'s leading axis to the others and
 writes the slices it receives into a copy of ``output``. Its rules follow
 JAX 0.10's: linear in ``operand`` and ``output`` (JVP and transpose), batched
@@ -11,6 +14,8 @@ program compiles and fails to run on CPU).
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -31,6 +36,10 @@ from modjax.sharding.collective_lowering import mesh_replica_groups
 from modjax.tracecore import dtypes, tree_util
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive, Tracer
+from modjax.tracecore.parse import register_param_parser
+from modjax.tracecore.pretty import register_param_printer
+from modjax.tracecore.sharding_types import vma_rules
+from modjax.tracecore.tokens import abstract_token
 
 from ._common import aval_of
 from ._rules import instantiate, zeros
@@ -38,7 +47,15 @@ from .elementwise import add, bitwise_and, ge, lt, mul, select_n
 from .reductions import reduce_or
 from .structural import broadcast_in_dim, broadcasted_iota, iota, reshape
 
-__all__ = ["pbroadcast", "ragged_all_to_all", "ragged_all_to_all_p"]
+__all__ = [
+    "pbroadcast",
+    "precv",
+    "precv_p",
+    "psend",
+    "psend_p",
+    "ragged_all_to_all",
+    "ragged_all_to_all_p",
+]
 
 
 def pbroadcast(x, axis_name, source):
@@ -235,3 +252,98 @@ jvp_rules[ragged_all_to_all_p] = _jvp
 transpose_rules[ragged_all_to_all_p] = _transpose
 axis_primitive_batchers[ragged_all_to_all_p] = _batcher
 register_lowering(ragged_all_to_all_p, _lowering)
+
+
+# --- psend / precv -------------------------------------------------------------------------
+
+
+def _names_of(axis_name) -> tuple:
+    return tuple(axis_name) if isinstance(axis_name, tuple | list) else (axis_name,)
+
+
+def _check_names(op: str, names) -> None:
+    """Raise JAX's NameError for an axis no shard_map (or vmap) binds."""
+    bound = axis_names()
+    for name in names:
+        if name not in bound:
+            raise NameError(
+                f"Found an unbound axis name: {name}. To fix this, please call {op} under "
+                "`jax.shard_map`."
+            )
+
+
+def _perm(perm) -> tuple:
+    return tuple((int(src), int(dst)) for src, dst in perm)
+
+
+def _gpu_only(name: str):
+    def rule(ctx, *args, **params):
+        raise NotImplementedError(f"{name} is currently only implemented on GPU")
+
+    return rule
+
+
+psend_p = Primitive("psend")
+psend_p.def_abstract_eval(lambda x, *, axis_name, perm: abstract_token)
+
+
+@psend_p.def_impl
+def _psend_impl(x, *, axis_name, perm):
+    raise NotImplementedError("Evaluation rule for 'psend' not implemented")
+
+
+def psend(x, axis_name, perm):
+    """Send ``x`` along ``perm``'s (source, destination) pairs over ``axis_name`` (lax.psend).
+
+    Return a token (one per leaf of a pytree ``x``) for a matching ``precv``;
+    XLA's send, which JAX 0.10.2 lowers on GPU only (NotImplementedError here).
+    """
+    names = _names_of(axis_name)
+    pairs = _perm(perm)
+
+    _check_names("psend", names)
+    return tree_util.tree_map(lambda leaf: psend_p.bind(leaf, axis_name=names, perm=pairs), x)
+
+
+precv_p = Primitive("precv")
+precv_p.def_abstract_eval(lambda token, *, out_shape, axis_name, perm: out_shape)
+
+
+@precv_p.def_impl
+def _precv_impl(token, **params):
+    raise NotImplementedError("Evaluation rule for 'precv' not implemented")
+
+
+def precv(token, out_shape, axis_name, perm):
+    """Receive a value of ``out_shape``'s shape and dtype along ``perm`` (lax.precv).
+
+    ``token`` orders it after a ``psend`` (or comes from ``create_token``);
+    XLA's recv, which JAX 0.10.2 lowers on GPU only (NotImplementedError here).
+    """
+    # As in JAX, the names are not checked: eagerly the impl raises, traced the lowering.
+    names = _names_of(axis_name)
+    aval = ShapedArray(tuple(out_shape.shape), np.dtype(out_shape.dtype))
+    return precv_p.bind(token, out_shape=aval, axis_name=names, perm=_perm(perm))
+
+
+register_lowering(psend_p, _gpu_only("psend"))
+register_lowering(precv_p, _gpu_only("precv"))
+# The received value does not vary in the body's types (as in JAX: a pvary follows it).
+vma_rules[precv_p] = lambda vma_in, params: frozenset()
+
+
+def _format_shape(aval: ShapedArray) -> str:
+    """``float32[4,8]``: precv's ``out_shape`` as JAX prints it."""
+    return f"{aval.dtype.name}[{','.join(str(d) for d in aval.shape)}]"
+
+
+def _parse_shape(text: str) -> ShapedArray:
+    match = re.fullmatch(r"\s*(\w+)\[([\d,\s]*)\]\s*", text)
+    if match is None:
+        raise ValueError(f"precv out_shape: expected dtype[dims], got {text!r}")
+    dims = tuple(int(d) for d in match.group(2).split(",") if d.strip())
+    return ShapedArray(dims, dtypes.canonicalize_dtype(np.dtype(match.group(1))))
+
+
+register_param_printer(precv_p, "out_shape", _format_shape)
+register_param_parser(precv_p, "out_shape", _parse_shape)
