@@ -24,6 +24,7 @@ import numpy as np
 
 F32 = np.float32
 ARANGE = np.arange(1, 4, dtype=F32) / 4
+GRID = np.arange(12, dtype=F32).reshape(3, 4)
 COMPLEX = np.array([1 + 1j, 0.5 - 2j], np.complex64)
 
 
@@ -119,6 +120,29 @@ def _accuracy_vmap(jax):
     return f, (np.ones((2, 3), F32),)
 
 
+def _split(jax):
+    return (lambda x: jax.lax.split(x, [1, 3], axis=1)), (GRID,)
+
+
+def _split_under_vmap(jax):
+    return jax.vmap(lambda x: jax.lax.split(x, [1, 3])), (GRID,)
+
+
+def _stack_and_unstack(jax):
+    def f(x):
+        return jax.lax.stack(jax.lax.unstack(x, axis=1), axis=0), jax.numpy.unstack(x)
+
+    return f, (GRID,)
+
+
+def _jnp_stack_promotes_then_stacks(jax):
+    return (lambda x: jax.numpy.stack([x, x.astype(np.int32)])), (GRID,)
+
+
+def _tile(jax):
+    return (lambda x: (jax.lax.tile(x, (2, 1)), jax.numpy.tile(x, (2,)))), (GRID,)
+
+
 CASES = {
     "token_after_all": _token_after_all,
     "token_create": _token_create,
@@ -137,6 +161,11 @@ CASES = {
     "accuracy_jvps": _accuracy_jvps,
     "accuracy_jvp_logistic": _accuracy_jvp_logistic,
     "accuracy_vmap": _accuracy_vmap,
+    "split": _split,
+    "split_under_vmap": _split_under_vmap,
+    "stack_and_unstack": _stack_and_unstack,
+    "jnp_stack_promotes_then_stacks": _jnp_stack_promotes_then_stacks,
+    "tile": _tile,
 }
 
 # How much of the lowered module is compared: everything (the default), only the ops
@@ -145,6 +174,8 @@ CASES = {
 # sin: JAX lowers a formula of real ops, modjax stablehlo.sine; neither carries the
 # accuracy, in both libraries).
 LOWERED = {
+    # tile: JAX reshapes to (1, s0, 1, s1, ...) and broadcasts; modjax broadcasts at once
+    "tile": "none",
     "accuracy_exp2": "accuracy",
     "accuracy_jvps": "accuracy",  # tanh's JVP calls logistic, lowered as said below
     "accuracy_logistic": "none",

@@ -851,6 +851,10 @@ TABLE: dict[str, Entry | Excluded] = {
         ),
     ),
     # --- more
+    "split": via(lambda x: lax.split(x, [1, 2], axis=1), f32(2, 3)),
+    "stack": via(lambda x, y: lax.stack([x, y], axis=1), f32(2, 3), f32(2, 3)),
+    "unstack": via(lambda x: lax.unstack(x, axis=1), f32(2, 3)),
+    "tile": via(lambda x: lax.tile(x, (2, 1)), f32(2, 3)),
     "mulhi": via(lax.mulhi, INT, ints(2, 3, lo=-1000, hi=1000)),
     "composite": via(
         lambda x, w: lax.composite(lambda a, b: a * lax.sin(b), "modjax.test_op")(x, w), X, X

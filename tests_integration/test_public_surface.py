@@ -53,12 +53,6 @@ NOT_YET = _table(
         "max/min-pool gradient JAX uses",
     ),
     (
-        "jax.lax",
-        "split_p stack_p tile_p unstack_p",
-        "modjax's lax.split/stack/tile/unstack are composites of slice, concatenate, "
-        "broadcast_in_dim and reshape, not primitives of their own",
-    ),
-    (
         "jax.custom_derivatives",
         "remat_opt_p",
         "JAX-internal primitive of its custom_vjp-under-remat optimization; modjax's "

@@ -243,6 +243,7 @@ from .rng import *  # noqa: F403
 from .scaled_dot import *  # noqa: F403
 from .sorting import *  # noqa: F403
 from .special import *  # noqa: F403
+from .split_stack import *  # noqa: F403
 from .structural import (
     broadcast,
     broadcast_in_dim,
