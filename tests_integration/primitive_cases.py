@@ -452,6 +452,17 @@ def _ffi_getrf(x):
     return ffi.ffi_call(target, results, vmap_method="expand_dims", input_layouts=[(1, 0)])(x)
 
 
+_PRIMAL_TANGENT = dtypes.primal_tangent_dtype(np.int8, F32)
+
+
+def _to_edtype(x):
+    return lax.convert_element_type(x, _PRIMAL_TANGENT)
+
+
+def _from_edtype(x):
+    return lax.convert_element_type(lax.convert_element_type(x, _PRIMAL_TANGENT), np.int8)
+
+
 def _debug_callback(x):
     from modjax import debug
 
@@ -840,6 +851,17 @@ TABLE: dict[str, Entry | Excluded] = {
         **without("printing", "jvp", why="not differentiable (as in JAX); " + _CALLBACK),
     ),
     "debug_callback": via(_debug_callback, X, **without("printing", why=_CALLBACK)),
+    # int8 data in and out: nothing for finite differences (their JVPs are tested whole-stack).
+    "to_edtype": via(
+        _to_edtype,
+        ints(2, 3, dtype=np.int8),
+        **without("printing", why="PrimalTangentDType{i8/f32} names do not parse back"),
+    ),
+    "from_edtype": via(
+        _from_edtype,
+        ints(2, 3, dtype=np.int8),
+        **without("printing", why="PrimalTangentDType{i8/f32} names do not parse back"),
+    ),
     "ffi_call": via(
         _ffi_getrf,
         f32(3, 3),

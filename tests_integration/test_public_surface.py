@@ -58,18 +58,6 @@ NOT_YET = _table(
         "JAX-internal primitive of its custom_vjp-under-remat optimization; modjax's "
         "checkpoint of custom_vjp needs none",
     ),
-    (
-        "jax.experimental",
-        "EArray",
-        "#14: JAX's internal array class of extended dtypes; modjax's is runtime.ExtendedArray, "
-        "whose instances include PRNG key arrays (JAX's EArray does not), so no alias",
-    ),
-    (
-        "jax.experimental",
-        "primal_tangent_dtype",
-        "#14: extended dtypes with their own tangent dtype (to_edtype/from_edtype primitives "
-        "and a tangent-dtype rule in autodiff), not yet",
-    ),
 )
 
 

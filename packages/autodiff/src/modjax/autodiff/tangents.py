@@ -115,8 +115,13 @@ def is_undefined_primal(x) -> bool:
 def tangent_dtype(dtype) -> np.dtype:
     """Return the tangent dtype of a primal dtype: itself if inexact, else ``float0``.
 
+    An extended dtype with a ``tangent_dtype`` (``primal_tangent_dtype``) names its own.
+
     Counterpart of jax's ``core.primal_dtype_to_tangent_dtype``.
     """
+    own = getattr(dtype, "tangent_dtype", None)  # an extended dtype naming its tangents
+    if own is not None:
+        return own
     dt = np.dtype(dtype)
     return dt if dtypes.issubdtype(dt, np.inexact) else dtypes.float0
 
@@ -129,6 +134,9 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
         return aval
     if dtypes.issubdtype(aval.dtype, np.inexact):
         return aval
+    own = getattr(aval.dtype, "tangent_dtype", None)  # jax.experimental.primal_tangent_dtype
+    if own is not None:
+        return ShapedArray(aval.shape, own)
     return ShapedArray(aval.shape, dtypes.float0)
 
 

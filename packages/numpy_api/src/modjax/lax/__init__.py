@@ -45,6 +45,7 @@ from modjax.sharding import pcast, with_sharding_constraint  # noqa: E402  (jax.
 from modjax.sharding.constraint import sharding_constraint_p  # noqa: E402  (jax.lax's)
 
 from . import (
+    edtype,  # noqa: E402, F401  (to_edtype/from_edtype: jax.experimental.primal_tangent_dtype)
     extended_rules,  # noqa: E402, F401  (structural lowerings for key arrays)
     linalg,  # noqa: E402  (modjax.lax.linalg, as jax.lax.linalg)
     sharding_types,  # noqa: E402, F401  (which sharding-in-types rule each primitive follows)

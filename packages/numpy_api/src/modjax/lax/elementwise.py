@@ -1150,6 +1150,14 @@ def _convert_element_type(operand, new_dtype, weak_type: bool = False):
         aval = aval_of(operand)
         if aval.dtype == new_dtype and aval.weak_type == weak_type:
             return operand
+        if isinstance(aval.dtype, dtypes.PrimalTangentDType):  # out of a primal-tangent dtype
+            from .edtype import from_edtype_p
+
+            return from_edtype_p.bind(operand, dtype=new_dtype)
+    if isinstance(new_dtype, dtypes.PrimalTangentDType):
+        from .edtype import to_edtype_p
+
+        return to_edtype_p.bind(operand, edtype=new_dtype)
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=bool(weak_type))
 
 

@@ -279,6 +279,10 @@ class ShapedArray:
 #: is the ShapedArray of one element's data (``uint32[2]`` for a threefry key). Packages that
 #: define an extended dtype register it here (JAX's ``dtype._rules.physical_element_aval``).
 physical_element_avals: dict[type, Callable[[Any], ShapedArray]] = {}
+# A primal-tangent dtype's element is one value of its primal dtype.
+physical_element_avals[dtypes.PrimalTangentDType] = lambda dtype: ShapedArray(
+    (), dtype.primal_dtype
+)
 
 
 def physical_aval(aval: ShapedArray) -> ShapedArray:
