@@ -240,3 +240,177 @@ def test_public_names():
         "set",
         "swap",
     }
+
+
+# --- control flow: references closed over by loop bodies and branches ------------------------
+
+
+def _accumulate(xs):
+    acc = jax.new_ref(jnp.zeros(()))
+
+    def body(c, x):
+        acc[...] += x
+        return c + 1, x * 2
+
+    c, ys = jax.lax.scan(body, 0.0, xs)
+    return acc[...], c, ys
+
+
+@pytest.mark.parametrize("run", [_accumulate, jax.jit(_accumulate)], ids=["eager", "jit"])
+def test_scan_accumulates_into_a_reference(run):
+    total, c, ys = run(jnp.arange(4.0))
+    assert float(total) == 6.0 and float(c) == 4.0
+    np.testing.assert_array_equal(ys, [0.0, 2.0, 4.0, 6.0])
+
+
+def test_fori_loop_writes_a_reference_argument():
+    def fill(r):
+        def body(i, c):
+            r[i] = i * 2.0 + c
+            return c + 1.0
+
+        return jax.lax.fori_loop(0, 5, body, 0.0)
+
+    for run in (fill, jax.jit(fill)):
+        r = jax.new_ref(jnp.zeros(5))
+        assert float(run(r)) == 5.0
+        np.testing.assert_array_equal(r[...], [0.0, 3.0, 6.0, 9.0, 12.0])
+
+
+def test_while_loop_condition_reads_what_the_body_writes():
+    def count(x):
+        r = jax.new_ref(x)
+
+        def cond(i):
+            return r[0] < 10.0
+
+        def body(i):
+            r[0] += 1.0
+            r[1] = i * 1.0
+            return i + 1
+
+        return jax.lax.while_loop(cond, body, 0), r[...]
+
+    for run in (count, jax.jit(count)):
+        n, value = run(jnp.zeros(3))
+        assert int(n) == 10
+        np.testing.assert_array_equal(value, [10.0, 9.0, 0.0])
+
+
+def test_cond_branches_write_a_reference():
+    def choose(p, x):
+        r = jax.new_ref(x)
+
+        def yes():
+            r[0] = 5.0
+            return 1.0
+
+        def no():
+            r[1] += 2.0
+            return 2.0
+
+        return jax.lax.cond(p, yes, no), r[...]
+
+    for run in (choose, jax.jit(choose)):
+        y, value = run(True, jnp.zeros(3))
+        assert float(y) == 1.0
+        np.testing.assert_array_equal(value, [5.0, 0.0, 0.0])
+        y, value = run(False, jnp.zeros(3))
+        assert float(y) == 2.0
+        np.testing.assert_array_equal(value, [0.0, 2.0, 0.0])
+
+
+def test_nested_scans_share_a_reference():
+    def nested(xs):
+        acc = jax.new_ref(jnp.zeros(2))
+
+        def outer(c, row):
+            def inner(c2, x):
+                acc[0] += x
+                return c2, None
+
+            jax.lax.scan(inner, 0.0, row)
+            acc[1] += 1.0
+            return c, None
+
+        jax.lax.scan(outer, 0.0, xs)
+        return acc[...]
+
+    np.testing.assert_array_equal(jax.jit(nested)(jnp.ones((3, 4))), [12.0, 3.0])
+    np.testing.assert_array_equal(nested(jnp.ones((3, 4))), [12.0, 3.0])
+
+
+# --- vmap ---------------------------------------------------------------------------------------
+
+
+def test_vmap_of_references_made_inside():
+    def g(x):
+        r = jax.new_ref(x)
+        r[...] = r[...] * 2
+        r[0] += x[1]
+        return jnp.sum(r[...] ** 2)
+
+    np.testing.assert_array_equal(jax.vmap(g)(jnp.ones((2, 3))), [17.0, 17.0])  # JAX's answer
+
+    def shared_start(x):  # new_ref of an unbatched value is batched under vmap (as in JAX)
+        r = jax.new_ref(0.0)
+        r[...] += x
+        return r[...]
+
+    np.testing.assert_array_equal(jax.vmap(shared_start)(jnp.arange(3.0)), [0.0, 1.0, 2.0])
+
+    def at(x, i):
+        r = jax.new_ref(x)
+        r[i] = 10.0
+        return r[i] + r[...].sum()
+
+    np.testing.assert_array_equal(jax.vmap(at)(jnp.ones((2, 3)), jnp.array([0, 2])), [22.0, 22.0])
+
+
+def test_vmap_of_reference_arguments_and_closures():
+    def add(r, x):
+        r[...] += x
+        return x
+
+    rb = jax.new_ref(jnp.zeros((2, 3)))
+    jax.vmap(add)(rb, jnp.ones((2, 3)))
+    jax.jit(jax.vmap(add))(rb, jnp.ones((2, 3)))
+    np.testing.assert_array_equal(rb[...], np.full((2, 3), 2.0))
+    shared = jax.new_ref(jnp.ones(3))
+    np.testing.assert_array_equal(jax.vmap(lambda x: shared[...] * x)(jnp.ones((2, 3))), 1.0)
+    with pytest.raises(Exception, match="performing a set/swap operation with vmapped value"):
+        jax.vmap(add, in_axes=(None, 0))(shared, jnp.ones((2, 3)))
+
+
+def test_vmap_of_loops_writing_references():
+    def accumulate(x):
+        acc = jax.new_ref(0.0)
+
+        def body(c, xi):
+            acc[...] += xi * c
+            return c, None
+
+        jax.lax.scan(body, x[0], x)
+        return acc[...]
+
+    np.testing.assert_array_equal(jax.vmap(accumulate)(jnp.ones((2, 3))), [3.0, 3.0])
+
+    def fill(x):
+        r = jax.new_ref(jnp.zeros(3))
+
+        def body(i, c):
+            r[i] = x * i
+            return c
+
+        jax.lax.fori_loop(0, 3, body, 0.0)
+        return r[...]
+
+    np.testing.assert_array_equal(jax.vmap(fill)(jnp.array([1.0, 2.0])), [[0, 1, 2], [0, 2, 4]])
+
+    def branch(p, x):
+        r = jax.new_ref(x)
+        jax.lax.cond(p, lambda: r.__setitem__(0, 5.0), lambda: r.__setitem__(1, 7.0))
+        return r[...]
+
+    with pytest.raises(NotImplementedError, match="State effect not supported in vmap-of-cond"):
+        jax.vmap(branch)(jnp.array([True, False]), jnp.zeros((2, 3)))

@@ -14,10 +14,8 @@ from modjax.tracecore import (
     get_aval,
     jaxpr_as_fun,
 )
-from modjax.tracecore.tokens import AbstractToken, abstract_token
 
 __all__ = [
-    "AbstractToken",
     "ClosedJaxpr",
     "Jaxpr",
     "JaxprEqn",
@@ -27,7 +25,6 @@ __all__ = [
     "Trace",
     "Tracer",
     "Var",
-    "abstract_token",
     "eval_jaxpr",
     "get_aval",
     "jaxpr_as_fun",

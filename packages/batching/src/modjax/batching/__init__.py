@@ -36,7 +36,6 @@ from .collectives import (
     psum_p,
     psum_scatter,
     psum_scatter_p,
-    pswapaxes,
     reshape,
     reshape_p,
 )

@@ -37,6 +37,7 @@ from modjax.tracecore.core import (
     trace_state,
 )
 from modjax.tracecore.leaks import check_leaks, check_tracer_leaks
+from modjax.tracecore.state import AbstractRef
 
 __all__ = [
     "not_mapped",
@@ -155,6 +156,8 @@ class BatchTracer(Tracer):
             batched = to_aval(self.val)
             shape, d = batched.shape, self.batch_dim
             aval = ShapedArray(shape[:d] + shape[d + 1 :], batched.dtype, batched.weak_type)
+            if type(batched) is AbstractRef:  # a batched reference: a reference per example
+                aval = batched.update(aval)  # type: ignore[assignment]
             self._aval = aval
         return aval
 

@@ -18,6 +18,7 @@ from modjax.tracecore.core import Primitive, to_aval
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, subjaxprs
 from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
+from modjax.tracecore.state import AbstractRef
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.wrapped_fun import wrap_init
 
@@ -49,7 +50,10 @@ def clear_caches() -> None:
 def _batched_aval(aval: ShapedArray, dim: int, size: int) -> ShapedArray:
     shape = list(aval.shape)
     shape.insert(dim, size)
-    return ShapedArray(tuple(shape), aval.dtype, aval.weak_type)
+    batched = ShapedArray(tuple(shape), aval.dtype, aval.weak_type)
+    if type(aval) is AbstractRef:  # a batched reference holds every example's array
+        return aval.update(batched)  # type: ignore[return-value]
+    return batched
 
 
 def _normalize_out_dims(spec, n: int) -> tuple:

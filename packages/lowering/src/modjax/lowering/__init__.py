@@ -54,7 +54,6 @@ from .lowering import (
     platform_lowering_rules,
     region_tokens,
     register_lowering,
-    sdy_mesh_symbol,
     set_tokens,
     tokens_in,
 )
@@ -70,7 +69,6 @@ __all__ = [
     "LoweringRuleContext",
     "LoweredModule",
     "lower_jaxpr_to_module",
-    "sdy_mesh_symbol",
     "lower_jaxpr_inline",
     "call_jaxpr",
     "call_lowering",

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from modjax.batching import axis_primitive_batchers, batching_rules
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive, Tracer
@@ -437,3 +438,126 @@ def _repr(ref: Ref) -> str:
 ref_methods["get"] = ref_get
 ref_methods["set"] = ref_set
 ref_methods["repr"] = _repr
+
+
+# --- vmap -------------------------------------------------------------------------------------
+# A batched reference holds every example's array with the batch axis first: new_ref
+# moves a batched value's axis there, and a reference vmapped over another axis is
+# refused. Reads and writes then index behind that axis; batched (scalar) index
+# operands pair each example with its own position through an arange.
+
+
+def _ref_dim(d, name: str):
+    if d not in (None, 0):
+        raise NotImplementedError(
+            f"vmap of `{name}` on a reference batched along axis {d} (only axis 0 is supported)"
+        )
+    return d
+
+
+def _batched_index(indexer, index, dims, size: int):
+    """The index for a reference batched at 0: its own axis first, then ``indexer``."""
+    import modjax.numpy as jnp  # noqa: PLC0415
+
+    if all(d is None for d in dims):
+        for op in index:
+            if _aval(op).shape:
+                raise NotImplementedError(
+                    "vmap of a Ref read or write with an array index (only scalar indices)"
+                )
+        return (":", *indexer), list(index)
+    operands = []
+    for op, d in zip(index, dims, strict=True):
+        if d is None:
+            if _aval(op).shape:
+                raise NotImplementedError(
+                    "vmap of a Ref read or write with an array index (only scalar indices)"
+                )
+            operands.append(op)
+        else:
+            if len(_aval(op).shape) != 1:
+                raise NotImplementedError(
+                    "vmap of a Ref read or write with an array index (only scalar indices)"
+                )
+            operands.append(jnp.moveaxis(op, d, 0) if d else op)
+    for text in indexer:
+        if text.startswith("ds(#"):
+            raise NotImplementedError("vmap of a Ref window (jax.ds) with a batched start")
+    return ("#", *indexer), [jnp.arange(size, dtype=np.int32), *operands]
+
+
+def _batch_value(value, d, shape):
+    import modjax.numpy as jnp  # noqa: PLC0415
+
+    if d is None:
+        return jnp.broadcast_to(value, shape)
+    return jnp.moveaxis(value, d, 0) if d else value
+
+
+def _unbatched_write_error(ref_aval, name: str):
+    return Exception(
+        f"performing a {name} operation with vmapped value on an unbatched array reference "
+        f"of type {ref_aval.str_short()}. Move the array reference to be an argument to the "
+        "vmapped function?"
+    )
+
+
+def _new_ref_batching(axis_data, args, dims, *, memory_space, kind):
+    # Every reference made under vmap is batched (as JAX's): one cell per example, so
+    # each example may write its own value even when the initial value is shared.
+    import modjax.numpy as jnp  # noqa: PLC0415
+
+    (x,), (d,) = args, dims
+    if d is None:
+        x = jnp.broadcast_to(x, (axis_data.size, *_aval(x).shape))
+    elif d:
+        x = jnp.moveaxis(x, d, 0)
+    return new_ref_p.bind(x, memory_space=memory_space, kind=kind), 0
+
+
+def _get_batching(args, dims, *, indexer):
+    ref, *index = args
+    r = _ref_dim(dims[0], "get")
+    if r is None:
+        if any(d is not None for d in dims[1:]):
+            raise NotImplementedError("vmap of a read of an unbatched Ref at a batched index")
+        return get_p.bind(ref, *index, indexer=indexer), None
+    indexer, index = _batched_index(indexer, index, dims[1:], _aval(ref).shape[0])
+    return get_p.bind(ref, *index, indexer=indexer), 0
+
+
+def _write_batching(prim, name, args, dims, indexer):
+    ref, value, *index = args
+    r = _ref_dim(dims[0], name)
+    if r is None:
+        if dims[1] is not None:
+            raise _unbatched_write_error(_aval(ref), "set/swap" if name == "swap" else name)
+        raise NotImplementedError(f"vmap of `{name}` of an unbatched Ref at a batched index")
+    size = _aval(ref).shape[0]
+    indexer, index = _batched_index(indexer, index, dims[2:], size)
+    value = _batch_value(value, dims[1], (size, *_aval(value).shape))
+    return prim.bind(ref, value, *index, indexer=indexer)
+
+
+def _swap_batching(args, dims, *, indexer):
+    return _write_batching(swap_p, "swap", args, dims, indexer), 0
+
+
+def _addupdate_batching(args, dims, *, indexer):
+    return _write_batching(addupdate_p, "addupdate", args, dims, indexer), []
+
+
+def _freeze_batching(args, dims):
+    return freeze_p.bind(args[0]), _ref_dim(dims[0], "freeze")
+
+
+def _free_ref_batching(args, dims):
+    return free_ref_p.bind(args[0]), []
+
+
+axis_primitive_batchers[new_ref_p] = _new_ref_batching
+batching_rules[get_p] = _get_batching
+batching_rules[swap_p] = _swap_batching
+batching_rules[addupdate_p] = _addupdate_batching
+batching_rules[freeze_p] = _freeze_batching
+batching_rules[free_ref_p] = _free_ref_batching

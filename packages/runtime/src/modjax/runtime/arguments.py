@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from modjax.tracecore import core
 from modjax.tracecore.abstract import ShapedArray, ShapeDtypeStruct
 from modjax.tracecore.state import Ref as ConcreteRef
-from modjax.tracecore.tokens import Token
 from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure
 
 from .array import ArrayImpl, _canonical_host_value
@@ -30,9 +29,7 @@ if TYPE_CHECKING:
 
 def leaf_aval(x: Any) -> ShapedArray:
     """Return the aval a leaf is traced and compiled with (numpy canonicalized, scalars weak)."""
-    if type(x) is ArrayImpl or isinstance(
-        x, core.Tracer | ShapeDtypeStruct | ExtendedArray | Token
-    ):
+    if type(x) is ArrayImpl or isinstance(x, core.Tracer | ShapeDtypeStruct | ExtendedArray):
         return x.aval
     if type(x) is ConcreteRef:  # a mutable array reference: its aval is a Ref{...}
         return x.aval  # type: ignore[return-value]

@@ -17,7 +17,7 @@ from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.state import AbstractRef, Ref, discharge_state
 from modjax.tracecore.tracing import convert_constvars_jaxpr
 
-__all__ = ["takes_refs", "call_with_refs", "check_no_ref_outputs"]
+__all__ = ["takes_refs", "call_with_refs", "check_no_ref_outputs", "apply_with_refs"]
 
 
 def takes_refs(fn, call, in_avals) -> bool:
@@ -98,3 +98,64 @@ def check_no_ref_outputs(jaxpr, consts, info, in_avals) -> None:
             f"reference of type {aval.str_short()}, but mutable array references cannot be "
             f"returned.\n\nThe returned mutable array {origin}"
         )
+
+
+_eager_programs: dict = {}
+
+
+def apply_with_refs(prim, *args, **params):
+    """Run ``prim`` eagerly like ``apply_primitive``, also when operands are references.
+
+    With a concrete Ref among ``args`` (a loop body that closes over one, say), the
+    one equation is traced, discharged and compiled with the references donated,
+    and each reference then holds its new array. Higher-order primitives whose
+    bodies may use references take their eager impl from here.
+    """
+    from .dispatch import apply_primitive  # noqa: PLC0415
+
+    if not any(type(a) is Ref for a in args):
+        return apply_primitive(prim, *args, **params)
+    from modjax.tracecore.core import to_aval  # noqa: PLC0415
+
+    # A reference given twice (a while loop's cond and body both close over it) is
+    # one input: the program must see one cell.
+    first: dict[int, int] = {}
+    unique = [first.setdefault(id(a), i) == i for i, a in enumerate(args)]
+    where = tuple(first[id(a)] for a in args)
+    inputs = [a for a, u in zip(args, unique, strict=True) if u]
+    avals = tuple(to_aval(a) for a in inputs)
+    key = (prim, tuple(params.items()), avals, where)
+    try:
+        entry = _eager_programs.get(key)
+    except TypeError:  # an unhashable param: compile this once
+        key, entry = None, None
+    if entry is None:
+        entry = _compile_eqn(prim, params, avals, where)
+        if key is not None:
+            _eager_programs[key] = entry
+    program, positions = entry
+    outs = program(*[a._value if type(a) is Ref else a for a in inputs])
+    n_out = len(outs) - len(positions)
+    for i, new in zip(positions, outs[n_out:], strict=True):
+        inputs[i]._value = new
+    outs = outs[:n_out]
+    return outs if prim.multiple_results else outs[0]
+
+
+def _compile_eqn(prim, params, avals, where):
+    from modjax.tracecore.tracing import trace_to_jaxpr  # noqa: PLC0415
+    from modjax.tracecore.wrapped_fun import wrap_init  # noqa: PLC0415
+
+    from .jit import jit  # noqa: PLC0415
+
+    slot = {i: k for k, i in enumerate(sorted(set(where)))}
+
+    def one(*xs):
+        out = prim.bind(*(xs[slot[w]] for w in where), **params)
+        return list(out) if prim.multiple_results else [out]
+
+    jaxpr, consts = trace_to_jaxpr(wrap_init(one), avals)
+    positions = tuple(i for i, a in enumerate(avals) if type(a) is AbstractRef)
+    run = jaxpr_as_fun(discharge_state(ClosedJaxpr(jaxpr, consts)))
+    run.__name__ = prim.name
+    return jit(run, donate_argnums=positions), positions

@@ -12,7 +12,6 @@ from .arrays import (
 )
 from .constraint import auto_axes, explicit_axes, reshard, with_sharding_constraint
 from .mesh import (
-    AbstractDevice,
     AbstractMesh,
     AxisType,
     Mesh,
@@ -34,7 +33,6 @@ from .partition_spec import UNCONSTRAINED, P, PartitionSpec
 from .pcast import pcast
 from .pmap import pmap
 from .shard_map import shard_map, shard_map_p
-from .smap import smap
 from .visualize import inspect_array_sharding, visualize_array_sharding, visualize_sharding
 
 
@@ -44,7 +42,6 @@ def make_single_device_sharding(device, *, memory_kind=None) -> SingleDeviceShar
 
 
 __all__ = [
-    "AbstractDevice",
     "AbstractMesh",
     "AbstractNamedSharding",
     "AxisType",
@@ -75,7 +72,6 @@ __all__ = [
     "set_mesh",
     "shard_map",
     "shard_map_p",
-    "smap",
     "use_abstract_mesh",
     "use_mesh",
     "visualize_array_sharding",

@@ -51,8 +51,7 @@ def _impl(x, *, sharding):
 
 def _lowering(ctx, x, *, sharding):
     (aval,) = ctx.avals_in
-    name = ctx.module_ctx.sdy_mesh_name(sharding._sdy_mesh)
-    text = sharding._to_sdy_sharding(len(aval.shape), name)
+    text = sharding._to_sdy_sharding(len(aval.shape))
     return sharding_constraint(x, text.removeprefix("#sdy.sharding"))
 
 

@@ -16,6 +16,7 @@ from . import (
     cond_rules,  # noqa: F401  (registers rules)
     scan_autodiff,  # noqa: F401  (registers rules)
     scan_batching,  # noqa: F401  (registers rules)
+    state_rules,  # noqa: F401  (registers rules: references in bodies)
     while_rules,  # noqa: F401  (registers rules)
 )
 from .associative_scan import *  # noqa: F403

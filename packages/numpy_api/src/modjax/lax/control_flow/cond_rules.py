@@ -41,6 +41,7 @@ from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr, JaxprEqn, Var
 from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
 from modjax.tracecore.partial_eval import partial_eval_jaxpr, partial_eval_rules
+from modjax.tracecore.state import ref_effect
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.wrapped_fun import wrap_init
 
@@ -352,8 +353,10 @@ def _cond_batched_index(axis_data: AxisData, index, index_dim, ops, op_dims, bra
     that was not taken (a NaN there would poison the gradient; JAX issue 1052).
     """
     if any(has_effects(b) for b in branches):
+        # JAX names references' effects "State" and the others "IO".
+        kind = "State" if any(ref_effect in b.effects for b in branches) else "IO"
         raise NotImplementedError(
-            "IO effect not supported in vmap-of-cond (a cond with a batched predicate "
+            f"{kind} effect not supported in vmap-of-cond (a cond with a batched predicate "
             "or index runs every branch, so its effects cannot run once)."
         )
     size = axis_data.size

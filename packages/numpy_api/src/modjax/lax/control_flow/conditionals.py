@@ -26,7 +26,7 @@ from modjax.lowering import (
     token_type,
     tokens_in,
 )
-from modjax.runtime import apply_primitive
+from modjax.runtime.refs import apply_with_refs
 from modjax.tracecore.core import Primitive
 from modjax.tracecore.effects import ordered_effects
 from modjax.tracecore.jaxpr import ClosedJaxpr
@@ -37,14 +37,7 @@ from modjax.tracecore.wrapped_fun import wrap_init
 from .. import elementwise as ew
 from .._common import aval_of, kind
 from . import python_loops
-from .common import (
-    abstractify,
-    check_tree_and_avals,
-    func_description,
-    join_consts,
-    trace_closed,
-    typematch,
-)
+from .common import abstractify, check_tree_and_avals, func_description, join_consts, trace_closed
 
 __all__ = ["cond", "switch", "cond_p"]
 
@@ -60,8 +53,8 @@ def _cond_abstract_eval(index, *operands, branches: tuple[ClosedJaxpr, ...]):
     out0 = branches[0].out_avals
     for i, branch in enumerate(branches):
         ins = branch.in_avals
-        if len(ins) != len(operands) or not all(
-            typematch(a, b) for a, b in zip(ins, operands, strict=True)
+        if len(ins) != len(operands) or any(
+            a.shape != b.shape or a.dtype != b.dtype for a, b in zip(ins, operands, strict=True)
         ):
             raise TypeError(
                 f"cond: branch {i} takes ({_types(ins)}) but the operands are ({_types(operands)})"
@@ -94,7 +87,7 @@ def _cond_lowering(ctx, index, *operands, branches):
 
 
 cond_p.def_impl(
-    functools.partial(python_loops.cond_impl, functools.partial(apply_primitive, cond_p))
+    functools.partial(python_loops.cond_impl, functools.partial(apply_with_refs, cond_p))
 )
 cond_p.def_abstract_eval(_cond_abstract_eval)
 register_lowering(cond_p, _cond_lowering)
@@ -118,14 +111,12 @@ def join_weak_types(jaxprs: list[ClosedJaxpr]) -> list[ClosedJaxpr]:
     typed (``cond(p, lambda: 1.0, lambda: x)`` is float32 for float32 ``x``).
     """
     columns = list(zip(*(j.out_avals for j in jaxprs), strict=True))
-    weak = [all(getattr(a, "weak_type", False) for a in column) for column in columns]
+    weak = [all(a.weak_type for a in column) for column in columns]
     return [_with_out_weak_types(j, weak) for j in jaxprs]
 
 
 def _with_out_weak_types(closed: ClosedJaxpr, weak: list[bool]) -> ClosedJaxpr:
-    if all(
-        getattr(a, "weak_type", False) == w for a, w in zip(closed.out_avals, weak, strict=True)
-    ):
+    if all(a.weak_type == w for a, w in zip(closed.out_avals, weak, strict=True)):
         return closed
 
     def fun(*args):

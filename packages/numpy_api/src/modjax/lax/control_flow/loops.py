@@ -35,12 +35,11 @@ from modjax.lowering import (
     token_type,
     tokens_in,
 )
-from modjax.runtime import apply_primitive
+from modjax.runtime.refs import apply_with_refs
 from modjax.tracecore.abstract import ShapedArray, physical_aval
 from modjax.tracecore.core import Primitive, Tracer, concrete_or_error
 from modjax.tracecore.effects import ordered_effects
 from modjax.tracecore.jaxpr import ClosedJaxpr
-from modjax.tracecore.tokens import AbstractToken
 from modjax.tracecore.tree_util import tree_flatten, tree_unflatten
 
 from .._common import compare, constant, kind
@@ -122,7 +121,7 @@ def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
 
 
 while_p.def_impl(
-    functools.partial(python_loops.while_impl, functools.partial(apply_primitive, while_p))
+    functools.partial(python_loops.while_impl, functools.partial(apply_with_refs, while_p))
 )
 while_p.def_abstract_eval(_while_abstract_eval)
 register_lowering(while_p, _while_lowering)
@@ -273,8 +272,6 @@ def _scan_abstract_eval(
             f"scan: the body returns a carry of ({_types(carry_out)}) for a carry of "
             f"({_types(carry)})"
         )
-    if any(type(y) is AbstractToken for y in outs[num_carry:]):
-        raise TypeError("scan: a token cannot be stacked as an output of the body; carry it")
     ys = [ShapedArray((length, *y.shape), y.dtype, y.weak_type) for y in outs[num_carry:]]
     return [*carry_out, *ys]
 
@@ -362,7 +359,7 @@ def _zeros(aval: ShapedArray) -> ir.Value:
 
 
 scan_p.def_impl(
-    functools.partial(python_loops.scan_impl, functools.partial(apply_primitive, scan_p))
+    functools.partial(python_loops.scan_impl, functools.partial(apply_with_refs, scan_p))
 )
 scan_p.def_abstract_eval(_scan_abstract_eval)
 register_lowering(scan_p, _scan_lowering)

@@ -45,6 +45,7 @@ from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr, DropVar, JaxprEqn, Var
 from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
 from modjax.tracecore.partial_eval import partial_eval_jaxpr, partial_eval_rules
+from modjax.tracecore.state import AbstractRef
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.wrapped_fun import wrap_init
 
@@ -284,7 +285,10 @@ def _while_transpose(cts, *args, **params):
 
 
 def _batched_aval(aval: ShapedArray, size: int) -> ShapedArray:
-    return ShapedArray((size, *aval.shape), aval.dtype, aval.weak_type)
+    batched = ShapedArray((size, *aval.shape), aval.dtype, aval.weak_type)
+    if type(aval) is AbstractRef:  # a batched reference holds every example's array
+        return aval.update(batched)  # type: ignore[return-value]
+    return batched
 
 
 def _dims(flags) -> tuple:
