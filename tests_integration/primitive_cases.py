@@ -153,6 +153,12 @@ class Excluded:
     reason: str
 
 
+_TOKENS = (
+    "tokens hold no data for check_primitive to compare or draw; tests_integration/"
+    "test_tokens.py runs them eagerly, under jit, grad, vmap and loops"
+)
+
+
 def via(fn, *operands, **options) -> Entry:
     """Check the primitive ``fn`` binds (once) on ``operands``."""
     return Entry(fn, operands, **options)
@@ -446,6 +452,17 @@ def _ffi_getrf(x):
     return ffi.ffi_call(target, results, vmap_method="expand_dims", input_layouts=[(1, 0)])(x)
 
 
+_PRIMAL_TANGENT = dtypes.primal_tangent_dtype(np.int8, F32)
+
+
+def _to_edtype(x):
+    return lax.convert_element_type(x, _PRIMAL_TANGENT)
+
+
+def _from_edtype(x):
+    return lax.convert_element_type(lax.convert_element_type(x, _PRIMAL_TANGENT), np.int8)
+
+
 def _debug_callback(x):
     from modjax import debug
 
@@ -455,6 +472,10 @@ def _debug_callback(x):
 
 _NAMED_AXIS = (
     "needs a named axis bound by vmap or shard_map around it (checked in test_collectives.py)"
+)
+_GPU_ONLY = (
+    "needs a shard_map's mesh axis bound around it and lowers on GPU only, as JAX 0.10.2's "
+    "(jaxprs, printing and errors checked in test_shard_collectives.py)"
 )
 _CALLBACK = "its params hold a Python callable, which the jaxpr text cannot carry"
 _EXPORTED = "its params hold an Exported, which the jaxpr text cannot carry"
@@ -786,6 +807,8 @@ TABLE: dict[str, Entry | Excluded] = {
     "add_any": bound({}, X, X),
     "zeros_like": bound({"aval": ShapedArray((2, 3), F32)}),
     "name": bound({"name": "w"}, X),
+    "create_token": Excluded(_TOKENS),
+    "after_all": Excluded(_TOKENS),
     "custom_lin": Excluded(
         "exists only while a custom_vjp function is linearized (its params hold the bwd "
         "function and the residuals' layout); checked through custom_vjp's derivatives"
@@ -803,6 +826,12 @@ TABLE: dict[str, Entry | Excluded] = {
     "all_gather": Excluded(_NAMED_AXIS),
     "all_to_all": Excluded(_NAMED_AXIS),
     "ppermute": Excluded(_NAMED_AXIS),
+    "psend": Excluded(_GPU_ONLY),
+    "precv": Excluded(_GPU_ONLY),
+    "ragged_all_to_all": Excluded(
+        "needs a shard_map's mesh axis bound around it, and XLA:CPU cannot run it (its rules "
+        "are checked against JAX's jaxprs in test_shard_collectives.py)"
+    ),
     "reduce_scatter": Excluded(_NAMED_AXIS),
     "axis_index": Excluded(_NAMED_AXIS),
     "pvary": bound({"axes": ()}, X),
@@ -822,6 +851,17 @@ TABLE: dict[str, Entry | Excluded] = {
         **without("printing", "jvp", why="not differentiable (as in JAX); " + _CALLBACK),
     ),
     "debug_callback": via(_debug_callback, X, **without("printing", why=_CALLBACK)),
+    # int8 data in and out: nothing for finite differences (their JVPs are tested whole-stack).
+    "to_edtype": via(
+        _to_edtype,
+        ints(2, 3, dtype=np.int8),
+        **without("printing", why="PrimalTangentDType{i8/f32} names do not parse back"),
+    ),
+    "from_edtype": via(
+        _from_edtype,
+        ints(2, 3, dtype=np.int8),
+        **without("printing", why="PrimalTangentDType{i8/f32} names do not parse back"),
+    ),
     "ffi_call": via(
         _ffi_getrf,
         f32(3, 3),
@@ -833,6 +873,10 @@ TABLE: dict[str, Entry | Excluded] = {
         ),
     ),
     # --- more
+    "split": via(lambda x: lax.split(x, [1, 2], axis=1), f32(2, 3)),
+    "stack": via(lambda x, y: lax.stack([x, y], axis=1), f32(2, 3), f32(2, 3)),
+    "unstack": via(lambda x: lax.unstack(x, axis=1), f32(2, 3)),
+    "tile": via(lambda x: lax.tile(x, (2, 1)), f32(2, 3)),
     "mulhi": via(lax.mulhi, INT, ints(2, 3, lo=-1000, hi=1000)),
     "composite": via(
         lambda x, w: lax.composite(lambda a, b: a * lax.sin(b), "modjax.test_op")(x, w), X, X

@@ -230,3 +230,17 @@ def test_ffi_lowering_for_a_primitive_of_ones_own(lib):
     register_lowering(scale_p, ffi.ffi_lowering("test_scale"))
     np.testing.assert_array_equal(scale_p.bind(X, factor=F32(4)), X * 4)
     np.testing.assert_array_equal(jax.jit(lambda x: scale_p.bind(x, factor=F32(0.5)))(X), X / 2)
+
+
+def test_token_results(lib):
+    from modjax.core import abstract_token
+
+    results = (jax.ShapeDtypeStruct((), jnp.int32), abstract_token)
+    call = ffi.ffi_call("test_bump", results, has_side_effect=True, vmap_method="sequential")
+    text = jax.jit(call).lower(X).as_text()
+    assert "-> (tensor<i32>, !stablehlo.token)" in text
+    assert "result_layouts = [dense<> : tensor<0xindex>, dense<> : tensor<0xindex>]" in text
+    count, token = jax.jit(call)(X)
+    assert count.dtype == np.int32 and type(jax.typeof(token)) is type(abstract_token)
+    with pytest.raises(NotImplementedError, match="with token results"):
+        jax.vmap(call)(X)

@@ -29,33 +29,11 @@ def _table(*groups: tuple[str, str, str]) -> dict[str, dict[str, str]]:
 # Names that other open issues are adding right now, each named with its issue.
 SHARDING = "#13 sharding"
 OTHER_ISSUES = _table(
-    ("jax", "smap auto_pcast remove_size_one_mesh_axis_from_type", SHARDING),
-    (
-        "jax.lax",
-        "precv psend pswapaxes ragged_all_to_all ragged_all_to_all_p",
-        SHARDING,
-    ),
-    ("jax.sharding", "AbstractDevice", SHARDING),
+    ("jax", "auto_pcast remove_size_one_mesh_axis_from_type", SHARDING),
 )
 
 # Issue #14's names not done yet, with what is missing.
 NOT_YET = _table(
-    (
-        "jax",
-        "api_util interpreters lib",
-        "#14: JAX internals or jaxlib extension points with no modjax counterpart yet",
-    ),
-    (
-        "jax.lax",
-        "AccuracyMode Tolerance",
-        "#14: the accuracy= keyword of lax's transcendental functions (StableHLO "
-        "result_accuracy), to do",
-    ),
-    (
-        "jax.lax",
-        "after_all after_all_p create_token create_token_p",
-        "#14: tokens as user values, to do (ordered effects thread tokens internally)",
-    ),
     (
         "jax.lax",
         "device_put_p",
@@ -75,28 +53,10 @@ NOT_YET = _table(
         "max/min-pool gradient JAX uses",
     ),
     (
-        "jax.lax",
-        "split_p stack_p tile_p unstack_p",
-        "modjax's lax.split/stack/tile/unstack are composites of slice, concatenate, "
-        "broadcast_in_dim and reshape, not primitives of their own",
-    ),
-    (
         "jax.custom_derivatives",
         "remat_opt_p",
         "JAX-internal primitive of its custom_vjp-under-remat optimization; modjax's "
         "checkpoint of custom_vjp needs none",
-    ),
-    (
-        "jax.experimental",
-        "EArray",
-        "#14: JAX's internal array class of extended dtypes; modjax's is runtime.ExtendedArray, "
-        "whose instances include PRNG key arrays (JAX's EArray does not), so no alias",
-    ),
-    (
-        "jax.experimental",
-        "primal_tangent_dtype",
-        "#14: extended dtypes with their own tangent dtype (to_edtype/from_edtype primitives "
-        "and a tangent-dtype rule in autodiff), not yet",
     ),
 )
 

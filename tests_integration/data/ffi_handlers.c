@@ -3,7 +3,8 @@
  *   scale:    out = x * factor (+ offset), float32 buffers of any shape, f32 attributes;
  *   describe: fill every float32 result with (elements of all operands) + 100 * (their ranks),
  *             which tells how vmap_method shaped the operands;
- *   bump:     count its calls in `calls` and write the count into its results (int32). */
+ *   bump:     count its calls in `calls` and write the count into its results (int32);
+ * results of other types (tokens) are left alone. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -73,7 +74,7 @@ static void fill(XLA_FFI_CallFrame* frame, float value) {
     for (int64_t d = 0; d < out->rank; ++d) n *= out->dims[d];
     for (int64_t i = 0; i < n; ++i) {
       if (out->dtype == XLA_FFI_DataType_F32) ((float*)out->data)[i] = value;
-      else ((int32_t*)out->data)[i] = (int32_t)value;
+      else if (out->dtype == XLA_FFI_DataType_S32) ((int32_t*)out->data)[i] = (int32_t)value;
     }
   }
 }

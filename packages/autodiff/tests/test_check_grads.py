@@ -17,6 +17,7 @@ from autodiff_test_prims import (
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from modjax.autodiff import defjvp, jvp_rules, transpose_rules
 from modjax.autodiff.testing import check_grads, numerical_jvp
@@ -40,7 +41,7 @@ def test_rules_of_the_test_primitives_pass(name):
         check_grads(FUNCTIONS[name], (x,), order=2)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(st.lists(st.floats(-2.0, 2.0), min_size=2, max_size=2))
 def test_check_grads_at_generated_points_in_float32(xs):
     x = np.asarray(xs, np.float32)

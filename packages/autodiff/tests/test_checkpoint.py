@@ -5,6 +5,7 @@ import pytest
 from autodiff_test_prims import add, cos, dot, dot_p, mul, sin, sum_all, transpose
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from modjax.autodiff import (
     checkpoint,
@@ -45,7 +46,7 @@ def inner_names(eqn):
     return [e.primitive.name for e in eqn.params["jaxpr"].jaxpr.eqns]
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(st.floats(-2.0, 2.0, width=32))
 def test_checkpoint_does_not_change_values_or_derivatives(x):
     x = np.float32(x)

@@ -18,6 +18,7 @@ from autodiff_test_prims import (
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from modjax.autodiff import (
     Zero,
@@ -38,7 +39,7 @@ def f32(x):
     return np.asarray(x, np.float32)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(points, points)
 def test_jvp_matches_analytic_derivative(x, t):
     def f(x):
@@ -50,7 +51,7 @@ def test_jvp_matches_analytic_derivative(x, t):
     np.testing.assert_allclose(dy, want, rtol=1e-4, atol=1e-5)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(st.lists(points, min_size=3, max_size=3), st.lists(points, min_size=3, max_size=3))
 def test_jvp_matches_central_differences(xs, ts):
     x, t = np.asarray(xs, np.float64), np.asarray(ts, np.float64)

@@ -19,6 +19,7 @@ from autodiff_test_prims import (
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from modjax.autodiff import (
     closure_convert,
@@ -39,7 +40,7 @@ def f32(x):
     return np.asarray(x, np.float32)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(points)
 def test_grad_matches_analytic_derivative(x):
     def f(x):
@@ -53,7 +54,7 @@ def test_grad_matches_analytic_derivative(x):
     )
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(st.lists(points, min_size=4, max_size=4), st.lists(points, min_size=4, max_size=4))
 def test_vjp_agrees_with_jvp_by_the_dot_product_test(xs, vs):
     x = f32(xs).reshape(2, 2)
@@ -69,7 +70,7 @@ def test_vjp_agrees_with_jvp_by_the_dot_product_test(xs, vs):
     np.testing.assert_allclose(np.sum(ct * t), np.sum(v * jt), rtol=1e-4, atol=1e-4)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(st.lists(points, min_size=3, max_size=3))
 def test_grad_matches_central_differences(xs):
     x = np.asarray(xs, np.float64)

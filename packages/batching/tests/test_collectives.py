@@ -5,6 +5,7 @@ import pytest
 from batching_test_prims import add_p
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from modjax.batching import (
     all_gather,
@@ -22,7 +23,7 @@ from modjax.batching import (
 )
 from modjax.tracecore import eval_jaxpr, make_jaxpr
 
-SETTINGS = settings(max_examples=12, derandomize=True, deadline=None)
+SETTINGS = settings(max_examples=examples(12), derandomize=True, deadline=None)
 SIZES = st.sampled_from([1, 3])
 TAILS = st.sampled_from([(), (2,), (3, 2)])
 

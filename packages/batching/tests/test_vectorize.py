@@ -5,6 +5,7 @@ import pytest
 from batching_test_prims import add_p, count_eqns, matmul_p, mul_p, reduce_sum_p, sin_p
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from modjax.batching import broadcast_batch_p, parse_gufunc_signature, vectorize
 from modjax.tracecore import make_jaxpr
@@ -93,7 +94,7 @@ def test_errors():
         vectorize(add_p.bind)(_rand(2, 3), _rand(4))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     st.lists(st.sampled_from([1, 2, 3]), max_size=3),
     st.lists(st.sampled_from([1, 2, 3]), max_size=3),

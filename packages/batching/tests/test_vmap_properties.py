@@ -11,11 +11,12 @@ from batching_test_prims import (
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from modjax.batching import moveaxis, vmap
 from modjax.tracecore import eval_jaxpr, make_jaxpr
 
-SETTINGS = settings(max_examples=60, deadline=None)
+SETTINGS = settings(max_examples=examples(60), deadline=None)
 
 
 def _shapes(s):

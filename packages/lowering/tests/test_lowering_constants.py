@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 from lowering_test_util import add, assert_same_bits, mul, sin
 
 from modjax import lowering
@@ -97,7 +98,9 @@ def constant_arrays(draw):
 
 
 @settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(12),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(st.lists(constant_arrays(), min_size=1, max_size=4))
 def test_constants_round_trip_through_xla(cpu, consts):

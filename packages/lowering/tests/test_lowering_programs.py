@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 from lowering_test_util import add, mul, neg, sin, sub, sumdiff
 
 from modjax.lowering import lower_jaxpr_to_module
@@ -69,7 +70,9 @@ def build(shape, steps, num_outputs, rng):
 
 
 @settings(
-    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(15),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(programs())
 def test_lowered_programs_agree_with_numpy(cpu, program):

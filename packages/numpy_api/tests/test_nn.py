@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 import modjax.numpy as jnp
 from modjax import nn
@@ -352,7 +353,7 @@ ATTENTION_OPTIONS = {
 }
 
 
-@settings(max_examples=12)
+@settings(max_examples=examples(12))
 @given(
     heads=st.sampled_from([(4, 4), (4, 2), (4, 1)]),
     with_bias=st.booleans(),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 import modjax.numpy as jnp
 from modjax import lax
@@ -75,7 +76,7 @@ def run(steps, x, y):
     return values[-1] + values[0]
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(steps=programs(), seed=st.integers(0, 2**32 - 1))
 def test_jit_of_a_program_equals_its_eager_run(steps, seed):
     rng = np.random.default_rng(seed)

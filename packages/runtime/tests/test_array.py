@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from hypothesis_profiles import examples
 from runtime_test_prims import add, sin
 
 from modjax import runtime as R
@@ -36,7 +37,7 @@ DTYPES = {
 }
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     dtype=st.sampled_from(list(DTYPES)),
     shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4),

@@ -4,6 +4,7 @@ import hypothesis.strategies as st
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis_profiles import examples
 
 from modjax.runtime import export
 from modjax.runtime.export import flatbuf, schema
@@ -55,7 +56,7 @@ def with_defaults(fields: dict, table: str) -> dict:
     return out
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(exporteds)
 def test_encode_then_decode_gives_the_fields_back(fields):
     blob = flatbuf.encode(fields, schema.SCHEMA, schema.ROOT)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 from runtime_test_prims import add, mul, scale, sin, sumdiff_p
 
 from modjax import runtime as R
@@ -63,7 +64,7 @@ def run_program(program, args):
     return values[len(args) :] or values
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(
     program=st.lists(STEP, min_size=1, max_size=4),
     shape=st.sampled_from(SHAPES),

@@ -8,6 +8,7 @@ runtime: no array operations, so no modjax.numpy.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import pickle
 
@@ -16,6 +17,7 @@ import pytest
 
 from modjax import runtime
 from modjax.sharding import (
+    AbstractDevice,
     AbstractMesh,
     AxisType,
     DuplicateSpecError,
@@ -31,6 +33,7 @@ from modjax.sharding import (
     make_array_from_single_device_arrays,
     make_mesh,
     set_mesh,
+    smap,
     use_abstract_mesh,
     visualize_array_sharding,
     with_sharding_constraint,
@@ -79,6 +82,52 @@ def test_abstract_mesh_and_axis_types():
     assert get_abstract_mesh().empty
 
 
+def test_smap_checks_its_arguments_as_jax():
+    # JAX 0.10.2's TypeErrors, raised when smap is applied (before any mesh is needed).
+    def f(x):
+        return x
+
+    with pytest.raises(TypeError, match="smap axis_name should be a `str` or a `Hashable`"):
+        smap(f, in_axes=0, out_axes=0, axis_name=("x",))
+    with pytest.raises(TypeError, match="smap in_axes must be an int, None"):
+        smap(f, in_axes=[0], out_axes=0, axis_name="x")
+    with pytest.raises(TypeError, match="smap in_axes must be an int, None"):
+        smap(f, in_axes=(0, "a"), out_axes=0, axis_name="x")
+    with pytest.raises(TypeError, match="smap out_axes must be an int, None"):
+        smap(f, in_axes=0, out_axes=(0, 1.5), axis_name="x")
+    with pytest.raises(TypeError, match="out_axes"):
+        smap(f, in_axes=0, axis_name="x")
+    with pytest.raises(ValueError, match="The context mesh cannot be empty"):
+        smap(f, in_axes=0, out_axes=0, axis_name="x")(np.ones(4))
+    assert smap(in_axes=0, out_axes=0, axis_name="x")(f).__name__ == "f"
+
+
+def test_abstract_device_is_a_frozen_record_that_abstract_meshes_carry():
+    # As JAX 0.10.2: a frozen dataclass; an AbstractMesh built by hand has none and prints
+    # without it, and one with a device is a different mesh.
+    d = AbstractDevice("cpu", None, "cpu")
+    assert repr(d) == str(d) == "AbstractDevice(device_kind=cpu, num_cores=None, platform=cpu)"
+    assert d == AbstractDevice(device_kind="cpu", num_cores=None, platform="cpu")
+    assert hash(d) == hash(AbstractDevice("cpu", None, "cpu")) and d != AbstractDevice(
+        "tpu", 2, "tpu"
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        d.platform = "gpu"
+    with pytest.raises(TypeError):
+        AbstractDevice("cpu")
+    am = AbstractMesh((2, 4), ("x", "y"))
+    assert am.abstract_device is None
+    with_device = AbstractMesh((2, 4), ("x", "y"), abstract_device=d)
+    assert with_device.abstract_device is d and with_device != am
+    assert repr(with_device) == (
+        "AbstractMesh('x': 2, 'y': 4, axis_types=(Auto, Auto), device_kind=cpu, "
+        "num_cores=None, platform=cpu)"
+    )
+    assert repr(AbstractMesh((), (), abstract_device=d)) == (
+        "AbstractMesh((), axis_types=(), device_kind=cpu, num_cores=None, platform=cpu)"
+    )
+
+
 # --- checks on 8 devices (run in the child) --------------------------------------------------
 
 
@@ -98,6 +147,8 @@ def check_mesh_attributes_and_printing():
         "AbstractMesh('x': 2, 'y': 4, axis_types=(Auto, Auto), device_kind=cpu, "
         "num_cores=None, platform=cpu)"
     )
+    assert mesh.abstract_mesh.abstract_device == AbstractDevice("cpu", None, "cpu")
+    assert mesh.abstract_mesh != AbstractMesh((2, 4), ("x", "y"))  # as JAX: no device kind
     assert _mesh() is mesh
     assert mesh.device_ids.tolist() == [[0, 1, 2, 3], [4, 5, 6, 7]]
     try:

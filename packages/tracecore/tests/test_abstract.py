@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import (
@@ -140,7 +141,7 @@ avals = st.builds(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(avals, avals)
 def test_equal_avals_hash_equal(a, b):
     by_name = a.dtype.name if a.dtype != dtypes.float0 else [("float0", np.void, 0)]

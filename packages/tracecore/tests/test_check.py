@@ -7,6 +7,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis_profiles import examples
 from tracecore_test_prims import add_p, cos_p, mul_p, sin_p, sumdiff_p
 
 from modjax.tracecore.abstract import ShapedArray
@@ -52,7 +53,7 @@ def test_traced_jaxprs_pass():
     assert issubclass(JaxprTypeError, TypeError)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.sampled_from(["sin", "cos", "add", "mul", "sumdiff", "call"]), max_size=8))
 def test_generated_programs_pass_and_every_corruption_is_caught(ops):
     def f(x, y):

@@ -6,6 +6,7 @@ import hypothesis.strategies as st
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis_profiles import examples
 from tracecore_test_prims import add_p, cos_p, mul_p, neg_p, sin_p, sumdiff_p
 from tracecore_test_programs import (
     CLOSED_WITH_CONST,
@@ -71,7 +72,7 @@ def args_for(closed):
 # --- DCE: properties ----------------------------------------------------------------------
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.data())
 def test_dce_keeps_used_results_and_effects(data):
     closed = trace(data.draw(programs()))
@@ -96,7 +97,7 @@ def test_dce_keeps_used_results_and_effects(data):
     assert again is pruned and all(again_used)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(programs())
 def test_dce_with_instantiate_keeps_the_signature(prog):
     closed = trace(prog)
@@ -221,7 +222,7 @@ def test_dce_drop_vars_and_bad_arguments():
 # --- inlining: properties -----------------------------------------------------------------
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(programs())
 def test_inlining_removes_every_call_and_keeps_results(prog):
     closed = trace(prog)
@@ -242,7 +243,7 @@ def test_inlining_removes_every_call_and_keeps_results(prog):
     assert len(LOG) == effects
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(programs())
 def test_inlining_a_plain_jaxpr_leaves_calls_with_consts(prog):
     closed = trace(prog)

@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from modjax.tracecore import dtypes
 from modjax.tracecore.config import enable_x64, numpy_dtype_promotion
@@ -848,7 +849,7 @@ def _as_argument(result):
     return {"i": int, "u": int, "f": float, "c": complex}[dt.kind]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(NODES, NODES, SETTINGS)
 def test_promotion_is_commutative(a, b, setting):
     with numpy_dtype_promotion(setting[0]), enable_x64(setting[1]):
@@ -856,7 +857,7 @@ def test_promotion_is_commutative(a, b, setting):
         assert _result_or_error(a, b) == _result_or_error(b, a)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.sampled_from(PROMOTABLE), SETTINGS)
 def test_promotion_is_idempotent(a, setting):
     with numpy_dtype_promotion(setting[0]), enable_x64(setting[1]):
@@ -864,7 +865,7 @@ def test_promotion_is_idempotent(a, setting):
         assert dtypes.result_type(a, a) == dtypes.canonicalize_dtype(a)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(NODES, NODES, NODES, SETTINGS)
 def test_promotion_is_associative(a, b, c, setting):
     with numpy_dtype_promotion(setting[0]), enable_x64(setting[1]):
@@ -875,7 +876,7 @@ def test_promotion_is_associative(a, b, c, setting):
         assert whole == left == right
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.sampled_from(PROMOTABLE), st.sampled_from(PROMOTABLE))
 def test_promotion_is_an_upper_bound(a, b):
     joined = _promote_or_error(a, b)
@@ -901,7 +902,7 @@ def _kind(dt):
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.sampled_from(PROMOTABLE), st.sampled_from([int, float, complex]), st.booleans())
 def test_weak_scalar_keeps_array_dtype_within_its_kind(dt, scalar, x64):
     with enable_x64(x64):

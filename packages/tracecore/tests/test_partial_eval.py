@@ -6,6 +6,7 @@ import hypothesis.strategies as st
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis_profiles import examples
 from tracecore_test_prims import add_p, cos_p, mul_p, sin_p
 from tracecore_test_programs import (
     CONST,
@@ -87,7 +88,7 @@ def split_and_recombine(closed, unknowns, instantiate, saveable):
 # --- properties ---------------------------------------------------------------------------
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.data())
 def test_split_recombines_to_the_original(data):
     prog = data.draw(programs(opaque=False))
@@ -114,7 +115,7 @@ def test_split_recombines_to_the_original(data):
         assert len(known.eqns) + len(unknown.eqns) == len(pruned.eqns)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.data())
 def test_saving_nothing_makes_residuals_only_of_inputs(data):
     closed = trace(data.draw(programs(opaque=False)))
@@ -131,7 +132,7 @@ def test_saving_nothing_makes_residuals_only_of_inputs(data):
     assert num_res <= n_in + len(effect_outputs)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(programs(opaque=False))
 def test_all_known_leaves_nothing_unknown(prog):
     closed = trace(prog)
@@ -140,7 +141,7 @@ def test_all_known_leaves_nothing_unknown(prog):
     assert not any(out_unknowns) and num_res == 0 and unknown.eqns == []
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(programs(effects=False, opaque=False))
 def test_all_unknown_leaves_only_const_work_known(prog):
     closed = trace(prog)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from modjax.tracecore import core
 from modjax.tracecore.abstract import ShapedArray
@@ -474,7 +475,7 @@ def _significant(text: str) -> int:
 
 
 @given(st.integers(0, 2**32 - 1))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_float32_scalars_round_trip(bits):
     value = np.array(bits, np.uint32).view(np.float32)[()]
     text = format_scalar(value, np.float32)
@@ -569,7 +570,7 @@ _PARAM_NAMES = st.sampled_from(
 
 
 @given(st.dictionaries(_PARAM_NAMES, _PARAM_VALUES))
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_params_round_trip(params):
     x = np.ones(2, np.float32)
     cj = make_jaxpr(lambda *a: tparams_p.bind(*a, **params))(x)
@@ -681,7 +682,7 @@ def _random_body(data, pool, depth, n_ops, const_pool):
 
 
 @given(st.data())
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_random_programs_round_trip_and_evaluate_the_same(data):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**31)))
     n_args = data.draw(st.integers(1, 3))

@@ -7,6 +7,7 @@ import hypothesis.strategies as st
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis_profiles import examples
 from tracecore_test_prims import BINARY, NUMPY, UNARY, add_p, mul_p, operators, sin_p, sumdiff_p
 
 from modjax.tracecore import core
@@ -129,7 +130,7 @@ def run_program(program, args, table):
     return [values[i] for i in outputs]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(programs(), st.randoms(use_true_random=False))
 def test_trace_then_eval_equals_numpy(program, rng):
     n_inputs, _, _, shape = program

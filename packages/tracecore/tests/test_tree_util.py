@@ -9,6 +9,7 @@ import pickle
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_profiles import examples
 
 from modjax.tracecore import tree, tree_util
 from modjax.tracecore.tree_util import (
@@ -168,7 +169,7 @@ def follow(node, path):
 # -------------------------------------------------------------- property tests
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(TREES)
 def test_unflatten_inverts_flatten(t):
     leaves, treedef = tree_flatten(t)
@@ -177,7 +178,7 @@ def test_unflatten_inverts_flatten(t):
     assert same(treedef.unflatten(iter(leaves)), t)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(TREES)
 def test_equal_structures_have_equal_treedefs_and_hashes(t):
     treedef = tree_structure(t)
@@ -188,7 +189,7 @@ def test_equal_structures_have_equal_treedefs_and_hashes(t):
     assert pickle.loads(pickle.dumps(treedef)) == treedef
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(TREES)
 def test_paths_lead_to_their_leaves(t):
     pairs, treedef = tree_util.tree_flatten_with_path(t)
@@ -198,7 +199,7 @@ def test_paths_lead_to_their_leaves(t):
         assert follow(t, path) is leaf
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(TREES)
 def test_map_applies_to_every_leaf_and_keeps_structure(t):
     n = tree_structure(t).num_leaves
@@ -209,7 +210,7 @@ def test_map_applies_to_every_leaf_and_keeps_structure(t):
     assert [r.value for r in tree_leaves(mapped)] == [[i, x] for i, x in enumerate(tree_leaves(t))]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(TREES)
 def test_children_and_num_nodes_add_up(t):
     treedef = tree_structure(t)
@@ -221,7 +222,7 @@ def test_children_and_num_nodes_add_up(t):
         assert 1 + sum(k.num_nodes for k in kids) == treedef.num_nodes
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(TREES, st.integers(1, 3))
 def test_transpose_swaps_levels_and_back(t, k):
     inner = tree_structure(t)

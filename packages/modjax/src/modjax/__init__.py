@@ -115,6 +115,7 @@ from modjax.sharding import (  # noqa: E402
     reshard,
     set_mesh,
     shard_map,
+    smap,
 )
 from modjax.tracecore import (  # noqa: E402
     Array,
@@ -209,6 +210,7 @@ __all__ = [
     "reshard",
     "set_mesh",
     "shard_map",
+    "smap",
     "sharding",
     "distributed",
     "ShapeDtypeStruct",
@@ -285,12 +287,15 @@ __all__ = [
 # registered before anything can bind them.
 _LAZY_SUBMODULES = frozenset(
     {
+        "api_util",
         "dlpack",
         "experimental",
         "export",
         "ffi",
         "flatten_util",
         "image",
+        "interpreters",
+        "lib",
         "core",
         "monitoring",
         "nn",

@@ -14,8 +14,10 @@ from modjax.tracecore import (
     get_aval,
     jaxpr_as_fun,
 )
+from modjax.tracecore.tokens import AbstractToken, abstract_token
 
 __all__ = [
+    "AbstractToken",
     "ClosedJaxpr",
     "Jaxpr",
     "JaxprEqn",
@@ -25,6 +27,7 @@ __all__ = [
     "Trace",
     "Tracer",
     "Var",
+    "abstract_token",
     "eval_jaxpr",
     "get_aval",
     "jaxpr_as_fun",

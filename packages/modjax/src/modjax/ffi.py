@@ -33,6 +33,7 @@ from modjax.runtime import _xla, apply_primitive
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive, to_aval
 from modjax.tracecore.effects import Effect
+from modjax.tracecore.tokens import is_token_aval
 
 __all__ = [
     "build_ffi_lowering_function",
@@ -123,7 +124,7 @@ def include_dir() -> str:
 def _minor_to_major(aval, layout) -> tuple[int, ...]:
     """``layout`` in XLA's minor-to-major order (None: row-major; a Layout: its axis order)."""
     if layout is None:
-        return tuple(reversed(range(len(aval.shape))))
+        return tuple(reversed(range(len(getattr(aval, "shape", ())))))
     if hasattr(layout, "major_to_minor"):
         if getattr(layout, "tiling", None) is not None:
             raise ValueError("The FFI does not support layouts with tiling")
@@ -321,6 +322,8 @@ def _ffi_call_batching(args, dims, *, vmap_method, result_avals, **params):
             "'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
             f"'legacy_vectorized'. Got vmap_method={vmap_method!r}."
         )
+    if any(map(is_token_aval, result_avals)):
+        raise NotImplementedError(f"vmap of ffi_call {params['target_name']!r} with token results")
     size = next(x.shape[d] for x, d in zip(args, dims, strict=True) if d is not None)
     if vmap_method in ("sequential", "sequential_unrolled"):
         params = {**params, "vmap_method": vmap_method, "result_avals": result_avals}
@@ -379,9 +382,12 @@ register_lowering(ffi_call_p, _ffi_call_lowering)
 # --- ffi_call --------------------------------------------------------------------------------
 
 
-def _result_avals(results: Sequence) -> tuple[ShapedArray, ...]:
+def _result_avals(results: Sequence) -> tuple:
     avals = []
     for i, result in enumerate(results):
+        if is_token_aval(result):
+            avals.append(result)
+            continue
         if not hasattr(result, "shape") or not hasattr(result, "dtype"):
             raise ValueError(
                 "All elements of result_shape_dtypes must have 'shape' and 'dtype' "
@@ -402,7 +408,9 @@ def _check_aliases(aliases, n_args, in_avals, result_avals, in_layouts, out_layo
                 f"{where} with output index {o} outside the range [0, {len(result_avals)})."
             )
         a, r = in_avals[i], result_avals[o]
-        if a.shape != r.shape or a.dtype != r.dtype:
+        if is_token_aval(a) != is_token_aval(r) or (
+            not is_token_aval(a) and (a.shape != r.shape or a.dtype != r.dtype)
+        ):
             raise ValueError(
                 f"{where} referring to an input with abstract value {a.str_short()} and an "
                 f"output with a different abstract value {r.str_short()}."
@@ -432,8 +440,9 @@ def ffi_call(
 
     ``result_shape_dtypes`` is one object with ``shape`` and ``dtype``
     (``ShapeDtypeStruct``), giving one result, or a sequence of them, giving a list
-    (a tuple for a tuple). The returned function takes the operands positionally;
-    its keyword arguments are the handler's named attributes: ``bool``, ``int``
+    (a tuple for a tuple); ``modjax.core.abstract_token`` declares a token result.
+    The returned function takes the operands positionally; its keyword arguments
+    are the handler's named attributes: ``bool``, ``int``
     (``i64``), ``float`` (``f64``), ``str``, numpy scalars of their own dtype, numpy
     arrays and dicts of these. ``has_side_effect`` keeps an unused call; under
     ``vmap``, ``vmap_method`` says how the handler sees the batch (as for

@@ -18,6 +18,7 @@ from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive, Tracer, to_aval
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.tokens import AbstractToken
 from modjax.tracecore.traceback_util import api_boundary
 from modjax.tracecore.tracing import arg_aval, trace_to_jaxpr
 from modjax.tracecore.tree_util import Partial, tree_flatten, tree_map, tree_unflatten
@@ -308,9 +309,12 @@ class _Pullback:
             if type(c) is Zero:
                 continue
             got, want = to_aval(c), tangent_aval(aval)
-            ok = got.shape == want.shape and (
-                got.dtype == want.dtype or want.dtype == dtypes.float0
-            )
+            if type(want) is AbstractToken or type(got) is AbstractToken:
+                ok = got == want  # a token's cotangent is a token, and is ignored
+            else:
+                ok = got.shape == want.shape and (
+                    got.dtype == want.dtype or want.dtype == dtypes.float0
+                )
             if not ok:
                 raise ValueError(
                     "unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
@@ -345,7 +349,13 @@ def check_input_dtype(transform: str, holomorphic: bool, allow_int: bool, x) -> 
     ``transform`` names the caller in the message (``"grad"``, ``"jacrev"``):
     holomorphic needs complex inputs; integer and boolean inputs need ``allow_int``.
     """
-    dt = input_aval(x).dtype
+    aval = input_aval(x)
+    if type(aval) is AbstractToken:
+        raise TypeError(
+            f"{transform} requires real- or complex-valued inputs (input dtype that is a "
+            "sub-dtype of np.inexact), but got a token (Tok)."
+        )
+    dt = aval.dtype
     name = _dtype_name(dt)
     if holomorphic and not dtypes.issubdtype(dt, np.complexfloating):
         raise TypeError(

@@ -25,6 +25,7 @@ import numpy as np
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive, to_aval
+from modjax.tracecore.tokens import AbstractToken
 
 __all__ = [
     "Zero",
@@ -114,24 +115,36 @@ def is_undefined_primal(x) -> bool:
 def tangent_dtype(dtype) -> np.dtype:
     """Return the tangent dtype of a primal dtype: itself if inexact, else ``float0``.
 
+    An extended dtype with a ``tangent_dtype`` (``primal_tangent_dtype``) names its own.
+
     Counterpart of jax's ``core.primal_dtype_to_tangent_dtype``.
     """
+    own = getattr(dtype, "tangent_dtype", None)  # an extended dtype naming its tangents
+    if own is not None:
+        return own
     dt = np.dtype(dtype)
     return dt if dtypes.issubdtype(dt, np.inexact) else dtypes.float0
 
 
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
-    """Return the type of tangents of values of type ``aval`` (jax's ``to_tangent_aval``)."""
+    """Return the type of tangents of values of type ``aval`` (jax's ``to_tangent_aval``).
+
+    A token's tangent type is the token's (as in JAX)."""
+    if type(aval) is AbstractToken:
+        return aval
     if dtypes.issubdtype(aval.dtype, np.inexact):
         return aval
+    own = getattr(aval.dtype, "tangent_dtype", None)  # jax.experimental.primal_tangent_dtype
+    if own is not None:
+        return ShapedArray(aval.shape, own)
     return ShapedArray(aval.shape, dtypes.float0)
 
 
 def zeros_like_aval(aval: ShapedArray):
     """Return zeros of type ``aval`` (jax's ``zeros_like_aval``); float0 zeros are numpy's."""
-    if aval.dtype == dtypes.float0:
+    if type(aval) is not AbstractToken and aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, dtypes.float0)
-    return zeros_like_p.bind(aval=aval)
+    return zeros_like_p.bind(aval=aval)  # a token's "zero" is a new token
 
 
 def instantiate_zeros(tangent):

@@ -36,6 +36,7 @@ from .collectives import (
     psum_p,
     psum_scatter,
     psum_scatter_p,
+    pswapaxes,
     reshape,
     reshape_p,
 )

@@ -12,6 +12,7 @@ import numpy as np
 
 from modjax.tracecore import source_info
 from modjax.tracecore.core import Tracer, to_aval
+from modjax.tracecore.tokens import AbstractToken
 from modjax.tracecore.traceback_util import api_boundary
 from modjax.tracecore.tree_util import (
     keystr,
@@ -293,6 +294,8 @@ def _match_output(axis_data: AxisData, i: int, val, dim, dst, treedef):
         raise TypeError(
             f"Output from batched function {val!r} with type {type(val)} is not a valid JAX type"
         ) from None
+    if type(aval) is AbstractToken:
+        return val  # a token is never batched, and stands for every member (as in JAX)
     if dst is None:
         if dim is None:
             return val

@@ -39,6 +39,7 @@ __all__ = [
     "ppermute",
     "pshuffle",
     "all_to_all",
+    "pswapaxes",
     "psum_scatter",
     "psum_p",
     "pmax_p",
@@ -618,3 +619,13 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
         )
 
     return tree_util.tree_map(one, x)
+
+
+def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
+    """Swap the mapped axis ``axis_name`` with the array axis ``axis`` (jax.lax.pswapaxes).
+
+    ``x.shape[axis]`` must equal the axis size (the group size with
+    ``axis_index_groups``); the result has ``x``'s shape. It is
+    ``all_to_all(x, axis_name, axis, axis)``, as in JAX.
+    """
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)

@@ -139,6 +139,8 @@ def _broadcast_batch_impl(x, *, size, axis):
 
 @broadcast_batch_p.def_abstract_eval
 def _broadcast_batch_abstract_eval(x, *, size, axis):
+    if not hasattr(x, "shape"):  # a token: it has no batch dimension to add
+        raise TypeError(f"vmap: a value of type {x.str_short()} cannot be batched")
     if not 0 <= axis <= len(x.shape):
         raise ValueError(f"broadcast_batch: axis {axis} out of range for shape {x.shape}")
     shape = list(x.shape)

@@ -54,6 +54,7 @@ from .lowering import (
     platform_lowering_rules,
     region_tokens,
     register_lowering,
+    sdy_mesh_symbol,
     set_tokens,
     tokens_in,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "LoweringRuleContext",
     "LoweredModule",
     "lower_jaxpr_to_module",
+    "sdy_mesh_symbol",
     "lower_jaxpr_inline",
     "call_jaxpr",
     "call_lowering",

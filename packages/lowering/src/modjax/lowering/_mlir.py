@@ -28,6 +28,7 @@ from jaxlib.mlir import ir
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import physical_aval
 from modjax.tracecore.dtypes import ExtendedDType
+from modjax.tracecore.tokens import AbstractToken
 
 __all__ = [
     "ir",
@@ -263,19 +264,22 @@ def _tensor_type(shape: tuple[int, ...], dtype: Any) -> ir.RankedTensorType:
     return ir_t
 
 
-def ir_type(aval) -> ir.RankedTensorType:
+def ir_type(aval) -> ir.Type:
     """Return the tensor type of an abstract value (JAX's ``mlir.aval_to_ir_type``).
 
     Only shape and dtype count: weak types do not exist in HLO. An aval of an
     extended dtype (a PRNG key) has the type of its data, which tracecore's
-    ``physical_element_avals`` table gives for each extended dtype.
+    ``physical_element_avals`` table gives for each extended dtype; a token's is
+    ``!stablehlo.token``.
     """
+    if type(aval) is AbstractToken:
+        return hlo.TokenType.get()
     if isinstance(aval.dtype, ExtendedDType):
         aval = physical_aval(aval)
     return _tensor_type(aval.shape, aval.dtype)
 
 
-def ir_types(avals: Sequence[Any]) -> list[ir.RankedTensorType]:
+def ir_types(avals: Sequence[Any]) -> list[ir.Type]:
     """Return the tensor types of several abstract values."""
     return [ir_type(a) for a in avals]
 
@@ -515,6 +519,12 @@ def token_type() -> ir.Type:
     return hlo.TokenType.get()
 
 
+def create_token() -> ir.Value:
+    """Emit ``stablehlo.create_token``: a token made inside the program (JAX's, for a token
+    closed over)."""
+    return hlo.create_token()
+
+
 def new_token() -> ir.Value:
     """Emit ``stablehlo.after_all`` of nothing: a token that depends on nothing."""
     return hlo.after_all([])
@@ -599,10 +609,21 @@ def host_callback_call(
 # --- modules, functions, locations ---------------------------------------------------------
 
 
-def sdy_mesh_op(module: ir.Module, name: str, axes: Sequence[tuple[str, int]]) -> None:
-    """Declare the Shardy mesh ``@name`` with ``axes`` (name, size) at the top of ``module``."""
+def sdy_mesh_op(
+    module: ir.Module, name: str, axes: Sequence[tuple[str, int]], after: int = 0
+) -> None:
+    """Declare the Shardy mesh ``@name`` with ``axes`` (name, size) at the top of ``module``.
+
+    ``after`` meshes already declared there stay before it.
+    """
     mesh = ", ".join(f'"{axis}"={size}' for axis, size in axes)
-    with ir.InsertionPoint.at_block_begin(module.body):
+    ops = list(module.body.operations)
+    point = (
+        ir.InsertionPoint.after(ops[after - 1])
+        if after and len(ops) >= after
+        else ir.InsertionPoint.at_block_begin(module.body)
+    )
+    with point:
         sdy.MeshOp(name, ir.Attribute.parse(f"#sdy.mesh<[{mesh}]>"))
 
 

@@ -25,6 +25,7 @@ from modjax.tracecore.core import Primitive
 from modjax.tracecore.effects import Effect, no_effects, ordered_effects
 from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, Literal
 from modjax.tracecore.source_info import SourceInfo
+from modjax.tracecore.tokens import AbstractToken
 from modjax.tracecore.tracing import trace_to_jaxpr
 from modjax.tracecore.wrapped_fun import wrap_init
 
@@ -45,6 +46,7 @@ __all__ = [
     "lower_jaxpr_inline",
     "lower_fun",
     "lower_jaxpr_to_module",
+    "sdy_mesh_symbol",
     "tokens_in",
     "set_tokens",
     "region_tokens",
@@ -93,6 +95,11 @@ class LoweringError(Exception):
 # --- contexts ---------------------------------------------------------------------------------
 
 
+def sdy_mesh_symbol(position: int) -> str:
+    """Return the symbol of a module's ``position``-th Shardy mesh (``mesh``, ``mesh_0``, ...)."""
+    return "mesh" if position == 0 else f"mesh_{position - 1}"
+
+
 class ModuleContext:
     """What the lowering of one module shares (JAX's ``mlir.ModuleContext``).
 
@@ -112,6 +119,7 @@ class ModuleContext:
         "host_callbacks",
         "tokens",
         "partitioning",
+        "sdy_meshes",
         "_locations",
     )
 
@@ -129,7 +137,23 @@ class ModuleContext:
         self.tokens: dict[Effect, ir.Value] = {}
         # None for one device; "gspmd" or "shardy" when XLA partitions the program.
         self.partitioning: str | None = None
+        # Shardy meshes declared in the module: (axis name, size) pairs -> symbol name.
+        self.sdy_meshes: dict[tuple, str] = {}
         self._locations: dict[tuple[str, Any], ir.Location] = {}
+
+    def sdy_mesh_name(self, axes: Sequence[tuple[str, int]]) -> str:
+        """Return the symbol of the Shardy mesh with ``axes``, declaring it on first use.
+
+        As JAX 0.10 names them: ``mesh`` first, then ``mesh_0``, ``mesh_1``, ...
+        (one program may use several meshes over the same devices).
+        """
+        key = tuple((str(a), int(n)) for a, n in axes)
+        name = self.sdy_meshes.get(key)
+        if name is None:
+            name = sdy_mesh_symbol(len(self.sdy_meshes))
+            _mlir.sdy_mesh_op(self.module, name, key, after=len(self.sdy_meshes))
+            self.sdy_meshes[key] = name
+        return name
 
     def location(self, primitive: Primitive, info: SourceInfo | None) -> ir.Location:
         """Return the MLIR location of an equation of ``primitive`` from ``info``."""
@@ -171,6 +195,11 @@ class LoweringRuleContext:
         self.avals_out: list = avals_out
         self.source_info: SourceInfo | None = source_info
         self.effects: frozenset = effects
+
+    @property
+    def module_context(self) -> ModuleContext:
+        """The module's context, under JAX's name for it (rules written for JAX read this)."""
+        return self.module_ctx
 
     def replace(self, **changes) -> LoweringRuleContext:
         """Return a copy with some fields replaced (e.g. ``avals_in`` for a sub-lowering)."""
@@ -251,6 +280,8 @@ def _split(jaxpr: ClosedJaxpr | Jaxpr) -> tuple[Jaxpr, list]:
 
 
 def _const_value(value: Any, aval) -> ir.Value:
+    if type(aval) is AbstractToken:  # a token known when tracing: a new one, as in JAX
+        return _mlir.create_token()
     if aval.dtype == dtypes.float0:
         return _mlir.ir_constant(np.zeros(aval.shape, np.bool_))
     array = np.asarray(value, dtype=aval.dtype)
@@ -625,6 +656,7 @@ def lower_jaxpr_to_module(
     num_replicas: int = 1,
     platform: str = "cpu",
     sdy_mesh: Sequence[tuple[str, int]] | None = None,
+    sdy_meshes: Sequence[Sequence[tuple[str, int]]] = (),
 ) -> LoweredModule:
     """Lower a ClosedJaxpr to a StableHLO module (JAX's ``mlir.lower_jaxpr_to_module``).
 
@@ -635,8 +667,10 @@ def lower_jaxpr_to_module(
     ``arg_shardings``/``result_shardings`` give per value an ``mhlo.sharding``
     string (``"{replicated}"``, ...), a Shardy ``#sdy.sharding<@mesh, [...]>``
     attribute, or None; ``sdy_mesh`` (axis names and sizes) declares the Shardy
-    mesh ``@mesh`` those refer to. ``num_partitions``/``num_replicas``
-    become module attributes when above 1. ``platform`` selects platform rules.
+    mesh ``@mesh`` those refer to, and ``sdy_meshes`` further meshes over the
+    same devices, ``@mesh_0``, ``@mesh_1``, ... in order (``sdy_mesh_symbol``).
+    ``num_partitions``/``num_replicas`` become module attributes when above 1.
+    ``platform`` selects platform rules.
     An ordered effect of the jaxpr adds a token argument and result to ``main``
     (first, in the order of ``LoweredModule.ordered_effects``), so that the
     runtime orders effects across calls. Raises LoweringError naming the failing
@@ -660,9 +694,10 @@ def lower_jaxpr_to_module(
         if num_replicas > 1:
             module_attrs["mhlo.num_replicas"] = _mlir.i32_attr(num_replicas)
         module, symbol_table = _mlir.new_module(module_name, module_attrs)
-        if sdy_mesh is not None:
-            _mlir.sdy_mesh_op(module, "mesh", sdy_mesh)
         mctx = ModuleContext(context, module, symbol_table, module_name, platform)
+        if sdy_mesh is not None:
+            for axes in (sdy_mesh, *sdy_meshes):
+                mctx.sdy_mesh_name(axes)
         if num_partitions > 1:
             mctx.partitioning = "shardy" if sdy_mesh is not None else "gspmd"
 

@@ -1,9 +1,12 @@
-"""Experimental APIs (the counterpart of ``jax.experimental``): ``io_callback``, ``cur_qdd``."""
+"""Experimental APIs (the counterpart of ``jax.experimental``): ``io_callback``, ``cur_qdd``,
+``primal_tangent_dtype`` and ``EArray`` (arrays of such dtypes)."""
 
 from modjax.experimental import compilation_cache
 from modjax.lax.callbacks import io_callback
+from modjax.lax.edtype import EArray
+from modjax.tracecore.dtypes import primal_tangent_dtype
 
-__all__ = ["compilation_cache", "cur_qdd", "io_callback"]
+__all__ = ["EArray", "compilation_cache", "cur_qdd", "io_callback", "primal_tangent_dtype"]
 
 
 def cur_qdd(x):

@@ -12,7 +12,7 @@ from modjax.tracecore import dtypes
 from modjax.tracecore.core import to_aval
 
 from ._cases import Case
-from ._compare import as_list, assert_values_close, host
+from ._compare import as_list, assert_values_close, host, like_extended
 from ._derivatives import normalize_argnums
 from ._evaluation import jitted
 
@@ -48,9 +48,7 @@ def _stack(arg, axis: int, size: int):
     stacked = np.stack(variants) if variants else np.zeros((0, *data.shape), data.dtype)
     stacked = np.moveaxis(stacked, 0, axis)
     if dtypes.issubdtype(aval.dtype, dtypes.extended):
-        from modjax import random  # typed PRNG keys: wrap the stacked data back into keys
-
-        return random.wrap_key_data(stacked, impl=random.key_impl(arg))
+        return like_extended(arg, stacked)  # back into keys (or EArrays) of arg's dtype
     return stacked
 
 
@@ -110,7 +108,5 @@ def _take(x, k: int, axis: int):
     aval = to_aval(x)
     axis %= len(aval.shape)
     if dtypes.issubdtype(aval.dtype, dtypes.extended):
-        from modjax import random
-
-        return random.wrap_key_data(np.take(host(x), k, axis), impl=random.key_impl(x))
+        return like_extended(x, np.take(host(x), k, axis))
     return np.take(host(x), k, axis)

@@ -36,13 +36,23 @@ def as_list(prim, out) -> list:
 
 
 def host(value: Any) -> np.ndarray:
-    """Return ``value`` as a numpy array; a PRNG key array gives its key data."""
+    """Return ``value`` as a numpy array; an array of an extended dtype gives its data."""
     aval = to_aval(value)
     if dtypes.issubdtype(aval.dtype, dtypes.extended):
-        from modjax import random  # the key data of typed keys lives with modjax.random
-
-        return np.asarray(random.key_data(value))
+        # The physical data: key data for PRNG keys, the primal values for EArrays.
+        return np.asarray(value._base_array)
     return np.asarray(value)
+
+
+def like_extended(arg: Any, data: np.ndarray) -> Any:
+    """Return ``data`` (physical data) as an array of ``arg``'s extended dtype."""
+    from modjax.runtime import device_put
+    from modjax.runtime.extended import wrap
+
+    dtype = to_aval(arg).dtype
+    element_ndim = len(np.shape(arg._base_array)) - len(np.shape(arg))
+    shape = data.shape[: data.ndim - element_ndim]
+    return wrap(ShapedArray(shape, dtype), device_put(data))
 
 
 def aval_of(value: Any) -> ShapedArray:

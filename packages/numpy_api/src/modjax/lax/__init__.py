@@ -39,16 +39,19 @@ from modjax.batching import (  # noqa: E402  (collectives over vmapped named axe
     psum,
     psum_p,
     psum_scatter,
+    pswapaxes,
 )
 from modjax.sharding import pcast, with_sharding_constraint  # noqa: E402  (jax.lax's)
 from modjax.sharding.constraint import sharding_constraint_p  # noqa: E402  (jax.lax's)
 
 from . import (
+    edtype,  # noqa: E402, F401  (to_edtype/from_edtype: jax.experimental.primal_tangent_dtype)
     extended_rules,  # noqa: E402, F401  (structural lowerings for key arrays)
     linalg,  # noqa: E402  (modjax.lax.linalg, as jax.lax.linalg)
     sharding_types,  # noqa: E402, F401  (which sharding-in-types rule each primitive follows)
     state,  # noqa: E402, F401  (mutable array references: modjax.Ref's primitives)
 )
+from .accuracy import AccuracyMode, Tolerance
 from .approx_top_k import *  # noqa: F403
 from .array_helpers import *  # noqa: F403
 from .barrier import *  # noqa: F403
@@ -207,7 +210,15 @@ from .fft import FftType, fft, fft_p
 from .generic_reduce import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .mulhi import *  # noqa: F403
-from .parallel import pbroadcast  # noqa: E402
+from .parallel import (  # noqa: E402
+    pbroadcast,
+    precv,
+    precv_p,
+    psend,
+    psend_p,
+    ragged_all_to_all,
+    ragged_all_to_all_p,
+)
 from .ragged_dot import *  # noqa: F403
 from .reductions import (
     argmax,
@@ -233,6 +244,7 @@ from .rng import *  # noqa: F403
 from .scaled_dot import *  # noqa: F403
 from .sorting import *  # noqa: F403
 from .special import *  # noqa: F403
+from .split_stack import *  # noqa: F403
 from .structural import (
     broadcast,
     broadcast_in_dim,
@@ -260,4 +272,5 @@ from .structural import (
     transpose,
     transpose_p,
 )
+from .tokens import *  # noqa: F403
 from .windowed import *  # noqa: F403

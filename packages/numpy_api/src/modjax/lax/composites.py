@@ -1,10 +1,9 @@
 """lax functions written with other lax operations: ``reciprocal``, ``select``, ``collapse``,
-``broadcast_to_rank``, ``broadcast_shapes``, ``batch_matmul``, ``split``, ``tile``, ``stack``,
-``unstack``.
+``broadcast_to_rank``, ``broadcast_shapes``, ``batch_matmul``.
 
-JAX declares some of these as primitives of their own (``split_p``, ``tile_p``); here
-they trace to the slices, reshapes and broadcasts they stand for, so every transform
-already has their rules. Shapes and errors are JAX's.
+They trace to the operations they stand for, so every transform already has their
+rules. Shapes and errors are JAX's. (``split``, ``stack``, ``unstack`` and ``tile`` are
+primitives of their own, as in JAX: ``split_stack.py``.)
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from . import elementwise as _ew
-from . import indexing as _ix
 from . import structural as _st
 from ._common import aval_of
 from .dot import dot_general
@@ -29,10 +27,6 @@ __all__ = [
     "collapse",
     "reciprocal",
     "select",
-    "split",
-    "stack",
-    "tile",
-    "unstack",
 ]
 
 
@@ -117,58 +111,3 @@ def batch_matmul(lhs: Any, rhs: Any, precision: Any = None):
     batch = tuple(range(len(lhs_shape) - 2))
     contract = (((len(lhs_shape) - 1,), (len(rhs_shape) - 2,)), (batch, batch))
     return dot_general(lhs, rhs, contract, precision=precision)
-
-
-def split(operand: Any, sizes: Sequence[int], axis: int = 0) -> list:
-    """Cut ``operand`` along ``axis`` into pieces of ``sizes`` (jax.lax.split).
-
-    The sizes must add up to the axis' size.
-    """
-    shape = aval_of(operand).shape
-    axis = _axis(axis, len(shape), "split")
-    sizes = [operator.index(s) for s in sizes]
-    if any(s < 0 for s in sizes) or sum(sizes) != shape[axis]:
-        raise ValueError(
-            f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of the operand shape "
-            f"{list(shape)} (sizes {sizes})"
-        )
-    pieces, start = [], 0
-    for size in sizes:
-        pieces.append(_ix.slice_in_dim(operand, start, start + size, axis=axis))
-        start += size
-    return pieces
-
-
-def tile(operand: Any, reps: Sequence[int]):
-    """Repeat ``operand`` ``reps[d]`` times along each dimension ``d`` (jax.lax.tile)."""
-    shape = aval_of(operand).shape
-    reps = tuple(operator.index(r) for r in reps)
-    if len(reps) != len(shape):
-        raise TypeError(
-            f"reps length must be equal to the ndim of x, got len(reps)={len(reps)} and "
-            f"x.ndim={len(shape)}."
-        )
-    if any(r < 0 for r in reps):
-        raise ValueError(f"lax.tile: reps must be non-negative, got {reps}")
-    # Broadcast to (r0, s0, r1, s1, ...) and merge each pair.
-    spread = tuple(d for pair in zip(reps, shape, strict=True) for d in pair)
-    dims = tuple(2 * d + 1 for d in range(len(shape)))
-    tiled = _st.broadcast_in_dim(operand, spread, dims)
-    return _st.reshape(tiled, tuple(r * s for r, s in zip(reps, shape, strict=True)))
-
-
-def stack(operands: Sequence[Any], axis: int = 0):
-    """Join arrays of one shape along a new axis ``axis`` (jax.lax.stack)."""
-    operands = list(operands)
-    if not operands:
-        raise ValueError("lax.stack needs at least one operand")
-    ndim = len(aval_of(operands[0]).shape)
-    axis = _axis(axis, ndim + 1, "stack")
-    return _st.concatenate([_st.expand_dims(x, (axis,)) for x in operands], axis)
-
-
-def unstack(x: Any, axis: int = 0) -> tuple:
-    """Split ``x`` along ``axis`` into its slices, without that axis (jax.lax.unstack)."""
-    shape = aval_of(x).shape
-    axis = _axis(axis, len(shape), "unstack")
-    return tuple(_ix.index_in_dim(x, i, axis, keepdims=False) for i in range(shape[axis]))

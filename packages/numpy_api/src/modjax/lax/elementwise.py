@@ -81,6 +81,7 @@ from ._rules import (
     unbroadcast,
     zeros,
 )
+from .accuracy import AccuracyMode, accuracy_attr, format_accuracy, parse_accuracy
 
 __all__ = [
     "RoundingMethod",
@@ -165,6 +166,30 @@ def _hlo_unary(op):
     return rule
 
 
+class _AccurateLowering:
+    """The lowering rule of a primitive taking the ``accuracy`` param (its marker too)."""
+
+    def __init__(self, rule: Callable):
+        self.rule = rule
+
+    def __call__(self, ctx, x, accuracy=None):
+        return self.rule(ctx, x, accuracy)
+
+
+def _accurate_unary(op, real_only: bool = False) -> _AccurateLowering:
+    """A lowering rule of one StableHLO op carrying the ``accuracy`` param as the op's
+    ``result_accuracy`` (as JAX lowers it); ``real_only``: dropped for complex operands,
+    which JAX lowers without it."""
+
+    def rule(ctx, x, accuracy):
+        out_type = ir_type(ctx.avals_out[0])
+        if accuracy is None or (real_only and kind(ctx.avals_in[0].dtype) == "c"):
+            return op(x, results=[out_type])
+        return op(x, results=[out_type], result_accuracy=accuracy_attr(accuracy))
+
+    return _AccurateLowering(rule)
+
+
 def unary_primitive(
     name: str,
     accepted: Sequence[Category],
@@ -178,7 +203,11 @@ def unary_primitive(
     component type of a complex operand).
     """
     prim = Primitive(name)
-    prim.def_abstract_eval(partial(_unary_abstract_eval, name, tuple(accepted), result))
+    abstract_eval = partial(_unary_abstract_eval, name, tuple(accepted), result)
+    if isinstance(lowering, _AccurateLowering):  # takes ``accuracy=`` (any value, as JAX)
+        prim.def_abstract_eval(lambda aval, accuracy=None: abstract_eval(aval))
+    else:
+        prim.def_abstract_eval(abstract_eval)
     prim.def_impl(partial(apply_primitive, prim))
     register_lowering(prim, lowering)
     return prim
@@ -191,12 +220,14 @@ def _sign_lowering(ctx, x):
     return hlo.sign(x)
 
 
-def _exp2_lowering(ctx, x):
+def _exp2_lowering(ctx, x, accuracy=None):
     aval = ctx.avals_in[0]
-    return hlo.exponential(hlo.multiply(full(math.log(2), aval), x))
+    return hlo.exponential(
+        hlo.multiply(full(math.log(2), aval), x), result_accuracy=accuracy_attr(accuracy)
+    )
 
 
-def _logistic_lowering(ctx, x):
+def _logistic_lowering(ctx, x, accuracy=None):  # JAX lowers logistic without the accuracy
     aval = ctx.avals_in[0]
     if kind(aval.dtype) == "c":  # 1 / (1 + exp(-x)); XLA's logistic is real-only on CPU
         one = full(1, aval)
@@ -225,6 +256,28 @@ def _one_minus_square(x):
     return sub(const(x, 1), mul(x, x))
 
 
+def _expm1_jvp(g, ans, x, accuracy=None):
+    if accuracy is AccuracyMode.HIGHEST:  # as JAX: exp(x) at that accuracy, not ans + 1
+        return mul(g, exp(x, accuracy=accuracy))
+    return mul(g, add(ans, const(ans, 1)))
+
+
+def _tanh_jvp(g, ans, x, accuracy=None):
+    if accuracy is AccuracyMode.HIGHEST:  # as JAX: 4 logistic(2x) logistic(-2x)
+        both = mul(
+            logistic(mul(const(x, 2), x), accuracy=accuracy),
+            logistic(mul(const(x, -2), x), accuracy=accuracy),
+        )
+        return mul(g, mul(const(x, 4), both))
+    return mul(g, _one_minus_square(ans))
+
+
+def _logistic_jvp(g, ans, x, accuracy=None):
+    if accuracy is AccuracyMode.HIGHEST:  # as JAX: ans logistic(-x), not ans (1 - ans)
+        return mul(g, mul(ans, logistic(neg(x))))
+    return mul(g, mul(ans, sub(const(ans, 1), ans)))
+
+
 # name, accepted dtype categories, lowering (JAX's set of accepted dtypes for each), then one
 # line per rule table: JVP (and transpose where linear), batching.
 neg_p = unary_primitive("neg", NUM, _hlo_unary(hlo.negate))
@@ -242,35 +295,37 @@ defvectorized(ceil_p)
 is_finite_p = unary_primitive("is_finite", [FLOAT], _hlo_unary(hlo.is_finite), result="bool")
 defjvp_zero(is_finite_p)
 defvectorized(is_finite_p)
-exp_p = unary_primitive("exp", INEXACT, _hlo_unary(hlo.exponential))
-defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
+# The functions taking ``accuracy=`` (JAX's set): their rules accept the param, and the
+# JVPs of expm1, tanh, logistic, sin and cos pass it on as JAX's do.
+exp_p = unary_primitive("exp", INEXACT, _accurate_unary(hlo.exponential))
+defjvp2(exp_p, lambda g, ans, x, accuracy=None: mul(g, ans))
 defvectorized(exp_p)
-exp2_p = unary_primitive("exp2", INEXACT, _exp2_lowering)
-defjvp2(exp2_p, lambda g, ans, x: mul(g, mul(ans, const(x, math.log(2)))))
+exp2_p = unary_primitive("exp2", INEXACT, _AccurateLowering(_exp2_lowering))
+defjvp2(exp2_p, lambda g, ans, x, accuracy=None: mul(g, mul(ans, const(x, math.log(2)))))
 defvectorized(exp2_p)
-log_p = unary_primitive("log", INEXACT, _hlo_unary(hlo.log))
-defjvp(log_p, lambda g, x: div(g, x))
+log_p = unary_primitive("log", INEXACT, _accurate_unary(hlo.log))
+defjvp(log_p, lambda g, x, accuracy=None: div(g, x))
 defvectorized(log_p)
-log1p_p = unary_primitive("log1p", INEXACT, _hlo_unary(hlo.log_plus_one))
-defjvp(log1p_p, lambda g, x: div(g, add(x, const(x, 1))))
+log1p_p = unary_primitive("log1p", INEXACT, _accurate_unary(hlo.log_plus_one))
+defjvp(log1p_p, lambda g, x, accuracy=None: div(g, add(x, const(x, 1))))
 defvectorized(log1p_p)
-expm1_p = unary_primitive("expm1", INEXACT, _hlo_unary(hlo.exponential_minus_one))
-defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, const(ans, 1))))
+expm1_p = unary_primitive("expm1", INEXACT, _accurate_unary(hlo.exponential_minus_one))
+defjvp2(expm1_p, _expm1_jvp)
 defvectorized(expm1_p)
-tanh_p = unary_primitive("tanh", INEXACT, _hlo_unary(hlo.tanh))
-defjvp2(tanh_p, lambda g, ans, x: mul(g, _one_minus_square(ans)))
+tanh_p = unary_primitive("tanh", INEXACT, _accurate_unary(hlo.tanh))
+defjvp2(tanh_p, _tanh_jvp)
 defvectorized(tanh_p)
-logistic_p = unary_primitive("logistic", INEXACT, _logistic_lowering)
-defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(const(ans, 1), ans))))
+logistic_p = unary_primitive("logistic", INEXACT, _AccurateLowering(_logistic_lowering))
+defjvp2(logistic_p, _logistic_jvp)
 defvectorized(logistic_p)
-sin_p = unary_primitive("sin", INEXACT, _hlo_unary(hlo.sine))
-defjvp(sin_p, lambda g, x: mul(g, cos(x)))
+sin_p = unary_primitive("sin", INEXACT, _accurate_unary(hlo.sine, real_only=True))
+defjvp(sin_p, lambda g, x, accuracy=None: mul(g, cos(x, accuracy=accuracy)))
 defvectorized(sin_p)
-cos_p = unary_primitive("cos", INEXACT, _hlo_unary(hlo.cosine))
-defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
+cos_p = unary_primitive("cos", INEXACT, _accurate_unary(hlo.cosine, real_only=True))
+defjvp(cos_p, lambda g, x, accuracy=None: neg(mul(g, sin(x, accuracy=accuracy))))
 defvectorized(cos_p)
-tan_p = unary_primitive("tan", INEXACT, _hlo_unary(hlo.tan))
-defjvp2(tan_p, lambda g, ans, x: mul(g, add(const(ans, 1), mul(ans, ans))))
+tan_p = unary_primitive("tan", INEXACT, _accurate_unary(hlo.tan))
+defjvp2(tan_p, lambda g, ans, x, accuracy=None: mul(g, add(const(ans, 1), mul(ans, ans))))
 defvectorized(tan_p)
 asin_p = unary_primitive("asin", INEXACT, _hlo_unary(chlo.asin))
 defjvp(asin_p, lambda g, x: mul(g, rsqrt(_one_minus_square(x))))
@@ -296,14 +351,17 @@ defvectorized(acosh_p)
 atanh_p = unary_primitive("atanh", INEXACT, _hlo_unary(chlo.atanh))
 defjvp(atanh_p, lambda g, x: div(g, _one_minus_square(x)))
 defvectorized(atanh_p)
-sqrt_p = unary_primitive("sqrt", INEXACT, _hlo_unary(hlo.sqrt))
-defjvp2(sqrt_p, lambda g, ans, x: div(mul(g, const(g, 0.5)), ans))  # inf at 0, as JAX
+sqrt_p = unary_primitive("sqrt", INEXACT, _accurate_unary(hlo.sqrt))
+defjvp2(sqrt_p, lambda g, ans, x, accuracy=None: div(mul(g, const(g, 0.5)), ans))  # inf at 0
 defvectorized(sqrt_p)
-rsqrt_p = unary_primitive("rsqrt", INEXACT, _hlo_unary(hlo.rsqrt))
-defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(const(x, -0.5), div(ans, x))))
+rsqrt_p = unary_primitive("rsqrt", INEXACT, _accurate_unary(hlo.rsqrt))
+defjvp2(rsqrt_p, lambda g, ans, x, accuracy=None: mul(g, mul(const(x, -0.5), div(ans, x))))
 defvectorized(rsqrt_p)
-cbrt_p = unary_primitive("cbrt", [FLOAT], _hlo_unary(hlo.cbrt))
-defjvp2(cbrt_p, lambda g, ans, x: mul(g, mul(const(x, 1 / 3), integer_pow(ans, -2))))
+cbrt_p = unary_primitive("cbrt", [FLOAT], _accurate_unary(hlo.cbrt))
+defjvp2(
+    cbrt_p,
+    lambda g, ans, x, accuracy=None: mul(g, mul(const(x, 1 / 3), integer_pow(ans, -2))),
+)
 defvectorized(cbrt_p)
 abs_p = unary_primitive("abs", [SIGNED, FLOAT, COMPLEX], _hlo_unary(hlo.abs), result="real")
 defjvp2(abs_p, _abs_jvp)
@@ -311,6 +369,18 @@ defvectorized(abs_p)
 not_p = unary_primitive("not", INT_OR_BOOL, _hlo_unary(hlo.not_))
 defjvp_zero(not_p)
 defvectorized(not_p)
+
+
+def _bind_accurate(prim, x, accuracy):
+    # No param for the default: the equation reads as JAX prints it (``sin a``).
+    return prim.bind(x) if accuracy is None else prim.bind(x, accuracy=accuracy)
+
+
+_ACCURATE = (exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p, logistic_p, sin_p, cos_p, tan_p)
+_ACCURATE += (sqrt_p, rsqrt_p, cbrt_p)
+for _prim in _ACCURATE:  # printed as JAX prints it, read back; hidden when None
+    register_param_printer(_prim, "accuracy", format_accuracy)
+    register_param_parser(_prim, "accuracy", parse_accuracy)
 
 
 def neg(x):
@@ -338,54 +408,94 @@ def is_finite(x):
     return is_finite_p.bind(x)
 
 
-def exp(x):
-    """Compute e to the power ``x`` elementwise (jax.lax.exp)."""
-    return exp_p.bind(x)
+def exp(x, *, accuracy=None):
+    """Compute e to the power ``x`` elementwise (jax.lax.exp).
+
+    ``accuracy``: an ``AccuracyMode`` or ``Tolerance`` asking XLA for an implementation
+    of that accuracy (StableHLO's ``result_accuracy``); None for the default.
+    """
+    return _bind_accurate(exp_p, x, accuracy)
 
 
-def exp2(x):
-    """Compute 2 to the power ``x`` elementwise (jax.lax.exp2)."""
-    return exp2_p.bind(x)
+def exp2(x, *, accuracy=None):
+    """Compute 2 to the power ``x`` elementwise (jax.lax.exp2).
+
+    ``accuracy``: an ``AccuracyMode`` or ``Tolerance`` asking XLA for an implementation
+    of that accuracy (StableHLO's ``result_accuracy``); None for the default.
+    """
+    return _bind_accurate(exp2_p, x, accuracy)
 
 
-def log(x):
-    """Compute the natural logarithm of ``x`` elementwise (jax.lax.log)."""
-    return log_p.bind(x)
+def log(x, *, accuracy=None):
+    """Compute the natural logarithm of ``x`` elementwise (jax.lax.log).
+
+    ``accuracy``: an ``AccuracyMode`` or ``Tolerance`` asking XLA for an implementation
+    of that accuracy (StableHLO's ``result_accuracy``); None for the default.
+    """
+    return _bind_accurate(log_p, x, accuracy)
 
 
-def log1p(x):
-    """Compute ``log(1 + x)`` elementwise, accurately near 0 (jax.lax.log1p)."""
-    return log1p_p.bind(x)
+def log1p(x, *, accuracy=None):
+    """Compute ``log(1 + x)`` elementwise, accurately near 0 (jax.lax.log1p).
+
+    ``accuracy``: an ``AccuracyMode`` or ``Tolerance`` asking XLA for an implementation
+    of that accuracy (StableHLO's ``result_accuracy``); None for the default.
+    """
+    return _bind_accurate(log1p_p, x, accuracy)
 
 
-def expm1(x):
-    """Compute ``exp(x) - 1`` elementwise, accurately near 0 (jax.lax.expm1)."""
-    return expm1_p.bind(x)
+def expm1(x, *, accuracy=None):
+    """Compute ``exp(x) - 1`` elementwise, accurately near 0 (jax.lax.expm1).
+
+    ``accuracy``: an ``AccuracyMode`` or ``Tolerance`` asking XLA for an implementation
+    of that accuracy (StableHLO's ``result_accuracy``); None for the default.
+    """
+    return _bind_accurate(expm1_p, x, accuracy)
 
 
-def tanh(x):
-    """Compute the hyperbolic tangent of ``x`` elementwise (jax.lax.tanh)."""
-    return tanh_p.bind(x)
+def tanh(x, *, accuracy=None):
+    """Compute the hyperbolic tangent of ``x`` elementwise (jax.lax.tanh).
+
+    ``accuracy``: an ``AccuracyMode`` or ``Tolerance`` asking XLA for an implementation
+    of that accuracy (StableHLO's ``result_accuracy``); None for the default.
+    """
+    return _bind_accurate(tanh_p, x, accuracy)
 
 
-def logistic(x):
-    """Compute the logistic sigmoid ``1 / (1 + exp(-x))`` elementwise (jax.lax.logistic)."""
-    return logistic_p.bind(x)
+def logistic(x, *, accuracy=None):
+    """Compute the logistic sigmoid ``1 / (1 + exp(-x))`` elementwise (jax.lax.logistic).
+
+    ``accuracy``: an ``AccuracyMode`` or ``Tolerance`` asking XLA for an implementation
+    of that accuracy (StableHLO's ``result_accuracy``); None for the default.
+    """
+    return _bind_accurate(logistic_p, x, accuracy)
 
 
-def sin(x):
-    """Compute the sine of ``x`` elementwise (jax.lax.sin)."""
-    return sin_p.bind(x)
+def sin(x, *, accuracy=None):
+    """Compute the sine of ``x`` elementwise (jax.lax.sin).
+
+    ``accuracy``: an ``AccuracyMode`` or ``Tolerance`` asking XLA for an implementation
+    of that accuracy (StableHLO's ``result_accuracy``); None for the default.
+    """
+    return _bind_accurate(sin_p, x, accuracy)
 
 
-def cos(x):
-    """Compute the cosine of ``x`` elementwise (jax.lax.cos)."""
-    return cos_p.bind(x)
+def cos(x, *, accuracy=None):
+    """Compute the cosine of ``x`` elementwise (jax.lax.cos).
+
+    ``accuracy``: an ``AccuracyMode`` or ``Tolerance`` asking XLA for an implementation
+    of that accuracy (StableHLO's ``result_accuracy``); None for the default.
+    """
+    return _bind_accurate(cos_p, x, accuracy)
 
 
-def tan(x):
-    """Compute the tangent of ``x`` elementwise (jax.lax.tan)."""
-    return tan_p.bind(x)
+def tan(x, *, accuracy=None):
+    """Compute the tangent of ``x`` elementwise (jax.lax.tan).
+
+    ``accuracy``: an ``AccuracyMode`` or ``Tolerance`` asking XLA for an implementation
+    of that accuracy (StableHLO's ``result_accuracy``); None for the default.
+    """
+    return _bind_accurate(tan_p, x, accuracy)
 
 
 def asin(x):
@@ -428,19 +538,31 @@ def atanh(x):
     return atanh_p.bind(x)
 
 
-def sqrt(x):
-    """Compute the square root of ``x`` elementwise (jax.lax.sqrt)."""
-    return sqrt_p.bind(x)
+def sqrt(x, *, accuracy=None):
+    """Compute the square root of ``x`` elementwise (jax.lax.sqrt).
+
+    ``accuracy``: an ``AccuracyMode`` or ``Tolerance`` asking XLA for an implementation
+    of that accuracy (StableHLO's ``result_accuracy``); None for the default.
+    """
+    return _bind_accurate(sqrt_p, x, accuracy)
 
 
-def rsqrt(x):
-    """Compute ``1 / sqrt(x)`` elementwise (jax.lax.rsqrt)."""
-    return rsqrt_p.bind(x)
+def rsqrt(x, *, accuracy=None):
+    """Compute ``1 / sqrt(x)`` elementwise (jax.lax.rsqrt).
+
+    ``accuracy``: an ``AccuracyMode`` or ``Tolerance`` asking XLA for an implementation
+    of that accuracy (StableHLO's ``result_accuracy``); None for the default.
+    """
+    return _bind_accurate(rsqrt_p, x, accuracy)
 
 
-def cbrt(x):
-    """Compute the cube root of ``x`` elementwise (jax.lax.cbrt)."""
-    return cbrt_p.bind(x)
+def cbrt(x, *, accuracy=None):
+    """Compute the cube root of ``x`` elementwise (jax.lax.cbrt).
+
+    ``accuracy``: an ``AccuracyMode`` or ``Tolerance`` asking XLA for an implementation
+    of that accuracy (StableHLO's ``result_accuracy``); None for the default.
+    """
+    return _bind_accurate(cbrt_p, x, accuracy)
 
 
 def abs(x):  # noqa: A001 - JAX's public name
@@ -1028,6 +1150,14 @@ def _convert_element_type(operand, new_dtype, weak_type: bool = False):
         aval = aval_of(operand)
         if aval.dtype == new_dtype and aval.weak_type == weak_type:
             return operand
+        if isinstance(aval.dtype, dtypes.PrimalTangentDType):  # out of a primal-tangent dtype
+            from .edtype import from_edtype_p
+
+            return from_edtype_p.bind(operand, dtype=new_dtype)
+    if isinstance(new_dtype, dtypes.PrimalTangentDType):
+        from .edtype import to_edtype_p
+
+        return to_edtype_p.bind(operand, edtype=new_dtype)
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=bool(weak_type))
 
 

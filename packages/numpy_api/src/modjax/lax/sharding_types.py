@@ -8,7 +8,9 @@ stay as they are.
 
 from __future__ import annotations
 
+from modjax.tracecore.abstract import sharding_entries
 from modjax.tracecore.sharding_types import (
+    ShardingTypeError,
     broadcast_in_dim_rule,
     clamp_rule,
     conv_rule,
@@ -27,6 +29,7 @@ from modjax.tracecore.sharding_types import (
     top_k_rule,
     transpose_rule,
     varying_shape_rule,
+    with_entries,
 )
 
 from .convolution import conv_general_dilated_p
@@ -57,6 +60,7 @@ from .reductions import (
     reduce_xor_p,
 )
 from .sorting import sort_p, top_k_p
+from .split_stack import split_p, stack_p, tile_p, unstack_p
 from .structural import (
     broadcast_in_dim_p,
     concatenate_p,
@@ -118,3 +122,51 @@ sharding_rules[rev_p] = same_sharding_rule
 sharding_rules[select_n_p] = select_n_rule
 sharding_rules[clamp_p] = clamp_rule
 sharding_rules[conv_general_dilated_p] = conv_rule
+
+
+def _split(avals, outs, *, sizes, axis):
+    # each piece keeps the operand's entries (divisible along a sharded axis, as slices)
+    piece = varying_shape_rule("split")
+    return [piece(avals, out) for out in outs]
+
+
+def _stack(avals, out, *, axis):
+    typed = [a for a in avals if a.sharding is not None]
+    entries = list(sharding_entries(typed[0]))
+    if any(list(sharding_entries(a)) != entries for a in typed[1:]):
+        raise ShardingTypeError(
+            "All operands should have the same sharding. Got shardings "
+            + ", ".join(str(a.str_short(True)) for a in avals)
+        )
+    entries.insert(axis, None)  # the new axis is not sharded
+    return with_entries(out, typed[0].sharding, entries)
+
+
+def _unstack(avals, outs, *, axis):
+    (x,) = avals
+    entries = list(sharding_entries(x))
+    if entries[axis] is not None:
+        raise ShardingTypeError(
+            f"unstack operand cannot be sharded on the unstacking axis {axis}. Got operand "
+            f"type={x.str_short(True)}"
+        )
+    del entries[axis]
+    return [with_entries(out, x.sharding, entries) for out in outs]
+
+
+def _tile(avals, out, *, reps):
+    (x,) = avals
+    entries = sharding_entries(x)
+    for i, (r, e) in enumerate(zip(reps, entries, strict=True)):
+        if r != 1 and e is not None:
+            raise ShardingTypeError(
+                f"Operand cannot be sharded on dimension {i} when the tiling is non-trivial. "
+                f"Got input type: {x.str_short(True)} with reps: {reps}"
+            )
+    return with_entries(out, x.sharding, entries)
+
+
+sharding_rules[split_p] = _split
+sharding_rules[stack_p] = _stack
+sharding_rules[unstack_p] = _unstack
+sharding_rules[tile_p] = _tile

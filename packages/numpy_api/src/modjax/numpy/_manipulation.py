@@ -384,7 +384,7 @@ def concatenate(arrays: Sequence, axis: int | None = 0, dtype: Any = None):
     ``axis=None`` joins the flattened arrays.
     """
     if isinstance(arrays, ARRAY_TYPES + (np.ndarray,)):
-        arrays = list(unstack(arrays, 0)) if aval(arrays).ndim else [arrays]
+        arrays = list(unstack(arrays, axis=0)) if aval(arrays).ndim else [arrays]
     arrays = [_array(a, "concatenate") for a in arrays]
     if not arrays:
         raise ValueError("Need at least one array to concatenate.")
@@ -413,7 +413,7 @@ def stack(arrays: Sequence, axis: int = 0, out=None, dtype: Any = None):
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.stack is not supported.")
     if isinstance(arrays, ARRAY_TYPES + (np.ndarray,)):
-        arrays = list(unstack(arrays, 0))
+        arrays = list(unstack(arrays, axis=0))
     arrays = [_array(a, "stack") for a in arrays]
     if not arrays:
         raise ValueError("Need at least one array to stack.")
@@ -422,12 +422,15 @@ def stack(arrays: Sequence, axis: int = 0, out=None, dtype: Any = None):
         raise ValueError(f"All input arrays must have the same shape, got {sorted(shapes)}.")
     n = aval(arrays[0]).ndim + 1
     axis = canonicalize_axis(axis, n)
-    return concatenate([lax.expand_dims(a, (axis,)) for a in arrays], axis, dtype)
+    arrays = promote_dtypes(*arrays)
+    if dtype is not None:
+        arrays = [convert(a, canonical_dtype(dtype, "stack")) for a in arrays]
+    return lax.stack(arrays, axis)  # one stack_p, as JAX's jnp.stack
 
 
 def _sequence(name: str, tup: Any) -> list:
     if isinstance(tup, ARRAY_TYPES + (np.ndarray,)):
-        return list(unstack(tup, 0))
+        return list(unstack(tup, axis=0))
     return [_array(a, name) for a in tup]
 
 
@@ -539,11 +542,16 @@ def _split(name: str, ary: Any, indices_or_sections: Any, axis: int, even: bool)
     ):
         points = [int(p) for p in _static_ints(indices_or_sections, f"{name} indices")]
         bounds = [0, *points, n]
-        pieces = []
+        sizes = []
         for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
             start, stop, _ = builtins.slice(lo, hi).indices(n)  # numpy's a[lo:hi]
-            pieces.append(_slice_axis(ary, start, builtins.max(start, stop), axis))
-        return pieces
+            sizes.append(builtins.max(start, stop) - start)
+        if builtins.sum(sizes) == n:  # one split_p, as JAX's
+            return list(lax.split(ary, sizes, axis))
+        starts = [
+            builtins.slice(lo, hi).indices(n)[0] for lo, hi in zip(bounds, bounds[1:], strict=False)
+        ]
+        return [_slice_axis(ary, b, b + k, axis) for b, k in zip(starts, sizes, strict=True)]
     sections = _static_int(indices_or_sections, f"{name} sections")
     if sections <= 0:
         raise ValueError("number sections must be larger than 0.")
@@ -551,11 +559,7 @@ def _split(name: str, ary: Any, indices_or_sections: Any, axis: int, even: bool)
     if even and rest:
         raise ValueError(f"array split does not result in an equal division: rest is {rest}")
     sizes = [quotient + 1] * rest + [quotient] * (sections - rest)
-    out, start = [], 0
-    for s in sizes:
-        out.append(_slice_axis(ary, start, start + s, axis))
-        start += s
-    return out
+    return list(lax.split(ary, sizes, axis))
 
 
 def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list:
@@ -603,10 +607,7 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple:
     av = aval(x)
     if av.ndim == 0:
         raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was given.")
-    axis = canonicalize_axis(axis, av.ndim)
-    return tuple(
-        lax.squeeze(_slice_axis(x, i, i + 1, axis), (axis,)) for i in range(av.shape[axis])
-    )
+    return lax.unstack(x, canonicalize_axis(axis, av.ndim))
 
 
 # --- repeating and reordering ---------------------------------------------------------------
@@ -738,10 +739,9 @@ def tile(A: Any, reps: Any):  # noqa: N803 - numpy's name
     n = builtins.max(av.ndim, len(reps))
     reps = (1,) * (n - len(reps)) + reps
     shape_a = (1,) * (n - av.ndim) + av.shape
-    A = lax.reshape(A, shape_a)
-    interleaved = tuple(d for pair in zip(reps, shape_a, strict=True) for d in pair)
-    out = lax.broadcast_in_dim(A, interleaved, tuple(range(1, 2 * n, 2)))
-    return lax.reshape(out, tuple(r * s for r, s in zip(reps, shape_a, strict=True)))
+    if shape_a != av.shape:
+        A = lax.reshape(A, shape_a)
+    return lax.tile(A, reps)  # one tile_p, as JAX's
 
 
 def resize(a: Any, new_shape: Any):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from modjax.tracecore import core
 from modjax.tracecore.abstract import ShapedArray, ShapeDtypeStruct
 from modjax.tracecore.state import Ref as ConcreteRef
+from modjax.tracecore.tokens import Token
 from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure
 
 from .array import ArrayImpl, _canonical_host_value
@@ -29,7 +30,9 @@ if TYPE_CHECKING:
 
 def leaf_aval(x: Any) -> ShapedArray:
     """Return the aval a leaf is traced and compiled with (numpy canonicalized, scalars weak)."""
-    if type(x) is ArrayImpl or isinstance(x, core.Tracer | ShapeDtypeStruct | ExtendedArray):
+    if type(x) is ArrayImpl or isinstance(
+        x, core.Tracer | ShapeDtypeStruct | ExtendedArray | Token
+    ):
         return x.aval
     if type(x) is ConcreteRef:  # a mutable array reference: its aval is a Ref{...}
         return x.aval  # type: ignore[return-value]

@@ -27,10 +27,12 @@ import numpy as np
 from modjax.tracecore import core, dtypes
 from modjax.tracecore.abstract import ShapedArray, register_aval_handler
 from modjax.tracecore.basearray import Array as AbstractArray
+from modjax.tracecore.tokens import Token
 from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_unflatten
 
 from . import _xla
 from .backends import Device, default_device
+from .device_reshard import reshard_between_devices
 from .sharding import (
     Sharding,
     SingleDeviceSharding,
@@ -130,7 +132,11 @@ def put_host_value(value: np.ndarray, aval: ShapedArray, sharding: Sharding, com
 
 
 def copy_to_sharding(x: Array, sharding: Sharding, committed: bool) -> Array:
-    """Return ``x`` placed on ``sharding`` (itself, or a rewrap, when already there)."""
+    """Return ``x`` placed on ``sharding`` (itself, or a rewrap, when already there).
+
+    Arrays move between devices without the host (``device_reshard``); only an
+    array or a target spanning other processes goes through host memory.
+    """
     if x._sharding is sharding or (
         x._sharding == sharding and x._sharding._device_assignment == sharding._device_assignment
     ):
@@ -138,17 +144,22 @@ def copy_to_sharding(x: Array, sharding: Sharding, committed: bool) -> Array:
     if type(sharding) is SingleDeviceSharding and type(x._sharding) is SingleDeviceSharding:
         copy = _xla.copy_to_devices(x, sharding)
         return copy if copy._committed == committed else copy._rewrap_committed(committed)
+    if _on_devices_ok(x._sharding) and _on_devices_ok(sharding):
+        return reshard_between_devices(x, sharding, committed)
     return put_host_value(np.asarray(x._value), x.aval, sharding, committed)
 
 
+def _on_devices_ok(s: Sharding) -> bool:
+    # Shardings without a mesh (XLA-chosen GSPMD layouts) cannot annotate a program.
+    return s.is_fully_addressable and (
+        type(s) is SingleDeviceSharding or getattr(s, "_sdy_mesh", None) is not None
+    )
+
+
 def _shares_buffers(a: Array, b: Array) -> bool:
-    try:
-        return a.unsafe_buffer_pointer() == b.unsafe_buffer_pointer()
-    except Exception:  # multi-device arrays have no single pointer: compare shard by shard
-        return any(
-            x.unsafe_buffer_pointer() == y.unsafe_buffer_pointer()
-            for x, y in zip(a._arrays, b._arrays, strict=False)
-        )
+    # A move between devices may reuse buffers already in place (any of them).
+    mine = {x.unsafe_buffer_pointer() for x in a._arrays}
+    return any(y.unsafe_buffer_pointer() in mine for y in b._arrays)
 
 
 def _target_sharding(device_or_sharding) -> tuple[Sharding | None, bool]:
@@ -166,52 +177,16 @@ def _target_sharding(device_or_sharding) -> tuple[Sharding | None, bool]:
     )
 
 
-def _same_devices_other_layout(old: Sharding, new: Sharding) -> bool:
-    return (
-        old is not new
-        and type(old) is not SingleDeviceSharding
-        and type(new) is not SingleDeviceSharding
-        and old._device_assignment == new._device_assignment
-        and getattr(old, "_sdy_mesh", None) is not None
-        and old._sdy_mesh == getattr(new, "_sdy_mesh", None)  # one program, one mesh
-        and old.is_fully_addressable
-    )
-
-
-_reshard_programs: dict[Sharding, Any] = {}
-
-
-def _identity(x):
-    return x
-
-
-def _reshard_on_devices(x: Array, sharding: Sharding, committed: bool) -> Array:
-    """Move ``x`` to ``sharding`` over the same devices without the host.
-
-    A jitted identity with ``out_shardings``: XLA's partitioner moves the
-    pieces between devices (collectives), one program per target sharding.
-    """
-    fn = _reshard_programs.get(sharding)
-    if fn is None:
-        from .jit import jit  # noqa: PLC0415 - jit's modules import this one
-
-        if len(_reshard_programs) >= 256:
-            _reshard_programs.clear()
-        fn = _reshard_programs[sharding] = jit(_identity, out_shardings=sharding)
-    out = fn(x if x._committed else x._rewrap_committed(True))
-    return out if out._committed == committed else out._rewrap_committed(committed)
-
-
 def _put_leaf(x: Any, sharding: Sharding | None, committed: bool):
     if type(x) is not ArrayImpl and isinstance(x, _xla.Array):
         # An array of an extended dtype (runtime.extended): place its data.
         return x._with_base(_put_leaf(x._base_array, sharding, committed))
+    if type(x) is Token:  # its empty buffer goes there, as a new token
+        return Token(_put_leaf(x._buf, sharding, committed))
     if type(x) is ArrayImpl:
         x._check_if_deleted()
         if sharding is None:
             return x
-        if _same_devices_other_layout(x._sharding, sharding):
-            return _reshard_on_devices(x, sharding, committed)
         return copy_to_sharding(x, sharding, committed)
     if isinstance(x, core.Tracer):
         return x  # placement of traced values is decided when the trace is compiled

@@ -18,13 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from modjax.lowering import lower_jaxpr_to_module
+from modjax.lowering import lower_jaxpr_to_module, sdy_mesh_symbol
 from modjax.tracecore.abstract import ShapedArray, physical_aval
 from modjax.tracecore.config import config
 from modjax.tracecore.dce import dce_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.monitoring import timed
 from modjax.tracecore.state import discharge_state, has_refs
+from modjax.tracecore.tokens import Token
 from modjax.tracecore.tracing import convert_constvars_jaxpr
 
 from . import _xla
@@ -295,7 +296,7 @@ def raise_if_deleted(args: Sequence[Any]) -> None:
             x._check_if_deleted()
 
 
-def _committed_sharding(x: Any) -> Sharding | None:
+def committed_sharding(x: Any) -> Sharding | None:
     if type(x) is ArrayImpl and x._committed:
         return x._sharding
     return None
@@ -316,7 +317,7 @@ def placement(leaves: Iterable[Any]) -> tuple[Device | SpmdTarget, bool]:
         if type(x) is ArrayImpl and x._committed:
             sharding = x._sharding
             if type(sharding) is not SingleDeviceSharding:
-                return spmd_target(leaves, None, None, committed_of=_committed_sharding), True
+                return spmd_target(leaves, None, None, committed_of=committed_sharding), True
             if device is None:
                 device = sharding._device
             elif sharding._device != device:
@@ -333,6 +334,9 @@ def _to_sharding(x: Any, sharding: Sharding) -> Any:
     if isinstance(x, ExtendedArray):  # a key array: its data goes there, rewrapped
         data = _to_sharding(x._base_array, sharding)
         return x if data is x._base_array else wrap(x.aval, data)
+    if type(x) is Token:  # likewise its empty buffer
+        data = _to_sharding(x._buf, sharding)
+        return x if data is x._buf else Token(data)
     if type(x) is ArrayImpl:
         if x._sharding is sharding:
             return x
@@ -347,7 +351,7 @@ def device_args(values: Sequence[Any], device: Device) -> list[ArrayImpl]:
 
     Arrays already there are passed through; others are copied (through the host
     for now), and host values are put with their canonical dtype. The data of
-    an ExtendedArray is placed the same way, and rewrapped.
+    an ExtendedArray or a Token is placed the same way, and rewrapped.
     """
     sharding = single_device_sharding(device)
     out = []
@@ -355,6 +359,9 @@ def device_args(values: Sequence[Any], device: Device) -> list[ArrayImpl]:
         if isinstance(x, ExtendedArray):
             (data,) = device_args([x._base_array], device)
             out.append(x if data is x._base_array else wrap(x.aval, data))
+        elif type(x) is Token:
+            (data,) = device_args([x._buf], device)
+            out.append(x if data is x._buf else Token(data))
         elif type(x) is ArrayImpl:
             if x._sharding is not sharding:
                 x._check_if_deleted()
@@ -436,6 +443,7 @@ def lower_jaxpr(
     """
     if has_refs(closed):  # references made and used inside: a pure program for XLA
         closed = discharge_state(closed)
+    closed, embedded = _embed_token_consts(closed)
     jaxpr = closed.jaxpr
     n_consts, n_args = len(jaxpr.constvars), len(jaxpr.invars)
     donated = tuple(donated) if donated is not None else (False,) * n_args
@@ -452,7 +460,7 @@ def lower_jaxpr(
         if isinstance(device, SpmdTarget):
             const_args = tuple(_to_sharding(c, device.replicated) for c in const_values)
             module = lower_jaxpr_to_module(
-                ClosedJaxpr(pruned, ()),
+                _with_consts(pruned, embedded),
                 module_name=module_name_for(name),
                 donated_args=kept_donated,
                 platform=device.client.platform,
@@ -461,7 +469,7 @@ def lower_jaxpr(
         else:
             const_args = tuple(device_args(const_values, device))
             module = lower_jaxpr_to_module(
-                ClosedJaxpr(pruned, ()),
+                _with_consts(pruned, embedded),
                 module_name=module_name_for(name),
                 donated_args=kept_donated,
                 platform=device.client.platform,
@@ -491,29 +499,62 @@ def lower_jaxpr(
     )
 
 
+def _embed_token_consts(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, dict]:
+    """Split off the consts that are tokens: the program makes those itself.
+
+    A token closed over is lowered to ``stablehlo.create_token`` inside the program
+    (as JAX does), not passed in. Return ``closed`` without those consts (their
+    variables left free) and a dict of them by variable.
+    """
+    jaxpr = closed.jaxpr
+    if not any(type(c) is Token for c in closed.consts):
+        return closed, {}
+    pairs = list(zip(jaxpr.constvars, closed.consts, strict=True))
+    tokens = {v: c for v, c in pairs if type(c) is Token}
+    rest = [(v, c) for v, c in pairs if type(c) is not Token]
+    return ClosedJaxpr(jaxpr.replace(constvars=[v for v, _ in rest]), [c for _, c in rest]), tokens
+
+
+def _with_consts(pruned, tokens: dict) -> ClosedJaxpr:
+    """The pruned jaxpr to lower, closed over the token consts it still uses."""
+    if not tokens:
+        return ClosedJaxpr(pruned, ())
+    used = {id(x) for e in pruned.eqns for x in e.invars} | {id(x) for x in pruned.outvars}
+    kept = [v for v in tokens if id(v) in used]
+    return ClosedJaxpr(pruned.replace(constvars=kept), [tokens[v] for v in kept])
+
+
 # --- SPMD programs ----------------------------------------------------------------------------
 
 
 def _spmd_annotations(target: SpmdTarget, pruned, n_consts: int, used_args) -> dict:
-    """The lowering arguments that annotate an SPMD program's module with its shardings."""
+    """The lowering arguments that annotate an SPMD program's module with its shardings.
+
+    Shardings on other meshes over the program's devices name further Shardy
+    meshes (``@mesh_0``, ...), declared in the order JAX 0.10 declares them.
+    """
     in_avals = [v.aval for v in pruned.invars]
     kept_shardings = [s for s, u in zip(target.in_shardings, used_args, strict=True) if u]
     in_shardings = [target.replicated] * n_consts + kept_shardings
-    arg_texts = [
-        None if s is None else s._to_sdy_sharding(len(a.shape))
-        for s, a in zip(in_shardings, in_avals, strict=True)
-    ]
     out_avals = [v.aval for v in pruned.outvars]
     outs = target.out_shardings or [None] * len(out_avals)
-    result_texts = [
-        None if s is None else s._to_sdy_sharding(len(a.shape))
-        for s, a in zip(outs, out_avals, strict=True)
-    ]
+    names = {target.context._sdy_mesh: sdy_mesh_symbol(0)}
+    for s in (*in_shardings, *outs):
+        if s is not None and s._sdy_mesh not in names:
+            names[s._sdy_mesh] = sdy_mesh_symbol(len(names))
+
+    def text(s, aval):
+        return None if s is None else s._to_sdy_sharding(len(aval.shape), names[s._sdy_mesh])
+
+    arg_texts = [text(s, a) for s, a in zip(in_shardings, in_avals, strict=True)]
+    result_texts = [text(s, a) for s, a in zip(outs, out_avals, strict=True)]
+    meshes = list(names)
     return {
         "arg_shardings": arg_texts,
         "result_shardings": result_texts if any(result_texts) else None,
         "num_partitions": len(target.devices),
-        "sdy_mesh": target.context._sdy_mesh,
+        "sdy_mesh": meshes[0],
+        "sdy_meshes": meshes[1:],
     }
 
 

@@ -32,6 +32,7 @@ from modjax.tracecore import core
 from modjax.tracecore.abstract import register_aval_handler
 from modjax.tracecore.basearray import Array as AbstractArray
 from modjax.tracecore.dtypes import ExtendedDType
+from modjax.tracecore.tokens import AbstractToken, Token
 
 from . import _xla, cpp_dispatch
 from .array import ArrayImpl, Shard, _ArrayMethods
@@ -245,19 +246,24 @@ def register_extended_array_type(dtype_class: type, array_class: type) -> None:
 
 
 def is_extended_aval(aval) -> bool:
-    """Tell whether ``aval`` has an extended dtype."""
-    return isinstance(aval.dtype, ExtendedDType)
+    """Tell whether ``aval`` has an extended dtype or is a token's (data under a wrapper)."""
+    return type(aval) is AbstractToken or isinstance(aval.dtype, ExtendedDType)
 
 
-def wrap(aval, data: ArrayImpl) -> ExtendedArray:
-    """Return the array of extended ``aval`` whose physical data is the Array ``data``."""
+def wrap(aval, data: ArrayImpl) -> Any:
+    """Return the value of extended ``aval`` whose physical data is the Array ``data``:
+    an ExtendedArray, or a Token for the token's aval."""
+    if type(aval) is AbstractToken:
+        return Token(data)
     cls = extended_array_types.get(type(aval.dtype), ExtendedArray)
     return cls(aval, data)
 
 
 def physical(x: Any) -> Any:
-    """Return the Array of data under ``x`` if it is an ExtendedArray, else ``x``."""
-    return x._base_array if isinstance(x, ExtendedArray) else x
+    """Return the Array of data under ``x`` if it is an ExtendedArray or a Token, else ``x``."""
+    if isinstance(x, ExtendedArray):
+        return x._base_array
+    return x._buf if type(x) is Token else x
 
 
 #: Checks of programs on extended dtypes (modjax.random's key reuse checker registers

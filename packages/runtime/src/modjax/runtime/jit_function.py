@@ -403,8 +403,29 @@ class JitFunction:
                 donated_invars=(False,) * len(closed.consts) + traced.donated,
                 keep_unused=self.keep_unused,
                 inline=self.inline,
+                **self.equation_shardings(call, traced, len(closed.consts)),
             )
         return traced.out_tree.unflatten(outs)
+
+    def equation_shardings(self, call: CallArgs, traced: TracedProgram, n_consts: int) -> dict:
+        """The ``in_shardings``/``out_shardings`` params of this call's ``jit`` equation.
+
+        As in JAX, the equation carries jit's shardings (one entry per operand
+        and result, None where unspecified; consts unspecified), so an outer
+        program honours them; without any, the params are left out.
+        """
+        if self.in_shardings is None and self.out_shardings is None:
+            return {}
+        ins = flat_shardings(self.in_shardings, call, "in_shardings") or [None] * len(call.leaves)
+        n_out = traced.out_tree.num_leaves
+        outs: list = [None] * n_out
+        if self.out_shardings is not None:
+            placeholder = tree_unflatten(traced.out_tree, [0] * n_out)
+            outs = list(broadcast_shardings(self.out_shardings, placeholder, "out_shardings"))
+        return {
+            "in_shardings": (None,) * n_consts + tuple(ins),
+            "out_shardings": tuple(outs),
+        }
 
 
 def _compile_cause(previous, current) -> str:

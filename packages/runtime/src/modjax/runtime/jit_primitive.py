@@ -2,7 +2,8 @@
 
 Under an outer jit, ``make_jaxpr``, grad or vmap, calling a jitted function binds
 ``jit_p`` with its traced program (params ``jaxpr``, consts as leading operands,
-``name``, ``donated_invars``, ``keep_unused``, ``inline``): a nested jit is one call
+``name``, ``donated_invars``, ``keep_unused``, ``inline``, and, when jit was given
+any, ``in_shardings``/``out_shardings`` per operand and result): a nested jit is one call
 equation, lowered as a ``func.call`` (never compiled on its own). Its eager impl
 compiles the jaxpr once per argument signature and runs it.
 
@@ -17,9 +18,14 @@ operand that the backward call still reads.
 
 from __future__ import annotations
 
+import functools
+
+from modjax.autodiff import Zero, is_undefined_primal, jvp_rules, transpose_rules
 from modjax.autodiff import register_call_rules as register_autodiff_call_rules
-from modjax.batching import register_call_batching
-from modjax.lowering import call_lowering, register_lowering
+from modjax.autodiff.jvp import _call_jvp_jaxpr, jvp_call_rule
+from modjax.autodiff.transpose import _call_transpose_jaxpr, transpose_call_rule
+from modjax.batching import axis_primitive_batchers, call_batching_rule, register_call_batching
+from modjax.lowering import call_lowering, register_lowering, sharding_constraint
 from modjax.tracecore import core
 from modjax.tracecore.call import check_call_operands, register_call_rules
 from modjax.tracecore.evaluation import eval_jaxpr
@@ -30,9 +36,10 @@ from modjax.tracecore.state import register_call_discharge
 
 from .arguments import leaf_aval
 from .debugging import disable_jit
-from .executable import compile_jaxpr
+from .executable import committed_sharding, compile_jaxpr
 from .executable import placement as _placement
 from .extended import checked_run
+from .spmd import jaxpr_shardings, spmd_target
 
 __all__ = ["jit_p", "jit_update_params", "jit_batching_update_params"]
 
@@ -50,11 +57,34 @@ def _jit_abstract_eval(*in_avals, jaxpr: ClosedJaxpr, **_):
 _impl_cache = JaxprCache("jit_impl")
 
 
-def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars, keep_unused, inline):
-    """Run a ``jit`` equation on concrete values: compile its jaxpr (once) and execute it."""
+def _jit_impl(
+    *args,
+    jaxpr: ClosedJaxpr,
+    name: str,
+    donated_invars,
+    keep_unused,
+    inline,
+    in_shardings=None,
+    out_shardings=None,
+):
+    """Run a ``jit`` equation on concrete values: compile its jaxpr (once) and execute it.
+
+    The equation's ``in_shardings``/``out_shardings`` (if any) place the call as
+    jit's would.
+    """
     if disable_jit.option.value:  # type: ignore[attr-defined]
         return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
     device, committed = _placement(args)
+    if in_shardings is not None:
+        target = spmd_target(
+            args,
+            in_shardings,
+            out_shardings,
+            jaxpr_shardings(jaxpr.jaxpr),
+            committed_of=committed_sharding,
+        )
+        if target is not None:
+            device, committed = target, True
     avals = tuple(leaf_aval(x) for x in args)
     executable = _impl_cache.get(
         jaxpr,
@@ -72,41 +102,165 @@ def _jit_impl(*args, jaxpr: ClosedJaxpr, name: str, donated_invars, keep_unused,
 
 
 def jit_update_params(params, in_map, out_map, new_jaxpr):
+    """Rebuild a jit equation's params for a new program (``in_map``/``out_map``: old positions).
+
+    New operands and results (residuals, tangents, cotangents) are neither
+    donated nor given a sharding.
+    """
     donated = params["donated_invars"]
-    return {
+    new = {
         **params,
         "jaxpr": new_jaxpr,
         "donated_invars": tuple(False if i is None else donated[i] for i in in_map),
     }
+    if "in_shardings" in params:
+        ins, outs = params["in_shardings"], params["out_shardings"]
+        new["in_shardings"] = tuple(None if i is None else ins[i] for i in in_map)
+        new["out_shardings"] = tuple(None if i is None else outs[i] for i in out_map)
+    return new
+
+
+def _constrain(ctx, values, avals, shardings):
+    """Constrain ``values`` to ``shardings`` (None: left alone) in a partitioned module."""
+    mctx = ctx.module_ctx
+    if mctx.partitioning != "shardy":
+        return list(values)
+    out = []
+    for value, aval, s in zip(values, avals, shardings, strict=True):
+        if s is not None and getattr(s, "_sdy_mesh", None) is not None:
+            text = s._to_sdy_sharding(len(aval.shape), mctx.sdy_mesh_name(s._sdy_mesh))
+            value = sharding_constraint(value, text.removeprefix("#sdy.sharding"))
+        out.append(value)
+    return out
+
+
+def _jit_lowering(ctx, *args, in_shardings=None, out_shardings=None, **params):
+    """A ``func.call`` of the program; its shardings constrain operands and results.
+
+    As JAX annotates a nested jit's arguments and results, so the partitioner
+    lays them out as the inner jit's ``in_shardings``/``out_shardings`` say.
+    """
+    if in_shardings is not None:
+        args = tuple(_constrain(ctx, args, ctx.avals_in, in_shardings))
+    outs = call_lowering(ctx, *args, **params)
+    if out_shardings is not None:
+        outs = _constrain(ctx, outs, ctx.avals_out, out_shardings)
+    return outs
 
 
 jit_p.def_abstract_eval(_jit_abstract_eval)
 jit_p.def_impl(_jit_impl)
 register_call_rules(jit_p, update_params=jit_update_params)
-register_lowering(jit_p, call_lowering)
-# References crossing the call: its program is discharged, consts first (tracecore's state).
-register_call_discharge(
-    jit_p,
-    lambda params, n, jaxpr: {
+register_lowering(jit_p, _jit_lowering)
+
+
+def _discharge_params(params, n, jaxpr):
+    """Params of a jit equation whose program was discharged (references crossing the call).
+
+    The ``n`` consts become leading operands; each reference gets an extra result
+    (its final value) after the others: none of them has a sharding.
+    """
+    new = {
         **params,
         "jaxpr": jaxpr,
         "donated_invars": (False,) * n + tuple(params["donated_invars"]),
-    },
-)
+    }
+    if "in_shardings" in params:
+        outs = tuple(params["out_shardings"])
+        new["in_shardings"] = (None,) * n + tuple(params["in_shardings"])
+        new["out_shardings"] = outs + (None,) * (len(jaxpr.out_avals) - len(outs))
+    return new
+
+
+# References crossing the call: its program is discharged, consts first (tracecore's state).
+register_call_discharge(jit_p, _discharge_params)
 
 
 # --- autodiff's and batching's rules (runtime sees both) -------------------------------------
 
 
-def jit_batching_update_params(params, in_dims, out_dims, new_jaxpr):
-    """Batching's updater: consts of the batched program are new leading operands."""
+def jit_batching_update_params(params, in_dims, out_dims, new_jaxpr, spmd_axis_name=None):
+    """Batching's updater: consts of the batched program are new leading operands.
+
+    Each sharding gains the batch dimension, unsplit, or split over the vmap's
+    ``spmd_axis_name`` (JAX's rule for a jit under vmap).
+    """
     donated = params["donated_invars"]
     extra = len(in_dims) - len(donated)
-    return {**params, "jaxpr": new_jaxpr, "donated_invars": (False,) * extra + tuple(donated)}
+    new = {**params, "jaxpr": new_jaxpr, "donated_invars": (False,) * extra + tuple(donated)}
+    if "in_shardings" in params:
+        ins = (None,) * extra + tuple(params["in_shardings"])
+        new["in_shardings"] = tuple(
+            _batch_sharding(s, d, a, spmd_axis_name)
+            for s, d, a in zip(ins, in_dims, new_jaxpr.in_avals, strict=True)
+        )
+        new["out_shardings"] = tuple(
+            _batch_sharding(s, d, a, spmd_axis_name)
+            for s, d, a in zip(params["out_shardings"], out_dims, new_jaxpr.out_avals, strict=True)
+        )
+    return new
+
+
+def _batch_sharding(sharding, dim, aval, spmd_axis_name):
+    if sharding is None or dim is None or not hasattr(sharding, "_with_batch_dim"):
+        return sharding
+    return sharding._with_batch_dim(dim, len(aval.shape), spmd_axis_name)
+
+
+def _jit_batching(axis_data, args, dims, **params):
+    updater = functools.partial(jit_batching_update_params, spmd_axis_name=axis_data.spmd_name)
+    return call_batching_rule(jit_p, updater, axis_data, args, dims, **params)
+
+
+def _jit_jvp(primals, tangents, **params):
+    """JVP of a jit equation; as in JAX, tangents are laid out like their primals."""
+    if "in_shardings" not in params:
+        return jvp_call_rule(jit_p, primals, tangents, update_params=jit_update_params, **params)
+    nonzeros = tuple(type(t) is not Zero for t in tangents)
+    _, _, out_nonzeros = _call_jvp_jaxpr(params["jaxpr"], nonzeros)  # cached: the rule's own
+    ins, outs = params["in_shardings"], params["out_shardings"]
+
+    def update(p, in_map, out_map, new_jaxpr):
+        new = jit_update_params(p, in_map, out_map, new_jaxpr)
+        n_primal_ins = len(in_map) - sum(nonzeros)
+        new["in_shardings"] = new["in_shardings"][:n_primal_ins] + tuple(
+            s for s, nz in zip(ins, nonzeros, strict=True) if nz
+        )
+        new["out_shardings"] = tuple(outs) + tuple(
+            s for s, nz in zip(outs, out_nonzeros, strict=True) if nz
+        )
+        return new
+
+    return jvp_call_rule(jit_p, primals, tangents, update_params=update, **params)
+
+
+def _jit_transpose(cts, *args, **params):
+    """Transpose of a jit equation; cotangents are laid out like the values they stand for."""
+    if "in_shardings" not in params:
+        return transpose_call_rule(jit_p, cts, *args, update_params=jit_update_params, **params)
+    linear = tuple(is_undefined_primal(a) for a in args)
+    out_zeros = tuple(type(ct) is Zero for ct in cts)
+    _, _, in_zeros = _call_transpose_jaxpr(params["jaxpr"], linear, out_zeros)  # cached
+    ins, outs = params["in_shardings"], params["out_shardings"]
+
+    def update(p, in_map, out_map, new_jaxpr):
+        new = jit_update_params(p, in_map, out_map, new_jaxpr)
+        n_cts = sum(not z for z in out_zeros)
+        new["in_shardings"] = new["in_shardings"][: len(in_map) - n_cts] + tuple(
+            s for s, z in zip(outs, out_zeros, strict=True) if not z
+        )
+        lin_ins = [s for s, lin in zip(ins, linear, strict=True) if lin]
+        new["out_shardings"] = tuple(s for s, z in zip(lin_ins, in_zeros, strict=True) if not z)
+        return new
+
+    return transpose_call_rule(jit_p, cts, *args, update_params=update, **params)
 
 
 register_autodiff_call_rules(jit_p, jit_update_params)
+jvp_rules[jit_p] = _jit_jvp
+transpose_rules[jit_p] = _jit_transpose
 register_call_batching(jit_p, jit_batching_update_params)
+axis_primitive_batchers[jit_p] = _jit_batching
 
 _split_jit = partial_eval_rules[jit_p]  # tracecore's generic rule, registered above
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import abc
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from modjax.tracecore.abstract import with_type_sharding
@@ -51,7 +51,8 @@ class Sharding(abc.ABC):
     _sdy_mesh: Any
     _replicated: Callable[[], Sharding]
     _from_hlo_sharding: Callable[[Any, int], Sharding]
-    _to_sdy_sharding: Callable[[int], Any]
+    _to_sdy_sharding: Callable[..., Any]  # (ndim, mesh symbol="mesh") -> "#sdy.sharding<...>"
+    _on_devices: Callable[[Sequence[Device]], Sharding]  # the layout over other devices
 
     # --- what a concrete sharding defines ---------------------------------------------
 

@@ -6,7 +6,8 @@ NamedSharding, jit's ``in_shardings``/``out_shardings``) is placed on an
 :class:`SpmdTarget`: the devices in the program's order and one sharding (or
 None: XLA chooses) per input and output. Lowering annotates the module with
 the shardings in Shardy's dialect (``sdy.sharding`` on ``main``'s arguments and
-results, one ``sdy.mesh @mesh``), as JAX 0.10 does by default, and XLA's SPMD
+results, ``sdy.mesh @mesh`` and one more per other mesh over the same
+devices), as JAX 0.10 does by default, and XLA's SPMD
 partitioner (Shardy) inserts the communication. After compiling, the
 shardings XLA chose for unspecified inputs and outputs are read back from the
 executable and expressed on the program's mesh.
@@ -100,10 +101,14 @@ def check_same_devices(shardings: Iterable[tuple[str, Sharding]]) -> Sharding | 
                 f"{context_what} with device ids {[d.id for d in context._device_assignment]} "
                 f"and {what} with device ids {[d.id for d in s._device_assignment]}"
             )
-        elif getattr(s, "_sdy_mesh", None) != getattr(context, "_sdy_mesh", None):
+        elif (getattr(s, "_sdy_mesh", None) is None) != (
+            getattr(context, "_sdy_mesh", None) is None
+        ):
+            # Meshes over the same devices may differ (JAX declares one Shardy mesh each);
+            # a sharding without a mesh (an XLA-chosen GSPMDSharding) has no Shardy form.
             raise NotImplementedError(
-                f"one jitted computation over two meshes of the same devices ({context_what} "
-                f"on {context._sdy_mesh}, {what} on {s._sdy_mesh})"
+                f"one jitted computation mixing a sharding without a mesh with one on a mesh "
+                f"({context_what}: {context!r}, {what}: {s!r})"
             )
     return context
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from modjax.tracecore.abstract import ShapeDtypeStruct
 from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.tokens import AbstractToken
 from modjax.tracecore.tree_util import tree_unflatten
 
 from .arguments import CallArgs, committed_of, leaf_aval
@@ -196,8 +197,12 @@ def aot_lower(fn: JitFunction, *args, **kwargs) -> Lowered:
     return aot_trace(fn, *args, **kwargs).lower()
 
 
-def shape_structs(avals) -> list[ShapeDtypeStruct]:
-    return [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals]
+def shape_structs(avals) -> list:
+    # A token stays its aval, AbstractToken() (as JAX's eval_shape gives).
+    return [
+        a if type(a) is AbstractToken else ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+        for a in avals
+    ]
 
 
 def jit_eval_shape(fn: JitFunction, *args, **kwargs):

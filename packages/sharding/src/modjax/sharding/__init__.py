@@ -12,6 +12,7 @@ from .arrays import (
 )
 from .constraint import auto_axes, explicit_axes, reshard, with_sharding_constraint
 from .mesh import (
+    AbstractDevice,
     AbstractMesh,
     AxisType,
     Mesh,
@@ -33,6 +34,7 @@ from .partition_spec import UNCONSTRAINED, P, PartitionSpec
 from .pcast import pcast
 from .pmap import pmap
 from .shard_map import shard_map, shard_map_p
+from .smap import smap
 from .visualize import inspect_array_sharding, visualize_array_sharding, visualize_sharding
 
 
@@ -42,6 +44,7 @@ def make_single_device_sharding(device, *, memory_kind=None) -> SingleDeviceShar
 
 
 __all__ = [
+    "AbstractDevice",
     "AbstractMesh",
     "AbstractNamedSharding",
     "AxisType",
@@ -72,6 +75,7 @@ __all__ = [
     "set_mesh",
     "shard_map",
     "shard_map_p",
+    "smap",
     "use_abstract_mesh",
     "use_mesh",
     "visualize_array_sharding",

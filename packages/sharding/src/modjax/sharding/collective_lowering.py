@@ -47,7 +47,7 @@ from .mesh import Mesh
 from .named_sharding import NamedSharding
 from .shard_map import shard_map_p
 
-__all__: list[str] = []
+__all__ = ["mesh_replica_groups"]
 
 
 class _Context(threading.local):
@@ -95,6 +95,22 @@ def replica_groups(mesh: Mesh, axes: tuple[str, ...], index_groups=None) -> list
         return rows
     width = max(len(g) for g in index_groups)
     return [[row[i] for i in g] + [-1] * (width - len(g)) for row in rows for g in index_groups]
+
+
+def mesh_replica_groups(ctx, axis_name, axis_index_groups=None) -> list[list[int]]:
+    """Return the replica groups of a collective over the enclosing shard_map's axes ``axis_name``.
+
+    For collectives declared above this package (``ragged_all_to_all``): every
+    entry must be a manual mesh axis there; otherwise NotImplementedError names
+    the primitive (such a collective has no lowering over vmap axes).
+    """
+    named = _mesh_axes_of(axis_name)
+    entries = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+    if not named or len(named) != len(entries):
+        raise NotImplementedError(
+            f"{ctx.primitive.name} over {entries} outside the manual axes of a shard_map"
+        )
+    return replica_groups(_context.meshes[-1], named, axis_index_groups)
 
 
 def _groups_attr(groups) -> ir.Attribute:
@@ -278,8 +294,9 @@ def _axis_index_rule(ctx, *, axis_name):
         # partition_id means something only where every axis is manual (as JAX: a nested
         # manual computation over the automatic axes computes the index).
         i32 = ctx.avals_out[0]
+        name = ctx.module_ctx.sdy_mesh_name(mesh.shape_tuple)
         op, block = manual_computation(
-            [], [ir_type(i32)], [], [], [f"<@mesh, [{', '.join(['{}'] * len(i32.shape))}]>"], auto
+            [], [ir_type(i32)], [], [], [f"<@{name}, [{', '.join(['{}'] * len(i32.shape))}]>"], auto
         )
         with ir.InsertionPoint(block):
             sdy_return([_axis_index_value(ctx, mesh, named)])
@@ -309,16 +326,18 @@ def _axis_index_value(ctx, mesh: Mesh, named) -> ir.Value:
 # --- shard_map ---------------------------------------------------------------------------------
 
 
-def _sdy_text(mesh: Mesh, spec, ndim: int) -> str:
-    return NamedSharding(mesh, spec)._to_sdy_sharding(ndim).removeprefix("#sdy.sharding")
+def _sdy_text(mesh: Mesh, spec, ndim: int, name: str) -> str:
+    return NamedSharding(mesh, spec)._to_sdy_sharding(ndim, name).removeprefix("#sdy.sharding")
 
 
 def _shard_map_rule(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes, **_):
+    name = ctx.module_ctx.sdy_mesh_name(mesh.shape_tuple)
     in_texts = [
-        _sdy_text(mesh, s, len(a.shape)) for s, a in zip(in_specs, ctx.avals_in, strict=True)
+        _sdy_text(mesh, s, len(a.shape), name) for s, a in zip(in_specs, ctx.avals_in, strict=True)
     ]
     out_texts = [
-        _sdy_text(mesh, s, len(a.shape)) for s, a in zip(out_specs, ctx.avals_out, strict=True)
+        _sdy_text(mesh, s, len(a.shape), name)
+        for s, a in zip(out_specs, ctx.avals_out, strict=True)
     ]
     op, block = manual_computation(
         args, ir_types(ctx.avals_out), ir_types(jaxpr.in_avals), in_texts, out_texts,

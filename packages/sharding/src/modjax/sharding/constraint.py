@@ -51,7 +51,8 @@ def _impl(x, *, sharding):
 
 def _lowering(ctx, x, *, sharding):
     (aval,) = ctx.avals_in
-    text = sharding._to_sdy_sharding(len(aval.shape))
+    name = ctx.module_ctx.sdy_mesh_name(sharding._sdy_mesh)
+    text = sharding._to_sdy_sharding(len(aval.shape), name)
     return sharding_constraint(x, text.removeprefix("#sdy.sharding"))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import enum
 import math
 import threading
@@ -22,6 +23,7 @@ from modjax import runtime
 from modjax.runtime import _xla
 
 __all__ = [
+    "AbstractDevice",
     "AxisType",
     "Mesh",
     "AbstractMesh",
@@ -45,6 +47,30 @@ class AxisType(enum.Enum):
         return self.name
 
     __str__ = __repr__
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AbstractDevice:
+    """The kind of device a mesh is over, without the devices (``jax.sharding.AbstractDevice``).
+
+    An ``AbstractMesh`` made from a concrete mesh carries one (its devices'
+    ``device_kind``, ``num_cores`` and ``platform``); an ``AbstractMesh`` built
+    by hand has none unless given ``abstract_device=``.
+    """
+
+    device_kind: str
+    num_cores: int | None
+    platform: str
+
+    def __repr__(self) -> str:
+        return self._repr
+
+    @property
+    def _repr(self) -> str:
+        return (
+            f"AbstractDevice(device_kind={self.device_kind}, num_cores={self.num_cores}, "
+            f"platform={self.platform})"
+        )
 
 
 def _axis_types(axis_types, n: int, default: AxisType) -> tuple[AxisType, ...]:
@@ -249,10 +275,18 @@ class Mesh(_MeshBase):
         """The mesh without its devices: names, sizes and types."""
         am = getattr(self, "_abstract", None)
         if am is None:
-            platform = self._flat_devices_tuple[0].platform if self._flat_devices_tuple else None
-            am = self._abstract = AbstractMesh(
-                self.axis_sizes, self.axis_names, axis_types=self.axis_types, _platform=platform
+            first = self._flat_devices_tuple[0] if self._flat_devices_tuple else None
+            device = (
+                None
+                if first is None
+                else AbstractDevice(
+                    first.device_kind, getattr(first, "num_cores", None), first.platform
+                )
             )
+            am = self._abstract = AbstractMesh(
+                self.axis_sizes, self.axis_names, axis_types=self.axis_types,
+                abstract_device=device,
+            )  # fmt: skip
         return am
 
     def update_axis_types(self, axis_types: dict) -> Mesh:
@@ -266,7 +300,7 @@ class Mesh(_MeshBase):
 class AbstractMesh(_MeshBase):
     """A mesh's shape, names and axis types without devices (``jax.sharding.AbstractMesh``)."""
 
-    def __init__(self, axis_sizes=(), axis_names=(), axis_types=None, *, _platform="cpu"):
+    def __init__(self, axis_sizes=(), axis_names=(), axis_types=None, *, abstract_device=None):
         self.axis_sizes = tuple(int(s) for s in axis_sizes)
         self.axis_names = _axis_names(axis_names)
         if len(self.axis_sizes) != len(self.axis_names):
@@ -275,10 +309,10 @@ class AbstractMesh(_MeshBase):
                 f"{len(self.axis_names)} axis names"
             )
         self.axis_types = _axis_types(axis_types, len(self.axis_names), AxisType.Auto)
-        self._platform = _platform
+        self.abstract_device = abstract_device
 
     def _key(self):
-        return (self.axis_sizes, self.axis_names, self.axis_types)
+        return (self.axis_sizes, self.axis_names, self.axis_types, self.abstract_device)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, AbstractMesh) and self._key() == other._key()
@@ -289,13 +323,17 @@ class AbstractMesh(_MeshBase):
     def __repr__(self) -> str:
         types = ", ".join(repr(t) for t in self.axis_types)
         comma = "," if len(self.axis_types) == 1 else ""
-        if self.empty:
-            return "AbstractMesh((), axis_types=())"
-        return (
-            f"AbstractMesh({_shape_str(self.axis_names, self.axis_sizes, self.axis_types)}, "
-            f"axis_types=({types}{comma}), device_kind={self._platform}, num_cores=None, "
-            f"platform={self._platform})"
+        shape = (
+            "()" if self.empty else _shape_str(self.axis_names, self.axis_sizes, self.axis_types)
         )
+        device = self.abstract_device
+        kind = (
+            ""
+            if device is None
+            else f", device_kind={device.device_kind}, num_cores={device.num_cores}, "
+            f"platform={device.platform}"
+        )
+        return f"AbstractMesh({shape}, axis_types=({types}{comma}){kind})"
 
     __str__ = __repr__
 

@@ -257,10 +257,10 @@ class NamedSharding(_xla.GSPMDSharding):
             hlo = self._hlo_cache[num_dimensions] = _xla.hlo_sharding_from_string(text)
         return hlo
 
-    def _to_sdy_sharding(self, num_dimensions: int) -> str:
-        """Return this sharding as a Shardy attribute on the program's mesh ``@mesh``."""
+    def _to_sdy_sharding(self, num_dimensions: int, mesh_name: str = "mesh") -> str:
+        """Return this sharding as a Shardy attribute on the program's mesh ``@mesh_name``."""
         dims = ", ".join(_sdy_dim(self.spec, i) for i in range(num_dimensions))
-        return f"#sdy.sharding<@mesh, [{dims}]>"
+        return f"#sdy.sharding<@{mesh_name}, [{dims}]>"
 
     @property
     def _sdy_mesh(self) -> tuple[tuple[str, int], ...]:
@@ -299,6 +299,27 @@ class NamedSharding(_xla.GSPMDSharding):
 
     def with_memory_kind(self, kind: str) -> NamedSharding:
         return NamedSharding(self.mesh, self.spec, memory_kind=kind)
+
+    def _with_batch_dim(self, dim: int, ndim: int, spmd_axis_name=None) -> NamedSharding:
+        """Return this sharding of a value that gained dimension ``dim`` (now rank ``ndim``).
+
+        The new dimension is unsplit, or split over the mesh axes
+        ``spmd_axis_name`` (a tuple, from ``vmap``), as JAX batches a jit's shardings.
+        """
+        entries: list = list(self.spec) + [None] * (dim - len(self.spec))
+        if spmd_axis_name is not None and len(spmd_axis_name) == 1:
+            spmd_axis_name = spmd_axis_name[0]
+        entries.insert(dim, spmd_axis_name)
+        spec = PartitionSpec(*entries).stripped()
+        return NamedSharding(self.mesh, spec, memory_kind=self._memory_kind)
+
+    def _on_devices(self, devices) -> NamedSharding:
+        """Return this layout over ``devices`` instead (device ``i`` takes position ``i``)."""
+        flat = np.empty(len(devices), dtype=object)
+        flat[:] = list(devices)
+        mesh = self.mesh
+        moved = Mesh(flat.reshape(mesh.devices.shape), mesh.axis_names, mesh.axis_types)
+        return NamedSharding(moved, self.spec, memory_kind=self._memory_kind)
 
 
 def _candidate_specs(mesh: Mesh, ndim: int):
@@ -466,7 +487,11 @@ def concrete_sharding(sharding, like=None, current=None):
     if not isinstance(sharding, AbstractNamedSharding):
         return sharding
     for candidate in (getattr(like, "mesh", None), current):
-        if isinstance(candidate, Mesh) and candidate.abstract_mesh == sharding.mesh:
+        # Shapes, names and types match (an AbstractMesh built by hand has no device kind).
+        if (
+            isinstance(candidate, Mesh)
+            and candidate.abstract_mesh._key()[:3] == (sharding.mesh._key()[:3])
+        ):
             return NamedSharding(candidate, sharding.spec)
     raise ValueError(
         f"{sharding!r} is on an AbstractMesh and no concrete mesh of that shape is in "

@@ -82,7 +82,7 @@ def varying_axes(jaxpr: Jaxpr, in_vary: list[frozenset]) -> list[frozenset]:
 
     for eqn in jaxpr.eqns:
         vary_in = [read(a) for a in eqn.invars]
-        rule = _RULES.get(eqn.primitive)
+        rule = vma_rules.get(eqn.primitive)  # the collectives' here and those declared above
         if rule is not None:
             out = rule(vary_in, eqn.params)
         else:

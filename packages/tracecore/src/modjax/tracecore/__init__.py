@@ -54,6 +54,7 @@ from .parse import JaxprParseError, parse_jaxpr, register_param_parser
 from .partial_eval import partial_eval_jaxpr, partial_eval_rules
 from .pretty import register_param_printer
 from .source_info import SourceInfo
+from .tokens import AbstractToken, Token, abstract_token, is_token_aval
 from .tracing import JaxprTrace, JaxprTracer, convert_constvars_jaxpr, make_jaxpr, trace_to_jaxpr
 from .tree_util import (
     register_dataclass,

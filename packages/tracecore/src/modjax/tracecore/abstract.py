@@ -279,15 +279,22 @@ class ShapedArray:
 #: is the ShapedArray of one element's data (``uint32[2]`` for a threefry key). Packages that
 #: define an extended dtype register it here (JAX's ``dtype._rules.physical_element_aval``).
 physical_element_avals: dict[type, Callable[[Any], ShapedArray]] = {}
+# A primal-tangent dtype's element is one value of its primal dtype.
+physical_element_avals[dtypes.PrimalTangentDType] = lambda dtype: ShapedArray(
+    (), dtype.primal_dtype
+)
 
 
 def physical_aval(aval: ShapedArray) -> ShapedArray:
     """Return the aval of the data behind ``aval`` (JAX's ``core.physical_aval``).
 
     An aval of an extended dtype becomes its shape followed by the element's
-    physical shape, in the element's physical dtype; any other aval is itself.
+    physical shape, in the element's physical dtype; a token's is ``bool[0]`` (what
+    stands for a token at run time, as in JAX); any other aval is itself.
     """
-    dtype = aval.dtype
+    dtype = getattr(aval, "dtype", None)
+    if dtype is None:  # the token's aval (tracecore.tokens)
+        return ShapedArray((0,), np.dtype(bool))
     if not isinstance(dtype, dtypes.ExtendedDType):
         return aval
     try:

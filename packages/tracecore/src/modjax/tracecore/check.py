@@ -16,6 +16,7 @@ from . import dtypes
 from .core import to_aval
 from .effects import Effect, primitive_effects
 from .jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var, subjaxprs
+from .tokens import AbstractToken
 
 __all__ = ["JaxprTypeError", "check_jaxpr"]
 
@@ -255,6 +256,8 @@ def _value_aval(value):
 
 
 def _same_type(a, b) -> bool:
+    if type(a) is AbstractToken or type(b) is AbstractToken:
+        return a == b
     return (
         tuple(a.shape) == tuple(b.shape)
         and a.dtype == b.dtype

@@ -73,7 +73,9 @@ def _param_texts(eqn: JaxprEqn) -> list[str]:
         value = eqn.params[key]
         printer = _param_printers.get((eqn.primitive, key))
         if printer is not None:
-            texts.append(f"{key}={printer(value)}")
+            text = printer(value)
+            if text is not None:  # None: a default left out
+                texts.append(f"{key}={text}")
         elif not _holds_jaxprs(value):
             texts.append(f"{key}={format_param_value(value)}")
     return texts

@@ -37,6 +37,8 @@ from modjax.tracecore.config import enable_x64, numpy_dtype_promotion
 # The narrow dtypes (bfloat16, ...) are left out: a star import would load them.
 __all__ = [
     "ExtendedDType",
+    "PrimalTangentDType",
+    "primal_tangent_dtype",
     "TypePromotionError",
     "canonicalize_dtype",
     "check_and_canonicalize_user_dtype",
@@ -125,6 +127,59 @@ class ExtendedDType:
 
     type: type = extended
     name: str = "extended"
+
+
+class primal_tangent_dtype_scalar(extended):  # noqa: N801 - JAX's scalar type name
+    """Abstract scalar type of :class:`PrimalTangentDType` dtypes."""
+
+
+class PrimalTangentDType(ExtendedDType):
+    """A dtype stored as ``primal_dtype`` whose tangents are ``tangent_dtype`` (JAX's class).
+
+    Made by :func:`primal_tangent_dtype`; its values are the primal dtype's, held in an
+    extended dtype so that differentiation gives them tangents of another dtype
+    (an int8-coded value with float32 tangents, say).
+    """
+
+    type = primal_tangent_dtype_scalar
+
+    def __init__(self, primal_dtype: np.dtype, tangent_dtype: np.dtype, name: str):
+        self.primal_dtype = primal_dtype
+        self.tangent_dtype = tangent_dtype
+        self.name = name
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element (the primal dtype's)."""
+        return self.primal_dtype.itemsize
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is PrimalTangentDType and (
+            self.primal_dtype,
+            self.tangent_dtype,
+            self.name,
+        ) == (other.primal_dtype, other.tangent_dtype, other.name)
+
+    def __hash__(self) -> int:
+        return hash((PrimalTangentDType, self.primal_dtype, self.tangent_dtype, self.name))
+
+
+def primal_tangent_dtype(primal_dtype: Any, tangent_dtype: Any, name: str | None = None):
+    """Return an extended dtype of ``primal_dtype`` values with ``tangent_dtype`` tangents.
+
+    The counterpart of jax.experimental.primal_tangent_dtype; named
+    ``PrimalTangentDType{i8/f32}`` unless ``name`` is given. Convert to and from it
+    with ``lax.convert_element_type``.
+    """
+    primal, tangent = np_dtype(primal_dtype), np_dtype(tangent_dtype)
+    if name is None:
+        name = f"PrimalTangentDType{{{short_dtype_name(primal)}/{short_dtype_name(tangent)}}}"
+    return PrimalTangentDType(primal, tangent, name)
 
 
 class TypePromotionError(ValueError):

@@ -34,6 +34,7 @@ from .effects import effects_by_name
 from .jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
 from .pretty import _scalar_kind, format_aval
 from .state import AbstractRef
+from .tokens import abstract_token
 
 __all__ = [
     "JaxprParseError",
@@ -238,6 +239,7 @@ def parse_param_value(text: str):
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BINDER_AHEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[ \t]*:")
 _INT = re.compile(r"[0-9]+")
+_TOKEN_TYPE = re.compile(r"Tok\b")
 _DTYPE_NAME = re.compile(r"[a-z][a-z0-9_]*(?:<[A-Za-z0-9_]+>)?")  # key<fry>: extended
 # Primitive names may contain dashes (JAX's "scatter-add"); variable names never do.
 _PRIMITIVE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*")
@@ -435,12 +437,12 @@ class _Parser:
             self.define(name, var)
             out.append(var)
 
-    def binder(self) -> tuple[str, ShapedArray]:
+    def binder(self) -> tuple[str, Any]:
         name = self.match(_NAME, "a variable name")
         self.expect(":", f"':' and the type of '{name}'")
         return name, self.type()
 
-    def type(self) -> ShapedArray:
+    def type(self) -> Any:  # a ShapedArray, or abstract_token for 'Tok'
         self.skip()
         if self.text.startswith("Ref{", self.pos):  # a mutable array reference
             self.pos += 4
@@ -448,11 +450,14 @@ class _Parser:
             if self.peek() != "}":
                 raise self.error(f"expected '}}' closing the Ref type, found {self.found()}")
             self.pos += 1
-            return AbstractRef(inner)  # type: ignore[return-value]
+            return AbstractRef(inner)
         weak = self.peek() == "~"
         if weak:
             self.pos += 1
         start = self.pos
+        if not weak and _TOKEN_TYPE.match(self.text, self.pos):
+            self.pos += 3
+            return abstract_token
         name = self.match(_DTYPE_NAME, "a dtype such as f32")
         try:
             dtype = dtypes.dtype_from_short_name(name)

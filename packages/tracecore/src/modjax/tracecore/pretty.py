@@ -50,15 +50,17 @@ __all__ = [
 WIDTH = 80
 
 # (primitive, param name) -> function printing that param's value.
-_param_printers: dict[tuple[Any, str], Callable[[Any], str]] = {}
+_param_printers: dict[tuple[Any, str], Callable[[Any], str | None]] = {}
 
 
-def register_param_printer(primitive, param_name: str, fn: Callable[[Any], str]) -> None:
+def register_param_printer(primitive, param_name: str, fn: Callable[[Any], str | None]) -> None:
     """Print param ``param_name`` of ``primitive``'s equations with ``fn(value) -> str``.
 
     The text must keep brackets and quotes balanced and must not contain
     `` name=`` at its top level, so that the parser can find where it ends;
     register the inverse with ``parse.register_param_parser`` so it reads back.
+    ``fn`` may return None to leave the param out (a default value the rules
+    also assume when the param is absent, as a parsed equation has it).
     """
     _param_printers[(primitive, param_name)] = fn
 
@@ -83,8 +85,8 @@ def format_aval(aval) -> str:
         return "Ref{" + format_aval(inner) + "}"
     shape = getattr(aval, "shape", None)
     dtype = getattr(aval, "dtype", None)
-    if shape is None or dtype is None:
-        return str(aval)
+    if shape is None or dtype is None:  # a token prints 'Tok'
+        return aval.str_short(short_dtypes=True) if hasattr(aval, "str_short") else str(aval)
     weak = "~" if getattr(aval, "weak_type", False) else ""
     if getattr(aval, "sharding", None) is not None or getattr(aval, "vma", None):
         # f32[8@x,4]: sharded over explicit axes; f32[4]{V:x}: varying manual axes
@@ -362,7 +364,9 @@ class _Printer:
             value = eqn.params[key]
             printer = _param_printers.get((eqn.primitive, key))
             if printer is not None:
-                params.append((key, printer(value), None))
+                text = printer(value)
+                if text is not None:  # None: a default that is not printed
+                    params.append((key, text, None))
             elif _holds_jaxprs(value):
                 params.append((key, None, value))
             else:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
+from modjax.tracecore.tokens import AbstractToken
 from modjax.tracecore.tracing import arg_aval, convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.tree_util import (
     PyTreeDef,
@@ -105,6 +106,8 @@ def leaf_paths(tree: PyTreeDef, prefix: str) -> list[str]:
 
 def typematch(a: ShapedArray, b: ShapedArray) -> bool:
     """Tell whether two avals agree in shape and dtype (weak types aside; ``core.typematch``)."""
+    if type(a) is AbstractToken or type(b) is AbstractToken:
+        return a == b
     return a.shape == b.shape and a.dtype == b.dtype
 
 
@@ -251,7 +254,11 @@ def promote_weak_carry(
 
     changed = False
     for i, (a, b) in enumerate(zip(in_avals, out_avals, strict=True)):
-        if a.weak_type and a.shape == b.shape and (a.dtype != b.dtype or not b.weak_type):
+        if (
+            getattr(a, "weak_type", False)
+            and a.shape == b.shape
+            and (a.dtype != b.dtype or not b.weak_type)
+        ):
             values[i] = _convert_element_type(values[i], b.dtype, weak_type=False)
             changed = True
     return changed

@@ -37,7 +37,14 @@ from modjax.tracecore.wrapped_fun import wrap_init
 from .. import elementwise as ew
 from .._common import aval_of, kind
 from . import python_loops
-from .common import abstractify, check_tree_and_avals, func_description, join_consts, trace_closed
+from .common import (
+    abstractify,
+    check_tree_and_avals,
+    func_description,
+    join_consts,
+    trace_closed,
+    typematch,
+)
 
 __all__ = ["cond", "switch", "cond_p"]
 
@@ -53,8 +60,8 @@ def _cond_abstract_eval(index, *operands, branches: tuple[ClosedJaxpr, ...]):
     out0 = branches[0].out_avals
     for i, branch in enumerate(branches):
         ins = branch.in_avals
-        if len(ins) != len(operands) or any(
-            a.shape != b.shape or a.dtype != b.dtype for a, b in zip(ins, operands, strict=True)
+        if len(ins) != len(operands) or not all(
+            typematch(a, b) for a, b in zip(ins, operands, strict=True)
         ):
             raise TypeError(
                 f"cond: branch {i} takes ({_types(ins)}) but the operands are ({_types(operands)})"
@@ -111,12 +118,14 @@ def join_weak_types(jaxprs: list[ClosedJaxpr]) -> list[ClosedJaxpr]:
     typed (``cond(p, lambda: 1.0, lambda: x)`` is float32 for float32 ``x``).
     """
     columns = list(zip(*(j.out_avals for j in jaxprs), strict=True))
-    weak = [all(a.weak_type for a in column) for column in columns]
+    weak = [all(getattr(a, "weak_type", False) for a in column) for column in columns]
     return [_with_out_weak_types(j, weak) for j in jaxprs]
 
 
 def _with_out_weak_types(closed: ClosedJaxpr, weak: list[bool]) -> ClosedJaxpr:
-    if all(a.weak_type == w for a, w in zip(closed.out_avals, weak, strict=True)):
+    if all(
+        getattr(a, "weak_type", False) == w for a, w in zip(closed.out_avals, weak, strict=True)
+    ):
         return closed
 
     def fun(*args):

@@ -40,6 +40,7 @@ from modjax.tracecore.abstract import ShapedArray, physical_aval
 from modjax.tracecore.core import Primitive, Tracer, concrete_or_error
 from modjax.tracecore.effects import ordered_effects
 from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.tokens import AbstractToken
 from modjax.tracecore.tree_util import tree_flatten, tree_unflatten
 
 from .._common import compare, constant, kind
@@ -272,6 +273,8 @@ def _scan_abstract_eval(
             f"scan: the body returns a carry of ({_types(carry_out)}) for a carry of "
             f"({_types(carry)})"
         )
+    if any(type(y) is AbstractToken for y in outs[num_carry:]):
+        raise TypeError("scan: a token cannot be stacked as an output of the body; carry it")
     ys = [ShapedArray((length, *y.shape), y.dtype, y.weak_type) for y in outs[num_carry:]]
     return [*carry_out, *ys]
 

@@ -51,6 +51,7 @@ from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import to_aval
 from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.tokens import AbstractToken
 from modjax.tracecore.tracing import convert_constvars_jaxpr
 
 from ..dispatch import apply_primitive
@@ -64,7 +65,7 @@ add_any_p.def_impl(device_impl(add_any_p, add_any_p._impl))
 
 
 def _zeros_like_impl(*, aval: ShapedArray):
-    if aval.dtype == dtypes.float0:
+    if type(aval) is not AbstractToken and aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, dtypes.float0)
     return apply_primitive(zeros_like_p, aval=aval)
 
@@ -86,6 +87,8 @@ def _add_any_lowering(ctx, x, y):
 
 
 def _zeros_lowering(ctx, *, aval):
+    if type(aval) is AbstractToken:  # the tangent of a token output: a token
+        return hlo.create_token()
     zero = ir_constant(np.zeros((), aval.dtype if aval.dtype != dtypes.float0 else np.bool_))
     return hlo.broadcast_in_dim(ir_type(ctx.avals_out[0]), zero, dense_int_array([]))
 

@@ -1,0 +1,293 @@
+"""Moving sharded Arrays between devices and meshes, and programs over several meshes.
+
+One child process (8 CPU devices) runs every check; each is reported as a
+test. ``device_put`` between device sets (disjoint, overlapping, reordered,
+one device and many) and between meshes over the same devices moves data
+device to device as JAX 0.10.2 does (checked with the host transfer guards
+at ``disallow_explicit`` and with the host path refused); a ``jit`` may use
+several meshes over the same devices (one Shardy mesh each, as JAX emits);
+a jit nested in another transformation keeps its ``in_shardings`` and
+``out_shardings`` on its equation, transformed by vmap, jvp and transposition
+as JAX 0.10.2 does, and constrains its call boundary when lowered.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import modjax as jax
+from modjax.sharding import (
+    AxisType,
+    Mesh,
+    NamedSharding,
+    P,
+    SingleDeviceSharding,
+    reshard,
+    with_sharding_constraint,
+)
+from modjax.sharding.testing import main, run_checks
+
+
+def _value():
+    return np.arange(64.0, dtype=np.float32).reshape(8, 8)
+
+
+def _no_host():
+    """Refuse any host round trip: the guards at disallow_explicit, the host path patched out."""
+    import contextlib
+
+    from modjax.runtime import array as runtime_array
+
+    @contextlib.contextmanager
+    def guard():
+        put = runtime_array.put_host_value
+
+        def refuse(*args, **kwargs):
+            raise AssertionError("the transfer went through the host")
+
+        runtime_array.put_host_value = refuse
+        try:
+            with (
+                jax.transfer_guard_device_to_host("disallow_explicit"),
+                jax.transfer_guard_host_to_device("disallow_explicit"),
+            ):
+                yield
+        finally:
+            runtime_array.put_host_value = put
+
+    return guard()
+
+
+def _check_placed(y, sharding, want):
+    assert y.sharding == sharding, (y.sharding, sharding)
+    assert y.committed
+    np.testing.assert_array_equal(np.asarray(y), want)
+    for shard in y.addressable_shards:
+        np.testing.assert_array_equal(np.asarray(shard.data), want[shard.index])
+        assert shard.data.devices() == {shard.device}
+
+
+def _cases():
+    d = jax.devices()
+    D = np.array(d)
+    xy = NamedSharding(Mesh(D.reshape(2, 4), ("x", "y")), P("x", "y"))
+    row8 = NamedSharding(Mesh(D, ("x",)), P("x"))
+    low4 = Mesh(D[:4], ("x",))
+    high4 = Mesh(D[4:], ("x",))
+    return {
+        "reversed order": (xy, NamedSharding(Mesh(D[::-1].reshape(2, 4), ("x", "y")), P("x", "y"))),
+        "reversed order, other layout": (
+            xy,
+            NamedSharding(Mesh(D[::-1].reshape(2, 4), ("x", "y")), P("y")),
+        ),
+        "disjoint, same layout": (NamedSharding(low4, P("x")), NamedSharding(high4, P("x"))),
+        "disjoint, other layout": (NamedSharding(low4, P("x")), NamedSharding(high4, P(None, "x"))),
+        "4 to 8 devices": (NamedSharding(low4, P("x")), row8),
+        "4 replicated to 8": (NamedSharding(low4, P()), row8),
+        "8 to 2 of them": (
+            NamedSharding(Mesh(D.reshape(2, 4), ("x", "y")), P("x")),
+            NamedSharding(Mesh(D[2:4], ("z",)), P("z")),
+        ),
+        "1 to 8": (SingleDeviceSharding(d[0]), row8),
+        "1 to 8 replicated": (SingleDeviceSharding(d[5]), NamedSharding(Mesh(D, ("x",)), P())),
+        "8 to 1": (row8, SingleDeviceSharding(d[3])),
+        "8 replicated to 1": (NamedSharding(Mesh(D, ("x",)), P()), SingleDeviceSharding(d[3])),
+        "other mesh shape": (xy, NamedSharding(Mesh(D.reshape(4, 2), ("x", "y")), P("x", "y"))),
+        "other axis names": (xy, NamedSharding(Mesh(D.reshape(2, 4), ("a", "b")), P("b"))),
+    }
+
+
+def check_device_put_between_device_sets_stays_on_devices():
+    want = _value()
+    for name, (source, target) in _cases().items():
+        x = jax.device_put(want, source)
+        with _no_host():
+            try:
+                y = jax.device_put(x, target)
+            except Exception as err:
+                raise AssertionError(f"{name}: {err!r}") from err
+        _check_placed(y, target, want)
+        assert not x.is_deleted()
+        # back again, and the donating form deletes the source
+        before = {b.unsafe_buffer_pointer() for b in y._arrays}
+        with _no_host():
+            z = jax.device_put(y, source, donate=True)
+        _check_placed(z, source, want)
+        # pieces already in place are reused (then nothing is deleted)
+        reused = any(b.unsafe_buffer_pointer() in before for b in z._arrays)
+        assert y.is_deleted() != reused, name
+
+
+def check_uncommitted_arrays_move_into_a_sharded_program_on_devices():
+    D = np.array(jax.devices())
+    mesh = Mesh(D[4:].reshape(2, 2), ("x", "y"))
+    x = jax.device_put(_value())  # uncommitted, on device 0
+    f = jax.jit(lambda v: v * 2, in_shardings=NamedSharding(mesh, P("x", "y")))
+    with _no_host():
+        y = f(x)
+    np.testing.assert_array_equal(np.asarray(y), 2 * _value())
+    assert y.sharding.mesh is mesh
+
+
+def check_explicit_types_follow_the_target_mesh():
+    D = np.array(jax.devices())
+    low = Mesh(D[:4].reshape(2, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+    high = Mesh(D[4:].reshape(4), ("z",), axis_types=(AxisType.Explicit,))
+    x = jax.device_put(_value(), NamedSharding(low, P("x", "y")))
+    assert str(jax.typeof(x)) == "f32[8@x,8@y]", jax.typeof(x)
+    with _no_host():
+        y = jax.device_put(x, NamedSharding(high, P(None, "z")))
+        z = reshard(x, NamedSharding(high, P("z")))
+    assert str(jax.typeof(y)) == "f32[8,8@z]", jax.typeof(y)
+    assert str(jax.typeof(z)) == "f32[8@z,8]", jax.typeof(z)
+    np.testing.assert_array_equal(np.asarray(y), _value())
+    np.testing.assert_array_equal(np.asarray(z), _value())
+
+
+def check_two_meshes_over_the_same_devices_in_one_jit():
+    D = np.array(jax.devices())
+    m1 = Mesh(D.reshape(2, 4), ("x", "y"))
+    m2 = Mesh(D.reshape(2, 4), ("a", "b"))
+    m3 = Mesh(D.reshape(4, 2), ("x", "y"))
+    want = _value()
+    x = jax.device_put(want, NamedSharding(m1, P("x", "y")))
+    f = jax.jit(
+        lambda v: with_sharding_constraint(v * 2, NamedSharding(m3, P("y"))),
+        out_shardings=NamedSharding(m2, P("b")),
+    )
+    text = f.lower(x).as_text()
+    # as JAX 0.10.2 emits it: one Shardy mesh per mesh, in order of use
+    for line in (
+        'sdy.mesh @mesh = <["x"=2, "y"=4]>',
+        'sdy.mesh @mesh_0 = <["a"=2, "b"=4]>',
+        'sdy.mesh @mesh_1 = <["x"=4, "y"=2]>',
+        '#sdy.sharding<@mesh, [{"x"}, {"y"}]>',
+        '#sdy.sharding<@mesh_0, [{"b"}, {}]>',
+        'sdy.sharding_constraint %1 <@mesh_1, [{"y"}, {}]>',
+    ):
+        assert line in text, (line, text)
+    y = f(x)
+    assert y.sharding == NamedSharding(m2, P("b"))
+    assert y.addressable_shards[1].index == (slice(2, 4), slice(None))
+    np.testing.assert_array_equal(np.asarray(y), 2 * want)
+    # arguments on two meshes: the result is on the first argument's mesh, as in JAX
+    other = jax.device_put(np.ones((8, 8), np.float32), NamedSharding(m3, P()))
+    z = jax.jit(lambda u, v: u + v)(x, other)
+    assert z.sharding == NamedSharding(m1, P("x", "y")), z.sharding
+    np.testing.assert_array_equal(np.asarray(z), want + 1)
+    # a mesh over the same devices in another order is rejected, as JAX does
+    backwards = Mesh(D[::-1].reshape(2, 4), ("x", "y"))
+    try:
+        jax.jit(lambda v: v + 1, out_shardings=NamedSharding(backwards, P("x")))(x)
+    except ValueError as err:
+        assert "incompatible devices" in str(err), err
+    else:
+        raise AssertionError("a mesh over the devices in another order must be rejected")
+
+
+def _inner_jit():
+    mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("x", "y"))
+    ins, outs = NamedSharding(mesh, P("x")), NamedSharding(mesh, P(None, "y"))
+    return mesh, ins, outs, jax.jit(lambda v: v * 2, in_shardings=ins, out_shardings=outs)
+
+
+def check_nested_jit_keeps_its_shardings():
+    mesh, ins, outs, inner = _inner_jit()
+    x = _value()
+    (eqn,) = [
+        e for e in jax.make_jaxpr(lambda v: inner(v) + 1)(x).eqns if e.primitive.name == "jit"
+    ]
+    assert eqn.params["in_shardings"] == (ins,), eqn.params
+    assert eqn.params["out_shardings"] == (outs,), eqn.params
+    outer = jax.jit(lambda v: inner(v) + 1)
+    text = outer.lower(x).as_text()
+    # the call boundary is constrained to the inner jit's shardings
+    assert 'sdy.sharding_constraint %arg0 <@mesh, [{"x"}, {}]>' in text, text
+    assert 'sdy.sharding_constraint %1 <@mesh, [{}, {"y"}]>' in text, text
+    y = outer(x)
+    assert y.sharding == outs, y.sharding
+    np.testing.assert_array_equal(np.asarray(y), 2 * x + 1)
+
+    # in scan's body, eagerly and under jit
+    def body(c, r):
+        return c + inner(r).sum(), None
+
+    xs = np.stack([x, x + 1, x - 1])
+    want = float(2 * xs.sum())
+    assert float(jax.lax.scan(body, 0.0, xs)[0]) == want
+    assert float(jax.jit(lambda v: jax.lax.scan(body, 0.0, v))(xs)[0]) == want
+
+
+def check_nested_jit_shardings_under_vmap():
+    mesh, ins, outs, inner = _inner_jit()
+    xs = np.stack([_value()] * 3)
+    (eqn,) = jax.make_jaxpr(jax.vmap(inner))(xs).eqns
+    # the batch dimension is inserted unsplit (as JAX 0.10.2 prints it)
+    assert eqn.params["in_shardings"] == (NamedSharding(mesh, P(None, "x")),), eqn.params
+    assert eqn.params["out_shardings"] == (NamedSharding(mesh, P(None, None, "y")),)
+    jaxpr = jax.make_jaxpr(jax.vmap(inner, in_axes=1, out_axes=2))(xs.transpose(1, 0, 2))
+    (eqn,) = [e for e in jaxpr.eqns if e.primitive.name == "jit"]
+    assert eqn.params["in_shardings"] == (NamedSharding(mesh, P("x")),), eqn.params
+    assert eqn.params["out_shardings"] == (NamedSharding(mesh, P(None, None, "y")),)
+    y = jax.jit(jax.vmap(inner))(xs)
+    assert y.sharding == NamedSharding(mesh, P(None, None, "y")), y.sharding
+    np.testing.assert_array_equal(np.asarray(y), 2 * xs)
+    # spmd_axis_name splits the batch dimension over those mesh axes
+    rows = NamedSharding(mesh, P("x"))
+    by_rows = jax.jit(lambda v: v * 2, in_shardings=rows, out_shardings=rows)
+    (eqn,) = jax.make_jaxpr(jax.vmap(by_rows, spmd_axis_name="y"))(xs).eqns
+    assert eqn.params["in_shardings"] == (NamedSharding(mesh, P("y", "x")),), eqn.params
+    assert eqn.params["out_shardings"] == (NamedSharding(mesh, P("y", "x")),), eqn.params
+    try:  # the result's spec would use "y" twice, as JAX 0.10.2 reports
+        jax.make_jaxpr(jax.vmap(inner, spmd_axis_name="y"))(xs)
+    except Exception as err:
+        assert type(err).__name__ == "DuplicateSpecError", err
+        assert "P('y', None, 'y')" in str(err), err
+    else:
+        raise AssertionError("a mesh axis used twice must be rejected")
+
+
+def check_nested_jit_shardings_under_grad():
+    mesh, ins, outs, inner = _inner_jit()
+    x = _value()
+    loss = lambda v: inner(v).sum()  # noqa: E731
+    eqns = [e for e in jax.make_jaxpr(jax.grad(loss))(x).eqns if e.primitive.name == "jit"]
+    forward, backward = eqns
+    assert forward.params["in_shardings"] == (ins,), forward.params
+    # the transpose takes the result's cotangent laid out as the result, and returns
+    # the operand's cotangent laid out as the operand (as JAX 0.10.2 prints it)
+    assert backward.params["in_shardings"] == (outs,), backward.params
+    assert backward.params["out_shardings"] == (ins,), backward.params
+    for g in (jax.grad(loss)(x), jax.jit(jax.grad(loss))(x)):
+        assert g.sharding == ins, g.sharding
+        np.testing.assert_array_equal(np.asarray(g), np.full((8, 8), 2.0, np.float32))
+    (eqn,) = jax.make_jaxpr(lambda v: jax.jvp(inner, (v,), (v,)))(x).eqns
+    assert eqn.params["in_shardings"] == (ins, ins), eqn.params
+    assert eqn.params["out_shardings"] == (outs, outs), eqn.params
+
+
+CHECKS = [
+    check_device_put_between_device_sets_stays_on_devices,
+    check_uncommitted_arrays_move_into_a_sharded_program_on_devices,
+    check_explicit_types_follow_the_target_mesh,
+    check_two_meshes_over_the_same_devices_in_one_jit,
+    check_nested_jit_keeps_its_shardings,
+    check_nested_jit_shardings_under_vmap,
+    check_nested_jit_shardings_under_grad,
+]
+
+
+@pytest.fixture(scope="module")
+def results():
+    return run_checks(__file__)
+
+
+@pytest.mark.parametrize("name", [c.__name__ for c in CHECKS])
+def test_on_8_devices(results, name):
+    error = results[name]
+    assert error is None, error
+
+
+if __name__ == "__main__":
+    main(CHECKS)
