@@ -414,3 +414,38 @@ def test_vmap_of_loops_writing_references():
 
     with pytest.raises(NotImplementedError, match="State effect not supported in vmap-of-cond"):
         jax.vmap(branch)(jnp.array([True, False]), jnp.zeros((2, 3)))
+
+
+# --- forward-mode differentiation -------------------------------------------------------------
+
+
+def test_jvp_through_references():
+    def g(x):
+        r = jax.new_ref(x)
+        r[...] = r[...] * 2
+        r[0] += x[1]
+        return jnp.sum(r[...] ** 2)
+
+    for run in (jax.jvp, jax.jit(jax.jvp, static_argnums=0)):
+        y, t = run(g, (jnp.arange(3.0),), (jnp.ones(3),))
+        assert (float(y), float(t)) == (21.0, 30.0)  # JAX 0.10.2's answer
+
+    def accumulate(x):
+        acc = jax.new_ref(0.0)  # made from a constant: still differentiated, as in JAX
+
+        def body(c, xi):
+            acc[...] += xi * c
+            return c, None
+
+        jax.lax.scan(body, x[0], x)
+        return acc[...]
+
+    y, t = jax.jvp(accumulate, (jnp.arange(3.0),), (jnp.ones(3),))
+    assert (float(y), float(t)) == (0.0, 3.0)
+    shared = jax.new_ref(jnp.ones(3))
+    y, t = jax.jvp(lambda x: jnp.sum(shared[...] * x), (2.0,), (1.0,))
+    assert (float(y), float(t)) == (6.0, 3.0)
+    with pytest.raises(Exception, match="with a differentiated value on a non-differentiated"):
+        jax.jvp(lambda x: shared.__setitem__(0, x), (2.0,), (1.0,))
+    with pytest.raises(NotImplementedError, match="Transpose rule .* for 'get'"):
+        jax.grad(g)(jnp.arange(3.0))

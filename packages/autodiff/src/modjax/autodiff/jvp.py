@@ -33,11 +33,16 @@ __all__ = [
     "jvp_jaxpr",
     "jvp_call_rule",
     "rules_with_user_code",
+    "always_differentiated",
 ]
 
 # Primitives whose JVP rule runs the user's own Python code (custom_jvp, custom_vjp):
 # their equations keep pointing at the user's rule instead of at the call site.
 rules_with_user_code: set[Primitive] = set()
+# Primitives whose JVP rule runs even when no operand is perturbed: those that make
+# state (a reference made under jvp is differentiated, so a perturbed value may be
+# written into it later, as in JAX).
+always_differentiated: set[Primitive] = set()
 
 
 class JVPTracer(Tracer):
@@ -90,7 +95,7 @@ class JVPTrace(Trace):
             else:
                 primals.append(arg)
                 tangents.append(None)
-        if not nonzero:
+        if not nonzero and primitive not in always_differentiated:
             with set_current_trace(self.parent):
                 return primitive.bind(*primals, **params)
         tangents = [

@@ -23,6 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from modjax.autodiff import jvp_rules
+from modjax.autodiff.jvp import always_differentiated
+from modjax.autodiff.tangents import Zero, instantiate_zeros, tangent_aval
 from modjax.batching import axis_primitive_batchers, batching_rules
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
@@ -561,3 +564,84 @@ batching_rules[swap_p] = _swap_batching
 batching_rules[addupdate_p] = _addupdate_batching
 batching_rules[freeze_p] = _freeze_batching
 batching_rules[free_ref_p] = _free_ref_batching
+
+
+# --- forward-mode differentiation -------------------------------------------------------------
+# A differentiated reference is a pair: the primal reference and one holding its tangent.
+# A reference that is not differentiated (closed over, or made from a constant of an
+# integer type) has a symbolic zero tangent; writing a differentiated value into it is
+# JAX's error.
+
+
+def _zero_of(x):
+    return Zero(tangent_aval(_aval(x)))
+
+
+def _new_ref_jvp(primals, tangents, *, memory_space, kind):
+    (x,), (t,) = primals, tangents
+    ref = new_ref_p.bind(x, memory_space=memory_space, kind=kind)
+    if type(t) is Zero and (t.aval.dtype == dtypes.float0 or _aval(x).dtype == dtypes.float0):
+        return ref, Zero(t.aval)
+    return ref, new_ref_p.bind(instantiate_zeros(t), memory_space=memory_space, kind=kind)
+
+
+def _get_jvp(primals, tangents, *, indexer):
+    ref, *index = primals
+    out = get_p.bind(ref, *index, indexer=indexer)
+    if type(tangents[0]) is Zero:
+        return out, _zero_of(out)
+    return out, get_p.bind(tangents[0], *index, indexer=indexer)
+
+
+def _differentiated_write_error(ref) -> Exception:
+    return Exception(
+        "performing a set/swap operation with a differentiated value on a non-differentiated "
+        f"array reference of type {_aval(ref).str_short()}. Move the array reference to be "
+        "an argument of the differentiated function?"
+    )
+
+
+def _swap_jvp(primals, tangents, *, indexer):
+    ref, value, *index = primals
+    ref_t, value_t = tangents[0], tangents[1]
+    out = swap_p.bind(ref, value, *index, indexer=indexer)
+    if type(ref_t) is Zero:
+        if type(value_t) is not Zero:
+            raise _differentiated_write_error(ref)
+        return out, _zero_of(out)
+    return out, swap_p.bind(ref_t, instantiate_zeros(value_t), *index, indexer=indexer)
+
+
+def _addupdate_jvp(primals, tangents, *, indexer):
+    ref, value, *index = primals
+    ref_t, value_t = tangents[0], tangents[1]
+    addupdate_p.bind(ref, value, *index, indexer=indexer)
+    if type(ref_t) is Zero:
+        if type(value_t) is not Zero:
+            raise _differentiated_write_error(ref)
+    elif type(value_t) is not Zero:
+        addupdate_p.bind(ref_t, value_t, *index, indexer=indexer)
+    return [], []
+
+
+def _freeze_jvp(primals, tangents):
+    out = freeze_p.bind(primals[0])
+    if type(tangents[0]) is Zero:
+        return out, _zero_of(out)
+    return out, freeze_p.bind(tangents[0])
+
+
+def _free_ref_jvp(primals, tangents):
+    free_ref_p.bind(primals[0])
+    if type(tangents[0]) is not Zero:
+        free_ref_p.bind(tangents[0])
+    return [], []
+
+
+jvp_rules[new_ref_p] = _new_ref_jvp
+always_differentiated.add(new_ref_p)  # its tangent reference exists even for a constant
+jvp_rules[get_p] = _get_jvp
+jvp_rules[swap_p] = _swap_jvp
+jvp_rules[addupdate_p] = _addupdate_jvp
+jvp_rules[freeze_p] = _freeze_jvp
+jvp_rules[free_ref_p] = _free_ref_jvp
