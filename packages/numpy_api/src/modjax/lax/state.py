@@ -36,6 +36,7 @@ from modjax.tracecore.state import (
     discharge_rules,
     ref_effect,
     ref_methods,
+    ref_syntax,
 )
 
 __all__ = [
@@ -437,6 +438,10 @@ def _repr(ref: Ref) -> str:
     text = repr(ref._value)
     return "Ref" + text[text.index("(") :] if "(" in text else f"Ref({text})"
 
+
+ref_syntax[get_p] = "get"
+ref_syntax[swap_p] = "swap"
+ref_syntax[addupdate_p] = "addupdate"
 
 ref_methods["get"] = ref_get
 ref_methods["set"] = ref_set

@@ -30,10 +30,10 @@ import numpy as np
 from . import core, dtypes
 from .abstract import ShapedArray
 from .check import check_jaxpr_located
-from .effects import effects_by_name
+from .effects import effects_by_name, primitive_effects
 from .jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
 from .pretty import _scalar_kind, format_aval
-from .state import AbstractRef
+from .state import AbstractRef, ref_syntax, unprinted_effects
 from .tokens import abstract_token
 
 __all__ = [
@@ -244,6 +244,13 @@ _DTYPE_NAME = re.compile(r"[a-z][a-z0-9_]*(?:<[A-Za-z0-9_]+>)?")  # key<fry>: ex
 # Primitive names may contain dashes (JAX's "scatter-add"); variable names never do.
 _PRIMITIVE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*")
 _ATOM = re.compile(r"[^\s:,;()\[\]{}]+")
+# JAX's reference syntax: a place ``a[...]`` starting an equation, a static index item
+# (``...``, ``None``, an int, a slice ``1:``/``::2``) ended by ',' or ']', an int.
+_REF_PLACE_AHEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\[")
+_REF_STATIC_ITEM = re.compile(
+    r"(?:\.\.\.|None|-?[0-9]*:-?[0-9]*(?::-?[0-9]*)?|-?[0-9]+)(?=\s*[,\]])"
+)
+_REF_INT = re.compile(r"-?[0-9]+")
 _COMPLEX = re.compile(r"\([^()\s]*\)")
 _KEY_AHEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[ \t]*=(?!=)")
 _LAMBDA_AHEAD = re.compile(r"\{\s*lambda\b")
@@ -495,9 +502,13 @@ class _Parser:
     def eqn(self) -> JaxprEqn:
         start = self.pos
         out_binders = []
+        if _REF_PLACE_AHEAD.match(self.text, self.pos) and self.ref_place_ends_eqn_head():
+            return self.ref_eqn(start, [])  # a[0] <- b, a[0] += b
         while _BINDER_AHEAD.match(self.text, self.pos):
             out_binders.append((self.pos, *self.binder()))
             self.skip()
+        if out_binders and self.peek() in ("<", ","):  # c <- a[0]; c, a[0] <- a[0], b
+            return self.ref_eqn(start, out_binders)
         if out_binders:
             self.expect("=", "'=' after the equation's outputs")
             self.skip()
@@ -527,7 +538,131 @@ class _Parser:
             var = DropVar(aval) if out_name == "_" else Var(aval)
             self.define(out_name, var)
             outvars.append(var)
+        if effects is not None and unprinted_effects:  # effects the text leaves out
+            effects |= primitive_effects(primitive, params) & unprinted_effects
         eqn = JaxprEqn(primitive, invars, outvars, params, None, effects)
+        self.positions[id(eqn)] = (eqn, start)
+        return eqn
+
+    # --- JAX's syntax of references' reads and writes (state.ref_syntax) ----------------
+
+    def ref_place_ends_eqn_head(self) -> bool:
+        """Tell whether the ``name[...]`` here is a reference place (``<-``/``+=`` follows)."""
+        depth, i = 0, self.text.index("[", self.pos)
+        while i < len(self.text):
+            c = self.text[i]
+            if c in "[(":
+                depth += 1
+            elif c in "])":
+                depth -= 1
+                if depth == 0:
+                    rest = self.text[i + 1 :].lstrip(" \t")
+                    return rest.startswith(("<-", "+="))
+            elif c == "\n":
+                return False
+            i += 1
+        return False
+
+    def ref_primitive(self, kind: str, pos: int):
+        for primitive, k in ref_syntax.items():
+            if k == kind:
+                return primitive
+        raise self.error(f"no primitive reads JAX's reference syntax for '{kind}'", pos)
+
+    def ref_place(self):
+        """place := name '[' item (',' item)* ']'; return (ref, indexer, index operands)."""
+        ref = self.atom_name()
+        self.expect("[", "'[' opening a reference's index")
+        indexer: list[str] = []
+        operands: list = []
+        while True:
+            self.skip(newlines=False)
+            m = _REF_STATIC_ITEM.match(self.text, self.pos)
+            if m is not None:
+                indexer.append(m.group(0))
+                self.pos = m.end()
+            elif self.text.startswith("ds(", self.pos):
+                self.pos += 3
+                m = _REF_INT.match(self.text, self.pos)
+                if m is not None and self.text[m.end()] == ",":
+                    head = m.group(0)
+                    self.pos = m.end()
+                else:
+                    operands.append(self.atom())
+                    head = "#"
+                end = self.text.index(")", self.pos)
+                indexer.append(f"ds({head}{self.text[self.pos : end]})")
+                self.pos = end + 1
+            else:
+                operands.append(self.atom())
+                indexer.append("#")
+            self.skip(newlines=False)
+            if self.peek() == "]":
+                self.pos += 1
+                return ref, tuple(indexer), operands
+            self.expect(",", "',' or ']' in a reference's index")
+
+    def atom_name(self):
+        start = self.pos
+        name = self.match(_NAME, "a reference variable")
+        var = self.scope.get(name)
+        if var is None:
+            raise self.error(f"undefined variable '{name}'", start)
+        return var
+
+    def ref_eqn(self, start: int, out_binders: list) -> JaxprEqn:
+        """An equation in JAX's reference syntax: a get, a swap or an addupdate."""
+        if not out_binders:
+            ref, indexer, index = self.ref_place()
+            self.skip(newlines=False)
+            outvars: list | None
+            if self.text.startswith("+=", self.pos):
+                kind, outvars = "addupdate", []
+            else:
+                self.expect("<-", "'<-' or '+=' after a reference place")
+                kind, outvars = "swap", None
+            self.skip(newlines=False)
+            if kind == "addupdate":
+                self.pos += 2
+                self.skip(newlines=False)
+            value = self.atom()
+            primitive = self.ref_primitive(kind, start)
+            if outvars is None:
+                aval = primitive.abstract_eval(
+                    ref.aval, value.aval, *(x.aval for x in index), indexer=indexer
+                )
+                outvars = [DropVar(aval)]
+            invars = [ref, value, *index]
+        elif self.peek() == "<":
+            self.expect("<-", "'<-' after the read's output")
+            self.skip(newlines=False)
+            ref, indexer, index = self.ref_place()
+            kind, invars = "get", [ref, *index]
+            primitive = self.ref_primitive(kind, start)
+            outvars = None
+        else:
+            self.expect(",", "',' before the swapped place")
+            self.skip(newlines=False)
+            ref, indexer, index = self.ref_place()
+            self.skip(newlines=False)
+            self.expect("<-", "'<-' in a swap")
+            self.skip(newlines=False)
+            self.ref_place()  # the same place again, as JAX prints it
+            self.skip(newlines=False)
+            self.expect(",", "',' before the swapped-in value")
+            self.skip(newlines=False)
+            value = self.atom()
+            kind, invars = "swap", [ref, value, *index]
+            primitive = self.ref_primitive(kind, start)
+            outvars = None
+        if outvars is None:
+            if len(out_binders) != 1:
+                raise self.error(f"a reference {kind} binds one output", start)
+            _, out_name, aval = out_binders[0]
+            var = DropVar(aval) if out_name == "_" else Var(aval)
+            self.define(out_name, var)
+            outvars = [var]
+        eqn = JaxprEqn(primitive, invars, outvars, {"indexer": indexer}, None, None)
         self.positions[id(eqn)] = (eqn, start)
         return eqn
 

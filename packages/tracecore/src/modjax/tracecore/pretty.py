@@ -32,7 +32,9 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
+from .effects import primitive_effects
 from .jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal
+from .state import ref_syntax, unprinted_effects
 
 __all__ = [
     "WIDTH",
@@ -251,9 +253,12 @@ def format_param_value(value, *, top: bool = True) -> str:
 
 def format_effects(effects) -> str:
     """Return the text of an equation's effects: ``{Debug,OrderedIO}``, or "" for none."""
-    if not effects:
+    # References' effect is not printed (as in JAX): the parser gives it back from the
+    # primitive, as it does every effect of an equation written without braces.
+    shown = [e.name for e in effects if e not in unprinted_effects]
+    if not shown:
         return ""
-    return "{" + ",".join(sorted(e.name for e in effects)) + "}"
+    return "{" + ",".join(sorted(shown)) + "}"
 
 
 # --- layout ----------------------------------------------------------------------------
@@ -353,8 +358,40 @@ class _Printer:
         lines.append(line)
         return lines
 
+    def ref_index(self, indexer, operands) -> str:
+        """``[1:,0]``: a reference equation's index (``state.ref_syntax``), names filled in."""
+        ops = iter(operands)
+        items = []
+        for text in indexer:
+            if text == "#":
+                items.append(self.atom(next(ops)))
+            elif text.startswith("ds(#"):
+                items.append("ds(" + self.atom(next(ops)) + text[4:])
+            else:
+                items.append(text)
+        return "[" + ",".join(items) + "]"
+
+    def ref_eqn(self, eqn: JaxprEqn, kind: str) -> str:
+        """JAX's syntax of reads and writes: ``b <- a[0]``, ``c, a[0] <- a[0], d``, ``a[0] += d``.
+
+        (The output of a swap is written with its type.)
+        """
+        n_value = 0 if kind == "get" else 1
+        ref, values, index = eqn.invars[0], eqn.invars[1 : 1 + n_value], eqn.invars[1 + n_value :]
+        place = self.atom(ref) + self.ref_index(eqn.params["indexer"], index)
+        if kind == "get":
+            return f"{self.binder(eqn.outvars[0])} <- {place}"
+        if kind == "addupdate":
+            return f"{place} += {self.atom(values[0])}"
+        if isinstance(eqn.outvars[0], DropVar):
+            return f"{place} <- {self.atom(values[0])}"
+        return f"{self.binder(eqn.outvars[0])}, {place} <- {place}, {self.atom(values[0])}"
+
     def eqn_block(self, eqn: JaxprEqn, indent: int) -> list[list]:
         pad = " " * indent
+        kind = ref_syntax.get(eqn.primitive)
+        if kind is not None and not self.annotate_effects(eqn):
+            return [[pad + self.ref_eqn(eqn, kind), self.comment(eqn)]]
         lhs = " ".join(self.binder(v) for v in eqn.outvars)
         name = eqn.primitive.name + format_effects(eqn.effects)
         head = f"{pad}{lhs} = {name}" if lhs else f"{pad}{name}"
@@ -398,6 +435,12 @@ class _Printer:
         operands = " ".join(self.atom(x) for x in eqn.invars)
         lines.append([f"{pad}]" + (f" {operands}" if operands else ""), None])
         return lines
+
+    @staticmethod
+    def annotate_effects(eqn: JaxprEqn) -> bool:
+        # JAX's syntax of a reference equation has no room for effects: an equation whose
+        # effects are not exactly the primitive's prints in the general form.
+        return eqn.effects != primitive_effects(eqn.primitive, eqn.params)
 
     def render(self, lines: list[list]) -> str:
         commented = [len(text) for text, comment in lines if comment is not None]

@@ -40,11 +40,20 @@ __all__ = [
     "discharged_aval",
     "is_ref_aval",
     "has_refs",
+    "ref_syntax",
+    "unprinted_effects",
     "register_call_discharge",
 ]
 
 #: The effect of every equation that allocates, reads or writes a reference.
 ref_effect = Effect("Ref")
+#: Effects that jaxpr text leaves out (JAX prints none of references' effects); the
+#: parser gives them back from each equation's primitive.
+unprinted_effects: frozenset = frozenset((ref_effect,))
+#: Primitives printed and parsed in JAX's syntax of references, by kind: ``"get"``
+#: (``b:f32[] <- a[0]``), ``"swap"`` (``c:f32[], a[0] <- a[0], b``) and ``"addupdate"``
+#: (``a[0] += b``); their params are one ``indexer`` (modjax.lax.state's encoding).
+ref_syntax: dict[Any, str] = {}
 
 
 class AbstractRef:
