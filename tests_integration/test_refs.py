@@ -498,5 +498,42 @@ def test_jvp_through_references():
     assert (float(y), float(t)) == (6.0, 3.0)
     with pytest.raises(Exception, match="with a differentiated value on a non-differentiated"):
         jax.jvp(lambda x: shared.__setitem__(0, x), (2.0,), (1.0,))
-    with pytest.raises(NotImplementedError, match="Transpose rule .* for 'get'"):
-        jax.grad(g)(jnp.arange(3.0))
+
+
+def test_grad_through_references_made_from_the_inputs():
+    def g(x):
+        r = jax.new_ref(x)
+        r[...] = r[...] * 2
+        r[0] += x[1]
+        return jnp.sum(r[...] ** 2)
+
+    for run in (jax.grad(g), jax.jit(jax.grad(g))):
+        np.testing.assert_array_equal(run(jnp.arange(3.0)), [4.0, 10.0, 16.0])  # JAX's
+    np.testing.assert_array_equal(jax.vmap(jax.grad(g))(jnp.ones((2, 3))), [[12, 14, 8]] * 2)
+
+    def fill(x):
+        r = jax.new_ref(x * jnp.zeros(3))  # made from the input: its tangent is staged
+
+        def body(i, c):
+            r[i] = x * i
+            return c
+
+        jax.lax.fori_loop(0, 3, body, 0.0)
+        return r[...].sum()
+
+    assert float(jax.grad(fill)(2.0)) == 3.0
+    shared = jax.new_ref(jnp.ones(3))
+    assert float(jax.grad(lambda x: jnp.sum(shared[...] * x))(2.0)) == 3.0
+
+    def from_constant(x):
+        acc = jax.new_ref(0.0)
+
+        def body(c, xi):
+            acc[...] += xi * c
+            return c, None
+
+        jax.lax.scan(body, x[0], x)
+        return acc[...]
+
+    with pytest.raises(NotImplementedError, match="reference made from a value that does not"):
+        jax.grad(from_constant)(jnp.arange(3.0))

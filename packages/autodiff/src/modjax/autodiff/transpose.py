@@ -21,6 +21,7 @@ from modjax.tracecore.core import Primitive
 from modjax.tracecore.dce import default_params_updater
 from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
+from modjax.tracecore.state import AbstractRef, discharge_state, has_refs
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.wrapped_fun import wrap_init
 
@@ -51,6 +52,21 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cota
     one entry per invar: the cotangent of a linear input (``Zero`` when nothing flowed
     into it), None for the others.
     """
+    if has_refs(jaxpr):
+        # References in a linear program (the tangents of ones the function made): transpose
+        # the pure program state discharge gives, whose reads and writes are slices and
+        # scatters with transposes of their own.
+        if any(type(v.aval) is AbstractRef for v in jaxpr.constvars):
+            # A tangent reference known while linearizing (made from a constant): it was
+            # read then, before the writes staged here; the result would be wrong.
+            raise NotImplementedError(
+                "reverse-mode differentiation through a reference made from a value that "
+                "does not depend on the differentiated inputs (jax.new_ref of a constant, "
+                "then written with differentiated values) is not supported; forward mode "
+                "(jax.jvp, jax.jacfwd) is"
+            )
+        discharged = discharge_state(ClosedJaxpr(jaxpr, consts))
+        jaxpr, consts = discharged.jaxpr, discharged.consts
     primal_env: dict[Var, Any] = dict(zip(jaxpr.constvars, consts, strict=True))
     linear: set[Var] = set()
     for var, arg in zip(jaxpr.invars, args, strict=True):
