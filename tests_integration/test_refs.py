@@ -537,3 +537,16 @@ def test_grad_through_references_made_from_the_inputs():
 
     with pytest.raises(NotImplementedError, match="reference made from a value that does not"):
         jax.grad(from_constant)(jnp.arange(3.0))
+
+
+def test_vjp_with_refs_accumulates_cotangents():
+    _, f_vjp = jax.vjp(lambda x, y: jnp.sum(x * y), jnp.ones(3), 2.0)
+    r = jax.new_ref(jnp.full(3, 10.0))
+    assert f_vjp.with_refs(r, jax.ad.DontWant())(1.0) == (jax.ad.GradRef(), jax.ad.DidntWant())
+    np.testing.assert_array_equal(r[...], [12.0, 12.0, 12.0])  # JAX 0.10.2's answer
+    value, marker = f_vjp.with_refs(jax.ad.GradValue(), jax.new_ref(1.0))(1.0)
+    np.testing.assert_array_equal(value, [2.0, 2.0, 2.0])
+    assert marker == jax.ad.GradRef()
+    with pytest.raises(ValueError, match="Invalid shape for `addupdate`"):
+        f_vjp.with_refs(jax.new_ref(jnp.ones(2)), jax.ad.DontWant())(1.0)
+    np.testing.assert_array_equal(f_vjp(1.0)[0], [2.0, 2.0, 2.0])

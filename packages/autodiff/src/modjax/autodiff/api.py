@@ -21,10 +21,17 @@ from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.tokens import AbstractToken
 from modjax.tracecore.traceback_util import api_boundary
 from modjax.tracecore.tracing import arg_aval, trace_to_jaxpr
-from modjax.tracecore.tree_util import Partial, tree_flatten, tree_map, tree_unflatten
+from modjax.tracecore.tree_util import (
+    Partial,
+    register_pytree_node,
+    tree_flatten,
+    tree_map,
+    tree_unflatten,
+)
 from modjax.tracecore.wrapped_fun import check_callable as _check_callable
 from modjax.tracecore.wrapped_fun import debug_info, wrap_init
 
+from .ad_markers import DidntWant, DontWant, GradRef, GradValue
 from .jvp import jvp_flat
 from .linearize import linearize_flat
 from .tangents import (
@@ -277,9 +284,57 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
         out_nz,
         name,
     )
-    vjp_fun = Partial(pullback, linear.consts)
+    vjp_fun = VJPFunction(pullback, linear.consts)
     out = tree_unflatten(info.out_tree, out_flat)
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
+
+
+class VJPFunction(Partial):
+    """The function ``vjp`` returns: ``f_vjp(ct)``, and ``f_vjp.with_refs(*markers)(ct)``."""
+
+    def with_refs(self, *maybe_ct_refs):
+        """Return a pullback that adds cotangents into references (JAX's ``VJP.with_refs``).
+
+        One entry per input, with the structure of the primals: ``jax.ad.GradValue()``
+        for the cotangent as a value, a ``jax.Ref`` to add it into (the result then
+        holds ``jax.ad.GradRef()``), ``jax.ad.DontWant()`` for none (``DidntWant()``).
+        """
+        pullback, residuals = self.func, self.args[0]
+        if maybe_ct_refs:
+            markers, tree = tree_flatten(maybe_ct_refs)
+            if tree != pullback.in_tree:
+                raise Exception("with_refs: the markers must have the structure of the primals")
+        else:
+            markers = [GradValue()] * pullback.in_tree.num_leaves
+
+        def pull(ct):
+            cts = tree_flatten(pullback(residuals, ct))[0]
+            out = []
+            for marker, value, aval in zip(markers, cts, pullback.in_avals, strict=True):
+                if isinstance(marker, DontWant):
+                    out.append(DidntWant())
+                elif isinstance(marker, GradValue):
+                    out.append(value)
+                else:  # a reference: the cotangent is added into it
+                    ref_aval = to_aval(marker)
+                    if ref_aval.shape != aval.shape or ref_aval.dtype != tangent_aval(aval).dtype:
+                        raise ValueError(
+                            "Invalid shape for `addupdate`. Ref shape: "
+                            f"{ref_aval.shape}. Expected shape: {ref_aval.shape}. Value "
+                            f"shape: {aval.shape}. "
+                        )
+                    marker[...] = marker[...] + value
+                    out.append(GradRef())
+            return tree_unflatten(pullback.in_tree, out)
+
+        return pull
+
+
+register_pytree_node(
+    VJPFunction,
+    lambda p: ((p.args, p.keywords), p.func),
+    lambda func, children: VJPFunction(func, *children[0], **children[1]),
+)
 
 
 class _Pullback:

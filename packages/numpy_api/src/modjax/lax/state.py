@@ -398,8 +398,8 @@ def _value_for(ref_aval: AbstractRef, value: Any):
     if isinstance(value, int | float | complex | bool) and not isinstance(value, np.generic):
         return np.asarray(value, inner.dtype)  # a 0-d numpy array: a literal when traced
     aval = _aval(jnp.asarray(value) if not isinstance(value, Tracer) else value)
-    if aval.weak_type and aval.dtype != inner.dtype:
-        return jnp.asarray(value, inner.dtype)
+    if aval.weak_type and (aval.dtype != inner.dtype or not inner.weak_type):
+        return jnp.asarray(value, inner.dtype)  # a weak value takes the reference's type
     return value if isinstance(value, Tracer) else jnp.asarray(value)
 
 
