@@ -29,6 +29,10 @@ from modjax.runtime import jit
 from modjax.tracecore import make_jaxpr
 from modjax.tracecore.config import enable_x64
 
+# Compile-bound known-answer tables: the workspace run runs them, the wheel check
+# (smoke profile) only imports them.
+pytestmark = pytest.mark.slow
+
 REFERENCE = json.loads(pathlib.Path(__file__).with_name("lax_special_reference.json").read_text())
 BF16 = np.dtype(ml_dtypes.bfloat16)
 

@@ -26,6 +26,10 @@ from modjax.runtime import jit
 from modjax.scipy import special as sp
 from modjax.tracecore.config import enable_x64
 
+# Compile-bound known-answer tables: the workspace run runs them, the wheel check
+# (smoke profile) only imports them.
+pytestmark = pytest.mark.slow
+
 REFERENCE = json.loads(pathlib.Path(__file__).with_name("scipy_special_reference.json").read_text())
 
 # function: (callable on the table's arguments, float32 rtol, atol)
