@@ -28,9 +28,7 @@ def _table(*groups: tuple[str, str, str]) -> dict[str, dict[str, str]]:
 
 # Names that other open issues are adding right now, each named with its issue.
 SHARDING = "#13 sharding"
-OTHER_ISSUES = _table(
-    ("jax", "auto_pcast remove_size_one_mesh_axis_from_type", SHARDING),
-)
+OTHER_ISSUES = _table()
 
 # Issue #14's names not done yet, with what is missing.
 NOT_YET = _table(

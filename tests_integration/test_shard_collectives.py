@@ -29,7 +29,7 @@ from modjax.sharding.testing import main, run_checks
 
 DATA = pathlib.Path(__file__).parent / "data" / "shard_collectives_jax.json"
 # The families of cases this module checks (each a prefix of the recorded names).
-FAMILIES = ("pswap", "rag", "smap", "p2p")
+FAMILIES = ("pswap", "rag", "smap", "p2p", "rm_", "ap_")
 # JAX 0.10.2 fails on its own bug here (AttributeError: 'AbstractToken' object has no
 # attribute 'mat', leaving shard_map); modjax reaches the lowering, which is GPU-only as JAX's.
 DIFFERENT = {"p2p_run": {"error": "NotImplementedError"}}
@@ -201,11 +201,45 @@ def check_psend_precv_texts_match_jax():
     assert str(parse_jaxpr(str(body))) == str(body)
 
 
+def _body_types(text: str) -> list[str]:
+    """A shard_map's body parameter types and its psum's result type (psum_invariant in JAX)."""
+    params = re.findall(r"jaxpr=\{ lambda ; \w+:(\S+?)\.", text)
+    sums = re.findall(r":(\S+) = psum", text)
+    return params + sums
+
+
+def check_remove_size_one_mesh_axis_texts_match_jax():
+    data = json.loads(DATA.read_text())
+    env = _env(data)
+    wrong = []
+    for name in data["texts"]:
+        if not name.startswith("rm_"):
+            continue
+        got, want = _text(env, data, name), data["text_results"][name]
+        if "shard_map" in name:
+            ok = _body_types(got["text"]) == _body_types(want["text"]) != []
+        else:  # str(aval): modjax writes f32 where JAX writes float32
+            ok = "text" in got and got["text"].replace("float32", "f32") == want["text"].replace(
+                "float32", "f32"
+            )
+        if not ok:
+            wrong.append(f"{name}:\n  modjax: {got}\n  JAX:    {want}")
+    assert not wrong, "\n\n".join(wrong)
+    # The option is part of the trace context: a jitted function retraces under it.
+    f = jax.jit(lambda v: v * 2)
+    x = jax.device_put(env["d"], NS(env["mesh18"], P("x", "y")))
+    with jax.remove_size_one_mesh_axis_from_type(True):
+        on = jax.typeof(f(x)).str_short(short_dtypes=True)
+    off = jax.typeof(f(x)).str_short(short_dtypes=True)
+    assert (on, off) == ("f32[8,8@y]", "f32[8@x,8@y]"), (on, off)
+
+
 CHECKS = [
     check_cases_match_jax,
     check_ragged_all_to_all_texts_match_jax,
     check_ragged_all_to_all_rules,
     check_psend_precv_texts_match_jax,
+    check_remove_size_one_mesh_axis_texts_match_jax,
 ]
 
 

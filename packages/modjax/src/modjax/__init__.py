@@ -143,6 +143,8 @@ jax2tf_associative_scan_reductions = config.option("jax2tf_associative_scan_redu
 default_device = config.option("default_device")
 numpy_dtype_promotion = config.option("numpy_dtype_promotion")
 numpy_rank_promotion = config.option("numpy_rank_promotion")
+auto_pcast = config.option("auto_pcast")
+remove_size_one_mesh_axis_from_type = config.option("remove_size_one_mesh_axis_from_type")
 
 __version__ = "0.1.0"
 
@@ -194,6 +196,8 @@ __all__ = [
     "named_scope",
     "numpy_dtype_promotion",
     "numpy_rank_promotion",
+    "auto_pcast",
+    "remove_size_one_mesh_axis_from_type",
     "print_environment_info",
     "profiler",
     "stages",

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from modjax.tracecore.abstract import with_type_sharding
+from modjax.tracecore.options import remove_size_one_mesh_axis_from_type
 
 from . import _xla
 from .backends import Device
@@ -285,7 +286,8 @@ def typed_aval(aval, sharding):
     """
     if type(sharding) is SingleDeviceSharding and aval.sharding is None:
         return aval
-    key = (aval, sharding)
+    # The type depends on remove_size_one_mesh_axis_from_type too.
+    key = (aval, sharding, remove_size_one_mesh_axis_from_type.value)
     out = _typed_avals.get(key)
     if out is None:
         typed = getattr(sharding, "_type_sharding", None)

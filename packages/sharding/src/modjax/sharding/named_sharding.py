@@ -21,6 +21,7 @@ import numpy as np
 
 from modjax.runtime import _xla, register_sharding
 from modjax.runtime.backends import Device
+from modjax.tracecore.options import remove_size_one_mesh_axis_from_type
 
 from .mesh import AbstractMesh, Mesh
 from .partition_spec import UNCONSTRAINED, PartitionSpec
@@ -214,13 +215,23 @@ class NamedSharding(_xla.GSPMDSharding):
             memory_kind=self._memory_kind if memory_kind is None else memory_kind,
         )
 
-    @functools.cached_property
+    @property
     def _type_sharding(self) -> NamedSharding | None:
         """The sharding in the type of an Array placed so: the spec's explicit mesh axes.
 
-        None when the mesh has no explicit axis (then types carry no sharding).
+        None when the mesh has no explicit axis (then types carry no sharding). With
+        ``remove_size_one_mesh_axis_from_type`` the axes of size 1 are left out too.
         """
+        drop = remove_size_one_mesh_axis_from_type.value
+        cache = self.__dict__.setdefault("_type_shardings", {})
+        if drop not in cache:
+            cache[drop] = self._type_sharding_of(drop)
+        return cache[drop]
+
+    def _type_sharding_of(self, drop_size_one: bool) -> NamedSharding | None:
         explicit = set(self.mesh.explicit_axes)
+        if drop_size_one:
+            explicit = {a for a in explicit if self.mesh.axis_size(a) != 1}
         if not explicit:
             return None
         entries = [

@@ -40,6 +40,7 @@ from modjax.tracecore.call import check_call_operands
 from modjax.tracecore.dce import dce_jaxpr, dce_rules
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr, Var
+from modjax.tracecore.options import remove_size_one_mesh_axis_from_type
 from modjax.tracecore.partial_eval import partial_eval_jaxpr, partial_eval_rules
 from modjax.tracecore.sharding_types import varying_types
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
@@ -514,6 +515,13 @@ def _check_divisible(name, mesh, avals, specs, arg_names, where) -> None:
         )
 
 
+def _typed_manual(mesh: Mesh, manual) -> tuple[str, ...]:
+    """The manual axes that types mention (not those of size 1 under remove_size_one_...)."""
+    if not remove_size_one_mesh_axis_from_type.value:
+        return tuple(manual)
+    return tuple(a for a in manual if mesh.axis_size(a) != 1)
+
+
 def _where(what: str, specs):
     """Name entry ``k`` of ``specs`` in messages, as JAX does (no index for a single spec)."""
     if _is_spec_leaf(specs):
@@ -582,7 +590,7 @@ def shard_map(
         local = [_local_aval(a, s, mesh) for a, s in zip(avals, specs, strict=True)]
         if check_vma:  # the body's types say which manual axes each argument varies over
             local = [
-                a.update(vma=spec_axes(s) & frozenset(manual))
+                a.update(vma=spec_axes(s) & frozenset(_typed_manual(mesh, manual)))
                 for a, s in zip(local, specs, strict=True)
             ]
         flat_fun, out_tree = flatten_fun(wrap_init(f, info), tree_structure((args, {})))

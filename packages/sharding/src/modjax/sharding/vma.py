@@ -25,6 +25,7 @@ from modjax.batching import (
     psum_scatter_p,
 )
 from modjax.tracecore.jaxpr import Jaxpr, Var, subjaxprs
+from modjax.tracecore.options import auto_pcast
 from modjax.tracecore.sharding_types import vma_rules
 
 from .mesh import Mesh
@@ -58,8 +59,49 @@ _RULES = {
 }
 for _p in (all_gather_p, psum_scatter_p, all_to_all_p, ppermute_p):
     _RULES[_p] = lambda vary_in, params: vary_in[0] | _names(params["axis_name"])
-# The same facts in the body's types while it is traced (``jax.typeof(x)`` shows them).
+
+
+def _invariant_result(name: str, rule):
+    """psum/pmax/pmin: without auto_pcast, the operand must vary over the reduced axes."""
+
+    def checked(vary_in, params):
+        axes = tuple(a for a in params["axes"] if isinstance(a, str))
+        if not auto_pcast.value and not set(axes) <= vary_in[0]:
+            raise ValueError(
+                f"{name} is a variant->invariant collective. This means that the axis names "
+                f"mentioned in `axes` passed to `{name}` must be present in "
+                f"`jax.typeof(inp).mat.varying`. Got axes={axes} and "
+                f"jax.typeof(inp).mat.varying={vary_in[0]}"
+            )
+        return rule(vary_in, params)
+
+    return checked
+
+
+def _varying_operand(name: str, rule):
+    """Collectives between devices: without auto_pcast, the operand must vary over their axes."""
+
+    def checked(vary_in, params):
+        axes = tuple(_names(params["axis_name"]))
+        if not auto_pcast.value and not set(axes) <= vary_in[0]:
+            raise ValueError(
+                f"Collective {name} must be applied to a device-varying  type, but got "
+                f"{vary_in[0]} for collective acting over axis name {params['axis_name']}. "
+                "Please open an issue at https://github.com/jax-ml/jax/issues and as a "
+                "temporary workaround pass the check_vma=False argument to `jax.shard_map`"
+            )
+        return rule(vary_in, params)
+
+    return checked
+
+
+# The same facts in the body's types while it is traced (``jax.typeof(x)`` shows them),
+# with auto_pcast's checks.
 vma_rules.update(_RULES)
+for _p in (psum_p, pmax_p, pmin_p):
+    vma_rules[_p] = _invariant_result(_p.name, _RULES[_p])
+for _p in (all_gather_p, psum_scatter_p, all_to_all_p, ppermute_p):
+    vma_rules[_p] = _varying_operand(_p.name, _RULES[_p])
 
 
 def _introduced(jaxpr: Jaxpr) -> frozenset:
@@ -82,7 +124,8 @@ def varying_axes(jaxpr: Jaxpr, in_vary: list[frozenset]) -> list[frozenset]:
 
     for eqn in jaxpr.eqns:
         vary_in = [read(a) for a in eqn.invars]
-        rule = vma_rules.get(eqn.primitive)  # the collectives' here and those declared above
+        # The collectives' here (without auto_pcast's checks), then those declared above.
+        rule = _RULES.get(eqn.primitive) or vma_rules.get(eqn.primitive)
         if rule is not None:
             out = rule(vary_in, eqn.params)
         else:

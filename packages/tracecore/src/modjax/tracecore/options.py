@@ -23,9 +23,11 @@ __all__ = [
     "DOT_ALGORITHM_PRESETS",
     "PRECISION_NAMES",
     "allow_f16_reductions",
+    "auto_pcast",
     "default_matmul_precision",
     "enable_checks",
     "no_tracing",
+    "remove_size_one_mesh_axis_from_type",
     "softmax_custom_jvp",
 ]
 
@@ -89,6 +91,23 @@ enable_checks = config.define_bool_option(
     help="Type-check every jaxpr that tracing produces (check_jaxpr); slow, for debugging.",
 )
 
+auto_pcast = config.define_bool_option(
+    "auto_pcast",
+    True,
+    help=(
+        "Inside shard_map with check_vma, let operands of one operation vary over different "
+        "manual axes (and collectives take invariant operands); if False, raise ValueError."
+    ),
+    trace_context=True,
+)
+
+remove_size_one_mesh_axis_from_type = config.define_bool_option(
+    "remove_size_one_mesh_axis_from_type",
+    False,
+    help="Leave mesh axes of size 1 out of types' shardings and varying manual axes.",
+    trace_context=True,
+)
+
 # --- accepted without effect ------------------------------------------------------------------
 
 _GPU_TPU = "configures a GPU/TPU backend or its tools; modjax runs on CPU"
@@ -105,7 +124,6 @@ _NOT_YET = "has a meaning on CPU that modjax does not implement yet (accepted, n
 ACCEPTED: dict[str, tuple[Any, Any, str]] = {
     "jax2tf_associative_scan_reductions": (False, bool, _JAX2TF),
     "jax2tf_default_native_serialization": (True, bool, _JAX2TF),
-    "auto_pcast": (True, bool, _INTERNAL),
     "backend_target": ("", str, _GPU_TPU),
     "bcoo_cusparse_lowering": (False, bool, _GPU_TPU),
     "captured_constants_report_frames": (0, int, _NOT_YET),
@@ -123,7 +141,6 @@ ACCEPTED: dict[str, tuple[Any, Any, str]] = {
     "cpu_get_global_topology_timeout_minutes": (5, int, _NOT_YET),
     "cpu_get_local_topology_timeout_minutes": (2, int, _NOT_YET),
     "export_calling_convention_version": (10, int, _NOT_YET),
-    "remove_size_one_mesh_axis_from_type": (False, bool, _NOT_YET),
     "compilation_cache_check_contents": (False, bool, _NOT_YET),
     "compilation_cache_expect_pgle": (False, bool, _XLA_TUNING),
     "compilation_cache_include_metadata_in_key": (False, bool, _NOT_YET),

@@ -26,6 +26,7 @@ from typing import Any
 
 from .abstract import ShapedArray, sharding_entries
 from .jaxpr import subjaxprs
+from .options import auto_pcast
 
 __all__ = [
     "ShardingTypeError",
@@ -672,6 +673,13 @@ def apply_vma_rule(primitive, avals: Sequence[ShapedArray], out, params: dict):
     rule = vma_rules.get(primitive)
     if rule is not None:
         vma = rule(vma_in, params)
+    elif len(set(vma_in)) > 1 and not auto_pcast.value:
+        # JAX inserts pvary to make them match (auto_pcast); without it the types disagree.
+        raise ValueError(
+            f"Primitive {primitive.name} requires varying manual axes to match, but got "
+            f"{list(vma_in)}. Please open an issue at https://github.com/jax-ml/jax/issues and "
+            "as a temporary workaround pass the check_vma=False argument to `jax.shard_map`"
+        )
     elif any(vma_in):
         vma = frozenset().union(*vma_in)
     else:
