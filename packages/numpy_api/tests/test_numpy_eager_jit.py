@@ -104,3 +104,133 @@ def test_an_argument_given_twice_raises_as_the_plain_function():
         jnp.sum(x, axis=0, bogus=1)
     np.testing.assert_array_equal(np.asarray(jnp.sum(x, 0, keepdims=True)), X.sum(0, keepdims=True))
     np.testing.assert_array_equal(np.asarray(jnp.median(x, axis=None)), np.median(X))
+
+
+def _value_parameter_calls():
+    """Eager calls with a Python number in a value parameter: ``(name, call of a number)``."""
+    import modjax.scipy.signal as signal
+
+    x = jnp.asarray(np.linspace(0.1, 0.9, 6, dtype=np.float32))
+    y = jnp.asarray(np.linspace(0.1, 0.9, 6, dtype=np.float32) + np.float32(1e-6))
+    m = jnp.asarray(np.arange(9, dtype=np.float32).reshape(3, 3))
+    c, idx = x > 0.5, jnp.asarray(np.array([0, 2], np.int32))
+    xp = jnp.asarray(np.array([0.0, 0.5, 1.0], np.float32))
+    sig = jnp.asarray(np.sin(np.arange(32, dtype=np.float32)))
+    return [
+        ("clip", lambda s: jnp.clip(x, s, 1.0)),
+        ("clip max=", lambda s: jnp.clip(x, max=s)),
+        ("where x", lambda s: jnp.where(c, s, x)),
+        ("where y", lambda s: jnp.where(c, x, s)),
+        ("where fill_value", lambda s: jnp.where(c, size=6, fill_value=int(8 * s))),
+        ("pad constant_values", lambda s: jnp.pad(x, 1, constant_values=s)),
+        ("pad end_values", lambda s: jnp.pad(x, 1, mode="linear_ramp", end_values=s)),
+        ("isclose", lambda s: jnp.isclose(x, y, rtol=s, atol=s)),
+        ("isclose b", lambda s: jnp.isclose(x, s)),
+        ("allclose", lambda s: jnp.allclose(x, y, rtol=s)),
+        ("array_equal", lambda s: jnp.array_equal(x, s)),
+        ("interp", lambda s: jnp.interp(x, xp, xp, left=s, right=s)),
+        ("interp period", lambda s: jnp.interp(x, xp, xp, period=s + 1)),
+        ("fill_diagonal", lambda s: jnp.fill_diagonal(m, s, inplace=False)),
+        ("put", lambda s: jnp.put(x, idx, s, inplace=False)),
+        ("place", lambda s: jnp.place(x, c, s, inplace=False)),
+        ("insert", lambda s: jnp.insert(x, 1, s)),
+        ("append", lambda s: jnp.append(x, s)),
+        ("compress", lambda s: jnp.compress(c, x, size=6, fill_value=s)),
+        ("extract", lambda s: jnp.extract(c, x, size=6, fill_value=s)),
+        ("unique", lambda s: jnp.unique(x, size=8, fill_value=s)),
+        ("union1d", lambda s: jnp.union1d(x, y, size=14, fill_value=s)),
+        ("intersect1d", lambda s: jnp.intersect1d(x, y, size=8, fill_value=s)),
+        ("setdiff1d", lambda s: jnp.setdiff1d(x, y, size=8, fill_value=s)),
+        ("setxor1d", lambda s: jnp.setxor1d(x, y, size=14, fill_value=s)),
+        ("isin", lambda s: jnp.isin(x, s)),
+        ("searchsorted", lambda s: jnp.searchsorted(x, s)),
+        ("diff", lambda s: jnp.diff(x, prepend=s, append=s)),
+        ("ediff1d", lambda s: jnp.ediff1d(x, to_end=s, to_begin=s)),
+        ("trapezoid", lambda s: jnp.trapezoid(x, dx=s)),
+        ("unwrap", lambda s: jnp.unwrap(x, discont=s, period=s + 1)),
+        ("polyval", lambda s: jnp.polyval(x, s)),
+        ("polyint", lambda s: jnp.polyint(x, k=s)),
+        ("quantile", lambda s: jnp.quantile(x, s)),
+        ("percentile", lambda s: jnp.percentile(x, 100 * s)),
+        ("nanquantile", lambda s: jnp.nanquantile(x, s)),
+        ("nanpercentile", lambda s: jnp.nanpercentile(x, 100 * s)),
+        ("sum initial", lambda s: jnp.sum(x, initial=s)),
+        ("prod initial", lambda s: jnp.prod(x, initial=s)),
+        ("max initial", lambda s: jnp.max(x, initial=s)),
+        ("min initial", lambda s: jnp.min(x, initial=s)),
+        ("nansum initial", lambda s: jnp.nansum(x, initial=s)),
+        ("nanmax initial", lambda s: jnp.nanmax(x, initial=s)),
+        ("var ddof", lambda s: jnp.var(x, ddof=int(8 * s))),
+        ("std correction", lambda s: jnp.std(x, correction=int(8 * s))),
+        ("nanvar ddof", lambda s: jnp.nanvar(x, ddof=int(8 * s))),
+        ("nanstd ddof", lambda s: jnp.nanstd(x, ddof=int(8 * s))),
+        ("welch fs", lambda s: signal.welch(sig, fs=s, nperseg=8)),
+        ("stft fs", lambda s: signal.stft(sig, fs=s, nperseg=8)),
+        ("csd fs", lambda s: signal.csd(sig, sig, fs=s, nperseg=8)),
+    ]
+
+
+def test_a_new_python_number_in_a_value_parameter_compiles_nothing():
+    # As JAX's jitted jnp functions, which trace such a number as a weakly typed
+    # scalar: clip(x, 0, 1) then clip(x, 0, 2) share one program. Each call goes
+    # through the compiled program (none falls back to op by op for needing values).
+    import modjax.scipy.signal as signal
+
+    functions = [
+        fn
+        for fn in [*vars(jnp).values(), signal.welch, signal.stft, signal.csd]
+        if isinstance(getattr(fn, "needs_values", None), set)
+    ]
+    fell_back = {fn: len(fn.needs_values) for fn in functions}
+    calls = _value_parameter_calls()
+    for _, call in calls:
+        call(0.25)
+    stats = dict(compile_cache.stats)
+    for _, call in calls:
+        call(0.375)
+    assert compile_cache.stats["compiles"] == stats["compiles"]
+    for fn in functions:
+        assert len(fn.needs_values) == fell_back[fn], fn
+
+
+def test_value_parameters_give_the_plain_functions_results():
+    # Traced as operands, the numbers give what the plain function gives with them
+    # as Python scalars: values, dtypes and weak types.
+    i = jnp.asarray(np.arange(6, dtype=np.int32))
+    f16 = jnp.asarray(np.linspace(-1, 1, 6).astype(np.float16))
+    x = jnp.asarray(np.linspace(0.1, 0.9, 6, dtype=np.float32))
+    cases = [
+        (jnp.clip, (i, 1, 4)), (jnp.clip, (i, 0.5, 3)), (jnp.clip, (f16, -0.5, 0.5)),
+        (jnp.where, (i > 2, i, 7)), (jnp.where, (i > 2, 1.5, i)), (jnp.where, (i > 2, True, False)),
+        (jnp.where, (f16 > 0, f16, 2)), (jnp.pad, (i, 1), {"constant_values": 9}),
+        (jnp.isclose, (x, 0.5)), (jnp.quantile, (x, 0.3)), (jnp.sum, (i,), {"initial": 2}),
+        (jnp.max, (f16,), {"initial": 0.25}), (jnp.var, (i,), {"ddof": 1}),
+        (jnp.searchsorted, (i, 3)), (jnp.append, (f16, 1.0)),
+    ]  # fmt: skip
+    for fn, args, *kw in cases:
+        kwargs = kw[0] if kw else {}
+        got, want = fn(*args, **kwargs), fn.__wrapped__(*args, **kwargs)
+        assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type), (fn, args)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    with pytest.raises(OverflowError):  # the plain function's check (JAX's too)
+        jnp.clip(x, 0, 2**40)
+
+
+def test_positional_calls_key_statics_by_position():
+    # A positional call takes a jit of the function per pattern of static positions:
+    # ints and strings there are statics (a new one compiles), numbers in value
+    # parameters operands (a new one does not), numpy arrays the plain function.
+    x = jnp.asarray(X)
+    np.testing.assert_array_equal(np.asarray(jnp.roll(x, 1, 0)), np.roll(X, 1, 0))
+    np.testing.assert_array_equal(np.asarray(jnp.roll(x, 2, 1)), np.roll(X, 2, 1))
+    np.testing.assert_array_equal(np.asarray(jnp.roll(x, np.int32(1))), np.roll(X, 1))
+    np.testing.assert_array_equal(np.asarray(jnp.clip(x, 0, np.float32(1))), np.clip(X, 0, 1))
+    np.testing.assert_array_equal(np.asarray(jnp.where(x > 0, x, 0)), np.where(X > 0, X, 0))
+    stats = dict(compile_cache.stats)
+    np.testing.assert_array_equal(np.asarray(jnp.where(x > 0, x, 2)), np.where(X > 0, X, 2))
+    assert compile_cache.stats["compiles"] == stats["compiles"]
+
+
+def test_value_parameters_must_exist():
+    with pytest.raises(TypeError, match="no parameter"):
+        compiled_on_arrays(lambda a, lo: a, values="hi")

@@ -214,4 +214,13 @@ def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
 
 
 # Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
-compile_on_arrays(globals(), "allclose array_equal array_equiv isclose")
+compile_on_arrays(
+    globals(),
+    "allclose array_equal array_equiv isclose",
+    values={
+        "allclose": "b rtol atol",
+        "isclose": "b rtol atol",
+        "array_equal": "a2",
+        "array_equiv": "a2",
+    },
+)

@@ -401,4 +401,8 @@ def digitize(x, bins, right: bool = False, *, method: str | None = None):
 
 
 # Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
-compile_on_arrays(globals(), "diff ediff1d digitize histogram histogram_bin_edges bincount")
+compile_on_arrays(
+    globals(),
+    "diff ediff1d digitize histogram histogram_bin_edges bincount",
+    values={"diff": "prepend append", "ediff1d": "to_end to_begin"},
+)

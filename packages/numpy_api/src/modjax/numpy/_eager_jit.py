@@ -5,11 +5,15 @@ cache lookup and one executable; op by op it would be dozens of dispatches from
 Python (and as many compilations on first use). ``compiled_on_arrays`` gives a
 modjax.numpy function that path: with a device Array as the first argument, its
 Array arguments become the program's operands and every other argument (axes,
-dtypes, Python scalars, modes) part of its static signature. Anything else (a
-tracer, a numpy array, a list, an unhashable argument) takes the plain function,
-whose errors and jaxprs are unchanged. A signature whose trace needs concrete
-values (``where(cond)`` with one argument, ``bincount`` without ``length``, ...)
-is remembered and runs the plain function from then on.
+dtypes, sizes, modes) part of its static signature. Parameters named as *value
+parameters* (``clip``'s ``min``/``max``, ``where``'s ``x``/``y``, ``quantile``'s
+``q``, ...) take a Python number as a weakly typed operand instead, as JAX's
+jitted functions do, so ``clip(x, 0, 1)`` and ``clip(x, 0, 2)`` share one program
+(a static number would compile one program per value). Anything else (a tracer,
+a numpy array, a list, an unhashable argument) takes the plain function, whose
+errors and jaxprs are unchanged. A signature whose trace needs concrete values
+(``where(cond)`` with one argument, ``bincount`` without ``length``, ...) is
+remembered and runs the plain function from then on.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 
 import numpy as np
 from modjax.runtime import Array, jit
+from modjax.tracecore.config import enable_x64
 from modjax.tracecore.core import (
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -48,15 +53,47 @@ def _static(value: Any) -> bool:
         return False
 
 
+# Python numbers a value parameter takes as operands (bool too: a strongly typed bool).
+_NUMBERS = frozenset({bool, int, float, complex})
+
+
+def _operand(value: Any) -> bool:
+    """Whether a value parameter's ``value`` goes to the program as a weakly typed operand.
+
+    Python numbers do, except an int outside the default integer type, which jit
+    would refuse (OverflowError) where the plain function may take it (``clip``
+    of a float array to ``2**40``): that one stays static, as before.
+    """
+    if type(value) is int:
+        bound = 2**63 if enable_x64.value else 2**31
+        return -bound <= value < bound
+    return type(value) in _NUMBERS
+
+
 def _signature_key(arrays: dict, statics: tuple) -> tuple:
-    return statics, tuple((k, v.shape, v.dtype, v.weak_type) for k, v in arrays.items())
+    return statics, tuple(
+        (k, v.shape, v.dtype, v.weak_type) if type(v) is Array else (k, type(v))
+        for k, v in arrays.items()
+    )
 
 
-def compiled_on_arrays(fn: Callable) -> Callable:
+def _positional_key(args: tuple, pattern: tuple) -> tuple:
+    """The signature of a positional call: static values, operand types and avals."""
+    return tuple(
+        (a.shape, a.dtype, a.weak_type) if type(a) is Array else (a,) if i in pattern else type(a)
+        for i, a in enumerate(args)
+    )
+
+
+def compiled_on_arrays(fn: Callable, values: str = "") -> Callable:
     """Return ``fn`` with one compiled program per signature for calls on device Arrays.
 
     ``fn`` must return arrays. Its arguments are passed on by name, except its
-    positional-only ones; it may take ``**kwargs`` but not ``*args``.
+    positional-only ones; it may take ``**kwargs`` but not ``*args``. ``values``
+    names (space-separated) the parameters that take values rather than
+    configuration: a Python number given there is an operand of the program (a
+    weakly typed scalar, as JAX's jit takes it), so a new number compiles nothing.
+    ``fn`` must trace with a tracer in each of them.
     """
     parameters = inspect.signature(fn).parameters.values()
     if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
@@ -69,6 +106,10 @@ def compiled_on_arrays(fn: Callable) -> Callable:
         if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     )
     any_keyword = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+    value_names = frozenset(values.split())
+    unknown = value_names - keywords if not any_keyword else frozenset()
+    if unknown:
+        raise TypeError(f"compiled_on_arrays: {fn.__name__} has no parameter {sorted(unknown)}")
 
     def run(arrays, statics):
         bound = {**arrays, **dict(statics)}
@@ -81,23 +122,39 @@ def compiled_on_arrays(fn: Callable) -> Callable:
 
     run.__name__ = run.__qualname__ = fn.__name__
     compiled = jit(run, static_argnums=1)
-    # Only Arrays, passed positionally: jit's C++ fast path on ``fn`` itself.
-    all_arrays = jit(fn)
+    # Positional calls (most calls: ``clip(x, 0, 1)``, ``where(c, x, 0.0)``) go to a
+    # jit of ``fn`` itself, one per pattern of static positions, so that jit's C++
+    # fast path flattens, hashes the statics and looks up the call without Python.
+    by_pattern: dict[tuple, Callable] = {(): jit(fn)}
+    value_positions = frozenset(i for i, name in enumerate(positional) if name in value_names)
     needs_values: set = set()
 
     @functools.wraps(fn)
     def dispatch(*args, **kwargs):
         if not args or type(args[0]) is not Array or len(args) > len(positional):
             return fn(*args, **kwargs)
-        if not kwargs and all(type(a) is Array for a in args):
-            key = tuple((a.shape, a.dtype, a.weak_type) for a in args) if needs_values else None
-            if key not in needs_values:
-                try:
-                    return all_arrays(*args)
-                except _NEEDS_VALUES:
-                    needs_values.add(tuple((a.shape, a.dtype, a.weak_type) for a in args))
+        if not kwargs:
+            static_at = []
+            for i, value in enumerate(args):
+                if type(value) is Array or (i in value_positions and _operand(value)):
+                    continue
+                if type(value) in _PLAIN_STATICS or (
+                    not isinstance(value, ARRAY_TYPES) and _static(value)
+                ):
+                    static_at.append(i)
+                else:
                     return fn(*args)
-            return fn(*args)
+            pattern = tuple(static_at)
+            if needs_values and _positional_key(args, pattern) in needs_values:
+                return fn(*args)
+            program = by_pattern.get(pattern)
+            if program is None:
+                program = by_pattern[pattern] = jit(fn, static_argnums=pattern)
+            try:
+                return program(*args)
+            except _NEEDS_VALUES:
+                needs_values.add(_positional_key(args, pattern))
+                return fn(*args)
         if kwargs and (
             not kwargs.keys().isdisjoint(positional_only)
             or not kwargs.keys().isdisjoint(positional[: len(args)])
@@ -106,7 +163,7 @@ def compiled_on_arrays(fn: Callable) -> Callable:
             return fn(*args, **kwargs)  # the plain function raises its TypeError
         arrays, statics = {}, []
         for name, value in (*zip(positional, args, strict=False), *kwargs.items()):
-            if type(value) is Array:
+            if type(value) is Array or (name in value_names and _operand(value)):
                 arrays[name] = value
             elif type(value) in _PLAIN_STATICS or (
                 not isinstance(value, ARRAY_TYPES) and _static(value)
@@ -124,13 +181,22 @@ def compiled_on_arrays(fn: Callable) -> Callable:
             needs_values.add(_signature_key(arrays, statics))
             return fn(*args, **kwargs)
 
+    # The signatures that ran the plain function (for tests: a value parameter must trace).
+    dispatch.needs_values = needs_values  # type: ignore[attr-defined]
     return dispatch
 
 
-def compile_on_arrays(namespace: dict, names: str) -> None:
-    """Replace each function named in ``names`` (space-separated) in ``namespace``."""
+def compile_on_arrays(namespace: dict, names: str, values: dict[str, str] | None = None) -> None:
+    """Replace each function named in ``names`` (space-separated) in ``namespace``.
+
+    ``values`` maps a function's name to its value parameters (``compiled_on_arrays``).
+    """
+    values = values or {}
+    unknown = set(values) - set(names.split())
+    if unknown:
+        raise TypeError(f"compile_on_arrays: value parameters of unlisted {sorted(unknown)}")
     for name in names.split():
-        namespace[name] = compiled_on_arrays(namespace[name])
+        namespace[name] = compiled_on_arrays(namespace[name], values.get(name, ""))
 
 
 # Python scalars a whole-program call takes as (weakly typed) operands.

@@ -189,4 +189,4 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *, assume_unique_indices
 
 
 # Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
-compile_on_arrays(globals(), "delete insert")
+compile_on_arrays(globals(), "delete insert", values={"insert": "values"})

@@ -897,4 +897,5 @@ from ._products import dot, matmul  # noqa: E402
 compile_on_arrays(
     globals(),
     "append array_split dsplit hsplit vsplit split repeat resize roll rot90 tile",
+    values={"append": "values"},
 )

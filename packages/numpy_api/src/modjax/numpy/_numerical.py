@@ -430,4 +430,8 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density: bool | None = 
 
 
 # Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
-compile_on_arrays(globals(), "corrcoef cov histogram2d histogramdd interp trapezoid unwrap")
+compile_on_arrays(
+    globals(),
+    "corrcoef cov histogram2d histogramdd interp trapezoid unwrap",
+    values={"interp": "left right period", "trapezoid": "dx", "unwrap": "discont period"},
+)

@@ -326,4 +326,4 @@ def pad(array: Any, pad_width: Any, mode: str | Callable = "constant", **kwargs:
 
 
 # Eagerly on device Arrays, one compiled program per signature (as JAX jits it).
-compile_on_arrays(globals(), "pad")
+compile_on_arrays(globals(), "pad", values={"pad": "constant_values end_values"})

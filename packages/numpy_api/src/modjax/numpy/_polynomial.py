@@ -325,4 +325,8 @@ def roots(p, *, strip_zeros: bool = True):
 
 
 # Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
-compile_on_arrays(globals(), "poly polyadd polyder polydiv polyint polymul polysub polyval")
+compile_on_arrays(
+    globals(),
+    "poly polyadd polyder polydiv polyint polymul polysub polyval",
+    values={"polyint": "k", "polyval": "x"},
+)

@@ -442,7 +442,7 @@ def _var(name, a, axis, dtype, out, ddof, keepdims, where, correction, a_mean, s
     else:
         squares = lax.square(centered)
     total = lax.reduce_sum(squares, axes)
-    normalizer = lax.sub(count, _scalar(ddof, real))
+    normalizer = lax.sub(count, _as(ddof, real))  # ddof may be traced (a value parameter)
     positive = lax.gt(normalizer, _scalar(0, real))
     result = lax.div(total, normalizer)
     result = lax.select_n(
@@ -826,6 +826,14 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     )
 
 
+# The parameters that take values: a Python number there is an operand, so a new
+# one compiles nothing (as in JAX, whose reductions trace them).
+_VALUES = {
+    **dict.fromkeys("amax amin max min nanmax nanmin nanprod nansum prod sum".split(), "initial"),
+    **dict.fromkeys("std var".split(), "ddof correction"),
+    **dict.fromkeys("nanstd nanvar".split(), "ddof"),
+    **dict.fromkeys("nanpercentile nanquantile percentile quantile".split(), "q"),
+}
 for _name in __all__:
-    globals()[_name] = compiled_on_arrays(globals()[_name])
+    globals()[_name] = compiled_on_arrays(globals()[_name], _VALUES.get(_name, ""))
 del _name

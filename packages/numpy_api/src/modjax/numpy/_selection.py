@@ -432,4 +432,16 @@ def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True)
 
 
 # Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
-compile_on_arrays(globals(), "clip where choose compress extract fill_diagonal place put")
+compile_on_arrays(
+    globals(),
+    "clip where choose compress extract fill_diagonal place put",
+    values={
+        "clip": "min max a_min a_max",
+        "where": "x y fill_value",
+        "compress": "fill_value",
+        "extract": "fill_value",
+        "fill_diagonal": "val",
+        "place": "vals",
+        "put": "ind v",
+    },
+)

@@ -286,4 +286,14 @@ def intersect1d(
 
 
 # Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
-compile_on_arrays(globals(), "intersect1d isin setdiff1d setxor1d union1d")
+compile_on_arrays(
+    globals(),
+    "intersect1d isin setdiff1d setxor1d union1d",
+    values={
+        "intersect1d": "fill_value",
+        "isin": "test_elements",
+        "setdiff1d": "fill_value",
+        "setxor1d": "fill_value",
+        "union1d": "fill_value",
+    },
+)

@@ -577,4 +577,8 @@ def unique_all(x, /, *, size: int | None = None, fill_value=None):
 
 
 # Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
-compile_on_arrays(globals(), "argpartition partition searchsorted sort_complex unique")
+compile_on_arrays(
+    globals(),
+    "argpartition partition searchsorted sort_complex unique",
+    values={"searchsorted": "v", "unique": "fill_value"},
+)

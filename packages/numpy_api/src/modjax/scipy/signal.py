@@ -628,4 +628,5 @@ def istft(
 compile_on_arrays(
     globals(),
     "convolve correlate convolve2d correlate2d fftconvolve detrend stft istft csd welch",
+    values={"stft": "fs", "istft": "fs", "csd": "fs", "welch": "fs"},
 )
