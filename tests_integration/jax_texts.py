@@ -143,6 +143,23 @@ def _tile(jax):
     return (lambda x: (jax.lax.tile(x, (2, 1)), jax.numpy.tile(x, (2,)))), (GRID,)
 
 
+def _device_put_pytree(jax):
+    return (lambda x, y: jax.device_put((x, y))), (ARANGE, F32(1.0))
+
+
+def _device_put_to_a_device(jax):
+    device = jax.devices()[0]
+    return (lambda x: jax.device_put(x, device)), (ARANGE,)
+
+
+def _device_put_donated(jax):
+    return (lambda x: jax.device_put(x, donate=True)), (ARANGE,)
+
+
+def _device_put_under_grad(jax):
+    return jax.value_and_grad(lambda x: jax.device_put(x) * 2.0), (F32(1.0),)
+
+
 CASES = {
     "token_after_all": _token_after_all,
     "token_create": _token_create,
@@ -166,6 +183,10 @@ CASES = {
     "stack_and_unstack": _stack_and_unstack,
     "jnp_stack_promotes_then_stacks": _jnp_stack_promotes_then_stacks,
     "tile": _tile,
+    "device_put_pytree": _device_put_pytree,
+    "device_put_to_a_device": _device_put_to_a_device,
+    "device_put_donated": _device_put_donated,
+    "device_put_under_grad": _device_put_under_grad,
 }
 
 # How much of the lowered module is compared: everything (the default), only the ops

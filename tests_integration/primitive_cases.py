@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from modjax import lax, random
 from modjax.lax import linalg
 from modjax.random import _threefry
+from modjax.runtime import device_put
 from modjax.testing import Case
 from modjax.tracecore import Jaxpr, Literal, ShapedArray, dtypes, eval_jaxpr, make_jaxpr
 
@@ -873,6 +874,7 @@ TABLE: dict[str, Entry | Excluded] = {
         ),
     ),
     # --- more
+    "device_put": via(lambda x, y: device_put((x, y)), X, INT),
     "split": via(lambda x: lax.split(x, [1, 2], axis=1), f32(2, 3)),
     "stack": via(lambda x, y: lax.stack([x, y], axis=1), f32(2, 3), f32(2, 3)),
     "unstack": via(lambda x: lax.unstack(x, axis=1), f32(2, 3)),

@@ -34,12 +34,6 @@ OTHER_ISSUES = _table()
 NOT_YET = _table(
     (
         "jax.lax",
-        "device_put_p",
-        "modjax's device_put adds no equation under a trace (a sharding constraint when it "
-        "reshards); there is no device_put primitive",
-    ),
-    (
-        "jax.lax",
         "eq_to_p le_to_p lt_to_p",
         "JAX-internal comparisons of symbolic dimension sizes (shape polymorphism), which "
         "modjax does not have",

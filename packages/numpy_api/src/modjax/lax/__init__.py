@@ -41,6 +41,7 @@ from modjax.batching import (  # noqa: E402  (collectives over vmapped named axe
     psum_scatter,
     pswapaxes,
 )
+from modjax.runtime import device_put_p  # noqa: E402  (jax.lax.device_put_p)
 from modjax.sharding import pcast, with_sharding_constraint  # noqa: E402  (jax.lax's)
 from modjax.sharding.constraint import sharding_constraint_p  # noqa: E402  (jax.lax's)
 

@@ -6,7 +6,7 @@ stages, the eager path of every primitive (``apply_primitive``) and the
 compilation caches. See the package README for the tour and the numbers.
 """
 
-from . import distributed, guards, sibling_rules  # noqa: F401  (jax.distributed; options; rules)
+from . import device_put_rules, distributed, guards, sibling_rules  # noqa: F401  (rules; jax.distributed; options)
 from .array import (
     Array,
     ArrayImpl,
@@ -14,6 +14,7 @@ from .array import (
     block_until_ready,
     device_get,
     device_put,
+    device_put_p,
     explicit_device_put,
     is_array,
     make_array_from_single_device_arrays,
@@ -62,6 +63,7 @@ __all__ = [
     "device_count",
     "device_get",
     "device_put",
+    "device_put_p",
     "explicit_device_put",
     "devices",
     "effects_barrier",

@@ -97,6 +97,7 @@ jaxlib_version: str = jaxlib.__version__
 ArrayImpl: TypeAlias = _jax.ArrayImpl
 #: The base of ``ArrayImpl`` (runtime's ``ExtendedArray`` subclasses it).
 Array: TypeAlias = _jax.Array
+ArrayCopySemantics = _jax.ArrayCopySemantics
 Device: TypeAlias = _jax.Device
 DeviceList: TypeAlias = _jax.DeviceList
 #: A jaxlib client (a backend): owns devices, compiles and loads executables.

@@ -208,12 +208,39 @@ def device_put(x: Any, device: Device | Sharding | None = None, *, donate: bool 
     """
     sharding, committed = _target_sharding(device)
     leaves, treedef = tree_flatten(x)
+    if (device is None or isinstance(device, Device)) and any(  # type: ignore[misc]
+        isinstance(leaf, core.Tracer) for leaf in leaves
+    ):  # under a trace: one device_put equation, as JAX records it
+        semantics = CopySemantics.DONATE_INPUT if donate else CopySemantics.REUSE_INPUT
+        n = len(leaves)
+        outs = device_put_p.bind(
+            *leaves, devices=(device,) * n, srcs=(None,) * n, copy_semantics=(semantics,) * n
+        )
+        return tree_unflatten(treedef, outs)
     out = [_put_leaf(leaf, sharding, committed) for leaf in leaves]
     if donate:
         for leaf, new in zip(leaves, out, strict=True):
             if type(leaf) is ArrayImpl and new is not leaf and not _shares_buffers(leaf, new):
                 leaf.delete()
     return tree_unflatten(treedef, out)
+
+
+#: How a device_put treats its input (jaxlib's ``ArrayCopySemantics``, a param of the equation).
+CopySemantics = _xla.ArrayCopySemantics
+
+#: ``jax.device_put`` under a trace (JAX's ``device_put_p``): one equation for all the leaves,
+#: with one target device (None: where it is), source and copy semantics per leaf; its other
+#: rules are in ``device_put_rules.py``. A Sharding target adds no equation (placement of
+#: traced values is decided when the program is compiled).
+device_put_p = core.Primitive("device_put")
+device_put_p.multiple_results = True
+device_put_p.def_abstract_eval(lambda *avals, devices, srcs, copy_semantics: list(avals))
+device_put_p.def_impl(
+    lambda *xs, devices, srcs, copy_semantics: [
+        device_put(x, d, donate=c == CopySemantics.DONATE_INPUT)
+        for x, d, c in zip(xs, devices, copy_semantics, strict=True)
+    ]
+)
 
 
 def explicit_device_put(x: Any, device: Device | Sharding | None = None, *, donate: bool = False):
