@@ -81,7 +81,7 @@ _DEVICE = re.compile(r"\w+\(id=(\d+)\)$")
 
 
 def _parse_devices(text: str) -> tuple:
-    out = []
+    out: list = []
     for entry in _entries(text):
         if entry == "None":
             out.append(None)
