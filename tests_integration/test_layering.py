@@ -292,7 +292,11 @@ def find_violations(root: Path) -> list[str]:
 
         allowed_in_tests = {folder} | deps.get(folder, set())
         tests = package_dir / "tests"
-        local_names = frozenset(path.stem for path in tests.rglob("*.py"))
+        # The conftests put the repository's tools/ folder (the shared hypothesis
+        # profiles) on sys.path, so its modules are local to every package's tests.
+        local_names = frozenset(path.stem for path in tests.rglob("*.py")) | frozenset(
+            path.stem for path in (root / "tools").glob("*.py")
+        )
         for path in loaded_test_files(tests, parse):
             tree = parse(path)
             if tree is None:
