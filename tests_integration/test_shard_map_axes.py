@@ -98,12 +98,16 @@ def check_varying_axes_in_types():
         body, mesh=env["auto"], in_specs=P("x", "y"), out_specs=P("x", "y"), check_vma=False
     )(env["b"])
     assert seen["x"] == "f32[4,2]" and seen["pcast"] == "f32[3]", seen
-    # The jaxpr of a checked body prints the varying axes (as JAX's), and parses back.
+    # The jaxpr of a checked body prints the varying axes (as JAX's), and parses back; the
+    # invariant operand of `mul` is first made varying (JAX's inserted pvary).
     closed = jax.make_jaxpr(
         jax.shard_map(lambda x: x * 2, mesh=env["auto"], in_specs=P("x"), out_specs=P("x"))
     )(env["b"])
     text = str(closed.jaxpr.eqns[0].params["jaxpr"])
-    assert text == "{ lambda ; a:f32[4,8]{V:x}. let b:f32[4,8]{V:x} = mul a 2.0:~f32[] in (b,) }"
+    assert text == (
+        "{ lambda ; a:f32[4,8]{V:x}. let\n    b:~f32[]{V:x} = pvary[axes=('x',)] 2.0:~f32[]\n"
+        "    c:f32[4,8]{V:x} = mul a b\n  in (c,) }"
+    ), text
     assert str(parse_jaxpr(text)) == text
 
 

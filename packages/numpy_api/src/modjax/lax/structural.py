@@ -32,6 +32,8 @@ from modjax.sharding import reshard, with_sharding_constraint
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray, canonicalize_shape, sharding_entries
 from modjax.tracecore.core import Primitive, to_aval
+from modjax.tracecore.pvary import pvary_p
+from modjax.tracecore.sharding_types import order_axes, vma_checked
 
 from ._common import (
     NUM,
@@ -488,14 +490,10 @@ def _slice_impl(x, *, start_indices, limit_indices, strides):
     slice size, not one per position.
     """
     x_aval = aval_of(x)
-    if (
-        strides is not None
-        or x_aval.sharding is not None
-        or isinstance(x_aval.dtype, dtypes.ExtendedDType)
-    ):
-        # A type sharded over explicit axes: the slice's own program keeps its sharding rule's
-        # layout (a dynamic_slice's compiled result may be laid out otherwise). Keys: the key
-        # reuse checks see a slice (which consumes what it takes), as JAX's eager slice.
+    if strides is not None or isinstance(x_aval.dtype, dtypes.ExtendedDType):
+        # Keys: the key reuse checks see a slice (which consumes what it takes), as JAX's
+        # eager slice. (A type sharded over explicit axes takes the dynamic_slice path too,
+        # as in JAX: an eager result is laid out as its sharding rule types it.)
         return apply_primitive(
             slice_p, x, start_indices=start_indices, limit_indices=limit_indices, strides=strides
         )
@@ -822,10 +820,22 @@ def full_like(x, fill_value, dtype=None, shape=None):
         dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "full_like")
     shape = aval.shape if shape is None else shape
     if isinstance(dtype, dtypes.ExtendedDType):
-        return _full_extended(shape, fill_value, dtype)
+        return vary_like(_full_extended(shape, fill_value, dtype), aval)
     if weak:
         from .elementwise import _convert_element_type
 
         value = _convert_element_type(fill_value, dtype, weak_type=True)
-        return broadcast(value, canonicalize_shape(shape))
-    return full(shape, fill_value, dtype)
+        return vary_like(broadcast(value, canonicalize_shape(shape)), aval)
+    return vary_like(full(shape, fill_value, dtype), aval)
+
+
+def vary_like(out, like_aval):
+    """Return ``out`` made to vary over the manual axes ``like_aval`` varies over.
+
+    Inside shard_map with ``check_vma`` a value built "like" a varying one varies
+    as it does (JAX's ``full_like`` inserts the ``pvary``).
+    """
+    missing = getattr(like_aval, "vma", frozenset()) - getattr(aval_of(out), "vma", frozenset())
+    if not missing or not vma_checked():
+        return out
+    return pvary_p.bind(out, axes=order_axes(missing))

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from modjax import lax
 from modjax.lax._common import kind
+from modjax.lax.structural import vary_like
 from modjax.runtime import Array, device_put
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import concrete_or_error
@@ -276,6 +277,7 @@ def _like(name: str, a: Any, value: Any, dtype: Any, shape: Any):
         out = broadcast_to(asarray(value, dtype=dt), sh)
     else:
         out = lax.full(sh, value, dt)
+    out = vary_like(out, av)
     sharding = getattr(av, "sharding", None)
     if sharding is not None and sh == av.shape:  # JAX's *_like keep the operand's type
         from modjax.sharding import reshard  # noqa: PLC0415 - only programs that shard need it

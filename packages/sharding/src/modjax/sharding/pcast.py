@@ -14,13 +14,12 @@ from __future__ import annotations
 from modjax.autodiff import deflinear
 from modjax.batching import batching_rules
 from modjax.lowering import register_lowering
-from modjax.tracecore import core, tree_util
+from modjax.tracecore import tree_util
+from modjax.tracecore.pvary import pvary_p
+from modjax.tracecore.sharding_types import order_axes
 
 __all__ = ["pcast", "pvary_p"]
 
-pvary_p = core.Primitive("pvary")
-pvary_p.def_abstract_eval(lambda x, *, axes: x)
-pvary_p.def_impl(lambda x, *, axes: x)
 register_lowering(pvary_p, lambda ctx, x, *, axes: x)
 # Each device's cotangent stays partial: shard_map's transpose sums the cotangents of
 # replicated operands over their axes (JAX's transpose of pvary is that psum, and its
@@ -41,4 +40,5 @@ def pcast(x, axis_name, *, to: str):
     if to != "varying":
         raise NotImplementedError(f"lax.pcast(..., to={to!r}): reduced and unreduced types")
     axes = tuple(axis_name) if isinstance(axis_name, tuple | list) else (axis_name,)
+    axes = order_axes(axes)  # in the mesh's order, as JAX's pvary names them
     return tree_util.tree_map(lambda leaf: pvary_p.bind(leaf, axes=axes), x)

@@ -39,9 +39,10 @@ from modjax.tracecore.abstract import ShapedArray, sharding_entries, with_type_s
 from modjax.tracecore.call import check_call_operands
 from modjax.tracecore.dce import dce_jaxpr, dce_rules
 from modjax.tracecore.evaluation import eval_jaxpr
-from modjax.tracecore.jaxpr import ClosedJaxpr, Var
+from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 from modjax.tracecore.options import remove_size_one_mesh_axis_from_type
 from modjax.tracecore.partial_eval import partial_eval_jaxpr, partial_eval_rules
+from modjax.tracecore.pvary import pvary_p
 from modjax.tracecore.sharding_types import varying_types
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_structure, tree_unflatten
@@ -522,6 +523,30 @@ def _typed_manual(mesh: Mesh, manual) -> tuple[str, ...]:
     return tuple(a for a in manual if mesh.axis_size(a) != 1)
 
 
+def _vary_outputs(jaxpr: Jaxpr, out_specs, mesh: Mesh, manual) -> Jaxpr:
+    """Make each result vary over the manual axes its out_specs entry splits it along.
+
+    As JAX's shard_map does (an implicit ``pvary``), so a body's result types say
+    what its out_specs mean.
+    """
+    eqns, outvars = list(jaxpr.eqns), []
+    for v, spec in zip(jaxpr.outvars, out_specs, strict=True):
+        vma = getattr(v.aval, "vma", frozenset())
+        need = [
+            a
+            for a in mesh.axis_names
+            if a in _typed_manual(mesh, manual) and a in spec_axes(spec) - vma
+        ]
+        if need and type(v.aval) is ShapedArray:
+            new = Var(v.aval.update(vma=vma | frozenset(need)))
+            eqns.append(JaxprEqn(pvary_p, [v], [new], {"axes": tuple(need)}))
+            v = new
+        outvars.append(v)
+    if len(eqns) == len(jaxpr.eqns):
+        return jaxpr
+    return jaxpr.replace(eqns=eqns, outvars=outvars)
+
+
 def _where(what: str, specs):
     """Name entry ``k`` of ``specs`` in messages, as JAX does (no index for a single spec)."""
     if _is_spec_leaf(specs):
@@ -594,7 +619,7 @@ def shard_map(
                 for a, s in zip(local, specs, strict=True)
             ]
         flat_fun, out_tree = flatten_fun(wrap_init(f, info), tree_structure((args, {})))
-        with _mesh_axes(mesh, manual), varying_types(check_vma):
+        with _mesh_axes(mesh, manual), varying_types(check_vma, mesh.axis_names):
             jaxpr, consts = trace_to_jaxpr(flat_fun, local)
         out_tree = out_tree.val
         placeholder = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
@@ -610,6 +635,7 @@ def shard_map(
             check_replication(
                 name, mesh, jaxpr, specs, o_specs, _where("out_specs", out_specs), manual
             )
+            jaxpr = _vary_outputs(jaxpr, o_specs, mesh, manual)
         outs = _bind(
             leaves,
             mesh=mesh,

@@ -1,15 +1,17 @@
 """Which mesh axes a shard_map body's values vary over, to check out_specs' replication claims.
 
 An out_specs entry that does not name a mesh axis claims the result is the
-same on every device along it. JAX 0.10 checks this with types ("varying
-manual axes"); modjax infers the same facts from the body's jaxpr: inputs
-vary over the axes their in_specs name; ``psum``/``pmax``/``pmin`` over an
-axis make a value invariant along it; ``axis_index`` varies along its axes;
-``all_gather``, ``psum_scatter``, ``all_to_all`` and ``ppermute`` vary along
-their axes too (as in JAX 0.10, whose types make their operand varying first:
-an ``all_gather`` does not make a value invariant, and a ``ppermute`` of an
-invariant value varies); any other equation varies over the union of its
-inputs', plus the axes of any ``axis_index`` inside the programs it holds.
+same on every device along it. As in JAX 0.10 these facts are in the body's
+types ("varying manual axes", ``aval.vma``), set while it is traced with
+``check_vma``: inputs vary over the axes their in_specs name;
+``psum``/``pmax``/``pmin`` over an axis make a value invariant along it;
+``axis_index`` varies along its axes; ``all_gather``, ``psum_scatter``,
+``all_to_all`` and ``ppermute`` vary along their axes too (as in JAX 0.10,
+whose types make their operand varying first: an ``all_gather`` does not make
+a value invariant, and a ``ppermute`` of an invariant value varies); ``pvary``
+adds its axes; any other equation's operands are first cast to vary over the
+union of theirs (tracecore inserts the ``pvary``), and its results vary there;
+``cond`` joins its branches', and loops need their carries' types unchanged.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from modjax.batching import (
     psum_p,
     psum_scatter_p,
 )
-from modjax.tracecore.jaxpr import Jaxpr, Var, subjaxprs
+from modjax.tracecore.jaxpr import Jaxpr
 from modjax.tracecore.options import auto_pcast
 from modjax.tracecore.sharding_types import vma_rules
 
@@ -32,7 +34,7 @@ from .mesh import Mesh
 from .partition_spec import PartitionSpec
 from .pcast import pvary_p
 
-__all__ = ["varying_axes", "check_replication", "spec_axes"]
+__all__ = ["check_replication", "spec_axes"]
 
 
 def _names(entries) -> frozenset:
@@ -104,73 +106,57 @@ for _p in (all_gather_p, psum_scatter_p, all_to_all_p, ppermute_p):
     vma_rules[_p] = _varying_operand(_p.name, _RULES[_p])
 
 
-def _introduced(jaxpr: Jaxpr) -> frozenset:
-    """The axes of every axis_index inside ``jaxpr`` and the programs it holds."""
-    found: frozenset = frozenset()
-    for eqn in jaxpr.eqns:
-        if eqn.primitive is axis_index_p:
-            found |= _names(eqn.params["axis_name"])
-        for inner in subjaxprs(eqn.params):
-            found |= _introduced(inner.jaxpr if hasattr(inner, "jaxpr") else inner)
-    return found
-
-
-def varying_axes(jaxpr: Jaxpr, in_vary: list[frozenset]) -> list[frozenset]:
-    """Return, per output of ``jaxpr``, the mesh axes it may vary over."""
-    env: dict[Var, frozenset] = dict(zip(jaxpr.invars, in_vary, strict=True))
-
-    def read(atom) -> frozenset:
-        return env.get(atom, frozenset()) if isinstance(atom, Var) else frozenset()
-
-    for eqn in jaxpr.eqns:
-        vary_in = [read(a) for a in eqn.invars]
-        # The collectives' here (without auto_pcast's checks), then those declared above.
-        rule = _RULES.get(eqn.primitive) or vma_rules.get(eqn.primitive)
-        if rule is not None:
-            out = rule(vary_in, eqn.params)
-        else:
-            out = frozenset().union(*vary_in)
-            for inner in subjaxprs(eqn.params):
-                out |= _introduced(inner.jaxpr if hasattr(inner, "jaxpr") else inner)
-        for v in eqn.outvars:
-            env[v] = out
-    return [read(a) for a in jaxpr.outvars]
-
-
 def spec_axes(spec: PartitionSpec) -> frozenset:
     """The mesh axes a PartitionSpec names."""
     return frozenset(a for i in range(len(spec)) for a in spec.axes_of(i))
 
 
-def _set(names) -> str:
-    return "{" + ", ".join(names) + "}"
+def _set(mesh: Mesh, names) -> str:
+    """``{x,y}``: the axes in the mesh's order, as JAX writes them."""
+    return "{" + ",".join(a for a in mesh.axis_names if a in names) + "}"
 
 
 def check_replication(
     name: str, mesh: Mesh, jaxpr: Jaxpr, in_specs, out_specs, where, manual=None
 ) -> None:
-    """Raise JAX's ValueError when an out_specs entry claims replication the body lacks.
+    """Raise JAX's ValueError when out_specs entries claim replication the body lacks.
 
     ``where(k)`` names out_specs entry ``k`` in the message (``out_specs[1]``, ...);
-    only the ``manual`` axes (all by default) are checked.
+    only the ``manual`` axes (all by default) are checked. Every failing entry is
+    listed, as JAX lists them.
     """
     manual = mesh.axis_names if manual is None else manual
-    in_vary = [frozenset()] * len(jaxpr.constvars) + [spec_axes(s) for s in in_specs]
-    outs = varying_axes(jaxpr.replace(invars=jaxpr.constvars + jaxpr.invars, constvars=[]), in_vary)
+    del in_specs  # the body's inputs were typed by them
+    outs = [getattr(getattr(v, "aval", None), "vma", frozenset()) for v in jaxpr.outvars]
+    msgs = []
     for k, (vary, spec) in enumerate(zip(outs, out_specs, strict=True)):
-        allowed = [a for a in mesh.axis_names if a in spec_axes(spec)]
-        bad = [a for a in manual if a in vary and a not in allowed]
-        if not bad:
+        named = spec_axes(spec)
+        if not any(a in vary and a not in named for a in manual):
             continue
-        raise ValueError(
-            f"shard_map applied to the function '{name}' was given out_specs which require "
-            "replication which can't be statically inferred given the mesh:\n\n"
-            f"The mesh given has shape {mesh.axis_sizes} with corresponding axis names "
-            f"{mesh.axis_names}.\n\n"
-            f"{where(k)} is {spec} which implies that the corresponding output value is only "
-            f"varying across mesh axes {_set(allowed)} and not {_set(bad)}, but it was inferred "
-            f"to be possibly varying over {_set([a for a in mesh.axis_names if a in vary])}\n\n"
-            "Check if these output values are meant to be replicated over those mesh axes. If "
-            "not, consider revising the corresponding out_specs entries. If so, consider "
-            "disabling the check by passing the check_vma=False argument to `jax.shard_map`."
-        )
+        unmentioned = [a for a in mesh.axis_names if a not in named]
+        if len(unmentioned) > 1:
+            msgs.append(
+                f"* {where(k)} is {spec} which implies that the corresponding output value is "
+                f"only varying across mesh axes {_set(mesh, named)} and not "
+                f"{_set(mesh, [a for a in unmentioned if a in vary])}, but it was inferred to "
+                f"be possibly varying over {_set(mesh, vary)}"
+            )
+        else:
+            msgs.append(
+                f"* {where(k)} is {spec} which implies that the corresponding output value is "
+                f"replicated across mesh axis '{unmentioned[0]}', but could not infer "
+                "replication over any axes"
+            )
+    if not msgs:
+        return
+    if len(msgs) == 1:
+        msgs = [msgs[0][2:]]
+    raise ValueError(
+        f"shard_map applied to the function '{name}' was given out_specs which require "
+        "replication which can't be statically inferred given the mesh:\n\n"
+        f"The mesh given has shape {mesh.axis_sizes} with corresponding axis names "
+        f"{mesh.axis_names}.\n\n" + "\n\n".join(msgs) + "\n\n"
+        "Check if these output values are meant to be replicated over those mesh axes. If "
+        "not, consider revising the corresponding out_specs entries. If so, consider "
+        "disabling the check by passing the check_vma=False argument to `jax.shard_map`."
+    )

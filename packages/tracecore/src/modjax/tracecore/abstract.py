@@ -189,7 +189,8 @@ class ShapedArray:
             ShapedArray.sharded_types_seen = True
         # The manual mesh axes a value inside shard_map may differ along (JAX's
         # ``manual_axis_type.varying``, printed ``f32[4]{V:x}``); empty elsewhere.
-        # Not part of equality or hashing: modjax checks replication on the jaxpr.
+        # Part of equality and hashing, as in JAX (a jit inside shard_map retraces
+        # for an operand that turns varying).
         self.vma = vma
         if vma:
             ShapedArray.varying_types_seen = True
@@ -261,10 +262,11 @@ class ShapedArray:
             and self.dtype == other.dtype
             and self.weak_type == other.weak_type
             and self.sharding == other.sharding
+            and self.vma == other.vma
         )
 
     def __hash__(self) -> int:
-        return hash((self.shape, self.dtype, self.weak_type, self.sharding))
+        return hash((self.shape, self.dtype, self.weak_type, self.sharding, self.vma))
 
     def __str__(self) -> str:
         # The jaxpr spelling; JAX's str() uses long names and marks weak types with "~".

@@ -35,6 +35,9 @@ __all__ = [
     "vma_rules",
     "apply_vma_rule",
     "varying_types",
+    "vma_checked",
+    "order_axes",
+    "missing_varying",
     "elementwise_rule",
     "reduce_rule",
     "transpose_rule",
@@ -635,26 +638,65 @@ def apply_sharding_rule(primitive, avals: Sequence[ShapedArray], out, params: di
 
 class _VmaChecked(threading.local):
     def __init__(self):
-        self.stack: list[bool] = []
+        # (on, mesh axis order) per shard_map body being traced, innermost last.
+        self.stack: list[tuple[bool, tuple]] = []
 
 
 _vma_checked = _VmaChecked()
 
 
 @contextlib.contextmanager
-def varying_types(on: bool):
-    """Trace the body of a shard_map with (``on``) or without varying manual axes in types."""
-    _vma_checked.stack.append(on)
+def varying_types(on: bool, axis_order: Sequence[str] = ()):
+    """Trace the body of a shard_map with (``on``) or without varying manual axes in types.
+
+    ``axis_order`` is the mesh's axis order: the order in which an inserted ``pvary``
+    names its axes (JAX orders them by the mesh).
+    """
+    _vma_checked.stack.append((on, tuple(axis_order)))
     try:
         yield
     finally:
         _vma_checked.stack.pop()
 
 
+def vma_checked() -> bool:
+    """Tell whether the body being traced has varying manual axes in its types."""
+    return bool(_vma_checked.stack) and _vma_checked.stack[-1][0]
+
+
+def order_axes(axes) -> tuple:
+    """Return the axis names ``axes`` in the current mesh's order (unknown ones sorted, last)."""
+    order = _vma_checked.stack[-1][1] if _vma_checked.stack else ()
+    known = [a for a in order if a in axes]
+    return tuple(known) + tuple(sorted((a for a in axes if a not in order), key=str))
+
+
 #: ``vma_rules[primitive](vma_in, params) -> frozenset``: the manual axes a result varies
 #: over (inside shard_map with check_vma), given its operands'. The collectives register
 #: theirs (modjax.sharding); every other primitive's results vary over the union.
 vma_rules: dict[Any, Callable] = {}
+
+
+def missing_varying(primitive, avals: Sequence[Any], params: dict) -> list[frozenset] | None:
+    """Return, per operand, the varying axes it lacks before ``primitive`` applies (or None).
+
+    As JAX's ``auto_insert_reshard``: inside a body traced with varying types, an
+    operand of a primitive without its own rule (elementwise ops, ``select_n``,
+    ``concatenate``, ``dynamic_slice``, ...) that varies over fewer manual axes than
+    the others is first cast to vary over them all (a ``pvary``), so every operand
+    has one type; not with ``jax.auto_pcast(False)``, as in JAX. Collectives (which
+    have rules) and equations holding programs (``cond``, ``scan``, ``jit``: their
+    bodies do this themselves) are left alone.
+    """
+    if not auto_pcast.value:  # then the operands' types must already agree (apply_vma_rule)
+        return None
+    if primitive in vma_rules or next(subjaxprs(params), None) is not None:
+        return None
+    vmas = [a.vma if type(a) is ShapedArray else None for a in avals]
+    union = frozenset().union(*(v for v in vmas if v is not None))
+    if not union or all(v is None or v == union for v in vmas):
+        return None
+    return [frozenset() if v is None else union - v for v in vmas]
 
 
 def apply_vma_rule(primitive, avals: Sequence[ShapedArray], out, params: dict):
@@ -665,7 +707,7 @@ def apply_vma_rule(primitive, avals: Sequence[ShapedArray], out, params: dict):
     ``check_vma``). An equation holding programs (jit, cond, scan) is left as
     its abstract eval made it: the inner types already say.
     """
-    if not _vma_checked.stack or not _vma_checked.stack[-1]:
+    if not vma_checked():
         return out
     if next(subjaxprs(params), None) is not None:
         return out

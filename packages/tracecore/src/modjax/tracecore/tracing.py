@@ -21,7 +21,14 @@ from .core import (
 from .jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from .leaks import check_leaks, check_tracer_leaks
 from .options import enable_checks
-from .sharding_types import apply_sharding_rule, apply_vma_rule
+from .pvary import pvary_p
+from .sharding_types import (
+    apply_sharding_rule,
+    apply_vma_rule,
+    missing_varying,
+    order_axes,
+    vma_checked,
+)
 from .traceback_util import api_boundary
 from .tree_util import tree_flatten, tree_unflatten
 from .wrapped_fun import DebugInfo, WrappedFun, debug_info, flatten_fun, wrap_init
@@ -104,6 +111,13 @@ class JaxprTrace(Trace):
             for arg in args
         ]
         avals = [atom.aval for atom in invars]
+        if ShapedArray.varying_types_seen and vma_checked():
+            missing = missing_varying(primitive, avals, params)
+            if missing is not None:
+                invars = [
+                    self._pvary(v, m) if m else v for v, m in zip(invars, missing, strict=True)
+                ]
+                avals = [atom.aval for atom in invars]
         abstract_eval = primitive._abstract_eval
         if abstract_eval is None:
             out = primitive.abstract_eval(*avals, **params)  # raises its error
@@ -121,6 +135,13 @@ class JaxprTrace(Trace):
         outvar = Var(out)
         self.eqns.append(JaxprEqn(primitive, invars, [outvar], params, info))
         return JaxprTracer(self, out, outvar)
+
+    def _pvary(self, atom, axes: frozenset) -> Var:
+        # JAX's inserted ``pvary``: ``atom`` made to vary over ``axes`` too.
+        outvar = Var(atom.aval.update(vma=atom.aval.vma | axes))
+        params = {"axes": order_axes(axes)}
+        self.eqns.append(JaxprEqn(pvary_p, [atom], [outvar], params, source_info_util.current()))
+        return outvar
 
     def to_jaxpr(self, outs: Sequence[Any]) -> tuple[Jaxpr, list[Any]]:
         """Finish: return the jaxpr whose outputs are ``outs``, and its consts."""

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
+from modjax.tracecore.sharding_types import order_axes
 from modjax.tracecore.tokens import AbstractToken
 from modjax.tracecore.tracing import arg_aval, convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.tree_util import (
@@ -105,10 +106,17 @@ def leaf_paths(tree: PyTreeDef, prefix: str) -> list[str]:
 
 
 def typematch(a: ShapedArray, b: ShapedArray) -> bool:
-    """Tell whether two avals agree in shape and dtype (weak types aside; ``core.typematch``)."""
+    """Tell whether two avals agree in type, weak types aside (``core.typematch``).
+
+    Shape, dtype and varying manual axes (inside shard_map with ``check_vma``).
+    """
     if type(a) is AbstractToken or type(b) is AbstractToken:
         return a == b
-    return a.shape == b.shape and a.dtype == b.dtype
+    return a.shape == b.shape and a.dtype == b.dtype and _vma(a) == _vma(b)
+
+
+def _vma(aval) -> frozenset:
+    return getattr(aval, "vma", frozenset())
 
 
 def _mismatch_extra(a: ShapedArray, b: ShapedArray) -> str:
@@ -117,7 +125,13 @@ def _mismatch_extra(a: ShapedArray, b: ShapedArray) -> str:
         parts.append("the dtypes do not match")
     if a.shape != b.shape:
         parts.append("the shapes do not match")
-    return ", so " + ", and ".join(parts) if parts else ""
+    if _vma(a) != _vma(b):
+        parts.append("the manual axis types do not match")
+    if not parts:
+        return ""
+    if len(parts) == 1:
+        return ", so " + parts[0]
+    return ", so " + ", ".join(parts[:-1]) + ", and " + parts[-1]
 
 
 def _structure_difference(name1: str, tree1: PyTreeDef, name2: str, tree2: PyTreeDef) -> str:
@@ -182,17 +196,47 @@ def check_tree_and_avals(
         )
     paths = leaf_paths(trees[0], "")
     diffs = [
-        f"The output of {name1}{path} has type {a.str_short()} but the corresponding output "
-        f"of {name2} has type {b.str_short()}{_mismatch_extra(a, b)}."
+        f"the output of {name1}{path} has type {a.str_short()} but the corresponding output "
+        f"of {name2} has type {b.str_short()}{_mismatch_extra(a, b)}"
         for path, a, b in zip(paths, avals[0], avals[1], strict=True)
         if not typematch(a, b)
     ]
     if diffs:
+        if len(diffs) == 1:
+            listed = diffs[0][0].upper() + diffs[0][1:] + ".\n"
+        else:
+            listed = "\n".join(f"  * {d};" for d in diffs[:-1]) + f"\n  * {diffs[-1]}.\n"
         raise TypeError(
-            f"{what} must have equal output types but they differ.\n\n{header}"
-            + "\n".join(diffs)
-            + f"\n\nRevise {name1} and/or {name2} so that all output types match."
+            f"{what} must have equal output types but they differ.\n\n{header}{listed}\n"
+            + _branch_pvary_hint(names, paths, avals)
+            + f"Revise {name1} and/or {name2} so that all output types match."
         )
+
+
+def _branch_pvary_hint(names, paths, avals) -> str:
+    """JAX's ``pcast`` suggestion for branch outputs that differ in varying manual axes.
+
+    As JAX 0.10.2 words it, including its choice of axes (those the *other* branch
+    lacks, so often ``()``).
+    """
+    fixes = [
+        f"applying `jax.lax.pcast(..., {order_axes(_vma(a1) - _vma(a2))}, to='varying')` to "
+        f"the output of {n}{path}"
+        for path, b1, b2 in zip(paths, avals[0], avals[1], strict=True)
+        for n, a1, a2 in ((names[0], b2, b1), (names[1], b1, b2))
+        if not typematch(a1, a2) and _vma(a1) != _vma(a2) and _vma(a2) - _vma(a1)
+    ]
+    if not fixes:
+        return ""
+    if len(fixes) == 1:
+        hint = f"This might be fixed by {fixes[0]}.\n"
+    else:
+        hint = "This might be fixed by:\n" + "\n".join(f"  * {d};" for d in fixes[:-1])
+        hint += f"\n  * {fixes[-1]}.\n"
+    return (
+        hint + "See https://docs.jax.dev/en/latest/notebooks/shard_map.html#scan-vma for more "
+        "information.\n\n"
+    )
 
 
 def check_carry_type(
@@ -223,15 +267,39 @@ def check_carry_type(
         if not typematch(a, b)
     ]
     if diffs:
-        if len(diffs) == 1:
-            listed = diffs[0][0].upper() + diffs[0][1:] + "."
-        else:
-            listed = ";\n".join(f"  * {d}" for d in diffs) + "."
         raise TypeError(
             f"{name} carry input and carry output must have equal types, but they "
-            f"differ:\n\n{listed}\n\nRevise the function so that all output types match "
-            "the corresponding input types."
+            f"differ:\n\n{_listed(diffs)}\n{_pvary_hint(paths, in_avals, out_avals, carry_name)}"
+            "Revise the function so that all output types match the corresponding input types."
         )
+
+
+def _listed(items: list[str]) -> str:
+    """One item as a sentence, several as a bulleted list, as JAX's messages list them."""
+    if len(items) == 1:
+        return items[0][0].upper() + items[0][1:] + ".\n"
+    return "\n".join(f"  * {d};\n" for d in items[:-1]) + f"  * {items[-1]}.\n"
+
+
+def _pvary_hint(paths, in_avals, out_avals, carry_name: str) -> str:
+    """Suggest ``pcast`` for carries that turned varying over manual axes (JAX's hint)."""
+    fixes = [
+        f"applying `jax.lax.pcast(..., {order_axes(_vma(b) - _vma(a))}, to='varying')`, to "
+        f"the initial carry value corresponding to {_carry_component(path, carry_name)}"
+        for path, a, b in zip(paths, in_avals, out_avals, strict=True)
+        if not typematch(a, b) and _vma(b) - _vma(a)
+    ]
+    if not fixes:
+        return ""
+    if len(fixes) == 1:
+        hint = f"This might be fixed by {fixes[0]}.\n"
+    else:
+        hint = "This might be fixed by:\n" + "\n".join(f"  * {d};\n" for d in fixes[:-1])
+        hint += f"  * {fixes[-1]}.\n"
+    return (
+        hint + "See https://docs.jax.dev/en/latest/notebooks/shard_map.html#scan-vma for more "
+        "information.\n\n"
+    )
 
 
 def _carry_component(path: str, carry_name: str) -> str:

@@ -49,7 +49,7 @@ from .. import elementwise as ew
 from .. import structural
 from .._rules import zeros
 from .common import Traced, jaxpr_with_leading_inputs, join_consts
-from .conditionals import cond_p, join_weak_types
+from .conditionals import cond_p, join_out_types
 
 __all__: list[str] = []
 
@@ -81,7 +81,7 @@ def _hoist_and_join(closeds: Sequence[ClosedJaxpr]) -> tuple[tuple, tuple[Closed
         for c in closeds
     ]
     consts, jaxprs = join_consts(traced)
-    return tuple(consts), tuple(join_weak_types(list(jaxprs)))
+    return tuple(consts), tuple(join_out_types(list(jaxprs)))
 
 
 def _trace(fun: Callable, in_avals: Sequence[ShapedArray], debug_info=None) -> ClosedJaxpr:
@@ -187,8 +187,8 @@ def _split_branches(branches, ops_uk: tuple, saveable) -> _Split:
     for j in (*known_branches, *staged_branches):
         assert not j.consts, "cond partial eval: branches derived from const-free ones"
     return _Split(
-        tuple(join_weak_types(known_branches)),
-        tuple(join_weak_types(staged_branches)),
+        tuple(join_out_types(known_branches)),
+        tuple(join_out_types(staged_branches)),
         tuple(out_uk),
         tuple(op_res_list),
         tuple(slots),

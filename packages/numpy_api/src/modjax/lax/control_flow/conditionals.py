@@ -30,6 +30,8 @@ from modjax.runtime.refs import apply_with_refs
 from modjax.tracecore.core import Primitive
 from modjax.tracecore.effects import ordered_effects
 from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.pvary import pvary_p
+from modjax.tracecore.sharding_types import order_axes
 from modjax.tracecore.tracing import trace_to_jaxpr
 from modjax.tracecore.tree_util import tree_flatten, tree_unflatten
 from modjax.tracecore.wrapped_fun import wrap_init
@@ -66,12 +68,21 @@ def _cond_abstract_eval(index, *operands, branches: tuple[ClosedJaxpr, ...]):
             raise TypeError(
                 f"cond: branch {i} takes ({_types(ins)}) but the operands are ({_types(operands)})"
             )
-        if branch.out_avals != out0:
+        # Varying manual axes aside: the user's branches were joined when traced
+        # (``join_out_types``); bodies that rules rewrite are traced without them.
+        if _novma(branch.out_avals) != _novma(out0):
             raise TypeError(
                 f"cond: branch {i} returns ({_types(branch.out_avals)}) but branch 0 returns "
                 f"({_types(out0)})"
             )
+    if len(branches) > 1 and any(_vma(a) for b in branches for a in b.out_avals):
+        columns = zip(*(b.out_avals for b in branches), strict=True)
+        return [col[0].update(vma=frozenset().union(*map(_vma, col))) for col in columns]
     return list(out0)
+
+
+def _novma(avals) -> list:
+    return [a.update(vma=()) if _vma(a) else a for a in avals]
 
 
 def _types(avals) -> str:
@@ -111,33 +122,44 @@ def _trace_branches(branches: Sequence[Callable], operands) -> tuple[list, list]
     return ops_flat, traced
 
 
-def join_weak_types(jaxprs: list[ClosedJaxpr]) -> list[ClosedJaxpr]:
-    """Make every branch return the same weak types: strong where any branch is strong.
+def join_out_types(jaxprs: list[ClosedJaxpr]) -> list[ClosedJaxpr]:
+    """Make every branch return the same weak types and varying manual axes.
 
     JAX's branches may differ only in weak types, and the result is then strongly
-    typed (``cond(p, lambda: 1.0, lambda: x)`` is float32 for float32 ``x``).
+    typed (``cond(p, lambda: 1.0, lambda: x)`` is float32 for float32 ``x``). The
+    user's branches must agree in varying manual axes (checked before, as JAX
+    does); branches that rules rewrite (derivatives inside shard_map, traced without
+    varying types) are given the union, a less varying output cast (a ``pvary``).
     """
     columns = list(zip(*(j.out_avals for j in jaxprs), strict=True))
     weak = [all(getattr(a, "weak_type", False) for a in column) for column in columns]
-    return [_with_out_weak_types(j, weak) for j in jaxprs]
+    vma = [frozenset().union(*(_vma(a) for a in column)) for column in columns]
+    return [_with_out_types(j, weak, vma) for j in jaxprs]
 
 
-def _with_out_weak_types(closed: ClosedJaxpr, weak: list[bool]) -> ClosedJaxpr:
+def _vma(aval) -> frozenset:
+    return getattr(aval, "vma", frozenset())
+
+
+def _with_out_types(closed: ClosedJaxpr, weak: list[bool], vma: list[frozenset]) -> ClosedJaxpr:
+    avals = closed.out_avals
     if all(
-        getattr(a, "weak_type", False) == w for a, w in zip(closed.out_avals, weak, strict=True)
+        getattr(a, "weak_type", False) == w and _vma(a) == v
+        for a, w, v in zip(avals, weak, vma, strict=True)
     ):
         return closed
+
+    def fix(o, w, v):
+        if aval_of(o).weak_type != w:
+            o = ew._convert_element_type(o, aval_of(o).dtype, weak_type=w)
+        missing = v - _vma(aval_of(o))
+        return pvary_p.bind(o, axes=order_axes(missing)) if missing else o
 
     def fun(*args):
         from modjax.tracecore.evaluation import eval_jaxpr
 
         outs = eval_jaxpr(closed.jaxpr, closed.consts, *args)
-        return [
-            ew._convert_element_type(o, aval_of(o).dtype, weak_type=w)
-            if aval_of(o).weak_type != w
-            else o
-            for o, w in zip(outs, weak, strict=True)
-        ]
+        return [fix(o, w, v) for o, w, v in zip(outs, weak, vma, strict=True)]
 
     jaxpr, consts = trace_to_jaxpr(wrap_init(fun, closed.jaxpr.debug_info), closed.in_avals)
     return ClosedJaxpr(jaxpr, consts)
@@ -159,7 +181,7 @@ def _bind_cond(index, branches: Sequence[Callable], what: str, pairs, operands):
             (traced[i].out_avals, traced[j].out_avals),
         )
     consts, jaxprs = join_consts(traced)
-    jaxprs = join_weak_types(jaxprs)
+    jaxprs = join_out_types(jaxprs)
     outs = cond_p.bind(index, *consts, *ops_flat, branches=tuple(jaxprs))
     return tree_unflatten(traced[0].out_tree, outs)
 
@@ -242,6 +264,6 @@ def switch(index, branches: Sequence[Callable], *operands, operand=_NO_OPERAND):
         index,
         branches,
         "switch branches",
-        [(0, "branch 0", i, f"branch {i}") for i in range(1, len(branches))],
+        [(0, "branch 0", i, f"branch{i}") for i in range(1, len(branches))],
         operands,
     )

@@ -45,7 +45,7 @@ from modjax.tracecore.tree_util import tree_flatten, tree_unflatten
 
 from .._common import compare, constant, kind
 from . import python_loops
-from .common import abstractify, check_carry_type, promote_weak_carry, trace_closed, typematch
+from .common import abstractify, check_carry_type, promote_weak_carry, trace_closed
 
 __all__ = ["while_loop", "fori_loop", "scan", "map", "while_p", "scan_p"]
 
@@ -57,9 +57,14 @@ def _types(avals) -> str:
 
 
 def _all_match(avals, expected) -> bool:
-    """Tell whether two lists of avals agree in length, shapes and dtypes (weak types aside)."""
+    """Tell whether two lists of avals agree in length, shapes and dtypes (weak types aside).
+
+    The equations' own consistency check: varying manual axes are checked where the
+    user's functions are traced (``check_carry_type``); bodies that rules rewrite (a
+    shard_map's derivative, say) are traced without them.
+    """
     return len(avals) == len(expected) and all(
-        typematch(a, b) for a, b in zip(avals, expected, strict=True)
+        a.shape == b.shape and a.dtype == b.dtype for a, b in zip(avals, expected, strict=True)
     )
 
 
@@ -264,7 +269,7 @@ def _scan_abstract_eval(
             )
     if len(linear) != len(args):
         raise TypeError(f"scan: linear has {len(linear)} entries for {len(args)} operands")
-    x_avals = [ShapedArray(x.shape[1:], x.dtype, x.weak_type) for x in xs]
+    x_avals = [x.update(shape=x.shape[1:]) for x in xs]
     _check_inputs("scan", "jaxpr", jaxpr, [*consts, *carry, *x_avals])
     outs = jaxpr.out_avals
     carry_out = outs[:num_carry]
@@ -275,7 +280,7 @@ def _scan_abstract_eval(
         )
     if any(type(y) is AbstractToken for y in outs[num_carry:]):
         raise TypeError("scan: a token cannot be stacked as an output of the body; carry it")
-    ys = [ShapedArray((length, *y.shape), y.dtype, y.weak_type) for y in outs[num_carry:]]
+    ys = [y.update(shape=(length, *y.shape)) for y in outs[num_carry:]]
     return [*carry_out, *ys]
 
 
@@ -431,7 +436,7 @@ def scan(f: Callable, init, xs=None, length=None, reverse: bool = False, unroll=
     unroll = _unroll_count(unroll, length)
     init_flat, init_tree = tree_flatten(init)
     x_avals = [abstractify(x) for x in xs_flat]
-    x_avals = [ShapedArray(a.shape[1:], a.dtype, a.weak_type) for a in x_avals]
+    x_avals = [a.update(shape=a.shape[1:]) for a in x_avals]  # keeps varying manual axes
     in_tree = tree_flatten((init, xs))[1]
 
     def trace(carry_avals):

@@ -70,7 +70,7 @@ def _pick(values: Sequence, mask: Sequence[bool], keep: bool = True) -> list:
 
 
 def _stacked(aval: ShapedArray, length: int) -> ShapedArray:
-    return ShapedArray((length, *aval.shape), aval.dtype, aval.weak_type)
+    return aval.update(shape=(length, *aval.shape), sharding=None)
 
 
 def _without_names(debug_info):

@@ -285,7 +285,9 @@ def _while_transpose(cts, *args, **params):
 
 
 def _batched_aval(aval: ShapedArray, size: int) -> ShapedArray:
-    batched = ShapedArray((size, *aval.shape), aval.dtype, aval.weak_type)
+    batched = ShapedArray(
+        (size, *aval.shape), aval.dtype, aval.weak_type, vma=getattr(aval, "vma", frozenset())
+    )
     if type(aval) is AbstractRef:  # a batched reference holds every example's array
         return aval.update(batched)  # type: ignore[return-value]
     return batched

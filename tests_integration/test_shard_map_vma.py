@@ -1,0 +1,120 @@
+"""Varying manual axes as part of types inside shard_map (check_vma=True), against JAX 0.10.2.
+
+One child process (8 CPU devices) evaluates the recorded expressions of
+``data/shard_map_vma_jax.json``: a ``scan``/``while_loop``/``fori_loop`` carry
+that turns varying raises JAX's TypeError (with its ``pcast`` hint), ``cond`` and
+``switch`` branches differing in varying axes raise JAX's TypeError, the
+``pvary`` JAX inserts (operands of elementwise ops, ``select_n``,
+``concatenate``, ``dynamic_slice``, ``dynamic_update_slice``, ``zeros_like``,
+``full_like``, results under out_specs) is inserted alike, and replication
+errors list every failing out_specs entry in JAX's words. Each case compares
+result types and values, the body's result types and the axes of its
+``pvary`` equations, or the error class and message.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+import modjax as jax
+import modjax.numpy as jnp
+from modjax import lax
+from modjax.sharding import AxisType
+from modjax.sharding import PartitionSpec as P
+from modjax.sharding.testing import main, run_checks
+
+DATA = pathlib.Path(__file__).parent / "data" / "shard_map_vma_jax.json"
+_X = P("x")
+
+
+def _env():
+    auto = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+
+    def sm(f, in_specs=_X, out_specs=_X):
+        return jax.shard_map(f, mesh=auto, in_specs=in_specs, out_specs=out_specs)
+
+    return {"jax": jax, "jnp": jnp, "lax": lax, "P": P, "np": np, "sm": sm}
+
+
+def _record(text: str, f, d) -> dict:
+    """What the recording script records for one case (see the data file's ``script``)."""
+    r = jax.tree.leaves(jax.jit(f)(d))
+    res = {
+        "types": [jax.typeof(x).str_short(short_dtypes=True) for x in r],
+        "values": [np.asarray(x).tolist() for x in r],
+    }
+    eqn = jax.make_jaxpr(f)(d).jaxpr.eqns[0]
+    if text.startswith("sm(") and eqn.primitive.name == "shard_map":
+        body = eqn.params["jaxpr"]
+        body = getattr(body, "jaxpr", body)
+        res["body_out_types"] = [v.aval.str_short(short_dtypes=True) for v in body.outvars]
+        axes = {tuple(e.params["axes"]) for e in body.eqns if e.primitive.name == "pvary"}
+        res["pvary_axes"] = [list(a) for a in sorted(axes)]
+    return res
+
+
+def check_cases_match_jax():
+    data = json.loads(DATA.read_text())
+    env = _env()
+    d = np.arange(64, dtype=np.float32).reshape(8, 8) / 10
+    wrong = []
+    for name, text in data["cases"].items():
+        want = data["results"][name]
+        try:
+            got = _record(text, eval(text, env), d)
+        except Exception as ex:
+            got = {"error": type(ex).__name__, "message": str(ex)}
+        if "error" in want or "error" in got:
+            if (got.get("error"), got.get("message")) != (want.get("error"), want.get("message")):
+                wrong.append(f"{name}: got {got.get('error')} {got.get('message')!r:.2000}")
+            continue
+        for key in ("types", "body_out_types", "pvary_axes"):
+            if got.get(key) != want.get(key):
+                wrong.append(f"{name}: {key} {got.get(key)} != JAX's {want.get(key)}")
+        for a, b in zip(got["values"], want["values"], strict=True):
+            if not np.allclose(np.asarray(a), np.asarray(b), rtol=1e-5):
+                wrong.append(f"{name}: values differ")
+    assert not wrong, "\n".join(wrong)
+
+
+def check_scan_carry_error_names_every_component():
+    # Three differing carry components: JAX separates the bullets with blank lines.
+    env = _env()
+    f = env["sm"](
+        lambda a: lax.scan(
+            lambda c, xi: ((c[0] + xi, c[1] + xi, c[2] + xi), None),
+            (jnp.ones(8), jnp.ones(8), jnp.ones(8)),
+            a,
+        )[0][0][None]
+    )
+    try:
+        f(np.ones((8, 8), np.float32))
+    except TypeError as ex:
+        text = str(ex)
+    else:
+        raise AssertionError("a carry turning varying must raise")
+    assert "  * the input carry component c[0] has type float32[8] but" in text, text
+    assert "do not match;\n\n  * the input carry component c[1]" in text, text
+    assert "(c[2]" not in text and "corresponding to the input carry component c[2].\n" in text
+
+
+CHECKS = [check_cases_match_jax, check_scan_carry_error_names_every_component]
+
+
+@pytest.fixture(scope="module")
+def results():
+    return run_checks(__file__)
+
+
+@pytest.mark.parametrize("name", [c.__name__ for c in CHECKS])
+def test_on_8_devices(results, name):
+    error = results[name]
+    assert error is None, error
+
+
+if __name__ == "__main__":
+    main(CHECKS)
