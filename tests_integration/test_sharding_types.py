@@ -150,12 +150,78 @@ def check_inspect_array_sharding_inside_jit():
         raise AssertionError("an automatic layout is the compiler's choice")
 
 
+#: One primitive each, run eagerly on ``c`` (f32[4@x,8,8@y]) and ``m`` (f32[8@x,8]): JAX 0.10.2's
+#: eager result types (``jax.typeof(y)``), which its ``y.sharding`` spells too.
+EAGER_OPS = {
+    "slice": ("lambda c, m: lax.slice(c, (0, 0, 0), (4, 8, 4))", "f32[4@x,8,4@y]"),
+    "slice_mid": ("lambda c, m: lax.slice(c, (0, 2, 0), (4, 6, 8))", "f32[4@x,4,8@y]"),
+    "dynamic_slice": ("lambda c, m: lax.dynamic_slice(c, (0, 1, 0), (4, 4, 8))", "f32[4@x,4,8@y]"),
+    "dynamic_slice_cut": (
+        "lambda c, m: lax.dynamic_slice(c, (0, 0, 0), (4, 8, 4))",
+        "f32[4@x,8,4@y]",
+    ),
+    "dynamic_update_slice": (
+        "lambda c, m: lax.dynamic_update_slice(c, lax.slice(c, (0, 0, 0), (4, 2, 8)), (0, 3, 0))",
+        "f32[4@x,8,8@y]",
+    ),
+    "transpose": ("lambda c, m: lax.transpose(c, (2, 0, 1))", "f32[8@y,4@x,8]"),
+    "reduce_sum": ("lambda c, m: c.sum(1)", "f32[4@x,8@y]"),
+    "reduce_max": ("lambda c, m: lax.reduce_max(c, (0,))", "f32[8,8@y]"),
+    "cumsum": ("lambda c, m: jnp.cumsum(c, axis=1)", "f32[4@x,8,8@y]"),
+    "sort": ("lambda c, m: lax.sort(c, dimension=1)", "f32[4@x,8,8@y]"),
+    "rev": ("lambda c, m: lax.rev(c, (1,))", "f32[4@x,8,8@y]"),
+    "pad": ("lambda c, m: lax.pad(c, 0.0, ((0, 0, 0), (1, 1, 0), (0, 0, 0)))", "f32[4@x,10,8@y]"),
+    "broadcast_in_dim": ("lambda c, m: lax.broadcast_in_dim(m, (3, 8, 8), (1, 2))", "f32[3,8@x,8]"),
+    "squeeze": (
+        "lambda c, m: lax.squeeze(lax.slice(c, (0, 0, 0), (4, 1, 8)), (1,))",
+        "f32[4@x,8@y]",
+    ),
+    "expand_dims": ("lambda c, m: lax.expand_dims(m, (1,))", "f32[8@x,1,8]"),
+    "reshape": ("lambda c, m: lax.reshape(c, (2, 2, 8, 8))", "f32[2@x,2,8,8@y]"),
+    "dot_general": (
+        "lambda c, m: lax.dot_general(c, jnp.ones((8, 3)), (((2,), (0,)), ((), ())))",
+        "f32[4@x,8,3]",
+    ),
+    "select_n": ("lambda c, m: lax.select(c > 3, c, -c)", "f32[4@x,8,8@y]"),
+    "sin": ("lambda c, m: jnp.sin(c)", "f32[4@x,8,8@y]"),
+    "add": ("lambda c, m: c + c", "f32[4@x,8,8@y]"),
+    "convert_element_type": ("lambda c, m: c.astype(jnp.int32)", "i32[4@x,8,8@y]"),
+    "argmax": ("lambda c, m: jnp.argmax(c, axis=1)", "i32[4@x,8@y]"),
+    "concatenate": ("lambda c, m: lax.concatenate([c, c], 1)", "f32[4@x,16,8@y]"),
+    "take": ("lambda c, m: jnp.take(c, jnp.array([0, 2]), axis=1)", "f32[4@x,2,8@y]"),
+    "index_int": ("lambda c, m: c[:, 3]", "f32[4@x,8@y]"),
+    "clamp": ("lambda c, m: lax.clamp(0.0, c, 5.0)", "f32[4@x,8,8@y]"),
+    "cumprod": ("lambda c, m: lax.cumprod(c, axis=1)", "f32[4@x,8,8@y]"),
+    "reduce_precision": ("lambda c, m: lax.reduce_precision(c, 5, 10)", "f32[4@x,8,8@y]"),
+    "integer_pow": ("lambda c, m: lax.integer_pow(c, 2)", "f32[4@x,8,8@y]"),
+}
+
+
+def check_eager_results_typed_as_under_jit():
+    # An eager primitive's result is laid out as its sharding rule types it (JAX's
+    # `jax.typeof(y).sharding`), not as XLA would choose: equal to jit's result.
+    env = _env()
+    c, m = env["c"], env["f"]
+    wrong = []
+    for name, (text, want) in EAGER_OPS.items():
+        f = eval(text, env)
+        y, z = f(c, m), jax.jit(f)(c, m)
+        ty, tz = (jax.typeof(v).str_short(short_dtypes=True) for v in (y, z))
+        if ty != tz or (want is not None and ty != want):
+            wrong.append(f"{name}: eager {ty}, jit {tz}, JAX {want}")
+        if y.sharding != jax.typeof(y).sharding or y.sharding != z.sharding:
+            wrong.append(f"{name}: eager sharding {y.sharding}, jit {z.sharding}")
+        np.testing.assert_allclose(np.asarray(y), np.asarray(z), rtol=1e-6)
+    assert not wrong, "\n".join(wrong)
+
+
 CHECKS = [
     check_cases_match_jax,
     check_aval_sharding_and_printing,
     check_jit_retraces_per_type_and_outputs_follow_types,
     check_named_sharding_on_an_abstract_mesh,
     check_inspect_array_sharding_inside_jit,
+    check_eager_results_typed_as_under_jit,
 ]
 
 

@@ -8,6 +8,7 @@ stay as they are.
 
 from __future__ import annotations
 
+from modjax.batching.primitives import moveaxis_p
 from modjax.tracecore.abstract import sharding_entries
 from modjax.tracecore.sharding_types import (
     ShardingTypeError,
@@ -95,6 +96,16 @@ for _p in (
     sharding_rules[_p] = reduce_rule
 sharding_rules[dot_general_p] = dot_general_rule
 sharding_rules[transpose_p] = transpose_rule
+
+
+def _moveaxis(avals, out, *, source, destination, **_):
+    # vmap's axis move (out_axes): a transpose, its entry moving with the axis.
+    perm = list(range(len(out.shape)))
+    perm.insert(destination, perm.pop(source))
+    return transpose_rule(avals, out, permutation=perm)
+
+
+sharding_rules[moveaxis_p] = _moveaxis
 sharding_rules[broadcast_in_dim_p] = broadcast_in_dim_rule
 sharding_rules[squeeze_p] = squeeze_rule
 sharding_rules[reshape_p] = _reshape

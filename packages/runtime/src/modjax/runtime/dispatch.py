@@ -34,7 +34,7 @@ from .executable import (
     raise_if_deleted,
 )
 from .extended import call_checks, checked_run
-from .spmd import SpmdTarget
+from .spmd import SpmdTarget, type_out_shardings
 
 __all__ = ["apply_primitive", "clear_cache", "stats"]
 
@@ -241,8 +241,16 @@ def _one_equation(prim, avals, params) -> ClosedJaxpr:
 def _compile_primitive(prim, avals, params, device, committed) -> Executable:
     if no_tracing.value:  # an eager op of a new signature traces its one-equation program
         raise RuntimeError(f"re-tracing function {prim.name} for `jit`, but 'no_tracing' is set")
+    closed = _one_equation(prim, avals, params)
+    if isinstance(device, SpmdTarget) and device.out_shardings is None:
+        # As under jit: results typed over a mesh of explicit axes are laid out as the
+        # primitive's sharding rule types them (JAX's eager result is the rule's type),
+        # not as XLA would choose.
+        outs = type_out_shardings(closed.out_avals)
+        if outs is not None:
+            device = device.with_outputs(outs)
     executable = compile_jaxpr(
-        _one_equation(prim, avals, params),
+        closed,
         device,
         name=prim.name,
         keep_unused=True,
