@@ -64,8 +64,15 @@ def _all_match(avals, expected) -> bool:
     shard_map's derivative, say) are traced without them.
     """
     return len(avals) == len(expected) and all(
-        a.shape == b.shape and a.dtype == b.dtype for a, b in zip(avals, expected, strict=True)
+        _same_type(a, b) for a, b in zip(avals, expected, strict=True)
     )
+
+
+def _same_type(a, b) -> bool:
+    # Tokens have no shape or dtype; their types are simply equal.
+    if hasattr(a, "shape") and hasattr(b, "shape"):
+        return a.shape == b.shape and a.dtype == b.dtype
+    return a == b
 
 
 def _check_inputs(prim: str, what: str, jaxpr: ClosedJaxpr, avals) -> None:
