@@ -8,7 +8,9 @@ at ``disallow_explicit`` and with the host path refused); a ``jit`` may use
 several meshes over the same devices (one Shardy mesh each, as JAX emits);
 a jit nested in another transformation keeps its ``in_shardings`` and
 ``out_shardings`` on its equation, transformed by vmap, jvp and transposition
-as JAX 0.10.2 does, and constrains its call boundary when lowered.
+as JAX 0.10.2 does, and constrains its call boundary when lowered; arrays
+move between memory kinds (``device``, ``pinned_host``, ``unpinned_host``) and
+to ``jax.memory.Space``s; pickling matches JAX's.
 """
 
 from __future__ import annotations
@@ -267,6 +269,80 @@ def check_nested_jit_shardings_under_grad():
     assert eqn.params["out_shardings"] == (outs, outs), eqn.params
 
 
+def check_memory_kinds_and_memory_spaces():
+    d = jax.devices()
+    mesh = Mesh(np.array(d).reshape(2, 4), ("x", "y"))
+    want = _value()
+    assert [m.kind for m in d[0].addressable_memories()] == [
+        "device",
+        "pinned_host",
+        "unpinned_host",
+    ]
+    x = jax.device_put(want, NamedSharding(mesh, P("x")))
+    targets = [
+        NamedSharding(mesh, P("x"), memory_kind="pinned_host"),
+        NamedSharding(mesh, P("y"), memory_kind="pinned_host"),
+        NamedSharding(mesh, P(), memory_kind="unpinned_host"),
+        SingleDeviceSharding(d[2], memory_kind="pinned_host"),
+    ]
+    for target in targets:
+        with _no_host():
+            y = jax.device_put(x, target)
+            z = jax.device_put(y, NamedSharding(mesh, P("x")))
+        _check_placed(y, target, want)
+        assert y.sharding.memory_kind == target.memory_kind
+        _check_placed(z, NamedSharding(mesh, P("x")), want)
+        assert z.sharding.memory_kind == "device"
+    # jax.memory.Space: the same devices and layout in that memory (JAX 0.10.2's answers)
+    with _no_host():
+        y = jax.device_put(x, jax.memory.Space.Host)
+    assert y.sharding == NamedSharding(mesh, P("x"), memory_kind="pinned_host"), y.sharding
+    back = jax.device_put(y, jax.memory.Space.Device)
+    assert back.sharding == NamedSharding(mesh, P("x")), back.sharding
+    h = jax.device_put(np.ones(3, np.float32), jax.memory.Space.Host)
+    assert h.sharding == SingleDeviceSharding(d[0], memory_kind="pinned_host") and h.committed
+    np.testing.assert_array_equal(np.asarray(h), np.ones(3, np.float32))
+    for bad, error in (
+        (lambda: NamedSharding(mesh, P(), memory_kind="bogus"), ValueError),
+        (lambda: jax.device_put(1.0, jax.memory.Space.Any), ValueError),
+        (
+            lambda: jax.jit(lambda v: jax.device_put(v, jax.memory.Space.Host))(x),
+            NotImplementedError,
+        ),
+        (
+            lambda: jax.jit(
+                lambda v: v, out_shardings=NamedSharding(mesh, P(), memory_kind="pinned_host")
+            )(x),
+            NotImplementedError,
+        ),
+    ):
+        try:
+            bad()
+        except error:
+            pass
+        else:
+            raise AssertionError(f"expected {error.__name__}")
+
+
+def check_pickling_follows_jax():
+    import pickle
+
+    from modjax.sharding import AbstractMesh
+
+    mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("x", "y"))
+    # as in JAX 0.10.2 on CPU: specs and abstract meshes pickle; devices do not, so
+    # neither do meshes and shardings over them (TypeError)
+    for obj in (P("x", None), P(("x", "y")), AbstractMesh((2, 4), ("x", "y"))):
+        assert pickle.loads(pickle.dumps(obj)) == obj, obj
+    for obj in (mesh, NamedSharding(mesh, P("x")), SingleDeviceSharding(jax.devices()[0])):
+        try:
+            pickle.dumps(obj)
+        except TypeError as err:
+            assert "Device" in str(err), err
+        else:
+            raise AssertionError(f"{obj!r} pickled")
+
+
 CHECKS = [
     check_device_put_between_device_sets_stays_on_devices,
     check_uncommitted_arrays_move_into_a_sharded_program_on_devices,
@@ -275,6 +351,8 @@ CHECKS = [
     check_nested_jit_keeps_its_shardings,
     check_nested_jit_shardings_under_vmap,
     check_nested_jit_shardings_under_grad,
+    check_memory_kinds_and_memory_spaces,
+    check_pickling_follows_jax,
 ]
 
 

@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import contextlib
-import enum
 import functools
 import platform as _platform
 import sys
@@ -21,6 +20,7 @@ import numpy as np
 
 from modjax import runtime
 from modjax.runtime import _xla
+from modjax.runtime.memory import MemorySpace
 from modjax.tracecore import get_aval, source_info
 from modjax.tracecore.tree_util import tree_leaves
 
@@ -112,23 +112,6 @@ def print_environment_info(return_string: bool = False) -> str | None:
         return text
     print(text)
     return None
-
-
-class MemorySpace(enum.Enum):
-    """Where an array's memory lives (jax.memory.Space): ``Device``, ``Host`` or ``Any``.
-
-    modjax's CPU devices have one memory (the default kind), so the names are for
-    programs that spell them; placing arrays by memory space is not supported.
-    """
-
-    Device = enum.auto()
-    Host = enum.auto()
-    Any = enum.auto()
-
-    def __repr__(self) -> str:
-        return f"MemorySpace.{self.name}"
-
-    __hash__ = object.__hash__  # by identity, as JAX's (Enum hashes the member's name)
 
 
 #: ``jax.memory``: a namespace holding ``Space``.

@@ -33,6 +33,7 @@ from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_unflatten
 from . import _xla
 from .backends import Device, default_device
 from .device_reshard import reshard_between_devices
+from .memory import MemorySpace, space_memory_kind
 from .sharding import (
     Sharding,
     SingleDeviceSharding,
@@ -177,6 +178,22 @@ def _target_sharding(device_or_sharding) -> tuple[Sharding | None, bool]:
     )
 
 
+def _in_memory(x: Any, kind: str) -> Sharding:
+    """The sharding ``device_put(x, memory_space)`` gives ``x``: its own, in memory ``kind``."""
+    base = x
+    if type(x) is Token:
+        base = x._buf
+    elif type(x) is not ArrayImpl and isinstance(x, _xla.Array):
+        base = x._base_array
+    if type(base) is ArrayImpl:
+        return base._sharding.with_memory_kind(kind)
+    if isinstance(x, core.Tracer):
+        raise NotImplementedError(
+            "device_put to a memory space (jax.memory.Space) inside jit or another transformation"
+        )
+    return single_device_sharding(default_device(), kind)
+
+
 def _put_leaf(x: Any, sharding: Sharding | None, committed: bool):
     if type(x) is not ArrayImpl and isinstance(x, _xla.Array):
         # An array of an extended dtype (runtime.extended): place its data.
@@ -196,17 +213,20 @@ def _put_leaf(x: Any, sharding: Sharding | None, committed: bool):
     return put_host_value(value, aval, sharding, committed)
 
 
-def device_put(x: Any, device: Device | Sharding | None = None, *, donate: bool = False):
+def device_put(
+    x: Any, device: Device | Sharding | MemorySpace | None = None, *, donate: bool = False
+):
     """Place ``x`` (a pytree of arrays and scalars) on ``device`` (``jax.device_put``).
 
-    ``device`` is a Device, a Sharding, or None: None leaves Arrays where they
+    ``device`` is a Device, a Sharding, a memory space (``jax.memory.Space``:
+    the same devices and layout in that memory; host values on the default
+    device) or None: None leaves Arrays where they
     are and puts host values on the default device *uncommitted* (a later jit
     may move them); an explicit target commits the result to it. numpy arrays
     are copied (never aliased) and their dtype canonicalized; Python scalars
     become weakly typed arrays. With ``donate=True`` the source Arrays are
     deleted once copied.
     """
-    sharding, committed = _target_sharding(device)
     leaves, treedef = tree_flatten(x)
     if (device is None or isinstance(device, Device)) and any(  # type: ignore[misc]
         isinstance(leaf, core.Tracer) for leaf in leaves
@@ -217,7 +237,12 @@ def device_put(x: Any, device: Device | Sharding | None = None, *, donate: bool 
             *leaves, devices=(device,) * n, srcs=(None,) * n, copy_semantics=(semantics,) * n
         )
         return tree_unflatten(treedef, outs)
-    out = [_put_leaf(leaf, sharding, committed) for leaf in leaves]
+    if isinstance(device, MemorySpace):
+        kind = space_memory_kind(device)
+        out = [_put_leaf(leaf, _in_memory(leaf, kind), True) for leaf in leaves]
+    else:
+        sharding, committed = _target_sharding(device)
+        out = [_put_leaf(leaf, sharding, committed) for leaf in leaves]
     if donate:
         for leaf, new in zip(leaves, out, strict=True):
             if type(leaf) is ArrayImpl and new is not leaf and not _shares_buffers(leaf, new):
@@ -243,7 +268,9 @@ device_put_p.def_impl(
 )
 
 
-def explicit_device_put(x: Any, device: Device | Sharding | None = None, *, donate: bool = False):
+def explicit_device_put(
+    x: Any, device: Device | Sharding | MemorySpace | None = None, *, donate: bool = False
+):
     """``device_put`` as a user calls it: its transfers are *explicit* (``jax.device_put``).
 
     Transfer guards at "disallow" let explicit transfers through and stop only
@@ -320,7 +347,7 @@ def _device_arrays(x: Array) -> list[tuple[Device, Array]]:
     aval = aval_of(shard_shape, x.aval.dtype, x.aval.weak_type)
     for piece in x._arrays:
         device = piece.sharding._device
-        sharding = single_device_sharding(device)
+        sharding = single_device_sharding(device, x._sharding.memory_kind)
         out.append((device, ArrayImpl(aval, sharding, [piece], x._committed, True)))
     return out
 

@@ -17,6 +17,10 @@ differs from ``sharding`` (JAX 0.10's ``_device_put_sharding_impl`` and
   assembled on one source device (a jitted identity to the replicated
   layout), copied to every target device and split there by the jitted
   identity. JAX fetches the array to the host in that last case.
+
+Another memory kind (``pinned_host``, ``unpinned_host``): with the same devices
+and layout, one copy into that memory; otherwise the array moves in the
+default memory and is then copied into the target's.
 """
 
 from __future__ import annotations
@@ -98,10 +102,40 @@ def _whole(x):
     return x._arrays[0]
 
 
+def _default_kind(sharding: Sharding) -> str:
+    return sharding._device_assignment[0].default_memory().kind
+
+
+def _change_memory(x, sharding: Sharding, aval, committed: bool):
+    """Return ``x`` on ``sharding``, whose memory kind differs from ``x``'s.
+
+    Same devices and layout: one copy into the other memory (jaxlib's
+    ``copy_array_to_devices_with_sharding``, as JAX). Otherwise the array moves
+    in the default memory, then is copied into the target's.
+    """
+    source = x._sharding
+    ndim = len(x.shape)
+    same_place = sharding.with_memory_kind(source.memory_kind)
+    if source._device_assignment == same_place._device_assignment and (
+        source is same_place or source.is_equivalent_to(same_place, ndim)
+    ):
+        return _rewrap(_copy_by_position(x, sharding), aval, sharding, committed)
+    default = _default_kind(source)
+    if source.memory_kind != default:
+        here = source.with_memory_kind(default)
+        x = _rewrap(_copy_by_position(x, here), aval, here, True)
+    moved = reshard_between_devices(x, sharding.with_memory_kind(default), True)
+    if sharding.memory_kind == default:
+        return _rewrap(moved, aval, sharding, committed)
+    return _rewrap(_copy_by_position(moved, sharding), aval, sharding, committed)
+
+
 def reshard_between_devices(x, sharding: Sharding, committed: bool):
     """Return the device Array ``x`` placed on ``sharding`` without a host round trip."""
     source = x._sharding
     aval = x.aval.update(sharding=None) if x.aval.sharding is not None else x.aval
+    if source.memory_kind != sharding.memory_kind:
+        return _change_memory(x, sharding, aval, committed)
     if (
         _is_multi(source)
         and _is_multi(sharding)

@@ -158,6 +158,8 @@ def spmd_target(
     """
     n = len(leaves)
     given = list(in_shardings) if in_shardings is not None else [None] * n
+    _check_default_memory(given, "in_shardings")
+    _check_default_memory(out_shardings or (), "out_shardings")
     arg_shardings: list[Sharding | None] = []
     pairs = []
     for i, (x, s) in enumerate(zip(leaves, given, strict=True)):
@@ -194,6 +196,18 @@ def spmd_target(
         else [None if type(s) is SingleDeviceSharding else s for s in outs],
         context,
     )
+
+
+def _check_default_memory(shardings, what: str) -> None:
+    for s in shardings:
+        if s is None or s.memory_kind is None:
+            continue
+        default = s._device_assignment[0].default_memory().kind
+        if s.memory_kind != default:
+            raise NotImplementedError(
+                f"jit {what} in memory kind {s.memory_kind!r} (only the default, {default!r}): "
+                f"{s!r}"
+            )
 
 
 def _same_placement(a: Sharding, b: Sharding, x) -> bool:
