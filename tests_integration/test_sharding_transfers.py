@@ -311,7 +311,7 @@ def check_memory_kinds_and_memory_spaces():
         ),
         (
             lambda: jax.jit(
-                lambda v: v, out_shardings=NamedSharding(mesh, P(), memory_kind="pinned_host")
+                lambda v: jax.device_put(v, NamedSharding(mesh, P(), memory_kind="pinned_host"))
             )(x),
             NotImplementedError,
         ),
@@ -322,6 +322,63 @@ def check_memory_kinds_and_memory_spaces():
             pass
         else:
             raise AssertionError(f"expected {error.__name__}")
+
+
+def check_jit_shardings_in_other_memory_kinds():
+    d = jax.devices()
+    mesh = Mesh(np.array(d).reshape(2, 4), ("x", "y"))
+    want = _value()
+    x = jax.device_put(want, NamedSharding(mesh, P("x")))
+    pinned = NamedSharding(mesh, P(), memory_kind="pinned_host")
+    unpinned = NamedSharding(mesh, P(), memory_kind="unpinned_host")
+    # out_shardings in another memory: the result is moved there (JAX 0.10.2's answers)
+    f = jax.jit(lambda v, w: (v * 2, w), out_shardings=(pinned, None))
+    a, b = f(x, x)
+    assert a.sharding == pinned and b.sharding == NamedSharding(mesh, P("x")), (a, b)
+    assert b.sharding.memory_kind == "device"
+    np.testing.assert_array_equal(np.asarray(a), want * 2)
+    np.testing.assert_array_equal(np.asarray(b), want)
+    text = f.lower(x, x).as_text()
+    # as JAX lowers it: every argument and result carries its memory kind, and the
+    # result in pinned_host is placed there by annotate_device_placement
+    assert text.count('mhlo.memory_kind = "device"') == 3, text
+    assert text.count('mhlo.memory_kind = "pinned_host"') == 1, text
+    assert (
+        'stablehlo.custom_call @annotate_device_placement(%1) {backend_config = "", '
+        "has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = "
+        '"pinned_host"}}' in text
+    ), text
+    c = jax.jit(lambda v: v * 2, out_shardings=unpinned)(x)
+    assert c.sharding == unpinned, c.sharding
+    np.testing.assert_array_equal(np.asarray(c), want * 2)
+    # in_shardings in another memory: arguments there are taken as they are; host
+    # values are put there (the result is in the default memory, as JAX's)
+    y = jax.device_put(x, pinned)
+    g = jax.jit(lambda v: v * 2, in_shardings=pinned)
+    np.testing.assert_array_equal(np.asarray(g(y)), want * 2)
+    assert 'mhlo.memory_kind = "pinned_host", sdy.sharding' in g.lower(y).as_text()
+    h = g(np.ones((8, 8), np.float32))
+    assert h.sharding == NamedSharding(mesh, P()), h.sharding
+    np.testing.assert_array_equal(np.asarray(h), np.full((8, 8), 2.0, np.float32))
+    try:
+        g(x)
+    except ValueError as err:
+        assert str(err) == (
+            "Memory kinds passed to jax.jit does not match memory kind on the respective "
+            "arg. Got jit memory kind: pinned_host, arg memory kind: device for arg type: "
+            "float32[8,8]"
+        ), err
+    else:
+        raise AssertionError("expected ValueError")
+    # not supported: one device's SingleDeviceSharding in another memory kind
+    try:
+        jax.jit(
+            lambda v: v + 1, out_shardings=SingleDeviceSharding(d[0], memory_kind="pinned_host")
+        )(np.ones(3, np.float32))
+    except NotImplementedError as err:
+        assert "memory kind" in str(err), err
+    else:
+        raise AssertionError("expected NotImplementedError")
 
 
 def check_pickling_follows_jax():
@@ -352,6 +409,7 @@ CHECKS = [
     check_nested_jit_shardings_under_vmap,
     check_nested_jit_shardings_under_grad,
     check_memory_kinds_and_memory_spaces,
+    check_jit_shardings_in_other_memory_kinds,
     check_pickling_follows_jax,
 ]
 

@@ -509,6 +509,24 @@ def custom_call(
     return list(op.results)
 
 
+def annotate_device_placement(value: ir.Value, memory_kind: str) -> ir.Value:
+    """Place ``value`` in memory ``memory_kind`` (XLA's ``annotate_device_placement`` call).
+
+    The memory is named by the ``_xla_buffer_placement`` frontend attribute, as
+    JAX emits it for a result whose ``out_shardings`` are in another memory kind.
+    """
+    attrs = {"_xla_buffer_placement": string_attr(memory_kind)}
+    (out,) = custom_call(
+        "annotate_device_placement",
+        [value.type],
+        [value],
+        has_side_effect=True,
+        api_version=1,
+        op_attributes={"mhlo.frontend_attributes": ir.DictAttr.get(attrs)},
+    )
+    return out
+
+
 def u64_attr(value: int) -> ir.IntegerAttr:
     """Return an unsigned 64-bit integer attribute (``5 : ui64``)."""
     return ir.IntegerAttr.get(ir.IntegerType.get_unsigned(64), int(value))

@@ -657,6 +657,9 @@ def lower_jaxpr_to_module(
     platform: str = "cpu",
     sdy_mesh: Sequence[tuple[str, int]] | None = None,
     sdy_meshes: Sequence[Sequence[tuple[str, int]]] = (),
+    arg_memory_kinds: Sequence[str | None] | None = None,
+    result_memory_kinds: Sequence[str | None] | None = None,
+    result_placements: Sequence[str | None] | None = None,
 ) -> LoweredModule:
     """Lower a ClosedJaxpr to a StableHLO module (JAX's ``mlir.lower_jaxpr_to_module``).
 
@@ -670,7 +673,11 @@ def lower_jaxpr_to_module(
     mesh ``@mesh`` those refer to, and ``sdy_meshes`` further meshes over the
     same devices, ``@mesh_0``, ``@mesh_1``, ... in order (``sdy_mesh_symbol``).
     ``num_partitions``/``num_replicas`` become module attributes when above 1.
-    ``platform`` selects platform rules.
+    ``arg_memory_kinds``/``result_memory_kinds`` (a memory kind or None per
+    value) become ``mhlo.memory_kind`` attributes; ``result_placements`` (a
+    memory kind or None per result) moves a result into that memory with an
+    ``annotate_device_placement`` custom call, as JAX lowers ``out_shardings``
+    in another memory kind. ``platform`` selects platform rules.
     An ordered effect of the jaxpr adds a token argument and result to ``main``
     (first, in the order of ``LoweredModule.ordered_effects``), so that the
     runtime orders effects across calls. Raises LoweringError naming the failing
@@ -687,6 +694,9 @@ def lower_jaxpr_to_module(
     aliases = _input_output_aliases(
         in_avals, out_avals, donated, None if result_shardings is None else out_shardings
     )
+    in_kinds = _per_arg("arg_memory_kinds", arg_memory_kinds, len(in_avals), None)
+    out_kinds = _per_arg("result_memory_kinds", result_memory_kinds, len(out_avals), None)
+    placements = _per_arg("result_placements", result_placements, len(out_avals), None)
     with _mlir.lowering_scope() as context, _mlir.unknown_location():
         module_attrs = {}
         if num_partitions > 1:
@@ -713,6 +723,9 @@ def lower_jaxpr_to_module(
                 key, value = _mlir.sharding_attr(sharding)
                 attrs[key] = value
         result_attrs = [dict([_mlir.sharding_attr(s)]) if s else {} for s in out_shardings]
+        for attrs, kind in zip((*arg_attrs, *result_attrs), (*in_kinds, *out_kinds), strict=True):
+            if kind is not None:
+                attrs["mhlo.memory_kind"] = _mlir.string_attr(kind)
         arg_names = getattr(jaxpr.debug_info, "arg_names", None)
         arg_locs = None
         if arg_names is not None and len(arg_names) == len(in_avals) and in_avals:
@@ -740,6 +753,10 @@ def lower_jaxpr_to_module(
             arguments = list(block.arguments)
             mctx.tokens.update(zip(effects, arguments[:n_tokens], strict=True))
             outs = _lower_jaxpr(mctx, jaxpr, consts, arguments[n_tokens:])
+            outs = [
+                out if kind is None else _mlir.annotate_device_placement(out, kind)
+                for out, kind in zip(outs, placements, strict=True)
+            ]
             _mlir.function_return(tokens_in(mctx, effects) + outs)
         problems = _mlir.verify(module)
     if problems is not None:

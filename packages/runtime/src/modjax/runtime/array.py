@@ -189,7 +189,8 @@ def _in_memory(x: Any, kind: str) -> Sharding:
         return base._sharding.with_memory_kind(kind)
     if isinstance(x, core.Tracer):
         raise NotImplementedError(
-            "device_put to a memory space (jax.memory.Space) inside jit or another transformation"
+            "device_put to a memory space (jax.memory.Space) inside jit or another "
+            "transformation (memory spaces in types)"
         )
     return single_device_sharding(default_device(), kind)
 
@@ -237,6 +238,16 @@ def device_put(
             *leaves, devices=(device,) * n, srcs=(None,) * n, copy_semantics=(semantics,) * n
         )
         return tree_unflatten(treedef, outs)
+    if (
+        isinstance(device, Sharding)
+        and device.memory_kind is not None
+        and device.memory_kind != device._device_assignment[0].default_memory().kind
+        and any(isinstance(leaf, core.Tracer) for leaf in leaves)
+    ):  # JAX carries the memory in the value's type (memory spaces in avals)
+        raise NotImplementedError(
+            f"device_put to memory kind {device.memory_kind!r} inside jit or another "
+            "transformation (memory spaces in types)"
+        )
     if isinstance(device, MemorySpace):
         kind = space_memory_kind(device)
         out = [_put_leaf(leaf, _in_memory(leaf, kind), True) for leaf in leaves]

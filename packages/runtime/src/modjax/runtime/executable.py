@@ -555,6 +555,30 @@ def _spmd_annotations(target: SpmdTarget, pruned, n_consts: int, used_args) -> d
         "num_partitions": len(target.devices),
         "sdy_mesh": meshes[0],
         "sdy_meshes": meshes[1:],
+        **_memory_kind_annotations(target, in_shardings, outs),
+    }
+
+
+def _memory_kind_annotations(target: SpmdTarget, in_shardings, out_shardings) -> dict:
+    """The memory kinds of an SPMD program's arguments and results, as JAX annotates them.
+
+    Only a program with jit shardings in a memory kind other than the default has
+    them: then every argument and result carries ``mhlo.memory_kind`` (its
+    sharding's, else the default), and each result given another memory kind
+    is moved there by ``annotate_device_placement``.
+    """
+    if not target.memory_kinds:
+        return {}
+    default = target.devices[0].default_memory().kind
+
+    def kind(s):
+        return default if s is None or s.memory_kind is None else s.memory_kind
+
+    result_kinds = [kind(s) for s in out_shardings]
+    return {
+        "arg_memory_kinds": [kind(s) for s in in_shardings],
+        "result_memory_kinds": result_kinds,
+        "result_placements": [None if k == default else k for k in result_kinds],
     }
 
 
@@ -605,6 +629,12 @@ def _compiled_shardings(xla, target: SpmdTarget, in_avals, out_avals, kept, n_co
         s if s is not None else context._from_hlo_sharding(_xla.hlo_sharding(outs[j]), len(a.shape))
         for j, (s, a) in enumerate(zip(given_out, out_avals, strict=True))
     ]
+    if target.memory_kinds:  # XLA's choices in the memory the program left them in
+        kinds = xla.get_output_memory_kinds()[0]
+        out_shardings = [
+            s if s.memory_kind == k else s.with_memory_kind(k)
+            for s, k in zip(out_shardings, kinds, strict=True)
+        ]
     return in_shardings, out_shardings
 
 

@@ -44,7 +44,15 @@ class SpmdTarget:
     Shardy mesh and converts XLA's choices back into shardings.
     """
 
-    __slots__ = ("devices", "in_shardings", "out_shardings", "context", "_key", "_hash")
+    __slots__ = (
+        "devices",
+        "in_shardings",
+        "out_shardings",
+        "context",
+        "memory_kinds",
+        "_key",
+        "_hash",
+    )
 
     def __init__(self, devices, in_shardings, out_shardings, context: Sharding):
         self.devices: tuple[Device, ...] = tuple(devices)
@@ -53,6 +61,11 @@ class SpmdTarget:
             None if out_shardings is None else tuple(out_shardings)
         )
         self.context = context
+        # Whether a sharding names a memory kind other than the default: then the
+        # program's arguments and results carry their memory kinds (JAX's rule).
+        self.memory_kinds = _other_memory_kind(self.in_shardings) or _other_memory_kind(
+            self.out_shardings or ()
+        )
         self._key = (self.devices, self.in_shardings, self.out_shardings)
         self._hash = hash(self._key)
 
@@ -158,12 +171,16 @@ def spmd_target(
     """
     n = len(leaves)
     given = list(in_shardings) if in_shardings is not None else [None] * n
-    _check_default_memory(given, "in_shardings")
-    _check_default_memory(out_shardings or (), "out_shardings")
     arg_shardings: list[Sharding | None] = []
     pairs = []
     for i, (x, s) in enumerate(zip(leaves, given, strict=True)):
         own = committed_of(x) if committed_of is not None else None
+        if s is not None and own is not None and _kind(own) != _kind(s):
+            raise ValueError(
+                "Memory kinds passed to jax.jit does not match memory kind on the respective "
+                f"arg. Got jit memory kind: {_kind(s)}, arg memory kind: {_kind(own)} for arg "
+                f"type: {_arg_type(x)}"
+            )
         if s is not None and own is not None and own is not s and not _same_placement(own, s, x):
             raise ValueError(
                 f"Sharding passed to jit does not match the sharding on the respective "
@@ -179,6 +196,12 @@ def spmd_target(
     pairs += [("a sharding constraint", s) for s in inner]
     context = check_same_devices(pairs)
     if context is None:
+        if _other_memory_kind(s for _, s in pairs):
+            raise NotImplementedError(
+                "jit in_shardings/out_shardings in a memory kind other than the default on "
+                "one device (SingleDeviceSharding(..., memory_kind=...)); use a NamedSharding "
+                "on a mesh of that device"
+            )
         return None
     for what, s in pairs:
         if type(s) is SingleDeviceSharding and s._device_assignment != context._device_assignment:
@@ -198,16 +221,25 @@ def spmd_target(
     )
 
 
-def _check_default_memory(shardings, what: str) -> None:
-    for s in shardings:
-        if s is None or s.memory_kind is None:
-            continue
-        default = s._device_assignment[0].default_memory().kind
-        if s.memory_kind != default:
-            raise NotImplementedError(
-                f"jit {what} in memory kind {s.memory_kind!r} (only the default, {default!r}): "
-                f"{s!r}"
-            )
+def _kind(s: Sharding) -> str:
+    return s.memory_kind or _kind_default(s)
+
+
+def _other_memory_kind(shardings) -> bool:
+    """Whether one of ``shardings`` (None entries allowed) is in a non-default memory kind."""
+    return any(
+        s is not None and s.memory_kind is not None and s.memory_kind != _kind_default(s)
+        for s in shardings
+    )
+
+
+def _kind_default(s: Sharding) -> str:
+    return s._device_assignment[0].default_memory().kind
+
+
+def _arg_type(x) -> str:
+    aval = getattr(x, "aval", None)
+    return aval.str_short() if aval is not None else repr(x)
 
 
 def _same_placement(a: Sharding, b: Sharding, x) -> bool:
