@@ -6,7 +6,9 @@ that turns varying raises JAX's TypeError (with its ``pcast`` hint), ``cond`` an
 ``switch`` branches differing in varying axes raise JAX's TypeError, the
 ``pvary`` JAX inserts (operands of elementwise ops, ``select_n``,
 ``concatenate``, ``dynamic_slice``, ``dynamic_update_slice``, ``zeros_like``,
-``full_like``, results under out_specs) is inserted alike, and replication
+``full_like``, results under out_specs, the operands of ``psum``/``pmax``/``pmin``/
+``all_gather``/``ppermute``/``psum_scatter``/``all_to_all`` that do not vary over
+their axes, with those collectives' values and gradients) is inserted alike, and replication
 errors list every failing out_specs entry in JAX's words. Each case compares
 result types and values, the body's result types and the axes of its
 ``pvary`` equations, or the error class and message.

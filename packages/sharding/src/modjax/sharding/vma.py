@@ -6,9 +6,11 @@ types ("varying manual axes", ``aval.vma``), set while it is traced with
 ``check_vma``: inputs vary over the axes their in_specs name;
 ``psum``/``pmax``/``pmin`` over an axis make a value invariant along it;
 ``axis_index`` varies along its axes; ``all_gather``, ``psum_scatter``,
-``all_to_all`` and ``ppermute`` vary along their axes too (as in JAX 0.10,
-whose types make their operand varying first: an ``all_gather`` does not make
-a value invariant, and a ``ppermute`` of an invariant value varies); ``pvary``
+``all_to_all`` and ``ppermute`` vary along their axes too (an ``all_gather``
+does not make a value invariant, and a ``ppermute`` of an invariant value
+varies). As in JAX 0.10.2, a collective's operand that does not vary over its
+axes is first cast to (a ``pvary``): ``psum(x, 'i')`` of an invariant ``x`` is
+``psum(pvary(x, 'i'), 'i')``; ``pvary``
 adds its axes; any other equation's operands are first cast to vary over the
 union of theirs (tracecore inserts the ``pvary``), and its results vary there;
 ``cond`` joins its branches', and loops need their carries' types unchanged.
@@ -28,7 +30,7 @@ from modjax.batching import (
 )
 from modjax.tracecore.jaxpr import Jaxpr
 from modjax.tracecore.options import auto_pcast
-from modjax.tracecore.sharding_types import vma_rules
+from modjax.tracecore.sharding_types import vma_operand_rules, vma_rules
 
 from .mesh import Mesh
 from .partition_spec import PartitionSpec
@@ -96,6 +98,42 @@ def _varying_operand(name: str, rule):
 
     return checked
 
+
+def _psum_operand(avals, params):
+    """psum: an operand invariant over every summed axis is cast to vary over them first.
+
+    As JAX 0.10.2 (its ``pvary`` before ``psum_invariant``): the sum of a replicated value
+    is ``size * x`` either way, and the cast gives the transpose its sum. Axes some of
+    which the operand varies over and some not raise JAX's ValueError.
+    """
+    axes = _names(params["axes"])
+    vary = getattr(avals[0], "vma", frozenset())
+    if not axes & vary:
+        return [axes]
+    if axes <= vary:
+        return None
+    raise ValueError(
+        "jax.lax.psum can only accept axis_name which corresponds to one of varying, "
+        "unreduced, reduced or invarying state of the input. Got input type: "
+        f"{avals[0].str_short()}, axes: {tuple(params['axes'])} and input state: "
+        "{'varying', 'invarying'}"
+    )
+
+
+def _varying_over(key: str):
+    """pmax/pmin and collectives between devices: the operand is cast to vary over their axes."""
+
+    def missing(avals, params):
+        return [_names(params[key]) - getattr(avals[0], "vma", frozenset())]
+
+    return missing
+
+
+# What a collective's operand is cast to vary over first (tracecore inserts the pvary).
+vma_operand_rules[psum_p] = _psum_operand
+vma_operand_rules[pmax_p] = vma_operand_rules[pmin_p] = _varying_over("axes")
+for _p in (all_gather_p, psum_scatter_p, all_to_all_p, ppermute_p):
+    vma_operand_rules[_p] = _varying_over("axis_name")
 
 # The same facts in the body's types while it is traced (``jax.typeof(x)`` shows them),
 # with auto_pcast's checks.

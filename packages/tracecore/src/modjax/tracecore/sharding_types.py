@@ -32,6 +32,7 @@ __all__ = [
     "ShardingTypeError",
     "sharding_rules",
     "apply_sharding_rule",
+    "vma_operand_rules",
     "vma_rules",
     "apply_vma_rule",
     "varying_types",
@@ -676,6 +677,11 @@ def order_axes(axes) -> tuple:
 #: theirs (modjax.sharding); every other primitive's results vary over the union.
 vma_rules: dict[Any, Callable] = {}
 
+#: ``vma_operand_rules[primitive](avals, params) -> list[frozenset] | None``: per operand,
+#: the manual axes a collective's operand must be cast to vary over first (JAX's inserted
+#: ``pvary`` before ``psum`` of an invariant value, ...); registered by modjax.sharding.
+vma_operand_rules: dict[Any, Callable] = {}
+
 
 def missing_varying(primitive, avals: Sequence[Any], params: dict) -> list[frozenset] | None:
     """Return, per operand, the varying axes it lacks before ``primitive`` applies (or None).
@@ -684,12 +690,17 @@ def missing_varying(primitive, avals: Sequence[Any], params: dict) -> list[froze
     operand of a primitive without its own rule (elementwise ops, ``select_n``,
     ``concatenate``, ``dynamic_slice``, ...) that varies over fewer manual axes than
     the others is first cast to vary over them all (a ``pvary``), so every operand
-    has one type; not with ``jax.auto_pcast(False)``, as in JAX. Collectives (which
-    have rules) and equations holding programs (``cond``, ``scan``, ``jit``: their
-    bodies do this themselves) are left alone.
+    has one type; not with ``jax.auto_pcast(False)``, as in JAX. Collectives say what
+    their operand must vary over in ``vma_operand_rules`` (``psum`` of an invariant
+    value is cast to vary over the summed axes first); equations holding programs
+    (``cond``, ``scan``, ``jit``: their bodies do this themselves) are left alone.
     """
     if not auto_pcast.value:  # then the operands' types must already agree (apply_vma_rule)
         return None
+    operand_rule = vma_operand_rules.get(primitive)
+    if operand_rule is not None:
+        missing = operand_rule(avals, params)
+        return missing if missing is not None and any(missing) else None
     if primitive in vma_rules or next(subjaxprs(params), None) is not None:
         return None
     vmas = [a.vma if type(a) is ShapedArray else None for a in avals]
