@@ -696,6 +696,7 @@ TABLE: dict[str, Entry | Excluded] = {
     ),
     "qr": via(linalg.qr, well_conditioned(3, 3)),
     "geqrf": via(linalg.geqrf, well_conditioned(3, 3)),
+    "geqp3": via(linalg.geqp3, well_conditioned(3, 3), fixed([0, 0, 0], I32)),
     "householder_product": via(
         linalg.householder_product, well_conditioned(3, 3), f32(3, lo=0.5, hi=1.5)
     ),

@@ -177,6 +177,56 @@ def test_qr(batch, m, n, dtype, full_matrices, seed):
     np.testing.assert_array_equal(np.tril(r, -1), 0)
 
 
+@few
+@given(batches, sizes, sizes, st.sampled_from(DTYPES), st.booleans(), seeds)
+def test_qr_pivoting(batch, m, n, dtype, full_matrices, seed):
+    a = _random(np.random.default_rng(seed), (*batch, m, n), dtype)
+    q, r, p = map(np.asarray, L.qr(a, pivoting=True, full_matrices=full_matrices))
+    k = m if full_matrices else min(m, n)
+    assert q.shape == (*batch, m, k) and r.shape == (*batch, k, n) and p.shape == (*batch, n)
+    assert p.dtype == np.int32
+    if m == 0:  # nothing to factor: JAX's p is all zeros
+        np.testing.assert_array_equal(p, 0)
+        return
+    np.testing.assert_array_equal(np.sort(p, axis=-1), np.broadcast_to(np.arange(n), p.shape))
+    _close(q @ r, np.take_along_axis(a, p[..., None, :], -1), dtype)
+    _close(_h(q) @ q, np.broadcast_to(_eye(k, dtype), (*batch, k, k)), dtype)
+    np.testing.assert_array_equal(np.tril(r, -1), 0)
+    diag = np.abs(np.diagonal(r, axis1=-2, axis2=-1))
+    assert np.all(diag[..., :-1] >= diag[..., 1:] * (1 - 1e-4))  # rank revealing
+
+
+# Permutations JAX 0.10.2 gives (recorded with jax.lax.linalg.qr(..., pivoting=True)).
+_PIVOT_RNG = np.random.RandomState(1)
+PIVOT_CASES = [
+    (np.random.RandomState(0).randn(4, 3), [0, 2, 1]),
+    (np.arange(12.0).reshape(3, 4) ** 2, [3, 0, 2, 1]),
+    (_PIVOT_RNG.randn(2, 5, 3).astype(np.float32), [[2, 0, 1], [0, 2, 1]]),
+    ((_PIVOT_RNG.randn(3, 5) + 1j * _PIVOT_RNG.randn(3, 5)).astype(np.complex64), [2, 3, 1, 0, 4]),
+]
+
+
+@pytest.mark.parametrize("case", range(len(PIVOT_CASES)))
+def test_qr_pivoting_matches_jax(case):
+    a, expected = PIVOT_CASES[case]
+    q, r, p = jit(lambda x: L.qr(x, pivoting=True, full_matrices=False))(a)
+    np.testing.assert_array_equal(p, expected)
+    _close(
+        np.asarray(q) @ np.asarray(r),
+        np.take_along_axis(a, np.asarray(p)[..., None, :], -1),
+        a.dtype,
+    )
+
+
+def test_geqp3_keeps_columns_marked_first():
+    a = np.diag([1.0, 5.0, 3.0])
+    _, jpvt, taus = L.geqp3(a, np.array([0, 0, 0], np.int32))
+    np.testing.assert_array_equal(jpvt, [2, 3, 1])  # 1-based, largest column first
+    _, jpvt, _ = L.geqp3(a, np.array([1, 0, 0], np.int32))
+    np.testing.assert_array_equal(jpvt, [1, 2, 3])
+    assert taus.shape == (3,)
+
+
 def test_householder_product_is_numpys_q():
     rng = np.random.default_rng(0)
     a = rng.standard_normal((2, 5, 3))
@@ -346,6 +396,7 @@ VMAP_CASES = {
         (0,),
     ),
     "qr": (L.qr, (_A,), (0,)),
+    "qr_pivoting": (lambda a: L.qr(a, pivoting=True), (_A,), (1,)),
     "householder_product": (L.householder_product, (_A[0], _A[:, 0, :2]), (None, 0)),
     "eigh": (L.eigh, (_SYM,), (0,)),
     "svd": (L.svd, (_A,), (1,)),
@@ -395,6 +446,12 @@ GRAD_CASES = {
     "qr_tall_full": (L.qr, (_rng.standard_normal((4, 2)),), 1),
     "qr_wide": (lambda x: L.qr(x, full_matrices=False), (_X[0, :2],), 1),
     "qr_complex": (L.qr, (_XC,), 1),
+    "qr_pivoting": (lambda x: L.qr(x, pivoting=True)[:2], (_X,), 1),
+    "qr_pivoting_wide": (
+        lambda x: L.qr(x, pivoting=True, full_matrices=False)[:2],
+        (_rng.standard_normal((2, 4)),),
+        1,
+    ),
     "eigh": (L.eigh, (_X + np.swapaxes(_X, -1, -2),), 1),
     "eigh_values": (lambda x: L.eigh(x)[1], (_X + np.swapaxes(_X, -1, -2),), 2),
     "eigh_complex_values": (lambda x: L.eigh(x)[1], (_XC,), 1),
@@ -541,7 +598,12 @@ ERRORS = [
         NotImplementedError,
         "subset_by_index not supported",
     ),
-    (lambda: L.qr(np.ones((3, 3)), pivoting=True), NotImplementedError, "pivoting"),
+    (
+        lambda: L.geqp3(np.ones((3, 3)), np.zeros(3, np.float32)),
+        TypeError,
+        "geqp3 does not accept dtype float32 at position 1",
+    ),
+    (lambda: L.geqp3(np.ones((3, 3)), np.zeros(2, np.int32)), ValueError, "one entry per column"),
     (lambda: L.schur(np.ones((3, 3)), sort_eig_vals=True), NotImplementedError, "sort"),
 ]
 

@@ -214,6 +214,26 @@ def test_solve_permutes_rows_by_one_gather():
     assert la.inv(empty).shape == (0, 0) and la.solve(empty, np.zeros((0, 1))).shape == (0, 1)
 
 
+def test_slogdet_qr_method(x64):
+    # method="qr": R's diagonal times the reflections' signs (JAX's), and the LU method's JVP.
+    rng = np.random.default_rng(6)
+    a = general(rng, (2, 4, 4), np.float64)
+    sign, logdet = jit(lambda x: la.slogdet(x, method="qr"))(a)
+    ref_sign, ref_logdet = np.linalg.slogdet(a)
+    close(sign, ref_sign, np.float64)
+    close(logdet, ref_logdet, np.float64)
+    s32, l32 = la.slogdet(a.astype(np.float32), method="qr")
+    assert s32.dtype == l32.dtype == np.float32
+    close(l32, ref_logdet, np.float32, scale=10)
+    # JAX 0.10.2: zeros give sign 0 and -inf; ones give sign 1 and a rounding-sized logdet.
+    sign, logdet = la.slogdet(np.zeros((3, 3)), method="qr")
+    assert float(sign) == 0 and float(logdet) == -np.inf
+    check_grads(lambda x: la.slogdet(x, method="qr")[1], (a[0],), order=1)
+    close(vmap(lambda x: la.slogdet(x, method="qr")[1])(a), ref_logdet, np.float64)
+    with pytest.raises(NotImplementedError, match="not implemented for complex inputs"):
+        la.slogdet(np.eye(2) * 1j, method="qr")
+
+
 def test_singular_matrices():
     s = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], np.float32)
     sign, logdet = la.slogdet(s)

@@ -134,6 +134,14 @@ def test_qr_svd_eigh_det_inv():
         sl.qr(a, mode="bad")
     cq, r = sl.qr_multiply(a, np.eye(3, dtype=np.float32), mode="left")
     close(np.asarray(cq) @ np.asarray(r), a, 10)
+    # Column pivoting: a[:, p] = q r (scipy's convention, JAX's geqp3 lowering).
+    q, r, p = sl.qr(a, pivoting=True)
+    assert q.shape == (5, 5) and r.shape == (5, 3) and p.dtype == np.int32
+    close(np.asarray(q) @ np.asarray(r), a[:, np.asarray(p)], 10)
+    r_only, p_only = sl.qr(a, mode="r", pivoting=True)
+    np.testing.assert_array_equal(p_only, p)
+    cq, r, p = sl.qr_multiply(a, np.eye(3, dtype=np.float32), mode="left", pivoting=True)
+    close(np.asarray(cq) @ np.asarray(r), a[:, np.asarray(p)], 10)
     close(sl.svd(a, compute_uv=False), np.linalg.svd(a, compute_uv=False), 10)
     h = hpd(rng, (4, 4))
     w, v = sl.eigh(h)

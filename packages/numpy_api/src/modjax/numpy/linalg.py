@@ -650,11 +650,37 @@ def _slogdet_lu_jvp(primals, tangents):
     return (sign, logdet), _slogdet_tangents(x, sign, logdet_dot)
 
 
+def _slogdet_qr_values(a):
+    n = a.shape[-1]
+    r, taus = lax_linalg.geqrf(a)
+    diag = jnp.diagonal(r, axis1=-2, axis2=-1)
+    logdet = jnp.sum(jnp.log(jnp.abs(diag)), axis=-1)
+    sign = jnp.prod(jnp.sign(diag), axis=-1)
+    # Each Householder reflector actually applied (tau != 0) has determinant -1.
+    reflections = jnp.prod(jnp.where(taus[..., : n - 1] != 0, -1, 1), axis=-1)
+    return sign * reflections.astype(sign.dtype), logdet
+
+
+@custom_jvp
+def _slogdet_qr(a):
+    return _slogdet_qr_values(a)
+
+
+@_slogdet_qr.defjvp
+def _slogdet_qr_jvp(primals, tangents):
+    (x,), (g,) = primals, tangents
+    sign, logdet = _slogdet_qr_values(x)
+    logdet_dot = jnp.trace(solve(x, g), axis1=-1, axis2=-2)
+    return (sign, logdet), _slogdet_tangents(x, sign, logdet_dot)
+
+
 def slogdet(a, *, method: str | None = None):
     """Return the sign and the log of the absolute value of the determinant.
 
     (jax.numpy.linalg.slogdet.) ``method`` ``"lu"`` (the default) factors ``a``;
-    a singular matrix gives sign 0 and ``-inf``.
+    a singular matrix gives sign 0 and ``-inf``. ``"qr"`` (real matrices only, as
+    in JAX) multiplies R's diagonal with the reflections' signs; a singular matrix
+    gives ``-inf`` and a sign of 0 only where R has an exact zero on its diagonal.
     """
     (a,) = _inexact("slogdet", a)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
@@ -664,7 +690,9 @@ def slogdet(a, *, method: str | None = None):
             return SlogdetResult(*_slogdet_small(a))
         return SlogdetResult(*_slogdet_lu(a))
     if method == "qr":
-        raise NotImplementedError("jnp.linalg.slogdet(method='qr') is not supported yet")
+        if _is_complex(a):
+            raise NotImplementedError("slogdet method='qr' not implemented for complex inputs")
+        return SlogdetResult(*_slogdet_qr(a))
     raise ValueError(
         f"Unknown slogdet method '{method}'. Supported methods are 'lu' (`None`), and 'qr'."
     )

@@ -10,7 +10,7 @@ listed in modjax-lowering's README). Modules by topic:
 
 * ``cholesky``: ``cholesky``, ``triangular_solve``;
 * ``lu``: ``lu``, ``lu_pivots_to_permutation``;
-* ``qr``: ``qr``, ``householder_product`` (and the private ``geqrf``);
+* ``qr``: ``qr``, ``householder_product`` (and the private ``geqrf``, ``geqp3``);
 * ``eigh``: ``eigh``; ``svd``: ``svd``;
 * ``nonsymmetric``: ``eig``, ``schur``, ``hessenberg``;
 * ``tridiagonal``: ``tridiagonal``, ``tridiagonal_solve``.
@@ -20,7 +20,16 @@ from .cholesky import cholesky, cholesky_p, triangular_solve, triangular_solve_p
 from .eigh import eigh, eigh_p
 from .lu import lu, lu_p, lu_pivots_to_permutation, lu_pivots_to_permutation_p
 from .nonsymmetric import eig, eig_p, hessenberg, hessenberg_p, schur, schur_p
-from .qr import geqrf, geqrf_p, householder_product, householder_product_p, qr, qr_p
+from .qr import (
+    geqp3,
+    geqp3_p,
+    geqrf,
+    geqrf_p,
+    householder_product,
+    householder_product_p,
+    qr,
+    qr_p,
+)
 from .svd import SvdAlgorithm, svd, svd_p
 from .tridiagonal import tridiagonal, tridiagonal_p, tridiagonal_solve, tridiagonal_solve_p
 
@@ -42,6 +51,8 @@ __all__ = [
     "svd_p",
     "cholesky",
     "cholesky_p",
+    "geqp3",
+    "geqp3_p",
     "geqrf",
     "geqrf_p",
     "householder_product",

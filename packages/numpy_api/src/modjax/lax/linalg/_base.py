@@ -67,7 +67,7 @@ def _check_ranks(name: str, ranks: Sequence[int], avals) -> tuple[int, ...]:
     return tuple(batch)
 
 
-def _check_dtypes(name: str, accepted, avals) -> None:
+def _check_dtypes(name: str, accepted, avals, require_same: bool) -> None:
     for i, (cats, aval) in enumerate(zip(accepted, avals, strict=True)):
         position = i if len(avals) > 1 or cats[0] is INT32 else None
         if cats[0] is INT32:
@@ -78,7 +78,7 @@ def _check_dtypes(name: str, accepted, avals) -> None:
                 )
             continue
         check_dtype(name, aval, cats, position)
-    if len(avals) > 1:
+    if len(avals) > 1 and require_same:
         check_same_dtypes(name, avals)
 
 
@@ -90,13 +90,15 @@ def linalg_primitive(
     *,
     accepted: Sequence = None,
     multiple_results: bool = False,
+    require_same: bool = True,
 ) -> Primitive:
     """Declare a linalg primitive; register its abstract eval, impl and batching rule.
 
     ``shape_rule(*trailing_shapes, **params)`` gives the trailing shape of each
     result (the batch dimensions are prepended) and raises JAX's errors;
     ``dtype_rule(*dtypes, **params)`` gives the result dtypes. ``accepted`` is a
-    tuple of dtype categories per operand (default: floating or complex).
+    tuple of dtype categories per operand (default: floating or complex); with
+    ``require_same`` (the default) every operand must have the same dtype.
     """
     accepted = accepted or [INEXACT] * len(ranks)
     prim = Primitive(name)
@@ -104,7 +106,7 @@ def linalg_primitive(
 
     def abstract_eval(*avals, **params):
         batch = _check_ranks(name, ranks, avals)
-        _check_dtypes(name, accepted, avals)
+        _check_dtypes(name, accepted, avals, require_same)
         trailing = [a.shape[a.ndim - r :] for a, r in zip(avals, ranks, strict=True)]
         shapes = shape_rule(*trailing, **params)
         out_dtypes = dtype_rule(*(a.dtype for a in avals), **params)

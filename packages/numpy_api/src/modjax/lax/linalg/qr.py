@@ -1,11 +1,13 @@
-"""``qr``, ``householder_product`` and ``geqrf``: Householder QR with LAPACK.
+"""``qr``, ``householder_product``, ``geqrf`` and ``geqp3``: Householder QR with LAPACK.
 
-``geqrf`` (``lapack_?geqrf_ffi``: results the reflectors below R and ``tau``)
-and ``householder_product`` (``lapack_?orgqr_ffi`` / ``?ungqr``: Q from the
+``geqrf`` (``lapack_?geqrf_ffi``: results the reflectors below R and ``tau``),
+``geqp3`` (``lapack_?geqp3_ffi``: the same with column pivoting, and the 1-based
+permutation) and ``householder_product`` (``lapack_?orgqr_ffi`` / ``?ungqr``: Q from the
 reflectors) are primitives; ``qr`` is a primitive too (so it has JAX's JVP)
 lowered as their composition, as in JAX: for ``full_matrices`` with ``m > n``
 the reflectors are padded to ``m x m`` before forming Q; a wide matrix forms Q
-from its leading ``m x m`` block.
+from its leading ``m x m`` block. ``pivoting=True`` factors ``x[..., p] = q r``
+with ``geqp3`` in place of ``geqrf``, as JAX's CPU lowering does.
 
 The JVP is JAX's (j-towns.github.io/papers/qr-derivative.pdf for the thin
 case; wide matrices split ``X = [X1 X2]``; full ``Q`` of tall matrices per
@@ -18,11 +20,14 @@ import numpy as np
 
 from modjax.autodiff import Zero, jvp_rules
 from modjax.lowering import lower_fun, register_lowering
+from modjax.tracecore import dtypes
+from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import to_aval
 
 from ..elementwise import add, mul, sub
-from ..structural import concatenate, full, pad
-from ._base import lapack_call, linalg_primitive
+from ..sorting import _take_along
+from ..structural import broadcast_in_dim, concatenate, full, pad
+from ._base import INEXACT, INT32, lapack_call, linalg_primitive
 from ._matrix import (
     H,
     astype,
@@ -37,6 +42,8 @@ from .cholesky import triangular_solve
 from .lu import solve_by_lu
 
 __all__ = [
+    "geqp3",
+    "geqp3_p",
     "geqrf",
     "geqrf_p",
     "householder_product",
@@ -67,6 +74,46 @@ def geqrf(a):
     """Return ``(a, taus)``: R on and above the diagonal, reflectors below (lax.linalg.geqrf)."""
     out, taus = geqrf_p.bind(a)
     return out, taus
+
+
+# --- geqp3 --------------------------------------------------------------------------------------
+
+
+def _geqp3_cpu_lowering(ctx, a, jpvt, *, use_magma):
+    del use_magma  # GPU only in JAX
+    return lapack_call(ctx, "geqp3", [a, jpvt], ctx.avals_out, aliases={0: 0, 1: 1})
+
+
+def _geqp3_shape(a_shape, jpvt_shape, **_):
+    # JAX does not check this; LAPACK would read past a short jpvt.
+    if tuple(jpvt_shape) != (a_shape[1],):
+        raise ValueError(
+            f"geqp3: jpvt must have one entry per column of a, got a of shape {a_shape} "
+            f"and jpvt of shape {jpvt_shape}"
+        )
+    return a_shape, jpvt_shape, (min(a_shape),)
+
+
+geqp3_p = linalg_primitive(
+    "geqp3",
+    (2, 1),
+    _geqp3_shape,
+    lambda d, jpvt_dtype, **_: (d, jpvt_dtype, d),
+    accepted=[INEXACT, (INT32,)],
+    multiple_results=True,
+    require_same=False,
+)
+register_lowering(geqp3_p, _geqp3_cpu_lowering, platform="cpu")
+
+
+def geqp3(a, jpvt, *, use_magma=None):
+    """Return ``(a, jpvt, taus)``: QR with column pivoting, LAPACK's ``geqp3`` (lax.linalg.geqp3).
+
+    ``jpvt`` (int32 ``[..., n]``) marks columns LAPACK must put first (nonzero)
+    or may move (0); the returned ``jpvt`` is the 1-based column permutation.
+    """
+    out, jpvt_out, taus = geqp3_p.bind(a, jpvt, use_magma=use_magma)
+    return out, jpvt_out, taus
 
 
 # --- householder_product ------------------------------------------------------------------------
@@ -112,19 +159,29 @@ def householder_product(a, taus):
 # --- qr -----------------------------------------------------------------------------------------
 
 
-def _qr_shape(shape, *, full_matrices):
+def _qr_shape(shape, *, pivoting, full_matrices, use_magma):
     m, n = shape
     k = m if full_matrices else min(m, n)
-    return (m, k), (k, n)
+    return ((m, k), (k, n), (n,)) if pivoting else ((m, k), (k, n))
 
 
-def _qr_composite(a, *, full_matrices):
+def _qr_dtypes(dtype, *, pivoting, full_matrices, use_magma):
+    return (dtype, dtype, np.dtype(np.int32)) if pivoting else (dtype, dtype)
+
+
+def _qr_composite(a, *, pivoting, full_matrices, use_magma):
     *batch, m, n = to_aval(a).shape
     dtype = to_aval(a).dtype
     if m == 0 or n == 0:
         k = m if full_matrices else min(m, n)
-        return eye_like((*batch, m, k), dtype), full((*batch, k, n), 0, dtype)
-    r, taus = geqrf_p.bind(a)
+        q, r = eye_like((*batch, m, k), dtype), full((*batch, k, n), 0, dtype)
+        return (q, r, full((*batch, n), 0, np.int32)) if pivoting else (q, r)
+    if pivoting:
+        jpvt = full((*batch, n), 0, np.int32)
+        r, perm, taus = geqp3_p.bind(a, jpvt, use_magma=use_magma)
+        perm = sub(perm, full((), 1, np.int32))  # LAPACK's permutation is 1-based
+    else:
+        r, taus = geqrf_p.bind(a)
     if m < n:
         q = householder_product_p.bind(block(r, (0, m), (0, m)), taus)
     elif full_matrices:
@@ -133,7 +190,7 @@ def _qr_composite(a, *, full_matrices):
     else:
         q = householder_product_p.bind(r, taus)
         r = block(r, (0, n), (0, n))
-    return q, triu(r)
+    return (q, triu(r), perm) if pivoting else (q, triu(r))
 
 
 def _thin_qr_tangent(q, r, dx):
@@ -152,21 +209,34 @@ def _thin_qr_tangent(q, r, dx):
     return dq, dr
 
 
-def _qr_jvp(primals, tangents, *, full_matrices):
+def _qr_jvp(primals, tangents, **params):
     (x,), (dx,) = primals, tangents
-    q, r = qr_p.bind(x, full_matrices=full_matrices)
+    outs = qr_p.bind(x, **params)
+    q, r = outs[:2]
+    # The permutation is piecewise constant: a float0 zero tangent, as JAX's.
+    perm_zero = [Zero(ShapedArray(to_aval(p).shape, dtypes.float0)) for p in outs[2:]]
     if type(dx) is Zero:
-        return [q, r], [Zero(to_aval(q)), Zero(to_aval(r))]
+        return outs, [Zero(to_aval(q)), Zero(to_aval(r)), *perm_zero]
+    dq, dr = _qr_tangents(x, q, r, outs[2:], dx, params["full_matrices"])
+    return outs, [dq, dr, *perm_zero]
+
+
+def _qr_tangents(x, q, r, perm, dx, full_matrices):
     *batch, m, n = to_aval(x).shape
+    if perm:
+        # x[..., p] = q r: differentiate the permuted columns (p is locally constant).
+        columns = broadcast_in_dim(perm[0], (*batch, m, n), (*range(len(batch)), len(batch) + 1))
+        dx = _take_along(dx, columns, len(batch) + 1)
+        x = _take_along(x, columns, len(batch) + 1)
     if m < n:
         dq, dr1 = _thin_qr_tangent(q, block(r, None, (0, m)), block(dx, None, (0, m)))
         dr2 = add(matmul(H(dq), block(x, None, (m, n))), matmul(H(q), block(dx, None, (m, n))))
-        return [q, r], [dq, concatenate([dr1, dr2], len(batch) + 1)]
+        return dq, concatenate([dr1, dr2], len(batch) + 1)
     q_mn = block(q, None, (0, n)) if full_matrices else q
     r_nn = block(r, (0, n), (0, n)) if full_matrices else r
     dq_mn, dr_nn = _thin_qr_tangent(q_mn, r_nn, dx)
     if not full_matrices or m == n:
-        return [q, r], [dq_mn, dr_nn]
+        return dq_mn, dr_nn
     # Full Q of a tall matrix: the completion's tangent (arXiv:2409.13374, eqs. 32-33).
     dtype = to_aval(x).dtype
     q_nn, q_pn = block(q_mn, (0, n)), block(q_mn, (n, m))
@@ -181,10 +251,10 @@ def _qr_jvp(primals, tangents, *, full_matrices):
     )
     dq = concatenate([dq_mn, dq_mp], len(batch) + 1)
     dr = concatenate([dr_nn, full((*batch, m - n, n), 0, dtype)], len(batch))
-    return [q, r], [dq, dr]
+    return dq, dr
 
 
-qr_p = linalg_primitive("qr", (2,), _qr_shape, lambda d, **_: (d, d), multiple_results=True)
+qr_p = linalg_primitive("qr", (2,), _qr_shape, _qr_dtypes, multiple_results=True)
 register_lowering(qr_p, lower_fun(_qr_composite, multiple_results=True))
 jvp_rules[qr_p] = _qr_jvp
 
@@ -195,12 +265,12 @@ def qr(x, *, pivoting: bool = False, full_matrices: bool = True, use_magma=None)
     The counterpart of jax.lax.linalg.qr for ``x`` of shape ``[..., m, n]``:
     ``q`` is ``[..., m, m]`` and ``r`` ``[..., m, n]`` with ``full_matrices``,
     else ``[..., m, k]`` and ``[..., k, n]`` with ``k = min(m, n)``.
-    ``pivoting=True`` (LAPACK geqp3) is not supported yet.
+    ``pivoting=True`` returns ``(q, r, p)`` with ``x[..., p] = q r``: column
+    pivoting (LAPACK geqp3) makes ``|diag(r)|`` non-increasing (rank revealing);
+    ``p`` is int32 ``[..., n]``. ``use_magma`` is accepted and ignored on CPU.
     """
-    del use_magma  # GPU only in JAX
-    if pivoting:
-        raise NotImplementedError(
-            "lax.linalg.qr(pivoting=True) (LAPACK geqp3) is not supported yet"
+    return tuple(
+        qr_p.bind(
+            x, pivoting=bool(pivoting), full_matrices=bool(full_matrices), use_magma=use_magma
         )
-    q, r = qr_p.bind(x, full_matrices=bool(full_matrices))
-    return q, r
+    )
