@@ -20,7 +20,6 @@ from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
 from modjax.tracecore.leaks import check_leaks, check_tracer_leaks
-from modjax.tracecore.source_info import SourceInfo
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.wrapped_fun import wrap_init
 
@@ -133,7 +132,7 @@ def _at_user_line():
     """
     info = source_info_util.current()
     outer = len(info.name_stack) - len(source_info_util.name_stack())
-    return source_info_util.user_context(SourceInfo(info.frame, info.name_stack[:outer]))
+    return source_info_util.user_context(info._replace(name_stack=info.name_stack[:outer]))
 
 
 def jvp_flat(fun: Callable, primals: Sequence, tangents: Sequence, *, has_aux: bool = False):

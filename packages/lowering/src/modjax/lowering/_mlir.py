@@ -527,6 +527,56 @@ def annotate_device_placement(value: ir.Value, memory_kind: str) -> ir.Value:
     return out
 
 
+#: ``compute_on``'s compute types as XLA's ``_xla_compute_type`` names them.
+_XLA_COMPUTE_TYPES = {"device_host": "host", "device": "dense", "tpu_sparsecore": "sparseoffload"}
+
+
+class _ComputeType(threading.local):
+    value: str | None = None
+
+
+#: The compute type of the equation being lowered (``compute_on``), or None.
+lowering_compute_type = _ComputeType()
+
+
+def in_compute_type(value: ir.Value) -> ir.Value:
+    """Mark ``value``'s op with the compute type of the equation being lowered; return it.
+
+    For helpers that emit ops besides a rule's results (JAX marks the broadcasts
+    of its ``mlir.broadcast_in_dim`` too); nothing outside ``compute_on``.
+    """
+    compute_type = lowering_compute_type.value
+    if compute_type is not None:
+        mark_compute_type([value], compute_type)
+    return value
+
+
+def mark_compute_type(values: Sequence[ir.Value], compute_type: str) -> None:
+    """Add ``compute_type`` to the frontend attributes of the ops that define ``values``.
+
+    As JAX marks the ops of an equation traced under ``compute_on``:
+    ``_xla_compute_type`` (``"host"`` for ``"device_host"``), or for
+    ``"gpu_stream:<n>"`` the stream annotation. Block arguments are left alone.
+    """
+    if compute_type.startswith("gpu_stream:"):
+        attrs = {
+            "_xla_stream_annotation": string_attr(compute_type.split(":", 1)[1]),
+            "inlineable": string_attr("false"),
+        }
+    else:
+        attrs = {"_xla_compute_type": string_attr(_XLA_COMPUTE_TYPES[compute_type])}
+    for value in values:
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            continue
+        op = owner if isinstance(owner, ir.Operation) else owner.operation
+        merged = dict(attrs)
+        if "mhlo.frontend_attributes" in op.attributes:  # keep the op's own ones
+            old = ir.DictAttr(op.attributes["mhlo.frontend_attributes"])
+            merged = {a.name: a.attr for a in old} | merged
+        op.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(merged)
+
+
 def u64_attr(value: int) -> ir.IntegerAttr:
     """Return an unsigned 64-bit integer attribute (``5 : ui64``)."""
     return ir.IntegerAttr.get(ir.IntegerType.get_unsigned(64), int(value))

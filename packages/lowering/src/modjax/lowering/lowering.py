@@ -356,6 +356,7 @@ def _lower_jaxpr(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence, args: Sequ
     ir_type = _mlir.ir_type
     Value = ir.Value  # noqa: N806
     location = mctx.location
+    compute_state = _mlir.lowering_compute_type
     for eqn in jaxpr.eqns:
         primitive = eqn.primitive
         rule = platform_rules.get(primitive) if platform_rules else None
@@ -366,6 +367,10 @@ def _lower_jaxpr(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence, args: Sequ
         info = eqn.source_info
         invars = eqn.invars
         avals_out = [v.aval for v in eqn.outvars]
+        compute_type = None if info is None else info.compute_type
+        outer_compute_type = compute_state.value
+        if compute_type is not outer_compute_type:
+            compute_state.value = compute_type
         with location(primitive, info):
             try:
                 operands = [_literal_value(x) if type(x) is Literal else env[x] for x in invars]
@@ -379,16 +384,23 @@ def _lower_jaxpr(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence, args: Sequ
                 raise _eqn_error(
                     eqn, f"Lowering '{primitive.name}' failed: {type(err).__name__}: {err}", err
                 ) from err
+            finally:
+                if compute_type is not outer_compute_type:
+                    compute_state.value = outer_compute_type
         if (
             not primitive.multiple_results
             and isinstance(out, Value)
             and out.type == ir_type(avals_out[0])
         ):
             env[eqn.outvars[0]] = out  # the common case, checked inline
+            if compute_type is not None:
+                _mlir.mark_compute_type([out], compute_type)
         else:
             outs = _check_results(eqn, out, avals_out)
             for var, value in zip(eqn.outvars, outs, strict=True):
                 env[var] = value
+            if compute_type is not None:
+                _mlir.mark_compute_type(outs, compute_type)
     return [_literal_value(x) if type(x) is Literal else env[x] for x in jaxpr.outvars]
 
 

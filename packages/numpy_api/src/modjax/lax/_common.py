@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from modjax.lowering import hlo, ir, ir_constant, ir_type
+from modjax.lowering import hlo, in_compute_type, ir, ir_constant, ir_type
 from modjax.tracecore import dtypes
 from modjax.tracecore import source_info as _source_info
 from modjax.tracecore.abstract import ShapedArray
@@ -237,7 +237,7 @@ def full(value: Any, aval: ShapedArray) -> ir.Value:
     scalar = constant(value, aval.dtype)
     if not aval.shape:
         return scalar
-    return hlo.broadcast_in_dim(ir_type(aval), scalar, [])
+    return in_compute_type(hlo.broadcast_in_dim(ir_type(aval), scalar, []))
 
 
 def broadcast_to(x: ir.Value, aval: ShapedArray, shape: tuple[int, ...]) -> ir.Value:
@@ -245,7 +245,7 @@ def broadcast_to(x: ir.Value, aval: ShapedArray, shape: tuple[int, ...]) -> ir.V
     if aval.shape == shape:
         return x
     dims = list(range(len(shape))) if aval.shape else []
-    return hlo.broadcast_in_dim(ir_type(aval.update(shape=shape)), x, dims)
+    return in_compute_type(hlo.broadcast_in_dim(ir_type(aval.update(shape=shape)), x, dims))
 
 
 _COMPARE_TYPE = {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED", "f": "FLOAT", "c": "FLOAT"}

@@ -24,6 +24,7 @@ __all__ = [
     "transform_name",
     "name_stack",
     "user_context",
+    "compute_type",
 ]
 
 
@@ -39,10 +40,15 @@ class Frame(NamedTuple):
 
 
 class SourceInfo(NamedTuple):
-    """An equation's provenance: the innermost user frame and the transform name stack."""
+    """An equation's provenance: the innermost user frame and the transform name stack.
+
+    ``compute_type`` is the ``compute_on`` block the equation was traced in
+    (``"device_host"``, ...), or None (JAX keeps it in the equation's context).
+    """
 
     frame: Frame | None
     name_stack: tuple[str, ...] = ()
+    compute_type: str | None = None
 
     def __str__(self) -> str:
         where = str(self.frame) if self.frame is not None else "<unknown>"
@@ -53,6 +59,7 @@ class _State(threading.local):
     def __init__(self):
         self.name_stack: tuple[str, ...] = ()
         self.override: SourceInfo | None = None
+        self.compute_type: str | None = None
 
 
 _state = _State()
@@ -120,8 +127,8 @@ def current() -> SourceInfo:
     override = state.override
     if override is not None:
         stack = override.name_stack + state.name_stack if state.name_stack else override.name_stack
-        return SourceInfo(override.frame, stack)
-    return SourceInfo(user_frame(), state.name_stack)
+        return SourceInfo(override.frame, stack, state.compute_type or override.compute_type)
+    return SourceInfo(user_frame(), state.name_stack, state.compute_type)
 
 
 def name_stack() -> tuple[str, ...]:
@@ -139,6 +146,18 @@ def transform_name(name: str):
         yield
     finally:
         state.name_stack = saved
+
+
+@contextmanager
+def compute_type(name: str | None):
+    """Record ``name`` as the compute type of equations traced in this block (``compute_on``)."""
+    state = _state
+    saved = state.compute_type
+    state.compute_type = name
+    try:
+        yield
+    finally:
+        state.compute_type = saved
 
 
 @contextmanager
