@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import modjax.numpy as jnp
 from modjax.runtime import jit
 from modjax.tracecore import make_jaxpr
+from modjax.tracecore.core import to_aval
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -489,3 +490,31 @@ def test_array_predicates():
         and jnp.shape(3.0) == ()
         and jnp.size(jnp.ones((2, 3)), 1) == 3
     )
+
+
+# Weak types of products, from JAX 0.10.2: weakly typed when both operands are and no
+# preferred_element_type is given (jnp.dot of two Python floats is ~float32).
+_W1, _W2 = jnp.full(3, 2.0), jnp.full((3, 3), 2.0)
+PRODUCT_WEAK_TYPES = [
+    ("dot 1-d", lambda: jnp.dot(_W1, _W1), True),
+    ("dot 2-d 1-d", lambda: jnp.dot(_W2, _W1), True),
+    ("dot scalars", lambda: jnp.dot(2.0, 3.0), True),
+    ("dot ints", lambda: jnp.dot(jnp.full(3, 2), jnp.full(3, 2)), True),
+    ("dot preferred", lambda: jnp.dot(_W1, _W1, preferred_element_type=jnp.float32), False),
+    ("dot scalars preferred", lambda: jnp.dot(2.0, 2.0, preferred_element_type=jnp.float32), False),
+    ("dot strong", lambda: jnp.dot(_W1, jnp.ones(3)), False),
+    ("vdot", lambda: jnp.vdot(_W1, _W1), True),
+    ("matmul", lambda: jnp.matmul(_W2, _W1), True),
+    ("@", lambda: _W2 @ _W2, True),
+    ("inner", lambda: jnp.inner(_W1, _W1), True),
+    ("tensordot", lambda: jnp.tensordot(_W2, _W2), True),
+    ("einsum", lambda: jnp.einsum("ij,j->i", _W2, _W1), True),
+    ("einsum strong", lambda: jnp.einsum("ij,j->i", _W2, jnp.ones(3)), False),
+    ("vecdot", lambda: jnp.vecdot(_W1, _W1), True),
+    ("matvec", lambda: jnp.matvec(_W2, _W1), True),
+]
+
+
+@pytest.mark.parametrize("name,f,weak", PRODUCT_WEAK_TYPES, ids=[c[0] for c in PRODUCT_WEAK_TYPES])
+def test_product_weak_types_match_jax(name, f, weak):
+    assert to_aval(f()).weak_type is weak

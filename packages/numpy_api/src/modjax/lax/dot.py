@@ -211,7 +211,8 @@ def _dot_general_transpose_lhs(ct, x, y, *, dimension_numbers, precision, prefer
     )
     x_axes = [*x_batch, *x_free, *(x_contract[y_contract.index(j)] for j in sorted(y_contract))]
     out = transpose(out, tuple(int(i) for i in np.argsort(x_axes)))
-    out = _convert_element_type(out, x_aval.dtype, x_aval.weak_type)
+    if aval_of(out).dtype != x_aval.dtype:  # weak types follow the operands, as in JAX
+        out = _convert_element_type(out, x_aval.dtype, x_aval.weak_type)
     return typed_as(out, x_aval.sharding) if typed else out
 
 

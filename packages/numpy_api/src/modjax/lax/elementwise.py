@@ -779,32 +779,69 @@ def _neg_to_result(g, ans, x, y):
     return brcast(neg(g), _shape(ans))
 
 
+def _operand_aval(v) -> ShapedArray:
+    return v.aval if is_undefined_primal(v) else aval_of(v)
+
+
+def _strong_result(x, y) -> bool:
+    """Whether a binary op's result is strongly typed while an operand is weak.
+
+    JAX's jaxpr then holds an explicit ``convert_element_type`` of the weak operand (its
+    weak type dropped) before the op; here the op takes it directly. Transposes act as
+    if the conversion were there, so cotangents get JAX's weak types.
+    """
+    wx, wy = _operand_aval(x).weak_type, _operand_aval(y).weak_type
+    return wx != wy
+
+
+def _as_converted(v, strong: bool):
+    """A known operand as JAX's converted operand: strongly typed when ``strong``."""
+    if not strong or not aval_of(v).weak_type:
+        return v
+    if isinstance(v, PYTHON_SCALARS):  # a literal: JAX's is a strongly typed literal too
+        return np.asarray(v, aval_of(v).dtype)[()]
+    return _convert_element_type(v, aval_of(v).dtype, weak_type=False)
+
+
+def _ct_of_operand(operand, ct, strong: bool):
+    """The cotangent of ``operand`` back through JAX's conversion (its weak type restored)."""
+    ct = unbroadcast(operand.aval, ct)
+    if strong and operand.aval.weak_type:
+        return _convert_element_type(ct, operand.aval.dtype, weak_type=True)
+    return ct
+
+
 def _add_transpose(ct, x, y):
+    strong = _strong_result(x, y)
     return [
-        unbroadcast(x.aval, ct) if is_undefined_primal(x) else None,
-        unbroadcast(y.aval, ct) if is_undefined_primal(y) else None,
+        _ct_of_operand(x, ct, strong) if is_undefined_primal(x) else None,
+        _ct_of_operand(y, ct, strong) if is_undefined_primal(y) else None,
     ]
 
 
 def _sub_transpose(ct, x, y):
+    strong = _strong_result(x, y)
     return [
-        unbroadcast(x.aval, ct) if is_undefined_primal(x) else None,
-        unbroadcast(y.aval, neg(ct)) if is_undefined_primal(y) else None,
+        _ct_of_operand(x, ct, strong) if is_undefined_primal(x) else None,
+        _ct_of_operand(y, neg(ct), strong) if is_undefined_primal(y) else None,
     ]
 
 
 def _div_transpose(ct, x, y):
     if is_undefined_primal(y):
         raise NotImplementedError("div is linear in its dividend only: it has no transpose in y")
-    return [unbroadcast(x.aval, div(ct, y)), None]
+    strong = _strong_result(x, y)
+    return [_ct_of_operand(x, div(ct, _as_converted(y, strong)), strong), None]
 
 
 def _mul_transpose_lhs(ct, x, y):
-    return unbroadcast(x.aval, mul(ct, y))
+    strong = _strong_result(x, y)
+    return _ct_of_operand(x, mul(ct, _as_converted(y, strong)), strong)
 
 
 def _mul_transpose_rhs(ct, x, y):
-    return unbroadcast(y.aval, mul(x, ct))
+    strong = _strong_result(x, y)
+    return _ct_of_operand(y, mul(_as_converted(x, strong), ct), strong)
 
 
 def _rem_jvp_rhs(g, ans, x, y):

@@ -35,6 +35,7 @@ import numpy as np
 from modjax import lax
 from modjax.lax._common import kind
 from modjax.lax.dot import contract_with_out_sharding
+from modjax.lax.elementwise import _convert_element_type
 
 from ._products import diagonal_of_axes
 from ._util import ARRAY_TYPES, aval, canonical_dtype, check_arraylike, promote_dtypes
@@ -426,6 +427,8 @@ def einsum(
 
     arrays = promote_dtypes(*[x if isinstance(x, ARRAY_TYPES) else asarray(x) for x in operands])
     dtype = aval(arrays[0]).dtype
+    # As JAX: weakly typed when every operand is and no dtype was asked for.
+    weak = preferred_element_type is None and all(aval(x).weak_type for x in arrays)
     preferred = (
         canonical_dtype(preferred_element_type, "einsum")
         if preferred_element_type is not None
@@ -465,6 +468,8 @@ def einsum(
         x = lax.transpose(x, tuple(lx.index(label) for label in output))
     if preferred is not None and aval(x).dtype != preferred:
         x = lax.convert_element_type(x, preferred)
+    if weak and not aval(x).weak_type:
+        x = _convert_element_type(x, aval(x).dtype, weak_type=True)
     return x
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from modjax import lax
 from modjax.lax._common import kind
 from modjax.lax.dot import contract_with_out_sharding
+from modjax.lax.elementwise import _convert_element_type
 
 from . import _util
 from ._eager_jit import compile_on_arrays
@@ -70,6 +71,24 @@ def _preferred(name: str, operand, preferred_element_type) -> np.dtype | None:
     return None if kind(dtype) == "b" else dtype
 
 
+def _contract(name: str, a, b, dimension_numbers, precision, preferred_element_type):
+    """One ``dot_general`` of promoted operands, typed as JAX types ``jnp`` products.
+
+    The result has the operands' dtype (or ``preferred_element_type``) and is weakly
+    typed when both operands are and no dtype was asked for (``jnp.dot(2.0, 3.0)``).
+    """
+    out = lax.dot_general(
+        a,
+        b,
+        dimension_numbers,
+        precision=precision,
+        preferred_element_type=_preferred(name, a, preferred_element_type),
+    )
+    if preferred_element_type is None and aval(a).weak_type and aval(b).weak_type:
+        out = _convert_element_type(out, aval(out).dtype, weak_type=True)
+    return out
+
+
 def conj(x):
     """Return the complex conjugate of ``x`` (``x`` itself unless complex)."""
     return lax.conj(x) if kind(aval(x).dtype) == "c" else x
@@ -101,7 +120,6 @@ def matmul(a: Any, b: Any, *, precision=None, preferred_element_type=None, out_s
             preferred_element_type=preferred_element_type,
         )
     a, b = _operands("matmul", a, b)
-    preferred = _preferred("matmul", a, preferred_element_type)
     sa, sb = aval(a).shape, aval(b).shape
     for i, s in enumerate((sa, sb)):
         if not s:
@@ -125,12 +143,13 @@ def matmul(a: Any, b: Any, *, precision=None, preferred_element_type=None, out_s
     a = _util.broadcast_to(a, batch + sa[-2:])
     b = _util.broadcast_to(b, batch + sb[-2:])
     batch_dims = tuple(range(nb))
-    out = lax.dot_general(
+    out = _contract(
+        "matmul",
         a,
         b,
         (((nb + 1,), (nb,)), (batch_dims, batch_dims)),
-        precision=precision,
-        preferred_element_type=preferred,
+        precision,
+        preferred_element_type,
     )
     squeeze_dims = (nb,) * a_vec + (nb + 1,) * b_vec
     if squeeze_dims:
@@ -179,20 +198,22 @@ def dot(a: Any, b: Any, *, precision=None, preferred_element_type=None, out_shar
             preferred_element_type=preferred_element_type,
         )
     a, b = _operands("dot", a, b)
-    preferred = _preferred("dot", a, preferred_element_type)
     na, nb = aval(a).ndim, aval(b).ndim
     if na == 0 or nb == 0:
         from ._ufuncs import multiply
 
         out = multiply(a, b)
-        return out if preferred is None else lax.convert_element_type(out, preferred)
+        if preferred_element_type is None:
+            return out
+        return lax.convert_element_type(out, _preferred("dot", a, preferred_element_type))
     contract_b = 0 if nb == 1 else nb - 2
-    return lax.dot_general(
+    return _contract(
+        "dot",
         a,
         b,
         (((na - 1,), (contract_b,)), ((), ())),
-        precision=precision,
-        preferred_element_type=preferred,
+        precision,
+        preferred_element_type,
     )
 
 
@@ -201,12 +222,13 @@ def vdot(a: Any, b: Any, *, precision=None, preferred_element_type=None):
     a, b = _operands("vdot", a, b)
     a = lax.reshape(conj(a), (aval(a).size,))
     b = lax.reshape(b, (aval(b).size,))
-    return lax.dot_general(
+    return _contract(
+        "vdot",
         a,
         b,
         (((0,), (0,)), ((), ())),
-        precision=precision,
-        preferred_element_type=_preferred("vdot", a, preferred_element_type),
+        precision,
+        preferred_element_type,
     )
 
 
@@ -232,12 +254,13 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision=None, preferred_ele
     x2 = _util.broadcast_to(x2, batch + s2[-1:])
     nb = len(batch)
     dims = tuple(range(nb))
-    return lax.dot_general(
+    return _contract(
+        "vecdot",
         x1,
         x2,
         (((nb,), (nb,)), (dims, dims)),
-        precision=precision,
-        preferred_element_type=_preferred("vecdot", x1, preferred_element_type),
+        precision,
+        preferred_element_type,
     )
 
 
@@ -293,12 +316,13 @@ def tensordot(
                 f"tensordot: shape mismatch on contracted axes: a{aval(a).shape} axis {i} vs "
                 f"b{aval(b).shape} axis {j}"
             )
-    return lax.dot_general(
+    return _contract(
+        "tensordot",
         a,
         b,
         ((ca, cb), ((), ())),
-        precision=precision,
-        preferred_element_type=_preferred("tensordot", a, preferred_element_type),
+        precision,
+        preferred_element_type,
     )
 
 
@@ -314,12 +338,13 @@ def inner(a: Any, b: Any, *, precision=None, preferred_element_type=None):
         raise TypeError(
             f"inner: the last axes must match, got shapes {aval(a).shape} and {aval(b).shape}"
         )
-    return lax.dot_general(
+    return _contract(
+        "inner",
         a,
         b,
         (((na - 1,), (nb - 1,)), ((), ())),
-        precision=precision,
-        preferred_element_type=_preferred("inner", a, preferred_element_type),
+        precision,
+        preferred_element_type,
     )
 
 
