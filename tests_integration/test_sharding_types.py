@@ -215,8 +215,37 @@ def check_eager_results_typed_as_under_jit():
     assert not wrong, "\n".join(wrong)
 
 
+def check_array_out_sharding_outside_a_mesh():
+    # JAX 0.10.2 (recorded by hand): outside set_mesh, host data keeps its empty-mesh
+    # type, so a NamedSharding out_sharding is ignored (the default device, eagerly and
+    # under jit); an Array is resharded; a NamedSharding naming an automatic axis raises.
+    env = _env()
+    ns, host = NS(env["mesh"], P("x")), np.ones((8, 4), np.float32)
+    for make in (
+        lambda: jnp.array(host, out_sharding=ns),
+        lambda: jnp.array(host.tolist(), out_sharding=ns),
+        lambda: jnp.asarray(host.tolist(), out_sharding=ns),
+    ):
+        for r in (make(), jax.jit(make)()):
+            assert str(jax.typeof(r)) == "f32[8,4]", jax.typeof(r)
+            assert r.sharding == jax.sharding.SingleDeviceSharding(jax.devices()[0]), r.sharding
+    r = jnp.asarray(env["f"], out_sharding=NS(env["mesh"], P(None, "y")))
+    assert str(jax.typeof(r)) == "f32[8,8@y]" and r.sharding.spec == P(None, "y"), r.sharding
+    auto = jax.sharding.Mesh(env["mesh"].devices, ("x", "y"))
+    try:
+        jnp.array(host, out_sharding=NS(auto, P("x")))
+    except ValueError as ex:
+        assert str(ex).startswith(
+            "PartitionSpec passed to jnp.array cannot contain axis names that are of type "
+            "Auto or Manual. Got PartitionSpec: P('x',) with axis name: x of type: AxisType.Auto."
+        ), ex
+    else:
+        raise AssertionError("JAX raises ValueError for an automatic axis")
+
+
 CHECKS = [
     check_cases_match_jax,
+    check_array_out_sharding_outside_a_mesh,
     check_aval_sharding_and_printing,
     check_jit_retraces_per_type_and_outputs_follow_types,
     check_named_sharding_on_an_abstract_mesh,

@@ -154,11 +154,73 @@ def array(
 
     Python scalars give weakly typed arrays; lists of arrays are stacked; host
     data is placed on the default device, or on ``device`` (a Device or Sharding)
-    when given, or resharded to ``out_sharding``. A Python int out of the
-    default integer range raises OverflowError, as in JAX.
+    when given, or resharded to ``out_sharding`` (ignored where JAX 0.10.2
+    ignores it: see :func:`_out_sharding_for`). A Python int out of the default
+    integer range raises OverflowError, as in JAX.
     """
-    out = _array(object, dtype, copy, order, ndmin, "array")
-    return _placed(out, device, out_sharding)
+    out_sharding = _out_sharding_for(object, dtype, copy, ndmin, device, out_sharding)
+    if out_sharding is None:
+        return _placed(_array(object, dtype, copy, order, ndmin, "array"), device, None)
+    # As in JAX, the sharding applies before ``ndmin``'s leading dimensions are added.
+    out = _placed(_array(object, dtype, copy, order, 0, "array"), device, out_sharding)
+    ndim = aval(out).ndim
+    if ndmin > ndim:
+        out = lax.expand_dims(out, tuple(range(ndmin - ndim)))
+    return out
+
+
+def _check_explicit_axes(out_sharding) -> None:
+    """Raise JAX's ValueError for a NamedSharding naming an automatic or manual mesh axis."""
+    mesh = getattr(out_sharding, "mesh", None)
+    if mesh is None or not hasattr(out_sharding, "spec"):
+        return
+    kinds = dict(zip(mesh.axis_names, mesh.axis_types, strict=True))
+    for entry in out_sharding.spec:
+        for name in (entry,) if isinstance(entry, str) else (entry or ()):
+            if kinds.get(name) is not None and kinds[name].name != "Explicit":
+                raise ValueError(
+                    "PartitionSpec passed to jnp.array cannot contain axis names that are of "
+                    f"type Auto or Manual. Got PartitionSpec: {out_sharding.spec} with axis "
+                    f"name: {name} of type: AxisType.{kinds[name].name}."
+                )
+
+
+def _out_sharding_for(object, dtype, copy, ndmin, device, out_sharding):  # noqa: A002
+    """The ``out_sharding`` that ``jnp.array`` honours, as JAX 0.10.2 does.
+
+    Both ``device`` and ``out_sharding`` raise JAX's ValueError. JAX hands a numpy
+    array that needs no copy, cast or new dimensions (``jnp.asarray(np_array)``,
+    ``jnp.array(np_array, copy=False)``) to ``device_put`` unchanged, so
+    ``out_sharding`` is ignored there (the result is uncommitted, on the default
+    device; under ``jit`` a constant of unsharded type). Other host data (lists,
+    scalars, copies, casts) outside a mesh context keeps its empty-mesh type too,
+    so a ``NamedSharding`` is ignored there as well; Arrays and tracers are always
+    resharded.
+    """
+    if out_sharding is None:
+        return None
+    _check_explicit_axes(out_sharding)
+    if device is not None:
+        raise ValueError(
+            "Only one of `device` or `out_sharding` can be set. Got "
+            f"device={device!r} and out_sharding={out_sharding!r}"
+        )
+    if (
+        isinstance(object, np.ndarray)
+        and not copy
+        and ndmin <= object.ndim
+        and (dtype is None or canonical_dtype(dtype, "array") == object.dtype)
+    ):
+        return None
+    if isinstance(object, ARRAY_TYPES) or any(
+        isinstance(leaf, ARRAY_TYPES) for leaf in _nested_leaves(object)
+    ):
+        return out_sharding
+    from modjax.sharding import NamedSharding, get_abstract_mesh  # noqa: PLC0415
+
+    if isinstance(out_sharding, NamedSharding) and get_abstract_mesh().empty:
+        return None
+    return out_sharding
 
 
 def _array(object: Any, dtype: Any, copy: bool, order: str | None, ndmin: int, name: str):  # noqa: A002
@@ -181,7 +243,7 @@ def _array(object: Any, dtype: Any, copy: bool, order: str | None, ndmin: int, n
         if isinstance(out, np.ndarray):
             out = device_put(out)
     elif hasattr(object, "__jax_array__"):
-        return _array(object.__jax_array__(), dtype, copy, order, ndmin)
+        return _array(object.__jax_array__(), dtype, copy, order, ndmin, name)
     else:
         out = device_put(_host_array(object, dt))
     ndim = aval(out).ndim
@@ -201,8 +263,12 @@ def asarray(
 ):
     """Convert ``a`` to an array, without copying arrays that already fit (jax.numpy.asarray).
 
-    ``device`` (a Device or Sharding) places the result, as the Array API asks.
+    ``device`` (a Device or Sharding) places the result, as the Array API asks;
+    ``out_sharding`` reshards it, except for a numpy array that needs no cast
+    (JAX 0.10.2 ignores it there, eagerly and under jit) and for host data
+    outside a mesh context (see :func:`_out_sharding_for`).
     """
+    out_sharding = _out_sharding_for(a, dtype, bool(copy), 0, device, out_sharding)
     out = _array(a, dtype, bool(copy), order, 0, "asarray")
     return _placed(out, device, out_sharding)
 
