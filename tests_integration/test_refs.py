@@ -16,6 +16,28 @@ import modjax as jax
 import modjax.numpy as jnp
 from modjax.tracecore import parse_jaxpr
 
+# --- programs several tests run (also tests_integration/test_refs_autodiff.py) -----------------
+
+
+def double_then_bump(x):
+    """Write a reference made from ``x`` twice, then read it."""
+    r = jax.new_ref(x)
+    r[...] = r[...] * 2
+    r[0] += x[1]
+    return jnp.sum(r[...] ** 2)
+
+
+def scaled_sum(x):
+    """Accumulate ``x[i] * x[0]`` into a reference made from a constant, in a scan."""
+    acc = jax.new_ref(0.0)
+
+    def body(c, xi):
+        acc[...] += xi * c
+        return c, None
+
+    jax.lax.scan(body, x[0], x)
+    return acc[...]
+
 
 def test_eager_reference_reads_and_writes():
     r = jax.new_ref(jnp.arange(3.0))
@@ -395,13 +417,9 @@ def test_nested_scans_share_a_reference():
 
 
 def test_vmap_of_references_made_inside():
-    def g(x):
-        r = jax.new_ref(x)
-        r[...] = r[...] * 2
-        r[0] += x[1]
-        return jnp.sum(r[...] ** 2)
-
-    np.testing.assert_array_equal(jax.vmap(g)(jnp.ones((2, 3))), [17.0, 17.0])  # JAX's answer
+    np.testing.assert_array_equal(
+        jax.vmap(double_then_bump)(jnp.ones((2, 3))), [17.0, 17.0]
+    )  # JAX's answer
 
     def shared_start(x):  # new_ref of an unbatched value is batched under vmap (as in JAX)
         r = jax.new_ref(0.0)
@@ -434,17 +452,7 @@ def test_vmap_of_reference_arguments_and_closures():
 
 
 def test_vmap_of_loops_writing_references():
-    def accumulate(x):
-        acc = jax.new_ref(0.0)
-
-        def body(c, xi):
-            acc[...] += xi * c
-            return c, None
-
-        jax.lax.scan(body, x[0], x)
-        return acc[...]
-
-    np.testing.assert_array_equal(jax.vmap(accumulate)(jnp.ones((2, 3))), [3.0, 3.0])
+    np.testing.assert_array_equal(jax.vmap(scaled_sum)(jnp.ones((2, 3))), [3.0, 3.0])
 
     def fill(x):
         r = jax.new_ref(jnp.zeros(3))
@@ -465,88 +473,3 @@ def test_vmap_of_loops_writing_references():
 
     with pytest.raises(NotImplementedError, match="State effect not supported in vmap-of-cond"):
         jax.vmap(branch)(jnp.array([True, False]), jnp.zeros((2, 3)))
-
-
-# --- forward-mode differentiation -------------------------------------------------------------
-
-
-def test_jvp_through_references():
-    def g(x):
-        r = jax.new_ref(x)
-        r[...] = r[...] * 2
-        r[0] += x[1]
-        return jnp.sum(r[...] ** 2)
-
-    for run in (jax.jvp, jax.jit(jax.jvp, static_argnums=0)):
-        y, t = run(g, (jnp.arange(3.0),), (jnp.ones(3),))
-        assert (float(y), float(t)) == (21.0, 30.0)  # JAX 0.10.2's answer
-
-    def accumulate(x):
-        acc = jax.new_ref(0.0)  # made from a constant: still differentiated, as in JAX
-
-        def body(c, xi):
-            acc[...] += xi * c
-            return c, None
-
-        jax.lax.scan(body, x[0], x)
-        return acc[...]
-
-    y, t = jax.jvp(accumulate, (jnp.arange(3.0),), (jnp.ones(3),))
-    assert (float(y), float(t)) == (0.0, 3.0)
-    shared = jax.new_ref(jnp.ones(3))
-    y, t = jax.jvp(lambda x: jnp.sum(shared[...] * x), (2.0,), (1.0,))
-    assert (float(y), float(t)) == (6.0, 3.0)
-    with pytest.raises(Exception, match="with a differentiated value on a non-differentiated"):
-        jax.jvp(lambda x: shared.__setitem__(0, x), (2.0,), (1.0,))
-
-
-def test_grad_through_references_made_from_the_inputs():
-    def g(x):
-        r = jax.new_ref(x)
-        r[...] = r[...] * 2
-        r[0] += x[1]
-        return jnp.sum(r[...] ** 2)
-
-    for run in (jax.grad(g), jax.jit(jax.grad(g))):
-        np.testing.assert_array_equal(run(jnp.arange(3.0)), [4.0, 10.0, 16.0])  # JAX's
-    np.testing.assert_array_equal(jax.vmap(jax.grad(g))(jnp.ones((2, 3))), [[12, 14, 8]] * 2)
-
-    def fill(x):
-        r = jax.new_ref(x * jnp.zeros(3))  # made from the input: its tangent is staged
-
-        def body(i, c):
-            r[i] = x * i
-            return c
-
-        jax.lax.fori_loop(0, 3, body, 0.0)
-        return r[...].sum()
-
-    assert float(jax.grad(fill)(2.0)) == 3.0
-    shared = jax.new_ref(jnp.ones(3))
-    assert float(jax.grad(lambda x: jnp.sum(shared[...] * x))(2.0)) == 3.0
-
-    def from_constant(x):
-        acc = jax.new_ref(0.0)
-
-        def body(c, xi):
-            acc[...] += xi * c
-            return c, None
-
-        jax.lax.scan(body, x[0], x)
-        return acc[...]
-
-    with pytest.raises(NotImplementedError, match="reference made from a value that does not"):
-        jax.grad(from_constant)(jnp.arange(3.0))
-
-
-def test_vjp_with_refs_accumulates_cotangents():
-    _, f_vjp = jax.vjp(lambda x, y: jnp.sum(x * y), jnp.ones(3), 2.0)
-    r = jax.new_ref(jnp.full(3, 10.0))
-    assert f_vjp.with_refs(r, jax.ad.DontWant())(1.0) == (jax.ad.GradRef(), jax.ad.DidntWant())
-    np.testing.assert_array_equal(r[...], [12.0, 12.0, 12.0])  # JAX 0.10.2's answer
-    value, marker = f_vjp.with_refs(jax.ad.GradValue(), jax.new_ref(1.0))(1.0)
-    np.testing.assert_array_equal(value, [2.0, 2.0, 2.0])
-    assert marker == jax.ad.GradRef()
-    with pytest.raises(ValueError, match="Invalid shape for `addupdate`"):
-        f_vjp.with_refs(jax.new_ref(jnp.ones(2)), jax.ad.DontWant())(1.0)
-    np.testing.assert_array_equal(f_vjp(1.0)[0], [2.0, 2.0, 2.0])

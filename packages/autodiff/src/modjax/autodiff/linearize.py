@@ -22,7 +22,7 @@ import numpy as np
 
 from modjax.tracecore import dtypes
 from modjax.tracecore import source_info as source_info_util
-from modjax.tracecore.core import set_current_trace, to_aval
+from modjax.tracecore.core import current_trace, set_current_trace, to_aval
 from modjax.tracecore.dce import dce_jaxpr_consts
 from modjax.tracecore.jaxpr import ClosedJaxpr, DropVar, JaxprEqn, Literal, Var
 from modjax.tracecore.partial_eval import partial_eval_rules
@@ -31,7 +31,7 @@ from modjax.tracecore.tracing import JaxprTrace, JaxprTracer
 from .jvp import jvp_flat
 from .tangents import Zero, tangent_aval
 
-__all__ = ["LinearizeTrace", "linearize_flat"]
+__all__ = ["LinearizeTrace", "linearize_flat", "bind_staged_tangent"]
 
 
 class LinearizeTrace(JaxprTrace):
@@ -84,6 +84,21 @@ class LinearizeTrace(JaxprTrace):
             for v, unk in zip(out_vars, out_unknowns, strict=True)
         ]
         return results if primitive.multiple_results else results[0]
+
+
+def bind_staged_tangent(primitive, *args, **params):
+    """Bind ``primitive`` to make a tangent from known values, recorded when linearizing.
+
+    A JVP rule calls this for a tangent that must be part of the linear program even
+    though nothing unknown flows into it: the tangent reference ``new_ref`` makes for a
+    value that is not differentiated (JAX's tangent trace stages it likewise). Writes of
+    differentiated values into it are recorded, so reading it now would miss them.
+    Outside linearization this is ``primitive.bind``.
+    """
+    trace = current_trace()
+    if type(trace) is LinearizeTrace:
+        return JaxprTrace.process_primitive(trace, primitive, args, params)
+    return primitive.bind(*args, **params)
 
 
 def linearize_flat(fun: Callable, primals: Sequence, *, has_aux: bool = False):

@@ -21,7 +21,7 @@ from modjax.tracecore.core import Primitive
 from modjax.tracecore.dce import default_params_updater
 from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
-from modjax.tracecore.state import AbstractRef, discharge_state, has_refs
+from modjax.tracecore.state import AbstractRef, discharge_state, has_refs, ref_methods
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.wrapped_fun import wrap_init
 
@@ -56,17 +56,20 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cota
         # References in a linear program (the tangents of ones the function made): transpose
         # the pure program state discharge gives, whose reads and writes are slices and
         # scatters with transposes of their own.
+        n_lead = 0
         if any(type(v.aval) is AbstractRef for v in jaxpr.constvars):
-            # A tangent reference known while linearizing (made from a constant): it was
-            # read then, before the writes staged here; the result would be wrong.
-            raise NotImplementedError(
-                "reverse-mode differentiation through a reference made from a value that "
-                "does not depend on the differentiated inputs (jax.new_ref of a constant, "
-                "then written with differentiated values) is not supported; forward mode "
-                "(jax.jvp, jax.jacfwd) is"
-            )
+            # A primal reference read by an equation staged whole (a while loop with
+            # effects): discharged as a leading input holding the reference's value.
+            args = [*(_held_value(v, c) for v, c in zip(jaxpr.constvars, consts, strict=True)),
+                    *args]  # fmt: skip
+            n_lead, consts = len(consts), ()
+            jaxpr = convert_constvars_jaxpr(jaxpr)
+        n_out = len(jaxpr.outvars)
         discharged = discharge_state(ClosedJaxpr(jaxpr, consts))
         jaxpr, consts = discharged.jaxpr, discharged.consts
+        # The final values of reference inputs come out after the outputs: no cotangent.
+        cotangents_out = [*cotangents_out, *[None] * (len(jaxpr.outvars) - n_out)]
+        return backward_pass(jaxpr, consts, args, cotangents_out)[n_lead:]
     primal_env: dict[Var, Any] = dict(zip(jaxpr.constvars, consts, strict=True))
     linear: set[Var] = set()
     for var, arg in zip(jaxpr.invars, args, strict=True):
@@ -141,6 +144,13 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cota
 
 # Transposes of programs, by (linear inputs, zero output cotangents); see jaxpr_cache.
 _transposed_jaxprs = JaxprCache("transpose")
+
+
+def _held_value(var: Var, value):
+    """Return the array a reference ``value`` holds (``value`` itself for an array)."""
+    if type(var.aval) is not AbstractRef:
+        return value
+    return ref_methods["get"](value, None)
 
 
 def transpose_jaxpr(

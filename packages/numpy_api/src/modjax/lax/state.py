@@ -25,6 +25,7 @@ import numpy as np
 
 from modjax.autodiff import jvp_rules
 from modjax.autodiff.jvp import always_differentiated
+from modjax.autodiff.linearize import bind_staged_tangent
 from modjax.autodiff.tangents import Zero, instantiate_zeros, tangent_aval
 from modjax.batching import axis_primitive_batchers, batching_rules
 from modjax.tracecore import dtypes
@@ -587,7 +588,12 @@ def _new_ref_jvp(primals, tangents, *, memory_space, kind):
     ref = new_ref_p.bind(x, memory_space=memory_space, kind=kind)
     if type(t) is Zero and (t.aval.dtype == dtypes.float0 or _aval(x).dtype == dtypes.float0):
         return ref, Zero(t.aval)
-    return ref, new_ref_p.bind(instantiate_zeros(t), memory_space=memory_space, kind=kind)
+    # A tangent reference made from a zero tangent is staged when linearizing: the
+    # differentiated values written into it later are only known to the linear program.
+    t_ref = bind_staged_tangent(
+        new_ref_p, instantiate_zeros(t), memory_space=memory_space, kind=kind
+    )
+    return ref, t_ref
 
 
 def _get_jvp(primals, tangents, *, indexer):

@@ -32,13 +32,14 @@ from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr, Literal
 from modjax.tracecore.jaxpr_cache import JaxprCache
 from modjax.tracecore.partial_eval import partial_eval_rules
-from modjax.tracecore.state import register_call_discharge
+from modjax.tracecore.state import Ref, register_call_discharge
 
 from .arguments import leaf_aval
 from .debugging import disable_jit
 from .executable import committed_sharding, compile_jaxpr
 from .executable import placement as _placement
 from .extended import checked_run
+from .refs import apply_with_refs
 from .spmd import jaxpr_shardings, spmd_target
 
 __all__ = ["jit_p", "jit_update_params", "jit_batching_update_params"]
@@ -74,6 +75,14 @@ def _jit_impl(
     """
     if disable_jit.option.value:  # type: ignore[attr-defined]
         return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+    if any(type(a) is Ref for a in args):
+        # A concrete reference operand (the known half of a call split while
+        # linearizing): the call is discharged and the reference updated in place.
+        params = {"jaxpr": jaxpr, "name": name, "donated_invars": donated_invars}
+        params.update(keep_unused=keep_unused, inline=inline)
+        if in_shardings is not None:
+            params.update(in_shardings=in_shardings, out_shardings=out_shardings)
+        return apply_with_refs(jit_p, *args, **params)
     device, committed = _placement(args)
     if in_shardings is not None:
         target = spmd_target(

@@ -45,7 +45,7 @@ from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr, DropVar, JaxprEqn, Var
 from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
 from modjax.tracecore.partial_eval import partial_eval_jaxpr, partial_eval_rules
-from modjax.tracecore.state import AbstractRef
+from modjax.tracecore.state import AbstractRef, ref_effect
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.wrapped_fun import wrap_init
 
@@ -147,7 +147,12 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
     bconst_nz = tuple(type(t) is not Zero for t in bconst_t)
     carry_nz_in = tuple(type(t) is not Zero for t in init_t)
     carry_nz, body_jvp, hoisted = _jvp_body(body_jaxpr, body_nconsts, bconst_nz, carry_nz_in)
-    if not any(carry_nz):
+    # A differentiated reference the body uses gets its tangent writes even when no
+    # carry has a tangent.
+    ref_nz = any(
+        nz and type(to_aval(c)) is AbstractRef for c, nz in zip(bconsts, bconst_nz, strict=True)
+    )
+    if not any(carry_nz) and not ref_nz:
         outs = while_p.bind(
             *primals,
             cond_jaxpr=cond_jaxpr,
@@ -231,6 +236,11 @@ def _loop_has_effects(params) -> bool:
     return has_effects(params["cond_jaxpr"]) or has_effects(params["body_jaxpr"])
 
 
+def _only_ref_effects(params) -> bool:
+    effects = {*params["cond_jaxpr"].effects, *params["body_jaxpr"].effects}
+    return effects <= {ref_effect}
+
+
 def _while_partial_eval(eqn: JaxprEqn, unknowns: list[bool], saveable):
     """Split a while loop into a known loop and a staged one (jax's ``_while_partial_eval``).
 
@@ -243,7 +253,10 @@ def _while_partial_eval(eqn: JaxprEqn, unknowns: list[bool], saveable):
     n_out = len(eqn.outvars)
     if not any(unknowns):
         return eqn, eqn if _recomputed(eqn, saveable) else None, [False] * n_out
-    if _loop_has_effects(p):  # effects must run once: the whole loop waits for its inputs
+    if _loop_has_effects(p) and not _only_ref_effects(p):
+        # Other effects must run once: the whole loop waits for its inputs. Reference
+        # writes split as JAX's do: the known loop makes the primal ones, the staged
+        # loop (the whole loop again) the tangent ones.
         return None, eqn, [True] * n_out
     cconst_uk, bconst_uk, carry_uk = _split(unknowns, cond_nconsts, body_nconsts)
     carry_uk, known_body = _known_body(p["body_jaxpr"], tuple(bconst_uk), tuple(carry_uk))
