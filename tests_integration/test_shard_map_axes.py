@@ -84,20 +84,20 @@ def check_varying_axes_in_types():
     jax.shard_map(body, mesh=env["auto"], in_specs=P("x", "y"), out_specs=P("x", "y"))(env["b"])
     # JAX 0.10.2's answers for the same body.
     assert seen == {
-        "x": "f32[4,2]{V:(x,y)}",
-        "sum_y": "f32[4,2]{V:x}",
-        "sum_xy": "f32[4,2]",
-        "mixed": "f32[4,2]{V:(x,y)}",
-        "pcast": "f32[3]{V:x}",
-        "index": "i32[]{V:y}",
-        "ppermute": "f32[3]{V:x}",
-        "jit": "f32[4,2]{V:y}",
+        "x": "float32[4,2]{V:(x,y)}",
+        "sum_y": "float32[4,2]{V:x}",
+        "sum_xy": "float32[4,2]",
+        "mixed": "float32[4,2]{V:(x,y)}",
+        "pcast": "float32[3]{V:x}",
+        "index": "int32[]{V:y}",
+        "ppermute": "float32[3]{V:x}",
+        "jit": "float32[4,2]{V:y}",
     }, seen
     seen.clear()
     jax.shard_map(
         body, mesh=env["auto"], in_specs=P("x", "y"), out_specs=P("x", "y"), check_vma=False
     )(env["b"])
-    assert seen["x"] == "f32[4,2]" and seen["pcast"] == "f32[3]", seen
+    assert seen["x"] == "float32[4,2]" and seen["pcast"] == "float32[3]", seen
     # The jaxpr of a checked body prints the varying axes (as JAX's), and parses back; the
     # invariant operand of `mul` is first made varying (JAX's inserted pvary).
     closed = jax.make_jaxpr(

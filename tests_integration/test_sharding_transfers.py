@@ -137,12 +137,12 @@ def check_explicit_types_follow_the_target_mesh():
     low = Mesh(D[:4].reshape(2, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     high = Mesh(D[4:].reshape(4), ("z",), axis_types=(AxisType.Explicit,))
     x = jax.device_put(_value(), NamedSharding(low, P("x", "y")))
-    assert str(jax.typeof(x)) == "f32[8@x,8@y]", jax.typeof(x)
+    assert str(jax.typeof(x)) == "float32[8@x,8@y]", jax.typeof(x)
     with _no_host():
         y = jax.device_put(x, NamedSharding(high, P(None, "z")))
         z = reshard(x, NamedSharding(high, P("z")))
-    assert str(jax.typeof(y)) == "f32[8,8@z]", jax.typeof(y)
-    assert str(jax.typeof(z)) == "f32[8@z,8]", jax.typeof(z)
+    assert str(jax.typeof(y)) == "float32[8,8@z]", jax.typeof(y)
+    assert str(jax.typeof(z)) == "float32[8@z,8]", jax.typeof(z)
     np.testing.assert_array_equal(np.asarray(y), _value())
     np.testing.assert_array_equal(np.asarray(z), _value())
 

@@ -78,12 +78,13 @@ def check_aval_sharding_and_printing():
     assert aval.sharding.spec == P(("x", "y"), None), aval.sharding
     assert a.aval.sharding is aval.sharding
     assert repr(aval) == "ShapedArray(float32[8@(x,y),8])", repr(aval)
+    assert str(aval) == "float32[8@(x,y),8]", str(aval)  # as JAX: long dtype names
     text = str(jax.make_jaxpr(lambda x: jnp.sin(x) @ env["b"])(env["f"]))
     assert "a:f32[8,8@y]; b:f32[8@x,8]" in text and "f32[8@x,8@y] = dot_general" in text, text
     # Auto axes and single devices leave types unsharded, printed as before.
     auto = jax.sharding.Mesh(mesh.devices, ("x", "y"))
     v = jax.device_put(np.ones((8, 8), np.float32), NS(auto, P("x", "y")))
-    assert jax.typeof(v).sharding is None and str(jax.typeof(v)) == "f32[8,8]"
+    assert jax.typeof(v).sharding is None and str(jax.typeof(v)) == "float32[8,8]"
     assert jax.typeof(jnp.ones(3)).sharding is None
     # Only the explicit axes of a partly explicit mesh enter the type.
     part = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit, AxisType.Auto))

@@ -23,7 +23,7 @@ def test_trace(f, args):
     traced = f.trace(*args)
     assert isinstance(traced.jaxpr, ClosedJaxpr)
     assert [e.primitive.name for e in traced.jaxpr.eqns] == ["rt_add", "rt_sin"]
-    assert str(traced.jaxpr.jaxpr.invars[1].aval) == "f32[]"
+    assert str(traced.jaxpr.jaxpr.invars[1].aval) == "~float32[]"
     assert traced.jaxpr.jaxpr.invars[1].aval.weak_type
     out = traced.out_info
     assert out[0] == ShapeDtypeStruct((3,), np.float32)

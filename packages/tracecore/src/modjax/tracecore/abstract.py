@@ -269,8 +269,9 @@ class ShapedArray:
         return hash((self.shape, self.dtype, self.weak_type, self.sharding, self.vma))
 
     def __str__(self) -> str:
-        # The jaxpr spelling; JAX's str() uses long names and marks weak types with "~".
-        return self.str_short(short_dtypes=True)
+        # As JAX's str(): long dtype names, weak types marked with "~" (float32[8,8@y],
+        # ~float32[]); jaxpr text spells types with short names (pretty.py).
+        return ("~" if self.weak_type else "") + self.str_short()
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
