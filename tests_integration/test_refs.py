@@ -413,6 +413,130 @@ def test_nested_scans_share_a_reference():
     np.testing.assert_array_equal(nested(jnp.ones((3, 4))), [12.0, 3.0])
 
 
+def _scan_over_a_reference(x, reverse=False):
+    r = jax.new_ref(x)
+    acc = jax.new_ref(jnp.zeros(x.shape[1:]))
+
+    def body(c, a):
+        ri, xi = a  # ri: this iteration's row of r, itself a reference
+        ri[0] += c
+        acc[...] += ri[...] * xi
+        ri[1:] = ri[1:] * 2
+        return c + 1, ri[...].sum()
+
+    c, ys = jax.lax.scan(body, 0.0, (r, jnp.arange(x.shape[0]) * 1.0), reverse=reverse)
+    return r[...], acc[...], c, ys
+
+
+X43 = jnp.arange(12.0).reshape(4, 3)
+
+
+@pytest.mark.parametrize(
+    "run",
+    [_scan_over_a_reference, jax.jit(_scan_over_a_reference, static_argnums=1)],
+    ids=["eager", "jit"],
+)
+def test_scan_over_a_reference(run):
+    r, acc, c, ys = run(X43)  # JAX 0.10.2's answers
+    np.testing.assert_array_equal(r, [[0, 2, 4], [4, 8, 10], [8, 14, 16], [12, 20, 22]])
+    np.testing.assert_array_equal(acc, [56.0, 48.0, 54.0])
+    np.testing.assert_array_equal(ys, [6.0, 22.0, 38.0, 54.0])
+    assert float(c) == 4.0
+    r, _, _, ys = run(X43, True)
+    np.testing.assert_array_equal(r, [[3, 2, 4], [5, 8, 10], [7, 14, 16], [9, 20, 22]])
+    np.testing.assert_array_equal(ys, [9.0, 23.0, 37.0, 51.0])
+
+
+def test_scan_over_a_reference_argument_and_nested_scans():
+    def bump(r):
+        def body(c, ri):
+            ri[...] = ri[...] + c
+            return c * 2, None
+
+        jax.lax.scan(body, 1.0, r)
+
+    r = jax.new_ref(jnp.ones((3, 2)))
+    jax.jit(bump)(r)
+    np.testing.assert_array_equal(r[...], [[2, 2], [3, 3], [5, 5]])
+    bump(r)
+    np.testing.assert_array_equal(r[...], [[3, 3], [5, 5], [9, 9]])
+
+    def nested(x):
+        r = jax.new_ref(x)
+
+        def outer(c, row):
+            def inner(c2, cell):
+                cell[...] += c2
+                return c2 + 1, None
+
+            jax.lax.scan(inner, c, row)
+            return c * 10, None
+
+        jax.lax.scan(outer, 1.0, r)
+        return r[...]
+
+    want = [[1, 3, 5], [13, 15, 17], [106, 108, 110], [1009, 1011, 1013]]  # JAX's
+    np.testing.assert_array_equal(jax.jit(nested)(X43), want)
+
+    def tripled(x):
+        r = jax.new_ref(x)
+        jax.lax.map(lambda ri: ri.__setitem__(..., ri[...] * 3), r)
+        return r[...]
+
+    np.testing.assert_array_equal(tripled(X43), X43 * 3)
+
+
+def test_derivatives_of_a_scan_over_a_reference():
+    _, t = jax.jvp(lambda x: _scan_over_a_reference(x)[3], (X43,), (jnp.ones_like(X43),))
+    np.testing.assert_array_equal(t, [5.0, 5.0, 5.0, 5.0])  # JAX 0.10.2's answers
+
+    def loss(x):
+        _, acc, _, ys = _scan_over_a_reference(x)
+        return ys.sum() + acc.sum()
+
+    want = [[1, 2, 2], [2, 3, 3], [3, 4, 4], [4, 5, 5]]
+    np.testing.assert_array_equal(jax.grad(loss)(X43), want)
+    np.testing.assert_array_equal(jax.jit(jax.grad(loss))(X43), want)
+
+
+def test_a_reference_as_a_loop_carry_is_refused():
+    r = jax.new_ref(1.0)
+
+    def scan_body(c, x):
+        c[...] += x
+        return c, None
+
+    with pytest.raises(
+        ValueError,
+        match=r"(?s)function scan_body at .* traced for scan returned a mutable array reference "
+        r"of type Ref{float32\[\]} at output tree path result\[0\], but mutable array "
+        r"references cannot be returned.*passed in as the argument c\.",
+    ):
+        jax.lax.scan(scan_body, r, jnp.arange(3.0))
+
+    def while_body(c):
+        c[1][...] += 1.0
+        return c[0] + 1, c[1]
+
+    with pytest.raises(
+        ValueError, match=r"(?s)traced for while_body .* result\[1\].*the argument c\[1\]\."
+    ):
+        jax.jit(lambda r: jax.lax.while_loop(lambda c: c[0] < 3, while_body, (0, r)))(r)
+
+    def fori_body(i, rr):
+        return rr
+
+    with pytest.raises(
+        ValueError,
+        match=r"(?s)function fori_body .* traced for fori_loop .* result\[0\]\[1\].*argument rr\.",
+    ):
+        jax.lax.fori_loop(0, 3, fori_body, r)
+    with pytest.raises(ValueError, match=r"(?s)traced for fori_loop .* result\[2\].*argument rr\."):
+        jax.jit(lambda n: jax.lax.fori_loop(0, n, fori_body, r))(3)
+    with pytest.raises(ValueError, match="returned mutable array was created inside the function"):
+        jax.lax.scan(lambda c, x: (jax.new_ref(x), None), r, jnp.arange(3.0))
+
+
 # --- vmap ---------------------------------------------------------------------------------------
 
 

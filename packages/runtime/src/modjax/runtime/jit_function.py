@@ -24,6 +24,7 @@ from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.jaxpr_cache import clear_jaxpr_caches
 from modjax.tracecore.monitoring import timed
 from modjax.tracecore.options import no_tracing
+from modjax.tracecore.state import check_no_ref_outputs
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.tree_util import tree_unflatten
 from modjax.tracecore.wrapped_fun import debug_info, flatten_fun, wrap_init
@@ -254,7 +255,7 @@ class JitFunction:
             jaxpr, consts = trace_to_jaxpr(flat_fun, in_avals)
         for check in jaxpr_checks:
             check(jaxpr)
-        refs.check_no_ref_outputs(jaxpr, consts, info, in_avals)
+        check_no_ref_outputs(jaxpr, info, "jit", out_tree.val)
         self.stats["traces"] += 1
         traced = TracedProgram(
             ClosedJaxpr(jaxpr, consts), out_tree.val, call.donated, in_avals, info.arg_names

@@ -17,7 +17,7 @@ from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.state import AbstractRef, Ref, discharge_state
 from modjax.tracecore.tracing import convert_constvars_jaxpr
 
-__all__ = ["takes_refs", "call_with_refs", "check_no_ref_outputs", "apply_with_refs"]
+__all__ = ["takes_refs", "call_with_refs", "apply_with_refs"]
 
 
 def takes_refs(fn, call, in_avals) -> bool:
@@ -75,29 +75,6 @@ def call_with_refs(fn, call, in_avals):
     for i, new in zip(positions, outs[n_out:], strict=True):
         values[i]._value = new
     return traced.out_tree.unflatten(outs[:n_out])
-
-
-def check_no_ref_outputs(jaxpr, consts, info, in_avals) -> None:
-    """Raise JAX's ValueError when a jitted function returns a reference."""
-    for out in jaxpr.outvars:
-        aval = out.aval
-        if type(aval) is not AbstractRef:
-            continue
-        where = f" at {info.func_src_info}" if info.func_src_info else ""
-        if out in jaxpr.invars:
-            i = jaxpr.invars.index(out)
-            names = info.arg_names
-            name = names[i] if names and i < len(names) else f"flat argument {i}"
-            origin = f"was passed in as the argument {name}."
-        elif out in jaxpr.constvars:
-            origin = "was closed over by the function."
-        else:
-            origin = "was created inside the function."
-        raise ValueError(
-            f"function {info.func_name}{where} traced for jit returned a mutable array "
-            f"reference of type {aval.str_short()}, but mutable array references cannot be "
-            f"returned.\n\nThe returned mutable array {origin}"
-        )
 
 
 _eager_programs: dict = {}

@@ -43,6 +43,7 @@ __all__ = [
     "ref_syntax",
     "unprinted_effects",
     "register_call_discharge",
+    "check_no_ref_outputs",
 ]
 
 #: The effect of every equation that allocates, reads or writes a reference.
@@ -80,11 +81,16 @@ class AbstractRef:
     sharding = property(lambda self: None)
     vma = property(lambda self: self.inner_aval.vma)
 
-    def update(self, inner_aval: ShapedArray | None = None, **_ignored) -> AbstractRef:
-        """Return a copy with another inner aval."""
-        return AbstractRef(
-            self.inner_aval if inner_aval is None else inner_aval, self.memory_space, self.kind
-        )
+    def update(self, inner_aval: ShapedArray | None = None, **changes) -> AbstractRef:
+        """Return a copy with another inner aval, or the inner aval's fields changed.
+
+        ``update(shape=...)`` types the reference to one slice of it (a scanned
+        reference's per-iteration view).
+        """
+        inner = self.inner_aval if inner_aval is None else inner_aval
+        if changes:
+            inner = inner.update(**changes)
+        return AbstractRef(inner, self.memory_space, self.kind)
 
     def strip_weak_type(self) -> AbstractRef:
         """Return this type holding the strongly typed inner aval."""
@@ -298,3 +304,48 @@ def register_call_discharge(primitive, update_params: Callable[..., dict]) -> No
         return new, outs[:n_out]
 
     discharge_rules[primitive] = rule
+
+
+def check_no_ref_outputs(
+    jaxpr: Jaxpr,
+    info: Any,
+    traced_for: str,
+    out_tree: Any = None,
+    n_consts: int = 0,
+    arg_names: Sequence[str] | None = None,
+) -> None:
+    """Raise JAX's ValueError when a traced function returns a reference.
+
+    ``traced_for`` names what traced it (``"jit"``, ``"scan"``, ``"while_body"``,
+    ``"fori_loop"``); ``info`` is the function's DebugInfo; ``out_tree`` (the
+    outputs' pytree) names the output's tree path; the first ``n_consts`` invars
+    are values the function closes over (consts converted to inputs); ``arg_names``
+    names the other invars (``info.arg_names`` by default).
+    """
+    for k, out in enumerate(jaxpr.outvars):
+        aval = out.aval
+        if type(aval) is not AbstractRef:
+            continue
+        where = f" at {info.func_src_info}" if info.func_src_info else ""
+        path = ""
+        if out_tree is not None:
+            from .tree_util import keystr, tree_flatten_with_path, tree_unflatten  # noqa: PLC0415
+
+            leaves = tree_unflatten(out_tree, list(range(out_tree.num_leaves)))
+            paths = [keystr(p) for p, _ in tree_flatten_with_path(leaves)[0]]
+            path = f" at output tree path result{paths[k]}"
+        args = jaxpr.invars[n_consts:]
+        if out in args:
+            i = args.index(out)
+            names = info.arg_names if arg_names is None else arg_names
+            name = names[i] if names and i < len(names) else f"flat argument {i}"
+            origin = f"was passed in as the argument {name}."
+        elif out in jaxpr.constvars or out in jaxpr.invars[:n_consts]:
+            origin = "was closed over by the function."
+        else:
+            origin = "was created inside the function."
+        raise ValueError(
+            f"function {info.func_name}{where} traced for {traced_for} returned a mutable "
+            f"array reference of type {aval.str_short()}{path}, but mutable array references "
+            f"cannot be returned.\n\nThe returned mutable array {origin}"
+        )

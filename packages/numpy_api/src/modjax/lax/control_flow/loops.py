@@ -40,8 +40,10 @@ from modjax.tracecore.abstract import ShapedArray, physical_aval
 from modjax.tracecore.core import Primitive, Tracer, concrete_or_error
 from modjax.tracecore.effects import ordered_effects
 from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.state import check_no_ref_outputs
 from modjax.tracecore.tokens import AbstractToken
 from modjax.tracecore.tree_util import tree_flatten, tree_unflatten
+from modjax.tracecore.wrapped_fun import debug_info
 
 from .._common import compare, constant, kind
 from . import python_loops
@@ -147,6 +149,11 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     shapes and dtypes (a weakly typed initial leaf takes the dtype the body gives it).
     ``cond_fun`` returns a boolean scalar. Differentiable in forward mode only.
     """
+    return _while_loop(cond_fun, body_fun, init_val, None)
+
+
+def _while_loop(cond_fun: Callable, body_fun: Callable, init_val, returns_ref):
+    """``while_loop``; ``returns_ref(traced_body)`` replaces its check for returned references."""
     if not callable(cond_fun) or not callable(body_fun):
         raise TypeError("lax.while_loop: cond_fun and body_fun arguments should be callable.")
     if python_loops.enabled():
@@ -157,6 +164,11 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     avals = [abstractify(x) for x in init_flat]
     cond_in_tree = tree_flatten((init_val,))[1]
     body = trace_closed(body_fun, cond_in_tree, avals)
+    if returns_ref is None:
+        info = debug_info(body_fun, (init_val,))
+        check_no_ref_outputs(body.jaxpr.jaxpr, info, "while_body", body.out_tree, len(body.consts))
+    else:
+        returns_ref(body)
     if body.out_tree == in_tree and promote_weak_carry(init_flat, avals, body.out_avals):
         avals = [abstractify(x) for x in init_flat]
         body = trace_closed(body_fun, cond_in_tree, avals)
@@ -213,9 +225,9 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll=None):
             return (ew.add(i, one), body_fun(i, val)), None
 
         length = max(upper_c - lower_c, 0)
-        (_, result), _ = scan(
-            step, (start, init_val), None, length=length, unroll=1 if unroll is None else unroll
-        )
+        check = _fori_ref_check(body_fun, start, init_val, 0)
+        unroll = 1 if unroll is None else unroll
+        (_, result), _ = _scan(step, (start, init_val), None, length, False, unroll, False, check)
         return result
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError(
@@ -233,8 +245,27 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll=None):
         i, hi, val = loop_carry
         return ew.add(i, np.asarray(1, dtype)[()]), hi, body_fun(i, val)
 
-    _, _, result = while_loop(cond, body, (lower_t, upper_t, init_val))
+    check = _fori_ref_check(body_fun, lower_t, init_val, 1)
+    _, _, result = _while_loop(cond, body, (lower_t, upper_t, init_val), check)
     return result
+
+
+def _fori_ref_check(body_fun: Callable, lower, init_val, n_extra: int):
+    """Check the traced loop body of a fori_loop for returned references (naming ``body_fun``).
+
+    The loop's carry is the index, ``n_extra`` more values (the upper bound) and
+    ``init_val``; the arguments are named as ``body_fun``'s parameters.
+    """
+
+    def check(traced) -> None:
+        info = debug_info(body_fun, (lower, init_val))
+        names = info.arg_names
+        names = (*names[:1], *[""] * n_extra, *names[1:]) if names else None
+        check_no_ref_outputs(
+            traced.jaxpr.jaxpr, info, "fori_loop", traced.out_tree, len(traced.consts), names
+        )
+
+    return check
 
 
 def _index_dtype(lower, upper) -> np.dtype:
@@ -432,6 +463,11 @@ def scan(f: Callable, init, xs=None, length=None, reverse: bool = False, unroll=
     True for all) inlines that many iterations per loop step. The carry output
     must match ``init`` in structure, shapes and dtypes (weak types aside).
     """
+    return _scan(f, init, xs, length, reverse, unroll, _split_transpose, None)
+
+
+def _scan(f, init, xs, length, reverse, unroll, _split_transpose, returns_ref):
+    """``scan``; ``returns_ref(traced_body)`` replaces its check for returned references."""
     if not callable(f):
         raise TypeError("lax.scan: f argument should be callable.")
     xs_flat = tree_flatten(xs)[0]
@@ -456,6 +492,11 @@ def scan(f: Callable, init, xs=None, length=None, reverse: bool = False, unroll=
 
     carry_avals = [abstractify(x) for x in init_flat]
     traced, carry_tree, y_tree = trace(carry_avals)
+    if returns_ref is None:
+        info = debug_info(f, (init, xs))
+        check_no_ref_outputs(traced.jaxpr.jaxpr, info, "scan", traced.out_tree, len(traced.consts))
+    else:  # fori_loop's step: its errors name the user's body
+        returns_ref(traced)
     n_carry = len(init_flat)
     carry_out = traced.out_avals[:n_carry]
     if carry_tree == init_tree and promote_weak_carry(init_flat, carry_avals, carry_out):

@@ -15,8 +15,12 @@ tracing them again.
 
 from __future__ import annotations
 
+import numpy as np
+
+from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.jaxpr import ClosedJaxpr, Var
-from modjax.tracecore.state import AbstractRef, discharge_rules, discharge_state
+from modjax.tracecore.state import AbstractRef, discharge_rules, discharge_state, eval_discharged
+from modjax.tracecore.tracing import convert_constvars_jaxpr
 
 from .conditionals import cond_p
 from .loops import scan_p, while_p
@@ -38,8 +42,12 @@ def _closed(jaxpr) -> ClosedJaxpr:
 def _scan_discharge(eqn, *invals):
     p = eqn.params
     n_consts, n_carry = p["num_consts"], p["num_carry"]
-    if any(_is_ref(v) for v in eqn.invars[n_consts:]):
-        raise NotImplementedError("scan: a reference as a carry or a scanned operand")
+    if any(_is_ref(v) for v in eqn.invars[n_consts : n_consts + n_carry]):
+        # lax.scan refuses a body returning a reference (JAX's ValueError): only a
+        # hand-built scan equation gets here.
+        raise NotImplementedError("scan: a reference as a carry")
+    if any(_is_ref(v) for v in eqn.invars[n_consts + n_carry :]):
+        return _scanned_refs_discharge(eqn, invals)
     refs = [i for i in range(n_consts) if _is_ref(eqn.invars[i])]
     plain = [i for i in range(n_consts) if i not in refs]
     discharged = discharge_state(p["jaxpr"])
@@ -70,6 +78,84 @@ def _scan_discharge(eqn, *invals):
     for i, final in zip(refs, outs[: len(refs)], strict=True):
         new_invals[i] = final
     return new_invals, outs[len(refs) :]
+
+
+def _scanned_refs_discharge(eqn, invals):
+    """Discharge a scan over references (``xs`` operands of type ``Ref``), as JAX runs it.
+
+    Iteration ``t`` sees the slice ``ref[t]`` as a reference of its own. The
+    discharged scan carries every reference's whole value (scanned and closed over
+    alike) and scans the positions ``0..length-1`` (so ``reverse`` visits them
+    backwards, and a linear program keeps them as a residual); each step reads
+    its slice, runs the discharged body on it and writes its final value back.
+    """
+    from modjax.tracecore.core import to_aval  # noqa: PLC0415
+    from modjax.tracecore.tracing import trace_to_jaxpr  # noqa: PLC0415
+    from modjax.tracecore.wrapped_fun import wrap_init  # noqa: PLC0415
+
+    from ..indexing import dynamic_index_in_dim, dynamic_update_index_in_dim  # noqa: PLC0415
+
+    p = eqn.params
+    n_consts, n_carry, length = p["num_consts"], p["num_carry"], p["length"]
+    body = p["jaxpr"]
+    n_out = len(body.out_avals)
+    ref_at = [i for i, v in enumerate(eqn.invars) if _is_ref(v)]
+    plain_consts = [i for i in range(n_consts) if i not in ref_at]
+    plain_xs = [i for i in range(n_consts + n_carry, len(invals)) if i not in ref_at]
+    n_plain, n_refs = len(plain_consts), len(ref_at)
+
+    def step(*args):  # (plain consts, refs, carry, plain xs, position) -> (refs, carry, ys)
+        consts, refs = args[:n_plain], args[n_plain : n_plain + n_refs]
+        carry = args[n_plain + n_refs : n_plain + n_refs + n_carry]
+        xs, pos = args[n_plain + n_refs + n_carry : -1], args[-1]
+        value = dict(zip(plain_consts, consts, strict=True))
+        value.update(zip(plain_xs, xs, strict=True))
+        for i, full in zip(ref_at, refs, strict=True):
+            value[i] = full if i < n_consts else dynamic_index_in_dim(full, pos, 0, False)
+        for k, c in enumerate(carry):
+            value[n_consts + k] = c
+        inputs = [value[i] for i in range(len(invals))]
+        outs, finals = eval_discharged(body.jaxpr, body.consts, inputs)
+        new_refs = [
+            final if i < n_consts else dynamic_update_index_in_dim(full, final, pos, 0)
+            for i, full, final in zip(ref_at, refs, finals, strict=True)
+        ]
+        return [*new_refs, *outs[:n_carry], *outs[n_carry:n_out]]
+
+    def sliced(i):
+        aval = to_aval(invals[i])
+        return aval.update(shape=aval.shape[1:])
+
+    avals = [
+        *(to_aval(invals[i]) for i in plain_consts),
+        *(to_aval(invals[i]) for i in ref_at),
+        *(to_aval(invals[n_consts + k]) for k in range(n_carry)),
+        *(sliced(i) for i in plain_xs),
+        ShapedArray((), np.dtype(np.int32)),
+    ]
+    jaxpr, consts = trace_to_jaxpr(wrap_init(step, body.jaxpr.debug_info), avals)
+    n_lead = len(consts) + n_plain
+    n_ops = n_lead + n_refs + n_carry + len(plain_xs) + 1
+    new_params = {
+        **p,
+        "jaxpr": _closed(convert_constvars_jaxpr(jaxpr)),
+        "num_consts": n_lead,
+        "num_carry": n_refs + n_carry,
+        "linear": (False,) * n_ops,
+    }
+    outs = scan_p.bind(
+        *consts,
+        *(invals[i] for i in plain_consts),
+        *(invals[i] for i in ref_at),
+        *(invals[n_consts + k] for k in range(n_carry)),
+        *(invals[i] for i in plain_xs),
+        np.arange(length, dtype=np.int32),
+        **new_params,
+    )
+    new_invals: list = [None] * len(invals)
+    for i, final in zip(ref_at, outs[:n_refs], strict=True):
+        new_invals[i] = final
+    return new_invals, outs[n_refs:]
 
 
 # --- while -------------------------------------------------------------------------------------
