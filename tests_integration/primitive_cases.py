@@ -854,25 +854,12 @@ TABLE: dict[str, Entry | Excluded] = {
     ),
     "debug_callback": via(_debug_callback, X, **without("printing", why=_CALLBACK)),
     # int8 data in and out: nothing for finite differences (their JVPs are tested whole-stack).
-    "to_edtype": via(
-        _to_edtype,
-        ints(2, 3, dtype=np.int8),
-        **without("printing", why="PrimalTangentDType{i8/f32} names do not parse back"),
-    ),
-    "from_edtype": via(
-        _from_edtype,
-        ints(2, 3, dtype=np.int8),
-        **without("printing", why="PrimalTangentDType{i8/f32} names do not parse back"),
-    ),
+    "to_edtype": via(_to_edtype, ints(2, 3, dtype=np.int8)),
+    "from_edtype": via(_from_edtype, ints(2, 3, dtype=np.int8)),
     "ffi_call": via(
         _ffi_getrf,
         f32(3, 3),
-        **without(
-            "printing",
-            "jvp",
-            "transpose",
-            why="not differentiable (as in JAX); its params hold numpy attribute values",
-        ),
+        **without("jvp", "transpose", why="not differentiable (as in JAX)"),
     ),
     # --- more
     "device_put": via(lambda x, y: device_put((x, y)), X, INT),

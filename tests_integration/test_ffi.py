@@ -244,3 +244,32 @@ def test_token_results(lib):
     assert count.dtype == np.int32 and type(jax.typeof(token)) is type(abstract_token)
     with pytest.raises(NotImplementedError, match="with token results"):
         jax.vmap(call)(X)
+
+
+def test_ffi_call_jaxpr_text_parses_back():
+    # Params print as JAX's (result_avals as ShapedArray reprs) and read back, attributes
+    # of every kind included; the parsed program runs.
+    from modjax.core import eval_jaxpr
+    from modjax.lowering import lapack_target
+    from modjax.tracecore import parse_jaxpr
+
+    call = jax.ffi.ffi_call(
+        lapack_target("getrf", np.float32),
+        [jax.ShapeDtypeStruct((3, 3), jnp.float32), jax.ShapeDtypeStruct((3,), jnp.int32)]
+        + [jax.ShapeDtypeStruct((), jnp.int32)],
+        vmap_method="sequential",
+        input_layouts=[(1, 0)],
+    )
+    closed = jax.make_jaxpr(call)(np.eye(3, dtype=np.float32))
+    text = str(closed)
+    assert "result_avals=(ShapedArray(float32[3,3]), ShapedArray(int32[3]), " in text
+    parsed = parse_jaxpr(text)
+    assert str(parsed) == text and parsed.eqns[0].params == closed.eqns[0].params
+    x = np.array([[2, 1, 0], [1, 3, 1], [0, 1, 4]], np.float32)
+    for got, want in zip(eval_jaxpr(parsed.jaxpr, parsed.consts, x), call(x), strict=True):
+        np.testing.assert_array_equal(got, want)
+    attrs = {"a": np.float32(2), "n": 3, "s": "abc", "arr": np.arange(3), "f": 2.5}
+    attrs["d"] = {"k": np.int8(2)}
+    with_attrs = jax.make_jaxpr(lambda v: call(v, **attrs))(x)
+    again = parse_jaxpr(str(with_attrs))
+    assert again.eqns[0].params == with_attrs.eqns[0].params

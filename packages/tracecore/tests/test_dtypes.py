@@ -1385,3 +1385,16 @@ print("ok")
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_primal_tangent_dtype_names_read_back():
+    # The default name says what the dtype holds; a name of one's own is remembered.
+    dt = dtypes.primal_tangent_dtype(np.int8, np.float32)
+    assert dtypes.dtype_from_short_name("PrimalTangentDType{i8/f32}") == dt
+    named = dtypes.primal_tangent_dtype(np.int16, np.float16, name="MyPair")
+    assert dtypes.dtype_from_short_name("MyPair") == named
+    assert dtypes.dtype_from_short_name("MyPair").tangent_dtype == np.float16
+    with pytest.raises(ValueError, match="unknown short dtype name"):
+        dtypes.dtype_from_short_name("PrimalTangentDType{i8/nope}")
+    with pytest.raises(ValueError, match="unknown short dtype name"):
+        dtypes.dtype_from_short_name("NeverMade")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict
 
@@ -33,7 +34,9 @@ from modjax.runtime import _xla, apply_primitive
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive, to_aval
 from modjax.tracecore.effects import Effect
-from modjax.tracecore.tokens import is_token_aval
+from modjax.tracecore.parse import parse_param_value, register_param_parser
+from modjax.tracecore.pretty import format_param_value, register_param_printer
+from modjax.tracecore.tokens import abstract_token, is_token_aval
 
 __all__ = [
     "build_ffi_lowering_function",
@@ -349,6 +352,60 @@ def _ffi_call_batching(args, dims, *, vmap_method, result_avals, **params):
 
 
 batching_rules[ffi_call_p] = _ffi_call_batching
+
+
+# --- text: the params print as JAX's do and parse back -------------------------------------------
+
+_RESULT_AVAL = re.compile(
+    r"ShapedArray\(\s*([A-Za-z0-9_]+)\[([0-9, ]*)\]\s*(,\s*weak_type=True\s*)?\)|AbstractToken\(\)"
+)
+
+
+def _print_result_avals(avals) -> str:
+    # JAX prints the reprs: (ShapedArray(float32[3,3]), ShapedArray(int32[])).
+    items = [repr(a) for a in avals]
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def _parse_result_avals(text: str) -> tuple:
+    avals, body = [], text.strip()
+    if not (body.startswith("(") and body.endswith(")")):
+        raise ValueError(f"expected a tuple of ShapedArray(...), got {text!r}")
+    body, pos = body[1:-1], 0
+    while True:
+        rest = body[pos:].lstrip(" ,\n")
+        if not rest:
+            return tuple(avals)
+        match = _RESULT_AVAL.match(rest)
+        if match is None:
+            raise ValueError(f"expected ShapedArray(dtype[shape]) or AbstractToken(), got {rest!r}")
+        if match.group(0) == "AbstractToken()":
+            avals.append(abstract_token)
+        else:
+            name, dims, weak = match.groups()
+            shape = tuple(int(d) for d in dims.split(",") if d.strip())
+            dtype = parse_param_value(name)  # a dtype's name reads as the dtype
+            if not isinstance(dtype, np.dtype):
+                raise ValueError(f"unknown dtype {name!r} in {text!r}")
+            avals.append(ShapedArray(shape, dtype, weak_type=bool(weak)))
+        pos = len(body) - len(rest) + match.end()
+
+
+def _print_attributes(attributes) -> str:
+    return format_param_value(tuple((k, _unwrap(v)) for k, v in attributes))
+
+
+def _parse_attributes(text: str) -> tuple:
+    value = parse_param_value(text)
+    if not isinstance(value, tuple):
+        raise ValueError(f"expected a tuple of (name, value) pairs, got {text!r}")
+    return tuple((k, _hashable(k, v)) for k, v in value)
+
+
+register_param_printer(ffi_call_p, "result_avals", _print_result_avals)
+register_param_parser(ffi_call_p, "result_avals", _parse_result_avals)
+register_param_printer(ffi_call_p, "attributes", _print_attributes)
+register_param_parser(ffi_call_p, "attributes", _parse_attributes)
 
 
 def _ffi_call_lowering(

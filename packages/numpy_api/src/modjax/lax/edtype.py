@@ -26,6 +26,7 @@ from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive
 from modjax.tracecore.dtypes import PrimalTangentDType
+from modjax.tracecore.parse import register_param_parser
 
 __all__ = ["EArray", "to_edtype_p", "from_edtype_p"]
 
@@ -71,6 +72,8 @@ register_lowering(to_edtype_p, lambda ctx, x, **params: x)
 register_lowering(from_edtype_p, lambda ctx, x, **params: x)
 defvectorized(to_edtype_p)
 defvectorized(from_edtype_p)
+# The dtype prints by its name (PrimalTangentDType{i8/f32}), which reads back as the dtype.
+register_param_parser(to_edtype_p, "edtype", dtypes.dtype_from_short_name)
 
 
 def _convert_tangent(t, aval_out):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import threading
 import warnings
 from collections.abc import Callable
@@ -179,7 +180,23 @@ def primal_tangent_dtype(primal_dtype: Any, tangent_dtype: Any, name: str | None
     primal, tangent = np_dtype(primal_dtype), np_dtype(tangent_dtype)
     if name is None:
         name = f"PrimalTangentDType{{{short_dtype_name(primal)}/{short_dtype_name(tangent)}}}"
+    else:  # the name alone does not say what it holds: remember it, for jaxpr text
+        _NAMED_PRIMAL_TANGENT[name] = PrimalTangentDType(primal, tangent, name)
     return PrimalTangentDType(primal, tangent, name)
+
+
+# Primal-tangent dtypes made with a name of their own, by name (the latest of a name).
+_NAMED_PRIMAL_TANGENT: dict[str, PrimalTangentDType] = {}
+_DEFAULT_PRIMAL_TANGENT = re.compile(r"PrimalTangentDType\{([a-z0-9_]+)/([a-z0-9_]+)\}")
+
+
+def _primal_tangent_dtype_named(name: str) -> PrimalTangentDType | None:
+    """Return the primal-tangent dtype printed as ``name``, or None if none is."""
+    match = _DEFAULT_PRIMAL_TANGENT.fullmatch(name)
+    if match is not None:
+        primal, tangent = map(dtype_from_short_name, match.groups())
+        return primal_tangent_dtype(primal, tangent)
+    return _NAMED_PRIMAL_TANGENT.get(name)
 
 
 class TypePromotionError(ValueError):
@@ -295,6 +312,9 @@ def dtype_from_short_name(name: str) -> Any:
         family, sep, rest = name.partition("<") if isinstance(name, str) else ("", "", "")
         if sep and rest.endswith(">") and family in _EXTENDED_FAMILIES:
             return _EXTENDED_FAMILIES[family](rest[:-1])
+        found = _primal_tangent_dtype_named(name) if isinstance(name, str) else None
+        if found is not None:
+            return found
         raise ValueError(f"unknown short dtype name {name!r}") from None
 
 

@@ -240,7 +240,8 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BINDER_AHEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[ \t]*:")
 _INT = re.compile(r"[0-9]+")
 _TOKEN_TYPE = re.compile(r"Tok\b")
-_DTYPE_NAME = re.compile(r"[a-z][a-z0-9_]*(?:<[A-Za-z0-9_]+>)?")  # key<fry>: extended
+# key<fry>, PrimalTangentDType{i8/f32}: extended dtypes (and named ones: dtypes.py)
+_DTYPE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:<[A-Za-z0-9_]+>|\{[a-z0-9_]+/[a-z0-9_]+\})?")
 # Primitive names may contain dashes (JAX's "scatter-add"); variable names never do.
 _PRIMITIVE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*")
 _ATOM = re.compile(r"[^\s:,;()\[\]{}]+")
