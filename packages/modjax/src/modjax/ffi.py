@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict
@@ -209,29 +210,15 @@ def build_ffi_lowering_function(
     return rule
 
 
-def ffi_lowering(
-    call_target_name: str,
-    *,
-    operand_layouts: Sequence | None = None,
-    result_layouts: Sequence | None = None,
-    backend_config: Mapping[str, Any] | str | None = None,
-    skip_ffi_layout_processing: bool = False,
-    **lowering_args: Any,
-) -> Callable[..., list]:
+def ffi_lowering(call_target_name: str, **options: Any) -> Callable[..., list]:
     """Return a lowering rule calling FFI target ``call_target_name`` (jax.ffi.ffi_lowering).
 
     Register it for a primitive of your own with ``register_lowering(p, rule)``
     (``modjax.interpreters.mlir.register_lowering``); the primitive's params become
-    the handler's attributes. Arguments as for :func:`build_ffi_lowering_function`.
+    the handler's attributes. The keyword arguments are those of
+    :func:`build_ffi_lowering_function` (its signature is this function's).
     """
-    emit = build_ffi_lowering_function(
-        call_target_name,
-        operand_layouts=operand_layouts,
-        result_layouts=result_layouts,
-        backend_config=backend_config,
-        skip_ffi_layout_processing=skip_ffi_layout_processing,
-        **lowering_args,
-    )
+    emit = build_ffi_lowering_function(call_target_name, **options)
 
     def rule(ctx: LoweringRuleContext, *operands, **params):
         results = emit(ctx, *operands, **params)
@@ -242,6 +229,10 @@ def ffi_lowering(
         return results
 
     return rule
+
+
+# The same keywords as JAX's: help() and inspect show them, unknown ones raise TypeError.
+ffi_lowering.__signature__ = inspect.signature(build_ffi_lowering_function)  # type: ignore[attr-defined]
 
 
 # --- the primitive -------------------------------------------------------------------------------
@@ -454,6 +445,18 @@ def _result_avals(results: Sequence) -> tuple:
     return tuple(avals)
 
 
+def _layouts(avals, layouts, values: str, what: str) -> tuple[tuple[int, ...], ...]:
+    """The minor-to-major layouts of ``avals``: row-major, or the ``layouts`` given."""
+    if layouts is None:
+        return tuple(_minor_to_major(a, None) for a in avals)
+    if len(layouts) != len(avals):
+        raise ValueError(
+            f"The number of {values} ({len(avals)}) must equal the number of {what} "
+            f"({len(layouts)})."
+        )
+    return _user_layouts(avals, layouts)
+
+
 def _check_aliases(aliases, n_args, in_avals, result_avals, in_layouts, out_layouts):
     checked = []
     for i, o in sorted((int(i), int(o)) for i, o in aliases.items()):
@@ -528,24 +531,8 @@ def ffi_call(
 
     def call(*args, **attributes):
         in_avals = [to_aval(x) for x in args]
-        if input_layouts is None:
-            in_layouts = tuple(_minor_to_major(a, None) for a in in_avals)
-        else:
-            if len(input_layouts) != len(in_avals):
-                raise ValueError(
-                    f"The number of input arguments ({len(in_avals)}) must equal the "
-                    f"number of input layouts ({len(input_layouts)})."
-                )
-            in_layouts = _user_layouts(in_avals, input_layouts)
-        if out_layouts_given is None:
-            out_layouts = tuple(_minor_to_major(a, None) for a in result_avals)
-        else:
-            if len(out_layouts_given) != len(result_avals):
-                raise ValueError(
-                    f"The number of outputs ({len(result_avals)}) must equal the "
-                    f"number of output layouts ({len(out_layouts_given)})."
-                )
-            out_layouts = _user_layouts(result_avals, out_layouts_given)
+        in_layouts = _layouts(in_avals, input_layouts, "input arguments", "input layouts")
+        out_layouts = _layouts(result_avals, out_layouts_given, "outputs", "output layouts")
         aliases = _check_aliases(
             input_output_aliases or {}, len(args), in_avals, result_avals, in_layouts, out_layouts
         )
