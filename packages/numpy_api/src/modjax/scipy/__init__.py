@@ -1,6 +1,6 @@
 """modjax.scipy: SciPy-style functions on modjax arrays (the counterpart of ``jax.scipy``).
 
-It has the submodules of ``jax.scipy`` but ``sparse`` and ``spatial``.
+It has the submodules of ``jax.scipy`` but ``sparse``.
 """
 
 __all__ = [
@@ -12,6 +12,7 @@ __all__ = [
     "ndimage",
     "optimize",
     "signal",
+    "spatial",
     "special",
     "stats",
 ]
