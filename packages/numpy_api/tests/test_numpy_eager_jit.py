@@ -234,3 +234,26 @@ def test_positional_calls_key_statics_by_position():
 def test_value_parameters_must_exist():
     with pytest.raises(TypeError, match="no parameter"):
         compiled_on_arrays(lambda a, lo: a, values="hi")
+
+
+def test_keyword_calls_key_statics_by_name():
+    # A keyword call takes a jit of the function per pattern of static positions and
+    # names: a repeated call, or a new number in a value keyword, compiles nothing.
+    x = jnp.asarray(X)
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(jnp.median(x, axis=0)), np.median(X, axis=0))
+        got = jnp.sum(x, 1, keepdims=True)
+        np.testing.assert_array_equal(np.asarray(got), X.sum(1, keepdims=True))
+        got = jnp.sum(x, keepdims=True, axis=1)  # another order of the same keywords
+        np.testing.assert_array_equal(np.asarray(got), X.sum(1, keepdims=True))
+        np.testing.assert_array_equal(np.asarray(jnp.clip(x, min=0.5)), np.clip(X, 0.5, None))
+    stats = dict(compile_cache.stats)
+    np.testing.assert_array_equal(np.asarray(jnp.median(x, axis=0)), np.median(X, axis=0))
+    np.testing.assert_array_equal(np.asarray(jnp.clip(x, min=-0.5)), np.clip(X, -0.5, None))
+    assert compile_cache.stats["compiles"] == stats["compiles"]
+    np.testing.assert_array_equal(np.asarray(jnp.median(x, axis=1)), np.median(X, axis=1))
+    assert compile_cache.stats["compiles"] == stats["compiles"] + 1
+    # A keyword signature whose trace needs values runs the plain function, every time.
+    i = jnp.asarray(np.array([0, 2, 2], np.int32))
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(jnp.bincount(i, minlength=2)), [1, 0, 2])

@@ -70,13 +70,6 @@ def _operand(value: Any) -> bool:
     return type(value) in _NUMBERS
 
 
-def _signature_key(arrays: dict, statics: tuple) -> tuple:
-    return statics, tuple(
-        (k, v.shape, v.dtype, v.weak_type) if type(v) is Array else (k, type(v))
-        for k, v in arrays.items()
-    )
-
-
 def _positional_key(args: tuple, pattern: tuple) -> tuple:
     """The signature of a positional call: static values, operand types and avals."""
     return tuple(
@@ -85,11 +78,23 @@ def _positional_key(args: tuple, pattern: tuple) -> tuple:
     )
 
 
+def _keyword_key(args: tuple, kwargs: dict, key: tuple) -> tuple:
+    """The signature of a keyword call: ``_positional_key``'s, then the keywords' own."""
+    pattern, names = key
+    return _positional_key(args, pattern), tuple(
+        (k, v.shape, v.dtype, v.weak_type)
+        if type(v) is Array
+        else (k, v)
+        if k in names
+        else (k, type(v))
+        for k, v in kwargs.items()
+    )
+
+
 def compiled_on_arrays(fn: Callable, values: str = "") -> Callable:
     """Return ``fn`` with one compiled program per signature for calls on device Arrays.
 
-    ``fn`` must return arrays. Its arguments are passed on by name, except its
-    positional-only ones; it may take ``**kwargs`` but not ``*args``. ``values``
+    ``fn`` must return arrays. It may take ``**kwargs`` but not ``*args``. ``values``
     names (space-separated) the parameters that take values rather than
     configuration: a Python number given there is an operand of the program (a
     weakly typed scalar, as JAX's jit takes it), so a new number compiles nothing.
@@ -111,21 +116,15 @@ def compiled_on_arrays(fn: Callable, values: str = "") -> Callable:
     if unknown:
         raise TypeError(f"compiled_on_arrays: {fn.__name__} has no parameter {sorted(unknown)}")
 
-    def run(arrays, statics):
-        bound = {**arrays, **dict(statics)}
-        leading = []
-        for name in positional_only:  # contiguous from the first: stop at one not given
-            if name not in bound:
-                break
-            leading.append(bound.pop(name))
-        return fn(*leading, **bound)
-
-    run.__name__ = run.__qualname__ = fn.__name__
-    compiled = jit(run, static_argnums=1)
-    # Positional calls (most calls: ``clip(x, 0, 1)``, ``where(c, x, 0.0)``) go to a
-    # jit of ``fn`` itself, one per pattern of static positions, so that jit's C++
-    # fast path flattens, hashes the statics and looks up the call without Python.
+    # Calls go to a jit of ``fn`` itself, one per pattern of static positions (and, for
+    # keyword calls, of static keywords), so that jit's C++ fast path flattens, hashes
+    # the statics and looks up the call without Python.
     by_pattern: dict[tuple, Callable] = {(): jit(fn)}
+    by_keywords: dict[tuple, Callable] = {}
+    # The keywords a call with n positional arguments may give (``allowed[n]``), or with
+    # ``**kwargs``, the ones it may not (``taken[n]``: positional-only or given already).
+    taken = [frozenset(positional_only).union(positional[:n]) for n in range(len(positional) + 1)]
+    allowed = [] if any_keyword else [keywords - t for t in taken]
     value_positions = frozenset(i for i, name in enumerate(positional) if name in value_names)
     needs_values: set = set()
 
@@ -133,17 +132,23 @@ def compiled_on_arrays(fn: Callable, values: str = "") -> Callable:
     def dispatch(*args, **kwargs):
         if not args or type(args[0]) is not Array or len(args) > len(positional):
             return fn(*args, **kwargs)
+        if kwargs and not (
+            allowed[len(args)].issuperset(kwargs)
+            if allowed
+            else taken[len(args)].isdisjoint(kwargs)
+        ):
+            return fn(*args, **kwargs)  # the plain function raises its TypeError
+        static_at = []
+        for i, value in enumerate(args):
+            if type(value) is Array or (i in value_positions and _operand(value)):
+                continue
+            if type(value) in _PLAIN_STATICS or (
+                not isinstance(value, ARRAY_TYPES) and _static(value)
+            ):
+                static_at.append(i)
+            else:
+                return fn(*args, **kwargs)
         if not kwargs:
-            static_at = []
-            for i, value in enumerate(args):
-                if type(value) is Array or (i in value_positions and _operand(value)):
-                    continue
-                if type(value) in _PLAIN_STATICS or (
-                    not isinstance(value, ARRAY_TYPES) and _static(value)
-                ):
-                    static_at.append(i)
-                else:
-                    return fn(*args)
             pattern = tuple(static_at)
             if needs_values and _positional_key(args, pattern) in needs_values:
                 return fn(*args)
@@ -155,30 +160,27 @@ def compiled_on_arrays(fn: Callable, values: str = "") -> Callable:
             except _NEEDS_VALUES:
                 needs_values.add(_positional_key(args, pattern))
                 return fn(*args)
-        if kwargs and (
-            not kwargs.keys().isdisjoint(positional_only)
-            or not kwargs.keys().isdisjoint(positional[: len(args)])
-            or not (any_keyword or keywords.issuperset(kwargs))
-        ):
-            return fn(*args, **kwargs)  # the plain function raises its TypeError
-        arrays, statics = {}, []
-        for name, value in (*zip(positional, args, strict=False), *kwargs.items()):
+        static_names = []
+        for name, value in kwargs.items():
             if type(value) is Array or (name in value_names and _operand(value)):
-                arrays[name] = value
-            elif type(value) in _PLAIN_STATICS or (
+                continue
+            if type(value) in _PLAIN_STATICS or (
                 not isinstance(value, ARRAY_TYPES) and _static(value)
             ):
-                statics.append((name, value))
+                static_names.append(name)
             else:
                 return fn(*args, **kwargs)
-        # The names differ (checked above), so sorting never compares the values.
-        statics = tuple(sorted(statics)) if len(statics) > 1 else tuple(statics)
-        if needs_values and _signature_key(arrays, statics) in needs_values:
+        # Keyed by the keywords' order too: cheaper than sorting, and orders are few.
+        key = (tuple(static_at), tuple(static_names))
+        if needs_values and _keyword_key(args, kwargs, key) in needs_values:
             return fn(*args, **kwargs)
+        program = by_keywords.get(key)
+        if program is None:
+            program = by_keywords[key] = jit(fn, static_argnums=key[0], static_argnames=key[1])
         try:
-            return compiled(arrays, statics)
+            return program(*args, **kwargs)
         except _NEEDS_VALUES:
-            needs_values.add(_signature_key(arrays, statics))
+            needs_values.add(_keyword_key(args, kwargs, key))
             return fn(*args, **kwargs)
 
     # The signatures that ran the plain function (for tests: a value parameter must trace).
