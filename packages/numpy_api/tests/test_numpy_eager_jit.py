@@ -91,6 +91,9 @@ def test_an_array_and_a_python_number_give_the_plain_functions_results():
     assert compile_cache.stats == stats
     with pytest.raises(OverflowError):
         i + 2**31  # the plain function's check, before any program runs
+    with pytest.raises(OverflowError):
+        x > 2**40  # noqa: B015 - next to a float array too, as the plain function
+    np.testing.assert_array_equal(np.asarray(i > -(2**31)), np.arange(6) > -(2**31))
 
 
 def test_an_argument_given_twice_raises_as_the_plain_function():

@@ -15,10 +15,11 @@ from modjax.lax._common import kind
 from modjax.lax.elementwise import _convert_element_type
 from modjax.runtime import Array, jit
 from modjax.tracecore import dtypes
+from modjax.tracecore.config import enable_x64
 
 from ._util import (
     ARRAY_TYPES,
-    _fits,
+    NUMBER_OPERAND_TYPE,
     aval,
     check_arraylike,
     convert,
@@ -76,6 +77,10 @@ def _full_like(x, value, dtype=None):
 _NUMBERS = (int, float, complex)
 
 
+# The ints of the default integer type lie in [-limit, limit), by x64.
+_INT_LIMIT = {False: 2**31, True: 2**63}
+
+
 def _with_number(args: tuple) -> tuple | None:
     """Return ``(x, number)`` (either order) ready for the compiled path, or None.
 
@@ -84,9 +89,9 @@ def _with_number(args: tuple) -> tuple | None:
     of the number's kind or a wider kind: ``x > 0`` on float32, ``x * 2`` on
     int32). jit then takes the number as a weakly typed operand of the Array's
     dtype, which is exactly the literal the plain function would use, so the
-    values are the same; ``convert`` first also raises the plain function's
-    OverflowError for an int out of range. ``_fits`` keeps ``convert`` to the
-    numbers the plain function converts too.
+    values are the same. ``NUMBER_OPERAND_TYPE`` holds ``convert``'s decision for
+    these pairs (one lookup instead of a call, on every ``x > 0``); an int also
+    gets ``convert``'s OverflowError when out of range.
     """
     x1, x2 = args
     if type(x1) is Array and type(x2) in _NUMBERS:
@@ -96,11 +101,15 @@ def _with_number(args: tuple) -> tuple | None:
     else:
         return None
     a = array.aval
-    if a.weak_type or not _fits(type(number), a.dtype):
+    if a.weak_type:
         return None
-    number = convert(number, a.dtype)
-    if type(number) not in _NUMBERS:
+    x64 = enable_x64.value
+    as_type = NUMBER_OPERAND_TYPE.get((type(number), a.dtype, x64))
+    if as_type is None:
         return None
+    if type(number) is int and not -_INT_LIMIT[x64] <= number < _INT_LIMIT[x64]:
+        dtypes.check_int_range(number, dtypes.default_int_dtype())  # convert's OverflowError
+    number = as_type(number)
     return (array, number) if array is x1 else (number, array)
 
 

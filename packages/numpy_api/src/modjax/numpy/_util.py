@@ -222,6 +222,18 @@ def _fits(tp: type, dtype: np.dtype) -> bool:
     )
 
 
+# ``(type of a Python number, dtype, x64)`` -> the Python type ``convert`` makes of such a
+# number next to a strongly typed operand of that dtype, for the pairs where it stays a
+# Python number: ``x > 0`` on float32 passes ``0.0``. What a call of ``convert`` decides,
+# as one lookup for the eager hot path.
+NUMBER_OPERAND_TYPE = {
+    (tp, dtype, x64): as_python
+    for (dtype, x64), as_python in _PYTHON_TYPE_OF_DEFAULT.items()
+    for tp in _RANK
+    if _fits(tp, dtype)
+}
+
+
 def promote_args(name: str, *args: Any) -> list:
     """Check, promote the dtypes of and rank-align ``args`` for an elementwise op."""
     check_arraylike(name, *args)
