@@ -597,3 +597,94 @@ def test_vmap_of_loops_writing_references():
 
     with pytest.raises(NotImplementedError, match="State effect not supported in vmap-of-cond"):
         jax.vmap(branch)(jnp.array([True, False]), jnp.zeros((2, 3)))
+
+
+def _reads_and_writes_at_array_indices(x):
+    r = jax.new_ref(x)
+    r[jnp.array([0, 2])] += 1.0
+    r[jnp.array([1, 2])] = r[jnp.array([0, 1])] * 3
+    return r[jnp.array([2, 0, 1])]
+
+
+def _bump_at(x, i):
+    r = jax.new_ref(x)
+    r[i] += 1.0
+    return r[...]
+
+
+def test_vmap_of_array_and_batched_indices():
+    x = jnp.arange(6.0).reshape(2, 3)
+    want = [[3.0, 1.0, 3.0], [12.0, 4.0, 12.0]]  # JAX 0.10.2's answers
+    np.testing.assert_array_equal(jax.vmap(_reads_and_writes_at_array_indices)(x), want)
+    np.testing.assert_array_equal(jax.jit(jax.vmap(_reads_and_writes_at_array_indices))(x), want)
+    got = jax.vmap(_bump_at)(jnp.arange(8.0).reshape(2, 4), jnp.array([[0, 1], [2, 3]]))
+    np.testing.assert_array_equal(got, [[1.0, 2.0, 2.0, 3.0], [4.0, 5.0, 7.0, 8.0]])
+
+    def mixed(x, i):
+        r = jax.new_ref(x)
+        r[i, 1:] = r[i, 1:] * 2
+        return r[...]
+
+    got = jax.vmap(mixed)(jnp.arange(12.0).reshape(2, 2, 3), jnp.array([0, 1]))
+    np.testing.assert_array_equal(got, [[[0, 2, 4], [3, 4, 5]], [[6, 7, 8], [9, 20, 22]]])
+
+    def in_a_scan(x):
+        r = jax.new_ref(jnp.zeros(4))
+
+        def body(c, xi):
+            r[jnp.array([0, 3])] += xi
+            return c, None
+
+        jax.lax.scan(body, 0.0, x)
+        return r[...]
+
+    np.testing.assert_array_equal(jax.vmap(in_a_scan)(x), [[3, 0, 0, 3], [12, 0, 0, 12]])
+
+
+def test_vmap_of_batched_indices_into_an_unbatched_reference():
+    shared = jax.new_ref(jnp.arange(5.0))
+    i = jnp.array([0, 3, 4])
+    np.testing.assert_array_equal(jax.vmap(lambda i: shared[i])(i), [0.0, 3.0, 4.0])
+    np.testing.assert_array_equal(jax.jit(jax.vmap(lambda i: shared[i] * 2))(i), [0, 6, 8])
+    got = jax.vmap(lambda i: shared[i])(jnp.array([[0, 3], [4, 1]]))
+    np.testing.assert_array_equal(got, [[0.0, 3.0], [4.0, 1.0]])
+
+    def scanned(i):
+        return jax.lax.scan(lambda c, _: (c + shared[i], None), 0.0, None, length=2)[0]
+
+    np.testing.assert_array_equal(jax.vmap(scanned)(jnp.array([1, 4])), [2.0, 8.0])
+    # Writes at a batched index into an unbatched reference: JAX 0.10.2's errors.
+    with pytest.raises(Exception, match="performing a set/swap operation with vmapped value"):
+        jax.vmap(lambda i: shared.__setitem__(i, 7.0))(jnp.array([0, 2]))
+    with pytest.raises(Exception, match="performing an addupdate operation with vmapped value"):
+        jax.vmap(lambda i: jax.ref.addupdate(shared, i, 1.0))(jnp.array([0, 2]))
+    np.testing.assert_array_equal(shared[...], np.arange(5.0))
+
+
+def test_vmap_of_a_reference_along_another_axis():
+    def read(r, x):
+        return r[0] * x + r[...].sum()
+
+    def write(r, x):
+        r[0] = x
+        r[1] += x
+
+    r = jax.new_ref(jnp.arange(6.0).reshape(3, 2))
+    np.testing.assert_array_equal(jax.vmap(read, in_axes=(1, 0))(r, jnp.ones(2)), [6.0, 10.0])
+    for run in (jax.vmap(write, in_axes=(1, 0)), jax.jit(jax.vmap(write, in_axes=(1, 0)))):
+        r = jax.new_ref(jnp.arange(6.0).reshape(3, 2))
+        run(r, jnp.array([10.0, 20.0]))
+        np.testing.assert_array_equal(r[...], [[10, 20], [12, 23], [4, 5]])  # JAX's answer
+
+
+def test_vmap_of_a_window_with_a_batched_start_is_refused_as_in_jax():
+    def window(x, s):
+        r = jax.new_ref(x)
+        r[jax.ds(s, 2)] += 10.0
+        return r[...]
+
+    with pytest.raises(
+        NotImplementedError,
+        match=r"No support for vmapping over nontrivial slices just yet: Slice\(start=",
+    ):
+        jax.vmap(window)(jnp.arange(12.0).reshape(2, 6), jnp.array([0, 3]))

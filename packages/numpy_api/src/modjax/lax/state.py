@@ -450,62 +450,49 @@ ref_methods["repr"] = _repr
 
 
 # --- vmap -------------------------------------------------------------------------------------
-# A batched reference holds every example's array with the batch axis first: new_ref
-# moves a batched value's axis there, and a reference vmapped over another axis is
-# refused. Reads and writes then index behind that axis; batched (scalar) index
-# operands pair each example with its own position through an arange.
+# A reference made under vmap holds every example's array with the batch axis first
+# (new_ref moves a batched value's axis there); one passed to vmap keeps the axis it is
+# mapped over. A read or write with scalar indices that are not batched, of a reference
+# batched at 0, indexes behind that axis. Any other access (an array index, a batched
+# index, a reference batched along another axis) reads the whole reference and indexes
+# (or updates) each example's array under an inner vmap; a write then replaces the
+# whole reference. Discharged, both are the same pure program.
 
 
-def _ref_dim(d, name: str):
-    if d not in (None, 0):
-        raise NotImplementedError(
-            f"vmap of `{name}` on a reference batched along axis {d} (only axis 0 is supported)"
-        )
-    return d
+def _simple_index(indexer, index, dims) -> bool:
+    """Tell whether the fast path applies: unbatched scalar index operands only."""
+    return all(d is None for d in dims) and all(not _aval(op).shape for op in index)
 
 
-def _batched_index(indexer, index, dims, size: int):
-    """The index for a reference batched at 0: its own axis first, then ``indexer``."""
-    import modjax.numpy as jnp  # noqa: PLC0415
-
-    if all(d is None for d in dims):
-        for op in index:
-            if _aval(op).shape:
-                raise NotImplementedError(
-                    "vmap of a Ref read or write with an array index (only scalar indices)"
-                )
-        return (":", *indexer), list(index)
-    operands = []
-    for op, d in zip(index, dims, strict=True):
-        if d is None:
-            if _aval(op).shape:
-                raise NotImplementedError(
-                    "vmap of a Ref read or write with an array index (only scalar indices)"
-                )
-            operands.append(op)
-        else:
-            if len(_aval(op).shape) != 1:
-                raise NotImplementedError(
-                    "vmap of a Ref read or write with an array index (only scalar indices)"
-                )
-            operands.append(jnp.moveaxis(op, d, 0) if d else op)
+def _check_windows(indexer, index, dims) -> None:
+    """Raise JAX's NotImplementedError for a ``jax.ds`` window with a batched start."""
+    ops = iter(zip(index, dims, strict=True))
     for text in indexer:
-        if text.startswith("ds(#"):
-            raise NotImplementedError("vmap of a Ref window (jax.ds) with a batched start")
-    return ("#", *indexer), [jnp.arange(size, dtype=np.int32), *operands]
+        if text == "#":
+            next(ops)
+        elif text.startswith("ds(#"):
+            start, d = next(ops)
+            if d is not None:
+                size, stride = text[:-1].split(",")[1:]
+                raise NotImplementedError(
+                    "No support for vmapping over nontrivial slices just yet: "
+                    f"Slice(start={_aval(start).str_short()}, size={size}, stride={stride})"
+                )
 
 
-def _batch_value(value, d, shape):
-    import modjax.numpy as jnp  # noqa: PLC0415
+def _vmapped(fn, args, in_axes, out_axes):
+    from modjax.batching import vmap  # noqa: PLC0415 - an inner vmap, per example
 
-    if d is None:
-        return jnp.broadcast_to(value, shape)
-    return jnp.moveaxis(value, d, 0) if d else value
+    return vmap(fn, in_axes=tuple(in_axes), out_axes=out_axes)(*args)
 
 
-def _unbatched_write_error(ref_aval, name: str):
+def _whole(ref):
+    return get_p.bind(ref, indexer=("...",))
+
+
+def _unbatched_write_error(ref_aval, what: str):
     return Exception(
-        f"performing a {name} operation with vmapped value on an unbatched array reference "
+        f"performing {what} operation with vmapped value on an unbatched array reference "
         f"of type {ref_aval.str_short()}. Move the array reference to be an argument to the "
         "vmapped function?"
     )
@@ -526,38 +513,62 @@ def _new_ref_batching(axis_data, args, dims, *, memory_space, kind):
 
 def _get_batching(args, dims, *, indexer):
     ref, *index = args
-    r = _ref_dim(dims[0], "get")
+    r = dims[0]
+    _check_windows(indexer, index, dims[1:])
+    if r is None and all(d is None for d in dims[1:]):
+        return get_p.bind(ref, *index, indexer=indexer), None
+    if r == 0 and _simple_index(indexer, index, dims[1:]):
+        return get_p.bind(ref, *index, indexer=(":", *indexer)), 0
+
+    def take(value, *ix):
+        return _take(value, indexer, ix)
+
+    return _vmapped(take, [_whole(ref), *index], dims, 0), 0
+
+
+def _write_batching(how, args, dims, indexer):
+    """Batch ``swap`` (``how='set'``, returning the old value) or ``addupdate`` ('add')."""
+    import modjax.numpy as jnp  # noqa: PLC0415
+
+    ref, value, *index = args
+    r = dims[0]
     if r is None:
         if any(d is not None for d in dims[1:]):
-            raise NotImplementedError("vmap of a read of an unbatched Ref at a batched index")
-        return get_p.bind(ref, *index, indexer=indexer), None
-    indexer, index = _batched_index(indexer, index, dims[1:], _aval(ref).shape[0])
-    return get_p.bind(ref, *index, indexer=indexer), 0
+            raise _unbatched_write_error(
+                _aval(ref), "a set/swap" if how == "set" else "an addupdate"
+            )
+        prim = swap_p if how == "set" else addupdate_p
+        return prim.bind(ref, value, *index, indexer=indexer), None
+    _check_windows(indexer, index, dims[2:])
+    if r == 0 and _simple_index(indexer, index, dims[2:]):
+        size = _aval(ref).shape[0]
+        if dims[1] is None:
+            value = jnp.broadcast_to(value, (size, *_aval(value).shape))
+        elif dims[1]:
+            value = jnp.moveaxis(value, dims[1], 0)
+        if how == "set":
+            return swap_p.bind(ref, value, *index, indexer=(":", *indexer)), 0
+        return addupdate_p.bind(ref, value, *index, indexer=(":", *indexer)), None
 
+    def update(whole, new, *ix):
+        return _take(whole, indexer, ix), _put(whole, indexer, ix, new, how)
 
-def _write_batching(prim, name, args, dims, indexer):
-    ref, value, *index = args
-    r = _ref_dim(dims[0], name)
-    if r is None:
-        if dims[1] is not None:
-            raise _unbatched_write_error(_aval(ref), "set/swap" if name == "swap" else name)
-        raise NotImplementedError(f"vmap of `{name}` of an unbatched Ref at a batched index")
-    size = _aval(ref).shape[0]
-    indexer, index = _batched_index(indexer, index, dims[2:], size)
-    value = _batch_value(value, dims[1], (size, *_aval(value).shape))
-    return prim.bind(ref, value, *index, indexer=indexer)
+    old, new = _vmapped(update, [_whole(ref), value, *index], dims, (0, r))
+    swap_p.bind(ref, new, indexer=("...",))
+    return old, 0
 
 
 def _swap_batching(args, dims, *, indexer):
-    return _write_batching(swap_p, "swap", args, dims, indexer), 0
+    return _write_batching("set", args, dims, indexer)
 
 
 def _addupdate_batching(args, dims, *, indexer):
-    return _write_batching(addupdate_p, "addupdate", args, dims, indexer), []
+    _write_batching("add", args, dims, indexer)
+    return [], []
 
 
 def _freeze_batching(args, dims):
-    return freeze_p.bind(args[0]), _ref_dim(dims[0], "freeze")
+    return freeze_p.bind(args[0]), dims[0]
 
 
 def _free_ref_batching(args, dims):
