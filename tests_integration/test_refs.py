@@ -688,3 +688,38 @@ def test_vmap_of_a_window_with_a_batched_start_is_refused_as_in_jax():
         match=r"No support for vmapping over nontrivial slices just yet: Slice\(start=",
     ):
         jax.vmap(window)(jnp.arange(12.0).reshape(2, 6), jnp.array([0, 3]))
+
+
+# --- slice bounds and empty references ---------------------------------------------------------
+
+
+def test_slice_bounds_are_concrete_integers_as_in_jax():
+    def window(x, i):
+        r = jax.new_ref(x)
+        r[i : i + 2] = r[i : i + 2] * 10
+        return r[...]
+
+    x = jnp.arange(5.0)
+    for i in (1, np.int64(1), jnp.int32(1), jnp.array(1)):  # concrete: JAX 0.10.2 takes them all
+        np.testing.assert_array_equal(window(x, i), [0.0, 10.0, 20.0, 3.0, 4.0])
+    np.testing.assert_array_equal(jax.jit(window, static_argnums=1)(x, 1), window(x, 1))
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(window)(x, 1)  # a traced bound: JAX's error
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(lambda x, s: jax.new_ref(x)[::s])(x, 2)
+    with pytest.raises(TypeError, match="'float' object cannot be interpreted as an integer"):
+        jax.new_ref(x)[1.0:3]
+
+
+def test_empty_ref_holds_zeros_until_written():
+    def fill():
+        r = jax.empty_ref(jax.typeof(jnp.zeros(3)))
+        r[1] = 2.0
+        return r[1], r[...]
+
+    for run in (fill, jax.jit(fill)):
+        one, whole = run()
+        assert float(one) == 2.0  # JAX 0.10.2's answer under jit (eagerly JAX has no rule)
+        np.testing.assert_array_equal(whole, [0.0, 2.0, 0.0])
+    r = jax.empty_ref(jax.ShapeDtypeStruct((2,), jnp.int32))
+    assert jax.typeof(r).str_short() == "Ref{int32[2]}"

@@ -19,6 +19,7 @@ program into a pure one with this module's discharge rules, which read with
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -67,11 +68,17 @@ def _effects(**_params):
 
 
 def _static(v: Any) -> int | None:
-    if v is None or isinstance(v, int | np.integer):
-        return None if v is None else int(v)
-    raise NotImplementedError(
-        f"a slice bound of a Ref index must be a Python int, got {type(v).__name__}"
-    )
+    """Return a slice bound as a Python int: a concrete integer scalar, as JAX takes it."""
+    if v is None:
+        return None
+    if isinstance(v, Tracer):
+        known = v.to_concrete_value()
+        if known is None:
+            # JAX compares the bound while building the index: a traced one raises its
+            # TracerBoolConversionError there.
+            bool(v < 0)
+        v = known
+    return operator.index(v)
 
 
 def split_index(index: Any) -> tuple[tuple[str, ...], list[Any]]:
