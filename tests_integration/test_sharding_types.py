@@ -244,8 +244,34 @@ def check_array_out_sharding_outside_a_mesh():
         raise AssertionError("JAX raises ValueError for an automatic axis")
 
 
+def check_loop_carry_shardings_message():
+    # JAX 0.10.2's whole message (recorded by hand): carries typed on the mesh compare
+    # their shardings; a reshard to P() is typed on the mesh, so it differs too.
+    env = _env()
+    f, b = env["f"], env["b"]
+
+    def body(v, _):
+        return (jax.sharding.reshard(v[0], P()), jax.sharding.reshard(v[1], P("y"))), None
+
+    try:
+        with jax.set_mesh(env["mesh"]):
+            lax.scan(body, (f, b), None, length=2)
+    except TypeError as ex:
+        assert str(ex) == (
+            "scan body function carry input and carry output must have equal types, but they "
+            "differ:\n\n  * the input carry component v[0] has type float32[8@x,8] but the "
+            "corresponding output carry component has type float32[8,8];\n  * the input carry "
+            "component v[1] has type float32[8,8@y] but the corresponding output carry component "
+            "has type float32[8@y,8].\n\nRevise the function so that all output types match the "
+            "corresponding input types."
+        ), str(ex)
+    else:
+        raise AssertionError("JAX raises TypeError for carries that change sharding")
+
+
 CHECKS = [
     check_cases_match_jax,
+    check_loop_carry_shardings_message,
     check_array_out_sharding_outside_a_mesh,
     check_aval_sharding_and_printing,
     check_jit_retraces_per_type_and_outputs_follow_types,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from modjax.tracecore.abstract import ShapedArray
+from modjax.tracecore.abstract import ShapedArray, sharding_entries
 from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
 from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
 from modjax.tracecore.sharding_types import order_axes
@@ -108,11 +108,31 @@ def leaf_paths(tree: PyTreeDef, prefix: str) -> list[str]:
 def typematch(a: ShapedArray, b: ShapedArray) -> bool:
     """Tell whether two avals agree in type, weak types aside (``core.typematch``).
 
-    Shape, dtype and varying manual axes (inside shard_map with ``check_vma``).
+    Shape, dtype, varying manual axes (inside shard_map with ``check_vma``) and,
+    when both types are on a mesh with explicit axes, their shardings (JAX compares
+    them there; a type with no mesh, None here, matches any).
     """
     if type(a) is AbstractToken or type(b) is AbstractToken:
         return a == b
-    return a.shape == b.shape and a.dtype == b.dtype and _vma(a) == _vma(b)
+    return (
+        a.shape == b.shape
+        and a.dtype == b.dtype
+        and _vma(a) == _vma(b)
+        and _same_type_sharding(a, b)
+    )
+
+
+def _same_type_sharding(a: ShapedArray, b: ShapedArray) -> bool:
+    sa, sb = getattr(a, "sharding", None), getattr(b, "sharding", None)
+    if sa is None or sb is None or sa is sb:
+        return True
+    mesh_a = getattr(sa.mesh, "abstract_mesh", sa.mesh)  # a concrete Mesh or an AbstractMesh
+    mesh_b = getattr(sb.mesh, "abstract_mesh", sb.mesh)
+    return mesh_a == mesh_b and _spec_axes(a) == _spec_axes(b)
+
+
+def _spec_axes(aval: ShapedArray) -> tuple:
+    return tuple((e,) if isinstance(e, str) else tuple(e or ()) for e in sharding_entries(aval))
 
 
 def _vma(aval) -> frozenset:
