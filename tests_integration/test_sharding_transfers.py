@@ -305,16 +305,6 @@ def check_memory_kinds_and_memory_spaces():
     for bad, error in (
         (lambda: NamedSharding(mesh, P(), memory_kind="bogus"), ValueError),
         (lambda: jax.device_put(1.0, jax.memory.Space.Any), ValueError),
-        (
-            lambda: jax.jit(lambda v: jax.device_put(v, jax.memory.Space.Host))(x),
-            NotImplementedError,
-        ),
-        (
-            lambda: jax.jit(
-                lambda v: jax.device_put(v, NamedSharding(mesh, P(), memory_kind="pinned_host"))
-            )(x),
-            NotImplementedError,
-        ),
     ):
         try:
             bad()
@@ -352,7 +342,7 @@ def check_jit_shardings_in_other_memory_kinds():
     assert c.sharding == unpinned, c.sharding
     np.testing.assert_array_equal(np.asarray(c), want * 2)
     # in_shardings in another memory: arguments there are taken as they are; host
-    # values are put there (the result is in the default memory, as JAX's)
+    # values are put there (typed Device, so is the result, as JAX's)
     y = jax.device_put(x, pinned)
     g = jax.jit(lambda v: v * 2, in_shardings=pinned)
     np.testing.assert_array_equal(np.asarray(g(y)), want * 2)
@@ -379,6 +369,91 @@ def check_jit_shardings_in_other_memory_kinds():
         assert "memory kind" in str(err), err
     else:
         raise AssertionError("expected NotImplementedError")
+
+
+def check_memory_spaces_in_types():
+    d = jax.devices()
+    mesh = Mesh(np.array(d).reshape(2, 4), ("x", "y"))
+    want = _value()
+    x = jax.device_put(want, NamedSharding(mesh, P("x")))
+    pinned = NamedSharding(mesh, P(), memory_kind="pinned_host")
+    # an array's type says its memory space: pinned_host is Host, the others Device
+    assert repr(jax.typeof(jax.device_put(x, pinned))) == "ShapedArray(float32<host>[8,8])"
+    assert jax.typeof(jax.device_put(x, pinned)).memory_space is jax.memory.Space.Host
+    unpinned = jax.device_put(x, NamedSharding(mesh, P(), memory_kind="unpinned_host"))
+    assert jax.typeof(unpinned).memory_space is jax.memory.Space.Device
+    assert jax.typeof(x).memory_space is jax.memory.Space.Device
+    # device_put to another memory inside jit: an equation whose type says where (JAX 0.10.2)
+    f = jax.jit(lambda v: jax.device_put(v * 2, jax.memory.Space.Host))
+    text = str(jax.make_jaxpr(lambda v: jax.device_put(v * 2, jax.memory.Space.Host))(x))
+    assert "f32<host>[8,8] = device_put[" in text, text
+    assert "devices=(MemorySpace.Host,)" in text, text
+    y = f(x)
+    assert y.sharding == NamedSharding(mesh, P("x"), memory_kind="pinned_host"), y.sharding
+    assert jax.typeof(y).memory_space is jax.memory.Space.Host
+    np.testing.assert_array_equal(np.asarray(y), want * 2)
+    lowered = f.lower(x).as_text()
+    assert '%arg0: tensor<8x8xf32> {mhlo.memory_kind = "device", sdy.sharding' in lowered, lowered
+    assert '-> (tensor<8x8xf32> {mhlo.memory_kind = "pinned_host"})' in lowered, lowered
+    assert "annotate_device_placement" not in lowered, lowered
+    # to a sharding in another memory kind, and back to the device
+    g = jax.jit(lambda v: jax.device_put(v, pinned))
+    assert (
+        g(x).sharding.memory_kind == "pinned_host" and jax.typeof(g(x)).memory_space.name == "Host"
+    )
+    back = jax.jit(
+        lambda v: (
+            jax.device_put(jax.device_put(v, jax.memory.Space.Host), jax.memory.Space.Device) * 2
+        )
+    )
+    z = back(x)
+    assert z.sharding == NamedSharding(mesh, P("x")), z.sharding
+    np.testing.assert_array_equal(np.asarray(z), want * 2)
+    assert '-> (tensor<8x8xf32> {mhlo.memory_kind = "device"})' in back.lower(x).as_text()
+    # a jit of Host values computes Host values; unpinned_host ones are Device (JAX's answers)
+    h = jax.device_put(x, pinned)
+    r = jax.jit(lambda v: v * 2)(h)
+    assert r.sharding.memory_kind == "pinned_host", r.sharding
+    assert repr(jax.typeof(r)) == "ShapedArray(float32<host>[8,8])"
+    np.testing.assert_array_equal(np.asarray(r), want * 2)
+    assert jax.jit(lambda v: v * 2)(unpinned).sharding.memory_kind == "device"
+    # in_shardings in pinned_host: the result is Host too
+    k = jax.jit(lambda v: v * 2, in_shardings=pinned)(h)
+    assert k.sharding == pinned, k.sharding
+    # mixing memory spaces in one operation: JAX's ValueError
+    try:
+        jax.jit(lambda a, b: a + b)(h, x)
+    except ValueError as err:
+        assert str(err) == (
+            "memory_space of all inputs passed to `add` must be the same. Got one operand "
+            "with type: float32<host>[8,8] and another operand with type: float32[8,8]"
+        ), err
+    else:
+        raise AssertionError("expected ValueError")
+    # eager operations follow the types too
+    e = jax.device_put(np.arange(3.0, dtype=np.float32), jax.memory.Space.Host)
+    assert str(jax.typeof(e)) == "float32<host>[3]" and str(jax.typeof(e * 2)) == "float32<host>[3]"
+    assert (e * 2).sharding.memory_kind == "pinned_host"
+    try:
+        e + jax.device_put(np.arange(3.0, dtype=np.float32))
+    except ValueError as err:
+        assert "memory_space of all inputs passed to `add` must be the same" in str(err), err
+    else:
+        raise AssertionError("expected ValueError")
+    # vmap keeps the memory space of device_put's result
+    v = jax.jit(jax.vmap(lambda a: jax.device_put(a, jax.memory.Space.Host) * 2))(
+        np.ones((2, 3), np.float32)
+    )
+    assert str(jax.typeof(v)) == "float32<host>[2,3]", jax.typeof(v)
+    # one device: a host value put in Host memory inside jit
+    one = jax.jit(lambda a: jax.device_put(a + 1, jax.memory.Space.Host))
+    o = one(np.ones(3, np.float32))
+    assert o.sharding == SingleDeviceSharding(d[0], memory_kind="pinned_host"), o.sharding
+    np.testing.assert_array_equal(np.asarray(o), np.full(3, 2.0, np.float32))
+    text = one.lower(np.ones(3, np.float32)).as_text()
+    assert (
+        '@main(%arg0: tensor<3xf32>) -> (tensor<3xf32> {mhlo.memory_kind = "pinned_host"})' in text
+    ), text
 
 
 def check_pickling_follows_jax():
@@ -410,6 +485,7 @@ CHECKS = [
     check_nested_jit_shardings_under_grad,
     check_memory_kinds_and_memory_spaces,
     check_jit_shardings_in_other_memory_kinds,
+    check_memory_spaces_in_types,
     check_pickling_follows_jax,
 ]
 

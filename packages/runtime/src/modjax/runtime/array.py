@@ -27,13 +27,14 @@ import numpy as np
 from modjax.tracecore import core, dtypes
 from modjax.tracecore.abstract import ShapedArray, register_aval_handler
 from modjax.tracecore.basearray import Array as AbstractArray
+from modjax.tracecore.memory_spaces import memory_space_rules
 from modjax.tracecore.tokens import Token
 from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_unflatten
 
 from . import _xla
 from .backends import Device, default_device
 from .device_reshard import reshard_between_devices
-from .memory import MemorySpace, space_memory_kind
+from .memory import MemorySpace, kind_memory_space, space_memory_kind
 from .sharding import (
     Sharding,
     SingleDeviceSharding,
@@ -142,7 +143,11 @@ def copy_to_sharding(x: Array, sharding: Sharding, committed: bool) -> Array:
         x._sharding == sharding and x._sharding._device_assignment == sharding._device_assignment
     ):
         return x if x._committed == committed else x._rewrap_committed(committed)
-    if type(sharding) is SingleDeviceSharding and type(x._sharding) is SingleDeviceSharding:
+    if (
+        type(sharding) is SingleDeviceSharding
+        and type(x._sharding) is SingleDeviceSharding
+        and x._sharding.memory_kind == sharding.memory_kind  # else the type changes too
+    ):
         copy = _xla.copy_to_devices(x, sharding)
         return copy if copy._committed == committed else copy._rewrap_committed(committed)
     if _on_devices_ok(x._sharding) and _on_devices_ok(sharding):
@@ -187,12 +192,28 @@ def _in_memory(x: Any, kind: str) -> Sharding:
         base = x._base_array
     if type(base) is ArrayImpl:
         return base._sharding.with_memory_kind(kind)
-    if isinstance(x, core.Tracer):
-        raise NotImplementedError(
-            "device_put to a memory space (jax.memory.Space) inside jit or another "
-            "transformation (memory spaces in types)"
-        )
     return single_device_sharding(default_device(), kind)
+
+
+def _moves_memory(device: Any, leaves: list) -> bool:
+    """Whether ``device_put(leaves, device)`` under a trace changes a value's memory space.
+
+    Then it is a ``device_put`` equation (its type says the memory, as in JAX
+    0.10.2): a memory space target, or a sharding whose memory is not a
+    traced value's.
+    """
+    if isinstance(device, MemorySpace):
+        space_memory_kind(device)  # JAX's error for Space.Any
+        return True
+    if not isinstance(device, Sharding):
+        return False
+    space = kind_memory_space(device.memory_kind)
+    default = device._device_assignment[0].default_memory().kind
+    return device.memory_kind not in (None, default) or any(
+        getattr(leaf.aval, "memory_space", space) is not space
+        for leaf in leaves
+        if isinstance(leaf, core.Tracer)
+    )
 
 
 def _put_leaf(x: Any, sharding: Sharding | None, committed: bool):
@@ -229,7 +250,7 @@ def device_put(
     deleted once copied.
     """
     leaves, treedef = tree_flatten(x)
-    if (device is None or isinstance(device, Device)) and any(  # type: ignore[misc]
+    if (device is None or isinstance(device, Device) or _moves_memory(device, leaves)) and any(  # type: ignore[misc]
         isinstance(leaf, core.Tracer) for leaf in leaves
     ):  # under a trace: one device_put equation, as JAX records it
         semantics = CopySemantics.DONATE_INPUT if donate else CopySemantics.REUSE_INPUT
@@ -238,16 +259,6 @@ def device_put(
             *leaves, devices=(device,) * n, srcs=(None,) * n, copy_semantics=(semantics,) * n
         )
         return tree_unflatten(treedef, outs)
-    if (
-        isinstance(device, Sharding)
-        and device.memory_kind is not None
-        and device.memory_kind != device._device_assignment[0].default_memory().kind
-        and any(isinstance(leaf, core.Tracer) for leaf in leaves)
-    ):  # JAX carries the memory in the value's type (memory spaces in avals)
-        raise NotImplementedError(
-            f"device_put to memory kind {device.memory_kind!r} inside jit or another "
-            "transformation (memory spaces in types)"
-        )
     if isinstance(device, MemorySpace):
         kind = space_memory_kind(device)
         out = [_put_leaf(leaf, _in_memory(leaf, kind), True) for leaf in leaves]
@@ -270,7 +281,31 @@ CopySemantics = _xla.ArrayCopySemantics
 #: traced values is decided when the program is compiled).
 device_put_p = core.Primitive("device_put")
 device_put_p.multiple_results = True
-device_put_p.def_abstract_eval(lambda *avals, devices, srcs, copy_semantics: list(avals))
+
+
+def _put_memory_spaces(avals, devices, srcs, copy_semantics) -> list:
+    """The memory space of each result: the target's (a memory space or a sharding's kind)."""
+    out: list[MemorySpace | None] = []
+    for aval, target in zip(avals, devices, strict=True):
+        if isinstance(target, MemorySpace):
+            out.append(target)
+        elif isinstance(target, Sharding):
+            out.append(kind_memory_space(target.memory_kind))
+        else:
+            out.append(getattr(aval, "memory_space", None))
+    return out
+
+
+def _put_abstract_eval(*avals, devices, srcs, copy_semantics) -> list:
+    spaces = _put_memory_spaces(avals, devices, srcs, copy_semantics)
+    return [
+        a if s is None or a.memory_space is s else a.update(memory_space=s)
+        for a, s in zip(avals, spaces, strict=True)
+    ]
+
+
+device_put_p.def_abstract_eval(_put_abstract_eval)
+memory_space_rules[device_put_p] = _put_memory_spaces
 device_put_p.def_impl(
     lambda *xs, devices, srcs, copy_semantics: [
         device_put(x, d, donate=c == CopySemantics.DONATE_INPUT)
@@ -359,7 +394,9 @@ def _device_arrays(x: Array) -> list[tuple[Device, Array]]:
     for piece in x._arrays:
         device = piece.sharding._device
         sharding = single_device_sharding(device, x._sharding.memory_kind)
-        out.append((device, ArrayImpl(aval, sharding, [piece], x._committed, True)))
+        out.append(
+            (device, ArrayImpl(typed_aval(aval, sharding), sharding, [piece], x._committed, True))
+        )
     return out
 
 

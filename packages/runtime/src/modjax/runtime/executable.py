@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 
 from modjax.lowering import lower_jaxpr_to_module, sdy_mesh_symbol
-from modjax.tracecore.abstract import ShapedArray, physical_aval
+from modjax.tracecore.abstract import MemorySpace, ShapedArray, physical_aval
 from modjax.tracecore.config import config
 from modjax.tracecore.dce import dce_jaxpr
-from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.jaxpr import ClosedJaxpr, subjaxprs
 from modjax.tracecore.monitoring import timed
 from modjax.tracecore.state import discharge_state, has_refs
 from modjax.tracecore.tokens import Token
@@ -33,14 +33,18 @@ from .array import (
     ArrayImpl,
     _canonical_host_value,
     copy_to_sharding,
+    device_put_p,
     put_host_value,
     shared_aval,
 )
 from .backends import Device, default_device
 from .compile_cache import compile_or_get_cached
 from .extended import ExtendedArray, is_extended_aval, physical, wrap
+from .memory import space_memory_kind
 from .sharding import Sharding, SingleDeviceSharding, single_device_sharding, typed_aval
 from .spmd import SpmdTarget, spmd_target
+
+_DEVICE_SPACE = MemorySpace.Device
 
 __all__ = [
     "Executable",
@@ -147,7 +151,12 @@ class Executable:
             self.handlers_committed = committed = True
         else:
             self.in_shardings = [self.sharding] * n_in
-            self.out_shardings = [self.sharding] * len(out_avals)
+            self.out_shardings = [
+                self.sharding
+                if getattr(a, "memory_space", _DEVICE_SPACE) is _DEVICE_SPACE
+                else single_device_sharding(device, space_memory_kind(a.memory_space))
+                for a in out_avals
+            ]
         # One sharding per (unpruned) argument, None for pruned ones: where run's callers
         # put the arguments.
         by_kept = self.in_shardings[len(const_args) :]
@@ -468,11 +477,15 @@ def lower_jaxpr(
             )
         else:
             const_args = tuple(device_args(const_values, device))
+            n = len(pruned.invars)
             module = lower_jaxpr_to_module(
                 _with_consts(pruned, embedded),
                 module_name=module_name_for(name),
                 donated_args=kept_donated,
                 platform=device.client.platform,
+                **_memory_kind_annotations(
+                    device, pruned, [None] * n, [None] * len(pruned.outvars), False, single=True
+                ),
             )
     unusable = [
         aval.str_short()
@@ -555,30 +568,75 @@ def _spmd_annotations(target: SpmdTarget, pruned, n_consts: int, used_args) -> d
         "num_partitions": len(target.devices),
         "sdy_mesh": meshes[0],
         "sdy_meshes": meshes[1:],
-        **_memory_kind_annotations(target, in_shardings, outs),
+        **_memory_kind_annotations(
+            target.devices[0], pruned, in_shardings, outs, target.memory_kinds
+        ),
     }
 
 
-def _memory_kind_annotations(target: SpmdTarget, in_shardings, out_shardings) -> dict:
-    """The memory kinds of an SPMD program's arguments and results, as JAX annotates them.
+def _in_other_memory(avals) -> bool:
+    return any(getattr(a, "memory_space", _DEVICE_SPACE) is not _DEVICE_SPACE for a in avals)
 
-    Only a program with jit shardings in a memory kind other than the default has
-    them: then every argument and result carries ``mhlo.memory_kind`` (its
-    sharding's, else the default), and each result given another memory kind
-    is moved there by ``annotate_device_placement``.
+
+def _moves_memory(jaxpr, default: str) -> bool:
+    """Whether ``jaxpr`` (or a jaxpr inside) puts a value in a memory space or another kind."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive is device_put_p:
+            for target in eqn.params["devices"]:
+                if isinstance(target, MemorySpace):
+                    return True
+                if isinstance(target, Sharding) and target.memory_kind not in (None, default):
+                    return True
+        for inner in subjaxprs(eqn.params):
+            if _moves_memory(getattr(inner, "jaxpr", inner), default):
+                return True
+    return False
+
+
+def _memory_kind_annotations(
+    device, jaxpr, in_shardings, out_shardings, given_kinds: bool, single: bool = False
+) -> dict:
+    """The memory kinds of a program's arguments and results, as JAX annotates them.
+
+    Only a program with jit shardings in a memory kind other than the default
+    (``given_kinds``), values in another memory space or a ``device_put`` to
+    another memory has them: then every argument and result carries
+    ``mhlo.memory_kind`` (its sharding's, else its type's memory space's; on one
+    device, an argument of the default memory none), and each result given
+    another memory kind by its sharding is moved there by
+    ``annotate_device_placement``.
     """
-    if not target.memory_kinds:
+    in_avals = [v.aval for v in jaxpr.invars]
+    out_avals = [v.aval for v in jaxpr.outvars]
+    default = device.default_memory().kind
+    if not (
+        given_kinds
+        or _in_other_memory(in_avals)
+        or _in_other_memory(out_avals)
+        or _moves_memory(jaxpr, default)
+    ):
         return {}
-    default = target.devices[0].default_memory().kind
 
-    def kind(s):
-        return default if s is None or s.memory_kind is None else s.memory_kind
+    def kind(s, aval):
+        if s is not None and s.memory_kind is not None:
+            return s.memory_kind
+        space = getattr(aval, "memory_space", _DEVICE_SPACE)
+        return default if space is _DEVICE_SPACE else space_memory_kind(space)
 
-    result_kinds = [kind(s) for s in out_shardings]
+    def arg_kind(s, aval):
+        if single and getattr(aval, "memory_space", _DEVICE_SPACE) is _DEVICE_SPACE:
+            return None  # as JAX: an argument without a sharding has no memory kind
+        return kind(s, aval)
+
+    def placement(s):
+        if s is None or s.memory_kind in (None, default):
+            return None
+        return s.memory_kind
+
     return {
-        "arg_memory_kinds": [kind(s) for s in in_shardings],
-        "result_memory_kinds": result_kinds,
-        "result_placements": [None if k == default else k for k in result_kinds],
+        "arg_memory_kinds": [arg_kind(s, a) for s, a in zip(in_shardings, in_avals, strict=True)],
+        "result_memory_kinds": [kind(s, a) for s, a in zip(out_shardings, out_avals, strict=True)],
+        "result_placements": [placement(s) for s in out_shardings],
     }
 
 
@@ -629,7 +687,9 @@ def _compiled_shardings(xla, target: SpmdTarget, in_avals, out_avals, kept, n_co
         s if s is not None else context._from_hlo_sharding(_xla.hlo_sharding(outs[j]), len(a.shape))
         for j, (s, a) in enumerate(zip(given_out, out_avals, strict=True))
     ]
-    if target.memory_kinds:  # XLA's choices in the memory the program left them in
+    if target.memory_kinds or _in_other_memory(out_avals) or _in_other_memory(in_avals):
+        # XLA's choices in the memory the program left them in (a device_put inside
+        # moves values between memories of the same space only: their kinds are typed)
         kinds = xla.get_output_memory_kinds()[0]
         out_shardings = [
             s if s.memory_kind == k else s.with_memory_kind(k)

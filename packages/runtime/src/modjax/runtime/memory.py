@@ -3,27 +3,16 @@
 A CPU device of jaxlib 0.10 addresses three memories, by kind: ``device`` (the
 default), ``pinned_host`` and ``unpinned_host``. ``device_put(x, Space.Host)``
 places ``x`` in ``pinned_host`` memory and ``Space.Device`` in ``device``
-memory, keeping ``x``'s devices and layout, as JAX 0.10.2 does.
+memory, keeping ``x``'s devices and layout, as JAX 0.10.2 does. An array's
+type carries its memory space (tracecore's ``MemorySpace``): ``pinned_host``
+is ``Host``, the other kinds ``Device``, as in JAX.
 """
 
 from __future__ import annotations
 
-import enum
+from modjax.tracecore.abstract import MemorySpace
 
-__all__ = ["MemorySpace", "space_memory_kind"]
-
-
-class MemorySpace(enum.Enum):
-    """Where an array's memory lives (``jax.memory.Space``): ``Device``, ``Host`` or ``Any``."""
-
-    Device = enum.auto()
-    Host = enum.auto()
-    Any = enum.auto()
-
-    def __repr__(self) -> str:
-        return f"MemorySpace.{self.name}"
-
-    __hash__ = object.__hash__  # by identity, as JAX's (Enum hashes the member's name)
+__all__ = ["MemorySpace", "space_memory_kind", "kind_memory_space"]
 
 
 _KINDS = {MemorySpace.Device: "device", MemorySpace.Host: "pinned_host"}
@@ -38,3 +27,8 @@ def space_memory_kind(space: MemorySpace) -> str:
             "or MemorySpace.Host"
         )
     return kind
+
+
+def kind_memory_space(kind: str | None) -> MemorySpace:
+    """Return the memory space of memory kind ``kind`` (JAX's ``mem_kind_to_space``)."""
+    return MemorySpace.Host if kind == "pinned_host" else MemorySpace.Device

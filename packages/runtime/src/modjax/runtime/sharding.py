@@ -18,7 +18,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from modjax.tracecore.abstract import with_type_sharding
+from modjax.tracecore.abstract import MemorySpace, with_type_sharding
 from modjax.tracecore.options import remove_size_one_mesh_axis_from_type
 
 from . import _xla
@@ -277,6 +277,9 @@ def as_sharding(x: Any, where: str):
 _typed_avals: dict[tuple, Any] = {}
 
 
+_HOST, _DEVICE = MemorySpace.Host, MemorySpace.Device
+
+
 def typed_aval(aval, sharding):
     """Return ``aval`` with the sharding in its type that an Array on ``sharding`` has.
 
@@ -284,12 +287,21 @@ def typed_aval(aval, sharding):
     ``aval.sharding``, padded to the rank); any other gives None. Shared per
     (aval, sharding).
     """
-    if type(sharding) is SingleDeviceSharding and aval.sharding is None:
+    # The memory space in the type: pinned_host memory is Host, any other Device (as JAX).
+    space = _HOST if sharding.memory_kind == "pinned_host" else _DEVICE
+    if (
+        type(sharding) is SingleDeviceSharding
+        and aval.sharding is None
+        and getattr(aval, "memory_space", space) is space
+    ):
         return aval
     # The type depends on remove_size_one_mesh_axis_from_type too.
     key = (aval, sharding, remove_size_one_mesh_axis_from_type.value)
     out = _typed_avals.get(key)
     if out is None:
         typed = getattr(sharding, "_type_sharding", None)
-        out = _typed_avals[key] = with_type_sharding(aval, typed)
+        out = with_type_sharding(aval, typed)
+        if getattr(out, "memory_space", space) is not space:
+            out = out.update(memory_space=space)
+        _typed_avals[key] = out
     return out

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 import operator
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from modjax.tracecore import dtypes
 
 __all__ = [
     "ManualAxisType",
+    "MemorySpace",
     "ShapeDtypeStruct",
     "ShapedArray",
     "aval_handlers",
@@ -123,7 +125,14 @@ def with_type_sharding(aval: ShapedArray, sharding: Any) -> ShapedArray:
         )
     if sharding is aval.sharding:
         return aval
-    return ShapedArray(aval.shape, aval.dtype, aval.weak_type, sharding, vma=aval.vma)
+    return ShapedArray(
+        aval.shape,
+        aval.dtype,
+        aval.weak_type,
+        sharding,
+        vma=aval.vma,
+        memory_space=aval.memory_space,
+    )
 
 
 def _dim_str(size: int, entry: Any) -> str:
@@ -149,6 +158,26 @@ class ManualAxisType:
     reduced: frozenset = frozenset()
 
 
+class MemorySpace(enum.Enum):
+    """Where an array's memory lives (``jax.memory.Space``): ``Device``, ``Host`` or ``Any``.
+
+    Part of an array's type, as in JAX 0.10.2: an array in ``pinned_host``
+    memory is ``f32<host>[3]``; ``device`` and ``unpinned_host`` memory are ``Device``.
+    """
+
+    Device = enum.auto()
+    Host = enum.auto()
+    Any = enum.auto()
+
+    def __repr__(self) -> str:
+        return f"MemorySpace.{self.name}"
+
+    __hash__ = object.__hash__  # by identity, as JAX's (Enum hashes the member's name)
+
+
+_DEVICE = MemorySpace.Device
+
+
 class ShapedArray:
     """The abstract value of an array: shape, dtype and weak type (``jax.core.ShapedArray``).
 
@@ -156,13 +185,15 @@ class ShapedArray:
     the shape is already a tuple of ints and the dtype an ``np.dtype``.
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "sharding", "vma")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding", "vma", "memory_space")
 
     #: Becomes True once an aval with a sharding exists: until then tracing skips
     #: the sharding rules entirely (unsharded programs pay nothing for them).
     sharded_types_seen = False
     #: Likewise for varying manual axes (inside a shard_map with check_vma).
     varying_types_seen = False
+    #: Likewise for memory spaces other than the device's (arrays in host memory).
+    memory_spaces_seen = False
 
     def __init__(
         self,
@@ -172,6 +203,7 @@ class ShapedArray:
         sharding: Any = None,
         *,
         vma: frozenset = frozenset(),
+        memory_space: MemorySpace = _DEVICE,
     ):
         self.shape = canonicalize_shape(shape)
         try:
@@ -194,6 +226,11 @@ class ShapedArray:
         self.vma = vma
         if vma:
             ShapedArray.varying_types_seen = True
+        # Which memory the value lives in (JAX's ``aval.memory_space``, printed
+        # ``f32<host>[3]``); part of equality and hashing, as in JAX.
+        self.memory_space = memory_space
+        if memory_space is not _DEVICE:
+            ShapedArray.memory_spaces_seen = True
 
     @property
     def ndim(self) -> int:
@@ -215,11 +252,12 @@ class ShapedArray:
         weak_type: bool | None = None,
         sharding: Any = _KEEP,
         vma: Any = _KEEP,
+        memory_space: Any = _KEEP,
     ) -> ShapedArray:
         """Return a copy with the given fields replaced (``ShapedArray.update``).
 
         A new shape drops the sharding unless one is given; the varying manual
-        axes (``vma``) stay unless given.
+        axes (``vma``) and the memory space stay unless given.
         """
         if sharding is _KEEP:
             sharding = self.sharding if shape is None else None
@@ -229,13 +267,21 @@ class ShapedArray:
             self.weak_type if weak_type is None else weak_type,
             sharding,
             vma=self.vma if vma is _KEEP else frozenset(vma),
+            memory_space=self.memory_space if memory_space is _KEEP else memory_space,
         )
 
     def strip_weak_type(self) -> ShapedArray:
         """Return this aval with ``weak_type=False`` (``ShapedArray.strip_weak_type``)."""
         if not self.weak_type:
             return self
-        return ShapedArray(self.shape, self.dtype, False, self.sharding, vma=self.vma)
+        return ShapedArray(
+            self.shape,
+            self.dtype,
+            False,
+            self.sharding,
+            vma=self.vma,
+            memory_space=self.memory_space,
+        )
 
     def str_short(self, short_dtypes: bool = False) -> str:
         """Return ``'float32[3,4]'``, or with ``short_dtypes`` ``'f32[3,4]'`` (``str_short``).
@@ -245,6 +291,8 @@ class ShapedArray:
         name = (
             dtypes.short_dtype_name(self.dtype) if short_dtypes else dtypes.dtype_name(self.dtype)
         )
+        if self.memory_space is not _DEVICE:  # JAX: float32<host>[3]
+            name += f"<{self.memory_space.name.lower()}>"
         if self.sharding is None:
             text = f"{name}[{','.join(map(str, self.shape))}]"
         else:
@@ -263,10 +311,13 @@ class ShapedArray:
             and self.weak_type == other.weak_type
             and self.sharding == other.sharding
             and self.vma == other.vma
+            and self.memory_space is other.memory_space
         )
 
     def __hash__(self) -> int:
-        return hash((self.shape, self.dtype, self.weak_type, self.sharding, self.vma))
+        return hash(
+            (self.shape, self.dtype, self.weak_type, self.sharding, self.vma, self.memory_space)
+        )
 
     def __str__(self) -> str:
         # As JAX's str(): long dtype names, weak types marked with "~" (float32[8,8@y],

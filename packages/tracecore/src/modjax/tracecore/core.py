@@ -21,6 +21,7 @@ import numpy as np
 from . import source_info as source_info_util
 from . import traceback_util
 from .abstract import ShapedArray, get_aval
+from .memory_spaces import apply_memory_space_rule
 from .sharding_types import apply_sharding_rule, apply_vma_rule
 
 __all__ = [
@@ -127,6 +128,8 @@ class Primitive:
             out = apply_sharding_rule(self, avals, out, params)
         if ShapedArray.varying_types_seen:
             out = apply_vma_rule(self, avals, out, params)
+        if ShapedArray.memory_spaces_seen:
+            out = apply_memory_space_rule(self, avals, out, params)
         return out
 
 

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
+from .abstract import MemorySpace
 from .effects import primitive_effects
 from .jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal
 from .state import ref_syntax, unprinted_effects
@@ -90,8 +91,13 @@ def format_aval(aval) -> str:
     if shape is None or dtype is None:  # a token prints 'Tok'
         return aval.str_short(short_dtypes=True) if hasattr(aval, "str_short") else str(aval)
     weak = "~" if getattr(aval, "weak_type", False) else ""
-    if getattr(aval, "sharding", None) is not None or getattr(aval, "vma", None):
-        # f32[8@x,4]: sharded over explicit axes; f32[4]{V:x}: varying manual axes
+    if (
+        getattr(aval, "sharding", None) is not None
+        or getattr(aval, "vma", None)
+        or getattr(aval, "memory_space", MemorySpace.Device) is not MemorySpace.Device
+    ):
+        # f32[8@x,4]: sharded over explicit axes; f32[4]{V:x}: varying manual axes;
+        # f32<host>[4]: in host memory
         return weak + aval.str_short(short_dtypes=True)
     return f"{weak}{dtypes.short_dtype_name(dtype)}[{','.join(str(d) for d in shape)}]"
 

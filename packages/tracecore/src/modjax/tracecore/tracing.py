@@ -20,6 +20,7 @@ from .core import (
 )
 from .jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from .leaks import check_leaks, check_tracer_leaks
+from .memory_spaces import apply_memory_space_rule
 from .options import enable_checks
 from .pvary import pvary_p
 from .sharding_types import (
@@ -127,6 +128,8 @@ class JaxprTrace(Trace):
                 out = apply_sharding_rule(primitive, avals, out, params)
             if ShapedArray.varying_types_seen:  # varying manual axes (shard_map)
                 out = apply_vma_rule(primitive, avals, out, params)
+            if ShapedArray.memory_spaces_seen:  # memory spaces (arrays in host memory)
+                out = apply_memory_space_rule(primitive, avals, out, params)
         info = source_info_util.current()
         if primitive.multiple_results:
             outvars = [Var(aval) for aval in out]
