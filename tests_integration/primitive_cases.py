@@ -697,6 +697,11 @@ TABLE: dict[str, Entry | Excluded] = {
     "qr": via(linalg.qr, well_conditioned(3, 3)),
     "geqrf": via(linalg.geqrf, well_conditioned(3, 3)),
     "geqp3": via(linalg.geqp3, well_conditioned(3, 3), fixed([0, 0, 0], I32)),
+    "ormqr": via(linalg.ormqr, well_conditioned(3, 3), f32(2, lo=0.5, hi=1.5), f32(3, 2)),
+    "symmetric_product": via(
+        lambda a, c: linalg.symmetric_product(a, c, alpha=2.0, beta=0.5), f32(3, 2), spd(3)
+    ),
+    "cholesky_update": via(linalg.cholesky_update, well_conditioned(3, 3), f32(3)),
     "householder_product": via(
         linalg.householder_product, well_conditioned(3, 3), f32(3, lo=0.5, hi=1.5)
     ),

@@ -227,6 +227,54 @@ def test_geqp3_keeps_columns_marked_first():
     assert taus.shape == (3,)
 
 
+@few
+@given(batches, sizes, st.sampled_from([np.float32, np.float64]), st.booleans(), seeds)
+def test_symmetric_product(batch, m, dtype, symmetrize, seed):
+    rng = np.random.default_rng(seed)
+    a = _random(rng, (*batch, m, 2), dtype)
+    c = _hermitian(rng, (*batch, m, m), dtype)
+    out = np.asarray(L.symmetric_product(a, c, alpha=2.0, beta=-0.5, symmetrize_output=symmetrize))
+    assert out.dtype == dtype
+    _close(out, 2.0 * a @ np.swapaxes(a, -1, -2) - 0.5 * c, dtype)
+
+
+def test_cholesky_update_is_the_factor_of_the_updated_matrix():
+    rng = np.random.default_rng(2)
+    for dtype in (np.float32, np.float64):
+        spd = _spd(rng, (4, 4), dtype)
+        r = np.linalg.cholesky(spd).T.astype(dtype)
+        w = _random(rng, (4,), dtype)
+        updated = np.asarray(jit(L.cholesky_update)(r, w))
+        assert updated.dtype == dtype
+        # Givens rotations keep the diagonal positive: numpy's factor, transposed.
+        expected = np.linalg.cholesky(spd + np.outer(w, w)).T
+        _close(np.triu(updated), expected, dtype)
+        _close(np.tril(updated, -1), 0, dtype)
+    # JAX 0.10.2's float32 answer, entries below the diagonal included.
+    r = np.linalg.cholesky(np.eye(3) * 2 + 0.1).T.astype(np.float32)
+    got = L.cholesky_update(r, np.array([0.5, -0.2, 0.3], np.float32))
+    jax_answer = [
+        [1.5329709e00, -1.8457746e-09, 1.6308202e-01],
+        [4.3102006e-09, 1.4628738e00, 2.7343437e-02],
+        [-5.3711773e-09, -1.6595944e-09, 1.4705973e00],
+    ]
+    np.testing.assert_allclose(got, jax_answer, rtol=1e-6, atol=1e-12)
+
+
+@few
+@given(batches, st.sampled_from(DTYPES), st.booleans(), st.booleans(), seeds)
+def test_ormqr_applies_q(batch, dtype, left, transpose, seed):
+    rng = np.random.default_rng(seed)
+    a = _random(rng, (*batch, 4, 3), dtype)
+    reflectors, taus = L.geqrf(a)
+    full = np.pad(np.asarray(reflectors), [(0, 0)] * len(batch) + [(0, 0), (0, 1)])
+    q = np.asarray(L.householder_product(full, taus))  # the full 4 x 4 Q
+    op = _h(q) if transpose else q
+    c = _random(rng, (*batch, 4, 2) if left else (*batch, 2, 4), dtype)
+    got = L.ormqr(reflectors, taus, c, left=left, transpose=transpose)
+    _close(got, op @ c if left else c @ op, dtype)
+
+
 def test_householder_product_is_numpys_q():
     rng = np.random.default_rng(0)
     a = rng.standard_normal((2, 5, 3))
@@ -398,6 +446,12 @@ VMAP_CASES = {
     "qr": (L.qr, (_A,), (0,)),
     "qr_pivoting": (lambda a: L.qr(a, pivoting=True), (_A,), (1,)),
     "householder_product": (L.householder_product, (_A[0], _A[:, 0, :2]), (None, 0)),
+    "symmetric_product": (lambda a, c: L.symmetric_product(a, c, beta=2.0), (_A, _SYM), (0, 0)),
+    "ormqr": (
+        lambda c: L.ormqr(_A[0], _A[0, 0, :3], c, left=False),
+        (_A,),
+        (1,),
+    ),
     "eigh": (L.eigh, (_SYM,), (0,)),
     "svd": (L.svd, (_A,), (1,)),
     "eig": (lambda a: L.eig(a)[0], (_A,), (0,)),
@@ -604,6 +658,42 @@ ERRORS = [
         "geqp3 does not accept dtype float32 at position 1",
     ),
     (lambda: L.geqp3(np.ones((3, 3)), np.zeros(2, np.int32)), ValueError, "one entry per column"),
+    (
+        lambda: L.symmetric_product(np.ones((2, 3)), np.ones((3, 3))),
+        ValueError,
+        "symmetric_update expects a rectangular matrix",
+    ),
+    (
+        lambda: L.symmetric_product(np.ones((3, 3), np.complex64), np.ones((3, 3), np.complex64)),
+        TypeError,
+        "symmetric_product does not accept dtype complex64",
+    ),
+    (
+        lambda: L.cholesky_update(np.eye(3), np.ones(2)),
+        ValueError,
+        "Rank-1 update to Cholesky decomposition",
+    ),
+    (
+        lambda: L.cholesky_update(np.ones((2, 3, 3)), np.ones((2, 3))),
+        TypeError,
+        "must have a rank of exactly 2",
+    ),
+    (
+        lambda: vmap(L.cholesky_update)(np.ones((2, 3, 3)), np.ones((2, 3))),
+        NotImplementedError,
+        "Batching rule for 'cholesky_update' not implemented",
+    ),
+    (
+        lambda: L.ormqr(np.ones((4, 3)), np.ones(3), np.ones((3, 4))),
+        ValueError,
+        "ormqr with left=True expects c to have the same number of rows",
+    ),
+    (
+        lambda: L.ormqr(np.ones((4, 3)), np.ones(3), np.ones((3, 3)), left=False),
+        ValueError,
+        "ormqr with left=False expects c to have the same number of columns",
+    ),
+    (lambda: L.ormqr(np.ones((4, 3)), np.ones(4), np.ones((4, 4))), ValueError, "at most"),
     (lambda: L.schur(np.ones((3, 3)), sort_eig_vals=True), NotImplementedError, "sort"),
 ]
 

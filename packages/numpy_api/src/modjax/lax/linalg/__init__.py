@@ -10,7 +10,8 @@ listed in modjax-lowering's README). Modules by topic:
 
 * ``cholesky``: ``cholesky``, ``triangular_solve``;
 * ``lu``: ``lu``, ``lu_pivots_to_permutation``;
-* ``qr``: ``qr``, ``householder_product`` (and the private ``geqrf``, ``geqp3``);
+* ``qr``: ``qr``, ``householder_product``, ``ormqr`` (and the private ``geqrf``, ``geqp3``);
+* ``products``: ``symmetric_product``, ``cholesky_update``;
 * ``eigh``: ``eigh``; ``svd``: ``svd``;
 * ``nonsymmetric``: ``eig``, ``schur``, ``hessenberg``;
 * ``tridiagonal``: ``tridiagonal``, ``tridiagonal_solve``.
@@ -20,6 +21,12 @@ from .cholesky import cholesky, cholesky_p, triangular_solve, triangular_solve_p
 from .eigh import eigh, eigh_p
 from .lu import lu, lu_p, lu_pivots_to_permutation, lu_pivots_to_permutation_p
 from .nonsymmetric import eig, eig_p, hessenberg, hessenberg_p, schur, schur_p
+from .products import (
+    cholesky_update,
+    cholesky_update_p,
+    symmetric_product,
+    symmetric_product_p,
+)
 from .qr import (
     geqp3,
     geqp3_p,
@@ -27,6 +34,8 @@ from .qr import (
     geqrf_p,
     householder_product,
     householder_product_p,
+    ormqr,
+    ormqr_p,
     qr,
     qr_p,
 )
@@ -57,8 +66,14 @@ __all__ = [
     "geqrf_p",
     "householder_product",
     "householder_product_p",
+    "ormqr",
+    "ormqr_p",
     "qr",
     "qr_p",
+    "cholesky_update",
+    "cholesky_update_p",
+    "symmetric_product",
+    "symmetric_product_p",
     "lu",
     "lu_p",
     "lu_pivots_to_permutation",

@@ -48,9 +48,14 @@ __all__ = [
 INT32 = Category("int32", "i")
 
 
-def _check_ranks(name: str, ranks: Sequence[int], avals) -> tuple[int, ...]:
+def _check_ranks(name: str, ranks: Sequence[int], avals, exact: bool) -> tuple[int, ...]:
     batch = None
     for i, (rank, aval) in enumerate(zip(ranks, avals, strict=True)):
+        if exact and aval.ndim != rank:
+            raise TypeError(
+                f"Input {i} to {name} must have a rank of exactly {rank}, but got "
+                f"shape={aval.shape}"
+            )
         if aval.ndim < rank:
             raise TypeError(
                 f"Input {i} to {name} must have rank at least {rank}, but got shape={aval.shape}"
@@ -91,6 +96,7 @@ def linalg_primitive(
     accepted: Sequence = None,
     multiple_results: bool = False,
     require_same: bool = True,
+    batch: bool = True,
 ) -> Primitive:
     """Declare a linalg primitive; register its abstract eval, impl and batching rule.
 
@@ -99,21 +105,23 @@ def linalg_primitive(
     ``dtype_rule(*dtypes, **params)`` gives the result dtypes. ``accepted`` is a
     tuple of dtype categories per operand (default: floating or complex); with
     ``require_same`` (the default) every operand must have the same dtype.
+    ``batch=False`` declares a primitive without batch dimensions (exact ranks)
+    and without a batching rule, as JAX's ``supports_batching=False``.
     """
     accepted = accepted or [INEXACT] * len(ranks)
     prim = Primitive(name)
     prim.multiple_results = multiple_results
 
     def abstract_eval(*avals, **params):
-        batch = _check_ranks(name, ranks, avals)
+        batch_dims = _check_ranks(name, ranks, avals, exact=not batch)
         _check_dtypes(name, accepted, avals, require_same)
         trailing = [a.shape[a.ndim - r :] for a, r in zip(avals, ranks, strict=True)]
         shapes = shape_rule(*trailing, **params)
         out_dtypes = dtype_rule(*(a.dtype for a in avals), **params)
         if not multiple_results:
-            return ShapedArray(batch + tuple(shapes), np.dtype(out_dtypes))
+            return ShapedArray(batch_dims + tuple(shapes), np.dtype(out_dtypes))
         return [
-            ShapedArray(batch + tuple(s), np.dtype(d))
+            ShapedArray(batch_dims + tuple(s), np.dtype(d))
             for s, d in zip(shapes, out_dtypes, strict=True)
         ]
 
@@ -125,7 +133,8 @@ def linalg_primitive(
 
     prim.def_abstract_eval(abstract_eval)
     prim.def_impl(partial(apply_primitive, prim))
-    batching_rules[prim] = batch_rule
+    if batch:
+        batching_rules[prim] = batch_rule
     return prim
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from modjax.autodiff import Zero, jvp_rules
-from modjax.lowering import lower_fun, register_lowering
+from modjax.lowering import ir_attribute, lower_fun, register_lowering
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import to_aval
@@ -48,6 +48,8 @@ __all__ = [
     "geqrf_p",
     "householder_product",
     "householder_product_p",
+    "ormqr",
+    "ormqr_p",
     "qr",
     "qr_p",
 ]
@@ -154,6 +156,58 @@ def householder_product(a, taus):
     result has ``a``'s shape, with orthonormal (unitary) columns.
     """
     return householder_product_p.bind(a, taus)
+
+
+# --- ormqr --------------------------------------------------------------------------------------
+
+
+def _ormqr_shape(a_shape, taus_shape, c_shape, *, left, transpose):
+    m = a_shape[0]
+    if left and c_shape[0] != m:
+        raise ValueError(
+            "ormqr with left=True expects c to have the same number of rows as the Householder "
+            f"matrix a. Got a shape {a_shape} and c shape {c_shape}."
+        )
+    if not left and c_shape[1] != m:
+        raise ValueError(
+            "ormqr with left=False expects c to have the same number of columns as the "
+            f"Householder matrix a has rows. Got a shape {a_shape} and c shape {c_shape}."
+        )
+    # JAX does not check this; LAPACK would read reflectors past a's columns.
+    if taus_shape[0] > min(a_shape):
+        raise ValueError(
+            f"ormqr expects at most min(m, n) = {min(a_shape)} scale factors for a of shape "
+            f"{a_shape}, got taus of shape {taus_shape}."
+        )
+    return c_shape
+
+
+def _ormqr_cpu_lowering(ctx, a, taus, c, *, left, transpose):
+    routine = "unmqr" if ctx.avals_in[0].dtype.kind == "c" else "ormqr"
+    return lapack_call(
+        ctx,
+        routine,
+        [a, taus, c],
+        ctx.avals_out,
+        aliases={2: 0},
+        left=ir_attribute(bool(left)),
+        transpose=ir_attribute(bool(transpose)),
+    )[0]
+
+
+ormqr_p = linalg_primitive("ormqr", (2, 1, 2), _ormqr_shape, lambda a, t, c, **_: c)
+register_lowering(ormqr_p, _ormqr_cpu_lowering, platform="cpu")
+
+
+def ormqr(a, taus, c, *, left: bool = True, transpose: bool = False):
+    """Multiply ``c`` by the Q of Householder reflectors without forming Q (lax.linalg.ormqr).
+
+    ``a`` (``[..., m, n]``, reflectors below its diagonal, as ``geqrf``/``geqp3``
+    return them) and ``taus`` (``[..., k]``) define Q; the result is ``Q @ c``
+    (``left``), ``c @ Q`` (not ``left``), with ``Q^T`` (``Q^H`` for complex) when
+    ``transpose``. LAPACK's ``?ormqr``/``?unmqr`` on CPU; not differentiable, as in JAX.
+    """
+    return ormqr_p.bind(a, taus, c, left=bool(left), transpose=bool(transpose))
 
 
 # --- qr -----------------------------------------------------------------------------------------
