@@ -143,6 +143,25 @@ def _swap_and_freeze(x):
     return old + r[...] * x + jax.freeze(s) * 2
 
 
+def _array_index_writes(x):
+    r = jax.new_ref(jnp.zeros((3,)))
+    r[jnp.array([0, 2])] += x * jnp.array([1.0, 2.0])
+    r[1:] += x**2
+    return (r[...] ** 2).sum()
+
+
+def _repeated_index_write(x):
+    r = jax.new_ref(jnp.zeros(3))
+    r[jnp.array([0, 0, 2])] = x * jnp.array([1.0, 2.0, 3.0])  # one of the two writes wins
+    return (r[...] * jnp.array([1.0, 10.0, 100.0])).sum()
+
+
+def _repeated_index_from_input(x):
+    r = jax.new_ref(x)
+    r[jnp.array([0, 0, 2])] = r[jnp.array([1, 1, 1])] * 2
+    return (r[...] ** 2).sum()
+
+
 # (function, argument, JAX 0.10.2's gradient)
 CONSTANT_REFERENCES = [
     (scaled_sum, jnp.arange(3.0), [3.0, 0.0, 0.0]),
@@ -153,6 +172,11 @@ CONSTANT_REFERENCES = [
     (_branches, 0.5, 2.0),
     (_inner_jit, 1.5, 15.0),
     (_swap_and_freeze, 1.5, 8.0),
+    (_array_index_writes, 1.5, 69.0),
+    # A write at repeated indices: each gets the cotangent read back there, as JAX's
+    # transpose of a reference write gives it.
+    (_repeated_index_write, 1.5, 303.0),
+    (_repeated_index_from_input, jnp.arange(1.0, 4.0), [0.0, 52.0, 0.0]),
 ]
 
 
@@ -202,3 +226,23 @@ def test_vjp_with_refs_accumulates_cotangents():
     with pytest.raises(ValueError, match="Invalid shape for `addupdate`"):
         f_vjp.with_refs(jax.new_ref(jnp.ones(2)), jax.ad.DontWant())(1.0)
     np.testing.assert_array_equal(f_vjp(1.0)[0], [2.0, 2.0, 2.0])
+
+
+def test_derivatives_through_an_empty_ref():
+    def fill(x):
+        r = jax.empty_ref(jax.typeof(jnp.zeros(3)))
+        r[...] = jnp.zeros(3)
+        r[1] += x * 2
+        return r[...].sum()
+
+    y, t = jax.jvp(fill, (2.0,), (1.0,))
+    assert (float(y), float(t)) == (4.0, 2.0)  # JAX 0.10.2's answers (its grad fails)
+    assert float(jax.grad(fill)(2.0)) == 2.0
+    assert float(jax.jit(jax.grad(fill))(2.0)) == 2.0
+
+    def counts(x):  # an integer reference has no tangent
+        r = jax.empty_ref(jax.typeof(jnp.zeros(3, jnp.int32)))
+        r[1] = 3
+        return r[...].sum() * x
+
+    assert float(jax.grad(counts)(2.0)) == 3.0

@@ -65,7 +65,7 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cota
             n_lead, consts = len(consts), ()
             jaxpr = convert_constvars_jaxpr(jaxpr)
         n_out = len(jaxpr.outvars)
-        discharged = discharge_state(ClosedJaxpr(jaxpr, consts))
+        discharged = discharge_state(ClosedJaxpr(jaxpr, consts), for_transpose=True)
         jaxpr, consts = discharged.jaxpr, discharged.consts
         # The final values of reference inputs come out after the outputs: no cotangent.
         cotangents_out = [*cotangents_out, *[None] * (len(jaxpr.outvars) - n_out)]

@@ -36,6 +36,7 @@ from modjax.tracecore.state import (
     AbstractRef,
     Ref,
     discharge_rules,
+    discharging_for_transpose,
     ref_effect,
     ref_methods,
     ref_syntax,
@@ -242,7 +243,10 @@ def _put(value, indexer, index, new, how):
     full = join_index(indexer, index)
     if how == "set" and all(it is Ellipsis for it in full):
         return new
-    return scatter_update(value, full, new, how)
+    # A write of a linear program to transpose: its cotangent is read back with a gather
+    # at each index, repeated ones included, as JAX transposes a reference write.
+    unique = how == "set" and discharging_for_transpose()
+    return scatter_update(value, full, new, how, unique_indices=unique)
 
 
 def _swap_impl(ref, value, *index, indexer):
@@ -614,6 +618,14 @@ def _new_ref_jvp(primals, tangents, *, memory_space, kind):
     return ref, t_ref
 
 
+def _empty_ref_jvp(primals, tangents, *, ty, memory_space):
+    ref = empty_ref_p.bind(ty=ty, memory_space=memory_space)
+    t_ty = tangent_aval(ty)
+    if t_ty.dtype == dtypes.float0:
+        return ref, Zero(AbstractRef(t_ty))
+    return ref, bind_staged_tangent(empty_ref_p, ty=t_ty, memory_space=memory_space)
+
+
 def _get_jvp(primals, tangents, *, indexer):
     ref, *index = primals
     out = get_p.bind(ref, *index, indexer=indexer)
@@ -669,6 +681,8 @@ def _free_ref_jvp(primals, tangents):
 
 jvp_rules[new_ref_p] = _new_ref_jvp
 always_differentiated.add(new_ref_p)  # its tangent reference exists even for a constant
+jvp_rules[empty_ref_p] = _empty_ref_jvp
+always_differentiated.add(empty_ref_p)
 jvp_rules[get_p] = _get_jvp
 jvp_rules[swap_p] = _swap_jvp
 jvp_rules[addupdate_p] = _addupdate_jvp

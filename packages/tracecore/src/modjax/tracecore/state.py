@@ -23,6 +23,7 @@ that ``modjax.lax`` installs, so that this package needs no array library.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -44,6 +45,7 @@ __all__ = [
     "unprinted_effects",
     "register_call_discharge",
     "check_no_ref_outputs",
+    "discharging_for_transpose",
 ]
 
 #: The effect of every equation that allocates, reads or writes a reference.
@@ -210,7 +212,20 @@ DischargeRule = Callable[..., tuple[Sequence[Any], Sequence[Any]]]
 discharge_rules: dict[Any, DischargeRule] = {}
 
 
-def discharge_state(closed: ClosedJaxpr) -> ClosedJaxpr:
+_for_transpose = contextvars.ContextVar("discharge_for_transpose", default=False)
+
+
+def discharging_for_transpose() -> bool:
+    """Tell whether the discharge under way makes a linear program to transpose.
+
+    Its writes are only transposed, never run: a discharge rule may then write
+    at array indices as if they were unique (a scatter whose transpose is a
+    gather), as JAX's transposes of reference writes do.
+    """
+    return _for_transpose.get()
+
+
+def discharge_state(closed: ClosedJaxpr, *, for_transpose: bool = False) -> ClosedJaxpr:
     """Return ``closed`` without references (JAX's ``discharge_state``).
 
     Every input or const of reference type becomes an input of the type it
@@ -218,7 +233,15 @@ def discharge_state(closed: ClosedJaxpr) -> ClosedJaxpr:
     and the program returns, after its own outputs, the final value of each
     reference input in order (the consts' first, as ``convert_constvars_jaxpr``
     orders them). Programs without references are returned unchanged.
+    ``for_transpose`` says the result is a linear program to transpose
+    (:func:`discharging_for_transpose`).
     """
+    if for_transpose and not _for_transpose.get():
+        token = _for_transpose.set(True)
+        try:
+            return discharge_state(closed)
+        finally:
+            _for_transpose.reset(token)
     from .tracing import trace_to_jaxpr
     from .wrapped_fun import wrap_init
 
