@@ -63,7 +63,7 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: boo
     atol = _tolerance(atol, real)
     from ._util import broadcast_all
 
-    a, b = broadcast_all("isclose", a, b)
+    a, b = broadcast_all(a, b)
     diff = lax.abs(lax.sub(a, b))
     bound = lax.add(atol, lax.mul(rtol, lax.abs(b)))
     close = lax.bitwise_and(_isfinite(b), lax.le(diff, bound))

@@ -178,9 +178,7 @@ def ravel_multi_index(
         raise ValueError(f"ravel_multi_index: dtype={dtype} is not an integer type.")
     if not multi_index:
         return lax.full((), 0, dtype)
-    coords = [
-        lax.convert_element_type(i, dtype) for i in broadcast_all("ravel_multi_index", *multi_index)
-    ]
+    coords = [lax.convert_element_type(i, dtype) for i in broadcast_all(*multi_index)]
     if mode == "raise":
         for c, d in zip(multi_index, dims, strict=True):
             value = np.asarray(

@@ -306,10 +306,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     shapes = [(operator.index(s),) if not isinstance(s, Sequence) else tuple(s) for s in shapes]
     if not shapes:
         return ()
-    try:
-        return _util.broadcast_shapes("broadcast_shapes", *shapes)
-    except TypeError:
-        raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}") from None
+    return _util.broadcast_shapes(*shapes)
 
 
 def broadcast_to(array: Any, shape: Any, *, out_sharding=None):

@@ -133,8 +133,8 @@ def matmul(a: Any, b: Any, *, precision=None, preferred_element_type=None, out_s
         b = lax.expand_dims(b, (1,))
     sa, sb = aval(a).shape, aval(b).shape
     try:
-        batch = _util.broadcast_shapes("matmul", sa[:-2], sb[:-2])
-    except TypeError:
+        batch = _util.broadcast_shapes(sa[:-2], sb[:-2])
+    except ValueError:
         raise ValueError(
             f"Incompatible types for matmul arguments: {aval(a).str_short()} and "
             f"{aval(b).str_short()}"
@@ -249,7 +249,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision=None, preferred_ele
             f"vecdot requires the same size along the contracted axis, got shapes {s1} and {s2} "
             f"(axis={axis})"
         )
-    batch = _util.broadcast_shapes("vecdot", s1[:-1], s2[:-1])
+    batch = _util.broadcast_shapes(s1[:-1], s2[:-1])
     x1 = _util.broadcast_to(conj(x1), batch + s1[-1:])
     x2 = _util.broadcast_to(x2, batch + s2[-1:])
     nb = len(batch)
@@ -410,7 +410,7 @@ def cross(
     b2 = component(b, 2) if db == 3 else zero
     x = subtract(multiply(a1, b2), multiply(a2, b1))
     y = subtract(multiply(a2, b0), multiply(a0, b2))
-    shape = _util.broadcast_shapes("cross", *(_util.shape_of(v) for v in (x, y, z)))
+    shape = _util.broadcast_shapes(*(_util.shape_of(v) for v in (x, y, z)))
     parts = [lax.expand_dims(_util.broadcast_to(v, shape), (len(shape),)) for v in (x, y, z)]
     out = lax.concatenate(parts, len(shape))
     return _moveaxis(out, len(shape), canonicalize_axis(axisc, len(shape) + 1))

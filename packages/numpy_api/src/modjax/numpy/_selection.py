@@ -83,7 +83,7 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size=None, fill_va
     check_arraylike("where", condition, x, y)
     x, y = promote_dtypes(x, y)
     shapes = [shape_of(condition), shape_of(x), shape_of(y)]
-    out_shape = _util.broadcast_shapes("where", *shapes)
+    out_shape = _util.broadcast_shapes(*shapes)
     cond_aval = aval(condition)
     if cond_aval.dtype != np.bool_:
         condition = lax.ne(condition, np.zeros((), cond_aval.dtype))
@@ -109,9 +109,8 @@ def select(condlist: Sequence, choicelist: Sequence, default: Any = 0):
         c if aval(c).dtype == np.bool_ else lax.ne(c, np.zeros((), aval(c).dtype))
         for c in (_array(c, "select") for c in condlist)
     ]
-    shape_out = _util.broadcast_shapes(
-        "select", *[shape_of(v) for v in values], *[aval(c).shape for c in conds]
-    )
+    # JAX lists the conditions' shapes, then the default's and the choices'.
+    shape_out = _util.broadcast_shapes(*[aval(c).shape for c in conds], *map(shape_of, values))
     out = _util.broadcast_to(values[0], shape_out)
     for cond, choice in reversed(list(zip(conds, values[1:], strict=True))):
         out = lax.select_n(
@@ -176,10 +175,12 @@ def clip(
     if arr is None:
         raise TypeError("clip() missing the array argument")
     check_arraylike("clip", arr)
+    # ``maximum(min, arr)``, then ``minimum(max, ...)``: operands in JAX's order, so its
+    # shape errors list them so.
     if min is not None:
-        arr = lax.max(*promote_args("clip", arr, min))
+        arr = lax.max(*promote_args("clip", min, arr))
     if max is not None:
-        arr = lax.min(*promote_args("clip", arr, max))
+        arr = lax.min(*promote_args("clip", max, arr))
     return arr
 
 
@@ -219,7 +220,7 @@ def choose(a: Any, choices: Any, out: None = None, mode: str = "raise"):
         if np.any((value < 0) | (value >= n)):
             raise ValueError(f"jnp.choose: invalid entry in choice array (there are {n} choices)")
     dtype = dtypes.canonicalize_dtype(dtypes.result_type(*choices))
-    arrays = broadcast_all("choose", a, *[lax.convert_element_type(c, dtype) for c in choices])
+    arrays = broadcast_all(a, *[lax.convert_element_type(c, dtype) for c in choices])
     index = lax.convert_element_type(arrays[0], np.int32)
     if mode == "wrap":
         index = lax.rem(index, np.int32(n))

@@ -687,7 +687,7 @@ def _ordered(compare):
     def fn(x, y):
         if kind(_dtype(x)) != "c":
             return compare(x, y)
-        x, y = broadcast_all("compare", x, y)
+        x, y = broadcast_all(x, y)
         rx, ry = lax.real(x), lax.real(y)
         strict = lax.lt if compare in (lax.lt, lax.le) else lax.gt
         return _where(lax.eq(rx, ry), compare(lax.imag(x), lax.imag(y)), strict(rx, ry))
@@ -728,7 +728,7 @@ def fmod(x1, x2, /):
     if k == "c":
         raise TypeError("fmod does not support complex-valued inputs")
     if k in "iu":
-        x1, x2 = broadcast_all("fmod", x1, x2)
+        x1, x2 = broadcast_all(x1, x2)
         zero = _zero(x2)
         safe = _where(lax.eq(x2, zero), _full_like(x2, 1), x2)
         return _where(lax.eq(x2, zero), _full_like(x1, 0), lax.rem(x1, safe))
@@ -787,7 +787,7 @@ def floor_divide(x1, x2, /):
     divide in the default integer type.
     """
     x1, x2 = promote_args("floor_divide", x1, x2)
-    x1, x2 = broadcast_all("floor_divide", _bool_as_int(x1), _bool_as_int(x2))
+    x1, x2 = broadcast_all(_bool_as_int(x1), _bool_as_int(x2))
     dtype = _dtype(x1)
     k = kind(dtype)
     if k == "u":
@@ -827,7 +827,7 @@ def remainder(x1, x2, /):
     Integer ``x % 0`` is 0, as in numpy and JAX.
     """
     x1, x2 = promote_args("remainder", x1, x2)
-    x1, x2 = broadcast_all("remainder", _bool_as_int(x1), _bool_as_int(x2))
+    x1, x2 = broadcast_all(_bool_as_int(x1), _bool_as_int(x2))
     dtype = _dtype(x1)
     k = kind(dtype)
     if k in "iu":
@@ -876,7 +876,7 @@ def _integer_power(base, exponent):
     """``base ** exponent`` for integer arrays, by square-and-multiply over the exponent's bits."""
     dtype = _dtype(base)
     one = np.ones((), dtype)
-    shape = broadcast_shapes("power", aval(base).shape, aval(exponent).shape)
+    shape = broadcast_shapes(aval(base).shape, aval(exponent).shape)
     base = broadcast_to(base, shape)
     exponent = broadcast_to(exponent, shape)
     acc = lax.full(shape, 1, dtype)
@@ -912,7 +912,7 @@ def hypot(x1, x2, /):
             "jnp.hypot is not well defined for complex-valued inputs. Please convert to real "
             "values first, such as by using abs(x)"
         )
-    x1, x2 = broadcast_all("hypot", lax.abs(x1), lax.abs(x2))
+    x1, x2 = broadcast_all(lax.abs(x1), lax.abs(x2))
     big, small = lax.max(x1, x2), lax.min(x1, x2)
     safe_big = _where(lax.eq(big, _zero(big)), _full_like(big, 1), big)
     ratio = lax.div(small, safe_big)
@@ -931,7 +931,7 @@ def copysign(x1, x2, /):
     x1, x2 = promote_args_inexact("copysign", x1, x2)
     if kind(_dtype(x1)) == "c":
         raise TypeError("copysign does not support complex-valued inputs")
-    x1, x2 = broadcast_all("copysign", x1, x2)
+    x1, x2 = broadcast_all(x1, x2)
     magnitude = lax.abs(x1)
     return _where(signbit(x2), lax.neg(magnitude), magnitude)
 
@@ -941,7 +941,9 @@ def heaviside(x1, x2, /):
     x1, x2 = promote_args_inexact("heaviside", x1, x2)
     if kind(_dtype(x1)) == "c":
         raise TypeError("heaviside does not support complex-valued inputs")
-    x1, x2 = broadcast_all("heaviside", x1, x2)
+    # JAX's error lists x1's shape twice (its where(x1 > 0, ones_like(x1), x2)).
+    shape = broadcast_shapes(aval(x1).shape, aval(x1).shape, aval(x2).shape)
+    x1, x2 = broadcast_to(x1, shape), broadcast_to(x2, shape)
     zero = _zero(x1)
     step = _where(lax.gt(x1, zero), _full_like(x1, 1), x2)
     step = _where(lax.lt(x1, zero), _full_like(x1, 0), step)
@@ -951,7 +953,7 @@ def heaviside(x1, x2, /):
 def _fminmax(name: str, compare):
     def fn(x1, x2, /):
         x1, x2 = promote_args(name, x1, x2)
-        x1, x2 = broadcast_all(name, x1, x2)
+        x1, x2 = broadcast_all(x1, x2)
         if kind(_dtype(x1)) in "biu":
             return (lax.max if compare is lax.gt else lax.min)(x1, x2)
         pick_first = lax.bitwise_or(_lexical(compare, x1, x2), isnan(x2))
@@ -991,13 +993,13 @@ def _logaddexp(x1, x2, exp_fn, log1p_fn):
 
 def _logaddexp_e(x1, x2, /):
     """Compute ``log(exp(x1) + exp(x2))`` without overflow (jax.numpy.logaddexp)."""
-    x1, x2 = broadcast_all("logaddexp", *promote_args_inexact("logaddexp", x1, x2))
+    x1, x2 = broadcast_all(*promote_args_inexact("logaddexp", x1, x2))
     return _logaddexp(x1, x2, lax.exp, lax.log1p)
 
 
 def _logaddexp_2(x1, x2, /):
     """Compute ``log2(2**x1 + 2**x2)`` without overflow (jax.numpy.logaddexp2)."""
-    x1, x2 = broadcast_all("logaddexp2", *promote_args_inexact("logaddexp2", x1, x2))
+    x1, x2 = broadcast_all(*promote_args_inexact("logaddexp2", x1, x2))
     inv_ln2 = _const(x1, 1 / math.log(2))
     return _logaddexp(x1, x2, lax.exp2, lambda t: lax.mul(lax.log1p(t), inv_ln2))
 
@@ -1020,7 +1022,7 @@ def ldexp(x1, x2, /):
     if kind(d2) not in "biu" or kind(d1) == "c":
         raise ValueError(f"ldexp not supported for input types ({d1!r}, {d2!r})")
     (x1,) = promote_args_inexact("ldexp", x1)
-    x1, x2 = broadcast_all("ldexp", _as_array(x1), _convert_element_type(x2, np.int32))
+    x1, x2 = broadcast_all(_as_array(x1), _convert_element_type(x2, np.int32))
     return _ldexp(x1, x2)
 
 
@@ -1076,7 +1078,7 @@ def _int_args(name, x1, x2):
     x1, x2 = promote_args(name, x1, x2)
     if kind(_dtype(x1)) not in "iu":
         raise ValueError(f"Arguments to jax.numpy.{name} must be integers.")
-    return broadcast_all(name, _as_array(x1), _as_array(x2))
+    return broadcast_all(_as_array(x1), _as_array(x2))
 
 
 def gcd(x1, x2, /):

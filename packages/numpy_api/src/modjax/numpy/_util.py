@@ -130,8 +130,14 @@ def promote_dtypes_inexact(*args: Any) -> list:
     return [convert(a, dtype, weak) for a in args]
 
 
-def broadcast_shapes(name: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
-    """Return numpy's broadcast of ``shapes``; raise TypeError naming ``name`` if they clash."""
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """Return numpy's broadcast of ``shapes``; raise JAX's ValueError if they clash.
+
+    As JAX 0.10.2's ``lax.broadcast_shapes``, which jax.numpy calls to align operands
+    of different ranks (``jnp.ones((2, 8)) + jnp.ones(2)``: ValueError, eagerly, under
+    jit and inside shard_map alike), and which ``where``/``select``/... call on every
+    operand; operands of one rank are left to lax, whose TypeError names the operation.
+    """
     if len(shapes) == 1:
         return tuple(shapes[0])
     ndim = max(len(s) for s in shapes)
@@ -139,9 +145,8 @@ def broadcast_shapes(name: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
     for dims in zip(*[(1,) * (ndim - len(s)) + tuple(s) for s in shapes], strict=True):
         sizes = {d for d in dims if d != 1}
         if len(sizes) > 1:
-            raise TypeError(
-                f"{name} got incompatible shapes for broadcasting: "
-                f"{', '.join(str(tuple(s)) for s in shapes)}."
+            raise ValueError(
+                f"Incompatible shapes for broadcasting: shapes={[tuple(s) for s in shapes]}"
             )
         out.append(sizes.pop() if sizes else 1)
     return tuple(out)
@@ -170,7 +175,7 @@ def promote_shapes(name: str, *args: Any) -> list:
         return list(args)
     if _rank_promotion.value != "allow":
         _check_rank_promotion(name, shapes)
-    shape = broadcast_shapes(name, *shapes)
+    shape = broadcast_shapes(*shapes)
     ndim = len(shape)
     return [
         a if not s or len(s) == ndim else broadcast_to(a, shape)
@@ -249,9 +254,9 @@ def promote_args(name: str, *args: Any) -> list:
     return promote_shapes(name, *promoted)
 
 
-def broadcast_all(name: str, *args: Any) -> list:
+def broadcast_all(*args: Any) -> list:
     """Broadcast ``args`` to their common shape (for composites that use ``select_n``)."""
-    shape = broadcast_shapes(name, *[shape_of(a) for a in args])
+    shape = broadcast_shapes(*[shape_of(a) for a in args])
     return [broadcast_to(a, shape) for a in args]
 
 
