@@ -338,11 +338,16 @@ def _with_axis_types(aval) -> str:
     text = aval.str_short()
     mesh = getattr(aval.sharding, "mesh", None)
     if mesh is None:
-        return text
+        return text + "({})"  # JAX's empty mesh
     kinds: dict[str, list[str]] = {}
     for name, kind in zip(mesh.axis_names, mesh.axis_types, strict=True):
         kinds.setdefault(kind.name, []).append(name)
     return text + "({" + ", ".join(f"{k}: {tuple(v)}" for k, v in kinds.items()) + "})"
+
+
+def _abstract(mesh):
+    """A concrete mesh's abstract mesh (an abstract mesh is itself): what types compare."""
+    return getattr(mesh, "abstract_mesh", mesh)
 
 
 def _aval_repr(aval) -> str:
@@ -383,15 +388,18 @@ def varying_shape_rule(name: str):
 
 
 def dynamic_update_slice_rule(avals, out, **_):
-    """The operand's sharding; an update typed with other shardings raises JAX's error.
+    """The operand's sharding; an update typed otherwise raises JAX's error.
 
-    An update with no sharding in its type (unknown) is taken as matching.
+    As in JAX 0.10.2, the two types' shardings must be equal, so an update with no
+    mesh in its type (None) does not match a typed operand, nor the reverse.
     """
     operand, update = avals[0], avals[1]
-    if (
+    if (operand.sharding is None) != (update.sharding is None) or (
         operand.sharding is not None
-        and update.sharding is not None
-        and sharding_entries(operand) != sharding_entries(update)
+        and (
+            sharding_entries(operand) != sharding_entries(update)
+            or _abstract(operand.sharding.mesh) != _abstract(update.sharding.mesh)
+        )
     ):
         raise ShardingTypeError(
             "dynamic_update_slice operand sharding must be equal to update sharding, got "

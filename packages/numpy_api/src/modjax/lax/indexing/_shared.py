@@ -92,7 +92,9 @@ def _shift(dims, by=1) -> tuple[int, ...]:
 
 
 def _zeros(aval: ShapedArray):
-    return _st.full(aval.shape, 0, aval.dtype)
+    # Typed like ``aval`` (as JAX's zeros of a typed aval): dynamic_update_slice needs
+    # its operand and update typed alike, and the transposes pair zeros with cotangents.
+    return _st.typed_as(_st.full(aval.shape, 0, aval.dtype), aval.sharding)
 
 
 def _instantiate(t, primal):
