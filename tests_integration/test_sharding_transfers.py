@@ -440,6 +440,10 @@ def check_memory_spaces_in_types():
         assert "memory_space of all inputs passed to `add` must be the same" in str(err), err
     else:
         raise AssertionError("expected ValueError")
+    # a scatter's result is in its operand's space, whatever its indices' and updates'
+    s = jax.jit(lambda a, i: a.at[i].add(jax.numpy.ones(2)))(e, jax.numpy.array([0, 2]))
+    assert str(jax.typeof(s)) == "float32<host>[3]", jax.typeof(s)
+    np.testing.assert_array_equal(np.asarray(s), [1.0, 1.0, 3.0])
     # vmap keeps the memory space of device_put's result
     v = jax.jit(jax.vmap(lambda a: jax.device_put(a, jax.memory.Space.Host) * 2))(
         np.ones((2, 3), np.float32)

@@ -23,6 +23,7 @@ from modjax.runtime import apply_primitive
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive
+from modjax.tracecore.memory_spaces import memory_space_rules
 
 from .. import elementwise as _ew
 from .. import structural as _st
@@ -282,6 +283,10 @@ scatter_sub_p = _declare_scatter("scatter-sub", NUM, _ew.sub_p)
 scatter_mul_p = _declare_scatter("scatter-mul", NUM, _ew.mul_p)
 scatter_min_p = _declare_scatter("scatter-min", ANY, _ew.min_p)
 scatter_max_p = _declare_scatter("scatter-max", ANY, _ew.max_p)
+# A scatter's result is in its operand's memory space, whatever its indices' and
+# updates' (JAX's scatter memory-space rule).
+for _p in (scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_min_p, scatter_max_p):
+    memory_space_rules[_p] = lambda avals, **params: [avals[0].memory_space]
 
 
 def _scatter_fn(prim: Primitive, doc: str) -> Callable:
