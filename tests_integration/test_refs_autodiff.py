@@ -246,3 +246,35 @@ def test_derivatives_through_an_empty_ref():
         return r[...].sum() * x
 
     assert float(jax.grad(counts)(2.0)) == 3.0
+
+
+def test_checkpointed_functions_writing_references():
+    def accumulate(x):
+        r = jax.new_ref(0.0)
+
+        @jax.checkpoint
+        def g(y):
+            r[...] += jnp.sin(y)
+            return y * 2
+
+        z = g(x)
+        return r[...] + z
+
+    def scale(x):
+        r = jax.new_ref(x)
+
+        @jax.checkpoint
+        def g(y):
+            r[...] = r[...] * jnp.sin(y)
+            return y * 2
+
+        z = g(x)
+        return r[...] + z
+
+    assert float(jax.jit(accumulate)(1.5)) == pytest.approx(3.9975, rel=1e-5)  # JAX's
+    assert float(jax.jit(scale)(1.5)) == pytest.approx(4.4962, rel=1e-5)
+    assert float(jax.jvp(accumulate, (1.5,), (1.0,))[1]) == pytest.approx(2.0707, rel=1e-4)
+    # JAX 0.10.2's grad fails here; these are the derivatives (cos(x) + 2, sin + x cos + 2).
+    assert float(jax.grad(accumulate)(1.5)) == pytest.approx(np.cos(1.5) + 2, rel=1e-5)
+    want = np.sin(1.5) + 1.5 * np.cos(1.5) + 2
+    assert float(jax.jit(jax.grad(scale))(1.5)) == pytest.approx(want, rel=1e-5)

@@ -29,6 +29,7 @@ from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr, JaxprEqn
 from modjax.tracecore.partial_eval import partial_eval_call_rule, partial_eval_rules
 from modjax.tracecore.pretty import register_param_printer
+from modjax.tracecore.state import register_call_discharge
 from modjax.tracecore.tracing import arg_aval, convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.tree_util import tree_flatten, tree_map, tree_unflatten
 from modjax.tracecore.wrapped_fun import debug_info, flatten_fun, wrap_init
@@ -262,6 +263,8 @@ jvp_rules[remat_p] = functools.partial(jvp_call_rule, remat_p)
 transpose_rules[remat_p] = functools.partial(transpose_call_rule, remat_p)
 partial_eval_rules[remat_p] = _remat_partial_eval
 dce_rules[remat_p] = dce_call_rule
+# References the checkpointed function writes: its program is discharged (consts first).
+register_call_discharge(remat_p, lambda params, n_leading, jaxpr: {**params, "jaxpr": jaxpr})
 
 
 def _policy_text(policy) -> str:
