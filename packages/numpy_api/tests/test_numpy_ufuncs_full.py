@@ -536,8 +536,8 @@ def test_frompyfunc_of_several_outputs_and_unsupported_overrides():
     np.testing.assert_array_equal(np.asarray(second), [0, 2, 4])
     with pytest.raises(NotImplementedError, match="custom reduce"):
         jnp.ufunc(_clipped_difference, 2, 1, reduce=lambda *a: None)
-    with pytest.raises(NotImplementedError, match="at is not supported"):
-        jnp.frompyfunc(_clipped_difference, 2, 1).at(np.zeros(3), 0, 1.0, inplace=False)
+    with pytest.raises(NotImplementedError, match="custom reduceat"):
+        jnp.ufunc(_clipped_difference, 2, 1, reduceat=lambda *a: None)
 
 
 def test_numpy_types_and_iterable_reexported():
@@ -552,6 +552,40 @@ def test_ufunc_at_accumulates_repeated_indices():
     expected = np.zeros(4, np.float32)
     np.add.at(expected, idx, 1.5)
     np.testing.assert_array_equal(np.asarray(jnp.add.at(x, idx, 1.5, inplace=False)), expected)
+
+
+def test_ufunc_at_of_any_ufunc_visits_indices_in_order():
+    # JAX 0.10.2's answers: repeated indices see the previous application.
+    twice_plus = jnp.frompyfunc(lambda a, b: a * 2 + b, 2, 1)
+    got = twice_plus.at(jnp.ones(4), np.array([0, 0, 2]), np.array([1.0, 2.0, 3.0]), inplace=False)
+    np.testing.assert_array_equal(np.asarray(got), [8.0, 1.0, 5.0, 1.0])
+    twice = jnp.negative.at(jnp.arange(4.0), np.array([1, 1]), inplace=False)
+    np.testing.assert_array_equal(np.asarray(twice), [0.0, 1.0, 2.0, 3.0])
+    once = jnp.negative.at(jnp.arange(4.0), 2, inplace=False)
+    np.testing.assert_array_equal(np.asarray(once), [0.0, 1.0, -2.0, 3.0])
+    # A built-in ufunc without a scatter (logaddexp) takes the loop too; 2-d indices.
+    where = (np.array([0, 0, 1]), np.array([1, 1, 2]))
+    expected = np.zeros((2, 3), np.float32)
+    np.logaddexp.at(expected, where, 1.0)
+    got = jnp.logaddexp.at(jnp.zeros((2, 3)), where, 1.0, inplace=False)
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-6)
+
+
+def test_ufunc_reduceat_matches_numpy():
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    idx = np.array([0, 2, 1, 3])  # a decreasing pair gives the element itself
+    got = jit(lambda a, i: jnp.add.reduceat(a, i, axis=1))(x, idx)
+    np.testing.assert_array_equal(np.asarray(got), np.add.reduceat(x, idx, axis=1))
+    ints = np.arange(1, 9, dtype=np.int32)
+    got = jnp.multiply.reduceat(ints, np.array([0, 2, 5]))
+    np.testing.assert_array_equal(np.asarray(got), [2, 60, 336])  # JAX 0.10.2's
+    assert got.dtype == np.int32
+    with pytest.raises(ValueError, match="indices must be one-dimensional"):
+        jnp.add.reduceat(x, np.zeros((2, 2), np.int32))
+    with pytest.raises(ValueError, match="single integer axis"):
+        jnp.add.reduceat(x, idx, axis=None)
+    with pytest.raises(ValueError, match="only supported for binary ufuncs"):
+        jnp.negative.reduceat(x, idx)
 
 
 def test_derivatives_follow_jax():

@@ -52,9 +52,9 @@ class ufunc:  # noqa: N801 - numpy's and JAX's name
 
     ``jnp.add``, ``jnp.multiply``, ``jnp.maximum``, ``jnp.logaddexp``, ... are
     ufuncs. Calling one applies it elementwise; ``reduce``, ``accumulate``,
-    ``outer`` and ``at`` work as in numpy, functionally (``at`` needs
-    ``inplace=False``). ``out`` and ``where`` of a call are not supported (as in
-    JAX); ``reduceat`` raises NotImplementedError.
+    ``outer``, ``at`` and ``reduceat`` work as in numpy, functionally (``at``
+    needs ``inplace=False``). ``out`` and ``where`` of a call are not supported
+    (as in JAX).
     """
 
     __module__ = "modjax.numpy"
@@ -234,7 +234,8 @@ class ufunc:  # noqa: N801 - numpy's and JAX's name
         """Apply the ufunc at ``indices`` of ``a``, functionally (jax.numpy.ufunc.at).
 
         Repeated indices accumulate, as in numpy. JAX arrays are immutable:
-        pass ``inplace=False`` and use the result.
+        pass ``inplace=False`` and use the result. The built-in binary ufuncs
+        scatter; the others visit the indexed elements one by one, in order.
         """
         if inplace:
             raise NotImplementedError(
@@ -245,16 +246,85 @@ class ufunc:  # noqa: N801 - numpy's and JAX's name
         x = _asarray(a)
         method = _AT_METHODS.get(self._builtin)
         if method is None or b is None:
-            raise NotImplementedError(f"{self.__name__}.at is not supported yet")
+            return self._at_by_loop(x, indices, *(() if b is None else (b,)))
         if self._builtin == "subtract":
             from ._ufuncs import negative
 
             b = negative(b)
         return getattr(x.at[indices], method)(b)
 
+    def _at_by_loop(self, x, indices, *args):
+        import modjax.numpy as jnp
+        from modjax.runtime import eval_shape
+
+        if len(args) + 1 != self.nin or self.nout != 1:
+            raise ValueError(f"{self.__name__}.at needs {self.nin - 1} value argument(s)")
+        check_arraylike(f"{self.__name__}.at", x, *args)
+        # The ufunc's result dtype on these operands: x and the values are cast to it.
+        ones = [jnp.ones((), _dtype(v)) for v in (x, *args)]
+        dtype = eval_shape(self._func, *ones).dtype
+        x = jnp.asarray(x).astype(dtype)
+        args = tuple(jnp.asarray(v).astype(dtype) for v in args)
+        if not isinstance(indices, tuple):
+            indices = (indices,)
+        if not indices:
+            return x
+        arrays = [jnp.asarray(i) for i in indices if not isinstance(i, slice)]
+        shape = jnp.broadcast_shapes(*(i.shape for i in arrays)) if arrays else ()
+        if not shape:  # one element (or slices): a single application
+            return x.at[indices].set(self(x[indices], *args))
+        n = math.prod(shape)
+        if args:
+            value = args[0]
+            value = jnp.broadcast_to(value, (*shape, *value.shape[len(shape) :]))
+            args = (value.reshape(n, *value.shape[len(shape) :]),)
+        flat = [i if isinstance(i, slice) else jnp.broadcast_to(i, shape).ravel() for i in indices]
+
+        def step(k, y):
+            where = tuple(i if isinstance(i, slice) else i[k] for i in flat)
+            return y.at[where].set(self(y[where], *(v[k] for v in args)))
+
+        return lax.fori_loop(0, n, step, x)
+
     def reduceat(self, a, indices, axis: int = 0, dtype=None, out=None):
-        """Reduce over the slices given by ``indices`` (jax.numpy.ufunc.reduceat); not supported."""
-        raise NotImplementedError(f"{self.__name__}.reduceat is not supported yet")
+        """Reduce ``a`` over the segments starting at ``indices`` (jax.numpy.ufunc.reduceat).
+
+        Result ``i`` reduces ``a[indices[i]:indices[i + 1]]`` along ``axis`` (the last
+        segment runs to the end); where ``indices[i] >= indices[i + 1]`` it is
+        ``a[indices[i]]``, as in numpy.
+        """
+        import modjax.numpy as jnp
+
+        self._binary_only("reduceat")
+        if out is not None:
+            raise NotImplementedError(f"out argument of {self.__name__}.reduceat()")
+        check_arraylike(f"{self.__name__}.reduceat", a, indices)
+        x = _asarray(a)
+        if isinstance(indices, list):
+            indices = jnp.asarray(indices)
+        starts = jnp.asarray(indices)
+        if x.ndim == 0:
+            raise ValueError(f"reduceat: a must have 1 or more dimension, got a.shape={x.shape}")
+        if starts.ndim != 1:
+            raise ValueError(f"reduceat: indices must be one-dimensional, got {starts.shape=}")
+        if axis is None or isinstance(axis, tuple | list):
+            raise ValueError("reduceat requires a single integer axis.")
+        axis = canonicalize_axis(axis, x.ndim)
+        if dtype is not None:
+            x = x.astype(canonical_dtype(dtype, f"{self.__name__}.reduceat"))
+        size = x.shape[axis]
+        result = jnp.take(x, starts, axis=axis)
+        # Segment j collects the elements strictly after its start and before the next start.
+        bounds = jnp.append(starts, size)
+        other = [d for d in range(result.ndim) if d != axis]
+        lo = jnp.expand_dims(bounds[:-1], other)
+        hi = jnp.expand_dims(bounds[1:], other)
+
+        def step(k, acc):
+            element = jnp.take(x, jnp.expand_dims(k, 0), axis=axis)
+            return jnp.where((k > lo) & (k < hi), self(acc, element), acc)
+
+        return lax.fori_loop(0, size, step, result)
 
 
 def _asarray(x):
