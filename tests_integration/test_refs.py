@@ -393,6 +393,17 @@ def test_cond_branches_write_a_reference():
         np.testing.assert_array_equal(value, [0.0, 2.0, 0.0])
 
 
+def test_a_reference_as_a_cond_operand():
+    def choose(p, x):
+        r = jax.new_ref(x)  # weakly typed: a branch writing a strong value keeps it weak
+        jax.lax.cond(p, lambda rr: rr.__setitem__(..., 5.0), lambda rr: None, r)
+        return r[...]
+
+    for run in (choose, jax.jit(choose)):
+        assert float(run(True, 1.0)) == 5.0  # JAX 0.10.2's answer
+        assert float(run(False, 1.0)) == 1.0
+
+
 def test_nested_scans_share_a_reference():
     def nested(xs):
         acc = jax.new_ref(jnp.zeros(2))

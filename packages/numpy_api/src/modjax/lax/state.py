@@ -242,6 +242,13 @@ def _put(value, indexer, index, new, how):
 
     full = join_index(indexer, index)
     if how == "set" and all(it is Ellipsis for it in full):
+        # The new value takes the reference's type (a weak one stays weak), so that
+        # every program path leaves a value of one type in it (cond's branches).
+        weak = _aval(value).weak_type
+        if _aval(new).weak_type != weak:
+            from .elementwise import _convert_element_type  # noqa: PLC0415
+
+            new = _convert_element_type(new, _aval(value).dtype, weak_type=weak)
         return new
     # A write of a linear program to transpose: its cotangent is read back with a gather
     # at each index, repeated ones included, as JAX transposes a reference write.
