@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from modjax import lax
 from modjax.lax._common import kind
+from modjax.lax.elementwise import _convert_element_type
 from modjax.lax.structural import vary_like
 from modjax.runtime import Array, device_put
 from modjax.tracecore import dtypes
@@ -343,6 +344,8 @@ def _like(name: str, a: Any, value: Any, dtype: Any, shape: Any):
         out = broadcast_to(asarray(value, dtype=dt), sh)
     else:
         out = lax.full(sh, value, dt)
+        if dtype is None and av.weak_type:  # as JAX: the weak type of a weak operand stays
+            out = _convert_element_type(out, dt, weak_type=True)
     out = vary_like(out, av)
     sharding = getattr(av, "sharding", None)
     if sharding is not None and sh == av.shape:  # JAX's *_like keep the operand's type

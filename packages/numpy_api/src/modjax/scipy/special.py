@@ -137,6 +137,7 @@ def erfinv(x):
 def ndtr(x):
     """Compute the standard normal CDF ``(1 + erf(x / sqrt 2)) / 2`` (jax.scipy.special.ndtr)."""
     (x,) = _float_args("ndtr", x)
+    x = lax.convert_element_type(x, x.dtype)  # strongly typed, as JAX's (its constants are)
     return jnp.multiply(0.5, lax.erfc(jnp.multiply(x, -math.sqrt(0.5))))
 
 
@@ -190,6 +191,7 @@ def log_ndtr(x, series_order: int = 3):
     if not 0 <= series_order <= 30:
         raise ValueError(f"series_order must be in [0, 30], got {series_order}")
     (x,) = _float_args("log_ndtr", x)
+    x = lax.convert_element_type(x, x.dtype)  # strongly typed, as JAX's (its constants are)
     lower, upper = (-20.0, 8.0) if x.dtype == np.float64 else (-10.0, 5.0)
     # middle: log of the CDF itself
     mid_x = jnp.clip(x, lower, upper)
@@ -281,7 +283,8 @@ def factorial(n, exact: bool = False):
     if exact:
         raise NotImplementedError("factorial with exact=True")
     (n,) = _float_args("factorial", n)
-    return jnp.where(jnp.less(n, 0), 0.0, jnp.exp(lax.lgamma(jnp.add(n, 1)))).astype(n.dtype)
+    # n's dtype and weak type already (0.0 is weak)
+    return jnp.where(jnp.less(n, 0), 0.0, jnp.exp(lax.lgamma(jnp.add(n, 1))))
 
 
 def gammainc(a, x):

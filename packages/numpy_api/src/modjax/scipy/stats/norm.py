@@ -14,9 +14,8 @@ def logpdf(x, loc=0, scale=1):
     """Compute the log of the normal density (jax.scipy.stats.norm.logpdf)."""
     x, loc, scale = promote("norm.logpdf", x, loc, scale)
     var = jnp.square(scale)
-    return jnp.divide(
-        jnp.log(jnp.multiply(2 * math.pi, var)) + jnp.square(x - loc) / var, -2
-    ).astype(x.dtype)
+    # x's dtype and weak type already (the constants are weak): JAX's is weak for weak x
+    return jnp.divide(jnp.log(jnp.multiply(2 * math.pi, var)) + jnp.square(x - loc) / var, -2)
 
 
 def pdf(x, loc=0, scale=1):
