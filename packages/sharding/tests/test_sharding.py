@@ -58,6 +58,57 @@ def test_partition_spec_prints_and_compares_as_jax():
         P(3)
 
 
+def test_partition_spec_unreduced_and_reduced_as_jax():
+    # JAX 0.10.2's answers (sets print sorted here; JAX prints them in hash order).
+    p = P("x", None, unreduced={"y"})
+    assert repr(p) == str(p) == "P('x', None, unreduced={'y'})"
+    assert repr(P("x", unreduced={"y"})) == "P('x', unreduced={'y'})"
+    assert repr(P(reduced={"x"})) == "P(reduced={'x'})" and P(reduced={"x"}).reduced == {"x"}
+    assert repr(P("x", unreduced={"z", "y"}, reduced={"w"})) == (
+        "P('x', unreduced={'y', 'z'}, reduced={'w'})"
+    )
+    assert p.unreduced == frozenset({"y"}) and p.reduced == frozenset() and len(p) == 2
+    assert p.partitions == ("x", None) and P("x", None).partitions == ("x", None)
+    assert p == P("x", None, unreduced={"y"}) and hash(p) == hash(P("x", None, unreduced={"y"}))
+    assert p != P("x", None) and P("x", unreduced={"y"}) != P("x", reduced={"y"})
+    assert pickle.loads(pickle.dumps(p)) == p and p.index(None) == 1 and p.count(None) == 1
+    assert list(P("x", None, unreduced=set())) == ["x", None]
+    with pytest.raises(ValueError, match=r"Using \*pspec is dangerous .* use \*spec.partitions"):
+        list(p)
+    with pytest.raises(ValueError, match=r"Using pspec\[...\] is dangerous"):
+        p[0]  # noqa: B018
+    with pytest.raises(ValueError, match="partitions cannot overlap with unreduced axes"):
+        P("x", unreduced={"x"})
+    with pytest.raises(ValueError, match="partitions cannot overlap with reduced axes"):
+        P(("x", "y"), reduced={"y"})
+    with pytest.raises(ValueError, match="`unreduced` and `reduced` argument to PartitionSpec"):
+        P(unreduced={"y"}, reduced={"y"})
+    with pytest.raises(TypeError, match="unreduced argument of PartitionSpec should of type"):
+        P("x", unreduced=["y"])
+    assert p.update(reduced={"z"}) == P("x", None, unreduced={"y"}, reduced={"z"})
+    assert P("x", unreduced={"y"}).update(partitions=("w",)) == P("w", unreduced={"y"})
+    # ``+`` as JAX's: specs concatenate (sets united), tuples only without sets.
+    assert P("x") + P("y", None) == P("x", "y", None) and ("y",) + P("x") == P("y", "x")
+    assert P("x", unreduced={"a"}) + P("y", unreduced={"b"}, reduced={"c"}) == P(
+        "x", "y", unreduced={"a", "b"}, reduced={"c"}
+    )
+    with pytest.raises(TypeError, match="cannot be of instance `tuple`"):
+        ("y",) + P("x", unreduced={"b"})  # noqa: B018
+    with pytest.raises(ValueError, match="partitions cannot overlap with unreduced"):
+        P("x", unreduced={"y"}) + P("y")  # noqa: B018
+    with pytest.raises(NotImplementedError):
+        P("x") + ["y"]  # noqa: B018
+    # On a mesh: JAX's errors, then modjax's NotImplementedError (no such types yet).
+    explicit = AbstractMesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+    auto = AbstractMesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    with pytest.raises(ValueError, match=r"Unreduced axes q is not found in mesh.axis_names="):
+        NamedSharding(explicit, P("x", unreduced={"q"}))
+    with pytest.raises(ValueError, match="Reduced axes can only refer to mesh axes that is of"):
+        NamedSharding(auto, P("x", reduced={"y"}))
+    with pytest.raises(NotImplementedError, match="unreduced and reduced types"):
+        NamedSharding(explicit, P("x", unreduced={"y"}))
+
+
 def test_jit_over_a_one_device_mesh():
     # XLA reports no parameter or output shardings for a one-device SPMD program:
     # they are replicated (reading them crashed).

@@ -23,7 +23,7 @@ from modjax.runtime import _xla, register_sharding
 from modjax.runtime.backends import Device
 from modjax.tracecore.options import remove_size_one_mesh_axis_from_type
 
-from .mesh import AbstractMesh, Mesh
+from .mesh import AbstractMesh, AxisType, Mesh
 from .partition_spec import UNCONSTRAINED, PartitionSpec
 
 __all__ = [
@@ -59,6 +59,28 @@ def _check_spec(mesh: Mesh | AbstractMesh, spec: PartitionSpec) -> None:
                     f"`{axis}`"
                 )
             seen.add(axis)
+    for what, axes in (("Unreduced", spec.unreduced), ("Reduced", spec.reduced)):
+        if axes:
+            _check_unreduced(mesh, spec, what, axes)
+
+
+def _check_unreduced(mesh, spec: PartitionSpec, what: str, axes: frozenset) -> None:
+    """JAX's errors for unreduced/reduced axes; modjax has no such types yet."""
+    missing = [a for a in axes if a not in mesh.axis_names]
+    if missing:
+        raise ValueError(
+            f"{what} axes {', '.join(map(str, missing))} is not found in "
+            f"mesh.axis_names={mesh.axis_names}. Got pspec={spec}"
+        )
+    types = dict(zip(mesh.axis_names, mesh.axis_types, strict=True))
+    if any(types[a] != AxisType.Explicit for a in axes):
+        raise ValueError(
+            f"{what} axes can only refer to mesh axes that is of type `Explicit`. Got "
+            f"{what.lower()} axes: {axes} and mesh: {mesh}"
+        )
+    raise NotImplementedError(
+        f"NamedSharding with {what.lower()} axes ({spec}): unreduced and reduced types"
+    )
 
 
 def _tiles(mesh, spec: PartitionSpec, ndim: int) -> list[int]:
