@@ -534,10 +534,28 @@ def test_frompyfunc_of_several_outputs_and_unsupported_overrides():
     first, second = split(np.arange(3, dtype=np.int32))
     assert isinstance(first, type(jnp.zeros(1)))
     np.testing.assert_array_equal(np.asarray(second), [0, 2, 4])
-    with pytest.raises(NotImplementedError, match="custom reduce"):
-        jnp.ufunc(_clipped_difference, 2, 1, reduce=lambda *a: None)
-    with pytest.raises(NotImplementedError, match="custom reduceat"):
-        jnp.ufunc(_clipped_difference, 2, 1, reduceat=lambda *a: None)
+    # Custom implementations replace the generic methods (JAX's keyword calls).
+    seen = []
+    custom = jnp.ufunc(
+        _clipped_difference,
+        2,
+        1,
+        reduce=lambda a, **kw: seen.append(("reduce", sorted(kw))) or 1,
+        accumulate=lambda a, **kw: seen.append(("accumulate", sorted(kw))) or 2,
+        at=lambda a, i, *b: seen.append(("at", len(b))) or 3,
+        reduceat=lambda a, i, **kw: seen.append(("reduceat", sorted(kw))) or 4,
+    )
+    x = np.ones(3)
+    assert custom.reduce(x) == 1 and custom.accumulate(x) == 2
+    assert custom.at(x, 0, 1.0, inplace=False) == 3 and custom.reduceat(x, [0]) == 4
+    assert seen == [
+        ("reduce", ["axis", "dtype", "initial", "keepdims", "where"]),
+        ("accumulate", ["axis", "dtype"]),
+        ("at", 1),
+        ("reduceat", ["axis", "dtype"]),
+    ]
+    with pytest.raises(ValueError, match="does not have an identity"):
+        custom.reduce(x, where=np.ones(3, bool))
 
 
 def test_numpy_types_and_iterable_reexported():

@@ -54,7 +54,8 @@ class ufunc:  # noqa: N801 - numpy's and JAX's name
     ufuncs. Calling one applies it elementwise; ``reduce``, ``accumulate``,
     ``outer``, ``at`` and ``reduceat`` work as in numpy, functionally (``at``
     needs ``inplace=False``). ``out`` and ``where`` of a call are not supported
-    (as in JAX).
+    (as in JAX). ``reduce=``, ``accumulate=``, ``at=`` and ``reduceat=`` of the
+    constructor replace those methods (after their argument checks), as in JAX.
     """
 
     __module__ = "modjax.numpy"
@@ -75,10 +76,8 @@ class ufunc:  # noqa: N801 - numpy's and JAX's name
         at=None,
         reduceat=None,
     ):
-        overrides = {"reduce": reduce, "accumulate": accumulate, "at": at, "reduceat": reduceat}
-        given = [k for k, v in overrides.items() if v is not None]
-        if given:
-            raise NotImplementedError(f"jnp.ufunc: custom {', '.join(given)} implementations")
+        # Custom implementations replace the generic methods, as JAX's static props do.
+        self._custom = {"reduce": reduce, "accumulate": accumulate, "at": at, "reduceat": reduceat}
         self.nin = operator.index(nin)
         self.nout = operator.index(nout)
         if self.nin < 1 or self.nout < 1:
@@ -127,6 +126,16 @@ class ufunc:  # noqa: N801 - numpy's and JAX's name
         if out is not None:
             raise NotImplementedError(f"out argument of {self.__name__}.reduce()")
         check_arraylike(f"{self.__name__}.reduce", a)
+        custom = self._custom["reduce"]
+        if custom is not None:
+            if where is not None and self.identity is None and initial is None:
+                raise ValueError(
+                    f"reduction operation {self.__name__!r} does not have an identity, so to "
+                    "use a where mask one has to specify 'initial'."
+                )
+            return custom(
+                a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where
+            )
         x = _asarray(a)
         if dtype is not None:
             x = _convert_element_type(x, canonical_dtype(dtype, f"{self.__name__}.reduce"))
@@ -202,6 +211,9 @@ class ufunc:  # noqa: N801 - numpy's and JAX's name
         if out is not None:
             raise NotImplementedError(f"out argument of {self.__name__}.accumulate()")
         check_arraylike(f"{self.__name__}.accumulate", a)
+        custom = self._custom["accumulate"]
+        if custom is not None:
+            return custom(a, axis=axis, dtype=dtype)
         x = _asarray(a)
         if dtype is not None:
             x = _convert_element_type(x, canonical_dtype(dtype, f"{self.__name__}.accumulate"))
@@ -243,6 +255,9 @@ class ufunc:  # noqa: N801 - numpy's and JAX's name
                 "np.ufunc.at(). Instead, you can pass inplace=False and capture the result; e.g.\n"
                 ">>> arr = jnp.add.at(arr, ind, val, inplace=False)"
             )
+        custom = self._custom["at"]
+        if custom is not None:
+            return custom(a, indices) if b is None else custom(a, indices, b)
         x = _asarray(a)
         method = _AT_METHODS.get(self._builtin)
         if method is None or b is None:
@@ -298,6 +313,9 @@ class ufunc:  # noqa: N801 - numpy's and JAX's name
         self._binary_only("reduceat")
         if out is not None:
             raise NotImplementedError(f"out argument of {self.__name__}.reduceat()")
+        custom = self._custom["reduceat"]
+        if custom is not None:
+            return custom(a, indices, axis=axis, dtype=dtype)
         check_arraylike(f"{self.__name__}.reduceat", a, indices)
         x = _asarray(a)
         if isinstance(indices, list):
