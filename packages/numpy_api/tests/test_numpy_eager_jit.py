@@ -260,3 +260,31 @@ def test_keyword_calls_key_statics_by_name():
     i = jnp.asarray(np.array([0, 2, 2], np.int32))
     for _ in range(2):
         np.testing.assert_array_equal(np.asarray(jnp.bincount(i, minlength=2)), [1, 0, 2])
+
+
+def test_eager_calls_skip_the_jit_wrapper_but_not_its_checks():
+    # Eager ufunc and composite calls on Arrays enter jit's C++ fast path directly;
+    # under a trace, with disable_jit, and for a deleted Array they behave as the
+    # jitted function (its wrapper) does.
+    from modjax.runtime import disable_jit
+    from modjax.tracecore import make_jaxpr
+
+    x = jnp.asarray(X)
+    for _ in range(2):  # the second call of each is a cache hit
+        np.testing.assert_allclose(np.asarray(jnp.sin(x)), np.sin(X), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(jnp.cov(x)), np.cov(X), rtol=1e-6)
+        np.testing.assert_array_equal(np.asarray(x > 0), X > 0)
+    text = str(make_jaxpr(lambda: (jnp.sin(x), jnp.cov(x), x > 0))())
+    assert "sin" in text and "dot_general" in text and "gt" in text  # recorded, not run
+    with disable_jit():
+        np.testing.assert_allclose(np.asarray(jnp.sin(x)), np.sin(X), rtol=1e-6)
+    gone = jnp.asarray(X)
+    jnp.sin(gone), jnp.cov(gone)
+    gone.delete()
+    for fn in (jnp.sin, jnp.cov):
+        with pytest.raises(RuntimeError, match="deleted"):
+            fn(gone)
+    with pytest.raises(Exception) as plain:  # an error of a miss raises as the plain call
+        jnp.add._func.__wrapped__(x, jnp.ones(4))
+    with pytest.raises(type(plain.value)):
+        jnp.add(x, jnp.ones(4))

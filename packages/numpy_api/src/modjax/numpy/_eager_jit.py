@@ -25,12 +25,15 @@ from typing import Any
 
 import numpy as np
 from modjax.runtime import Array, jit
+from modjax.runtime.fast_path_cpp import eager_fast_path, flags
 from modjax.tracecore.config import enable_x64
 from modjax.tracecore.core import (
     ConcretizationTypeError,
     TracerArrayConversionError,
     TracerIntegerConversionError,
 )
+from modjax.tracecore.core import eval_trace as _eval_trace
+from modjax.tracecore.core import trace_state as _trace_state
 
 from ._util import ARRAY_TYPES
 
@@ -91,6 +94,11 @@ def _keyword_key(args: tuple, kwargs: dict, key: tuple) -> tuple:
     )
 
 
+def _entry(program: Callable) -> tuple:
+    """``(program, its C++ fast path or None)``: a positional call takes the second."""
+    return program, eager_fast_path(program)
+
+
 def compiled_on_arrays(fn: Callable, values: str = "") -> Callable:
     """Return ``fn`` with one compiled program per signature for calls on device Arrays.
 
@@ -119,7 +127,7 @@ def compiled_on_arrays(fn: Callable, values: str = "") -> Callable:
     # Calls go to a jit of ``fn`` itself, one per pattern of static positions (and, for
     # keyword calls, of static keywords), so that jit's C++ fast path flattens, hashes
     # the statics and looks up the call without Python.
-    by_pattern: dict[tuple, Callable] = {(): jit(fn)}
+    by_pattern: dict[tuple, tuple] = {(): _entry(jit(fn))}
     by_keywords: dict[tuple, Callable] = {}
     # The keywords a call with n positional arguments may give (``allowed[n]``), or with
     # ``**kwargs``, the ones it may not (``taken[n]``: positional-only or given already).
@@ -152,10 +160,16 @@ def compiled_on_arrays(fn: Callable, values: str = "") -> Callable:
             pattern = tuple(static_at)
             if needs_values and _positional_key(args, pattern) in needs_values:
                 return fn(*args)
-            program = by_pattern.get(pattern)
-            if program is None:
-                program = by_pattern[pattern] = jit(fn, static_argnums=pattern)
+            entry = by_pattern.get(pattern)
+            if entry is None:
+                entry = by_pattern[pattern] = _entry(jit(fn, static_argnums=pattern))
+            program, fast = entry
             try:
+                if fast is not None and _trace_state.trace is _eval_trace and not flags.slow:
+                    try:
+                        return fast(*args)  # jit's C++ fast path, without its Python wrapper
+                    except Exception:
+                        pass  # the wrapper raises it as the user sees it
                 return program(*args)
             except _NEEDS_VALUES:
                 needs_values.add(_positional_key(args, pattern))

@@ -14,8 +14,11 @@ from modjax import lax
 from modjax.lax._common import kind
 from modjax.lax.elementwise import _convert_element_type
 from modjax.runtime import Array, jit
+from modjax.runtime.fast_path_cpp import eager_fast_path, flags
 from modjax.tracecore import dtypes
 from modjax.tracecore.config import enable_x64
+from modjax.tracecore.core import eval_trace as _eval_trace
+from modjax.tracecore.core import trace_state as _trace_state
 
 from ._util import (
     ARRAY_TYPES,
@@ -123,16 +126,22 @@ def _compiled(fn):
     before: under a trace a Python scalar stays a literal of the array's dtype.
     """
     compiled = jit(fn)
+    fast = eager_fast_path(compiled)
 
     @functools.wraps(fn)
     def dispatch(*args):
         for arg in args:
             if type(arg) is not Array:
-                if len(args) == 2:
-                    operands = _with_number(args)
-                    if operands is not None:
-                        return compiled(*operands)
-                return fn(*args)
+                operands = _with_number(args) if len(args) == 2 else None
+                if operands is None:
+                    return fn(*args)
+                args = operands
+                break
+        if fast is not None and _trace_state.trace is _eval_trace and not flags.slow:
+            try:
+                return fast(*args)  # jit's C++ fast path, without its Python wrapper
+            except Exception:
+                pass  # the wrapper raises it as the user sees it
         return compiled(*args)
 
     return dispatch

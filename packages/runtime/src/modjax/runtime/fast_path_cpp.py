@@ -25,7 +25,7 @@ from .extended import call_checks, physical
 if TYPE_CHECKING:
     from .jit_function import JitFunction
 
-__all__ = ["cpp_wrapper", "fastpath_data"]
+__all__ = ["cpp_wrapper", "eager_fast_path", "fastpath_data", "flags"]
 
 _state = core.trace_state
 _eval_trace = core.eval_trace
@@ -59,6 +59,19 @@ def cpp_wrapper(fn: JitFunction) -> Callable:
     register_boundary(wrapped.__code__)
     fn.cpp_fast = fast
     return wrapped
+
+
+def eager_fast_path(jitted: Callable) -> Callable | None:
+    """Return the C++ callable behind ``jitted`` (a ``jit`` result), or None if it has none.
+
+    For library functions that call ``jitted`` eagerly on device Arrays, one Python
+    frame cheaper than calling ``jitted`` (its wrapper is most of what a cached call of
+    a few microseconds spends in Python). Call it only where ``jitted``'s wrapper would:
+    while ``core.trace_state.trace is core.eval_trace and not flags.slow``; on any
+    exception call ``jitted`` itself, which raises the error as the user sees it.
+    """
+    fn = getattr(jitted, "_jit", None)
+    return getattr(fn, "cpp_fast", None) if getattr(fn, "use_cpp", False) else None
 
 
 def fastpath_data(call: CallArgs, executable: Executable, result, outs, committed):
