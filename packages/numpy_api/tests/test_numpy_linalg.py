@@ -115,6 +115,13 @@ def test_products_and_views():
         la.tensordot(a, b, axes=((0, 2), (0, 1))), np.tensordot(a, b, ((0, 2), (0, 1))), np.float32
     )
     close(la.vecdot(a, a), np.sum(a * a, -1), np.float32)
+    # out_sharding types the result on the mesh, as jnp.tensordot's does.
+    from modjax.sharding import PartitionSpec, make_mesh, set_mesh
+
+    with set_mesh(make_mesh((1,), ("x",))):
+        typed = la.tensordot(a[0], b[0], axes=1, out_sharding=PartitionSpec("x"))
+    close(typed, a[0] @ b[0], np.float32)
+    assert typed.sharding.mesh.axis_names == ("x",) and typed.sharding.spec[0] == "x"
     close(la.matrix_transpose(a), np.swapaxes(a, -1, -2), np.float32)
     close(la.diagonal(a, offset=1), np.diagonal(a, 1, -2, -1), np.float32)
     close(la.trace(a, offset=-1), np.trace(a, -1, -2, -1), np.float32)

@@ -151,12 +151,18 @@ def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
 
 
 def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None, out_sharding=None):
-    """Contract ``x1`` and ``x2`` over ``axes`` (jax.numpy.linalg.tensordot)."""
+    """Contract ``x1`` and ``x2`` over ``axes`` (jax.numpy.linalg.tensordot).
+
+    ``out_sharding`` types the result as ``jnp.tensordot``'s does.
+    """
     check_arraylike("jnp.linalg.tensordot", x1, x2)
-    if out_sharding is not None:
-        raise NotImplementedError("jnp.linalg.tensordot: out_sharding is not supported yet")
     return jnp.tensordot(
-        x1, x2, axes=axes, precision=precision, preferred_element_type=preferred_element_type
+        x1,
+        x2,
+        axes=axes,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+        out_sharding=out_sharding,
     )
 
 
