@@ -687,6 +687,19 @@ def test_vmap_of_a_reference_along_another_axis():
         run(r, jnp.array([10.0, 20.0]))
         np.testing.assert_array_equal(r[...], [[10, 20], [12, 23], [4, 5]])  # JAX's answer
 
+    def loop(r, x):
+        def body(i, c):
+            r[i] += x * i
+            return c
+
+        jax.lax.fori_loop(0, 3, body, 0.0)
+
+    # A loop closing over it (JAX 0.10.2 fails too), and a scan over a batched reference.
+    with pytest.raises(NotImplementedError, match="vmap: moving axis 1 of a reference"):
+        jax.vmap(loop, in_axes=(1, 0))(r, jnp.array([1.0, 2.0]))
+    with pytest.raises(NotImplementedError, match="a scan over a batched reference"):
+        jax.vmap(lambda x: _scan_over_a_reference(x)[3])(jnp.stack([X43, X43 + 1]))
+
 
 def test_vmap_of_a_window_with_a_batched_start_is_refused_as_in_jax():
     def window(x, s):

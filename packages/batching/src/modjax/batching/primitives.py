@@ -24,6 +24,7 @@ import numpy as np
 
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive, to_aval
+from modjax.tracecore.state import AbstractRef
 
 from .batch_trace import (
     AxisData,
@@ -121,6 +122,15 @@ def moveaxis(x, source: int, destination: int):
     destination = canonicalize_axis(destination, ndim)
     if source == destination:
         return x
+    if type(to_aval(x)) is AbstractRef:
+        # A reference cannot be relaid out (its writes must reach the caller's array):
+        # a loop body closing over one vmapped along another axis, a scan over a batched
+        # reference. JAX 0.10.2 fails on both too.
+        raise NotImplementedError(
+            f"vmap: moving axis {source} of a reference of type {to_aval(x).str_short()} to "
+            f"{destination} (a loop closing over a reference vmapped along an axis other than "
+            "0, or a scan over a batched reference)"
+        )
     return moveaxis_p.bind(x, source=source, destination=destination)
 
 
