@@ -126,6 +126,26 @@ def check_named_sharding_on_an_abstract_mesh():
         r = jax.jit(lambda v: jax.sharding.reshard(v, NS(am, P(None, "y"))))(env["a"])
     assert jax.typeof(r).str_short(short_dtypes=True) == "f32[8,8@y]"
     assert r.sharding.spec == P(None, "y"), r.sharding
+    # As JAX 0.10.2 (recorded by hand): what needs devices raises its ValueError.
+    assert not s.is_fully_replicated and NS(am, P()).is_fully_replicated
+    assert s.is_equivalent_to(NS(am, P("x", None)), 2) and s.memory_kind is None
+    assert repr(s.with_memory_kind("device")).endswith("spec=P('x',), memory_kind=device)")
+    for get in (
+        lambda: s.device_set,
+        lambda: s.is_fully_addressable,
+        lambda: s.devices_indices_map((8, 8)),
+        lambda: jax.device_put(np.ones((8, 8)), s),
+        lambda: jax.jit(lambda v: v * 2, out_shardings=s)(env["f"]),
+    ):
+        try:
+            get()
+        except ValueError as ex:
+            assert "AbstractMesh" in str(ex), ex
+        else:
+            raise AssertionError("JAX raises ValueError")
+    with jax.set_mesh(env["mesh"]):
+        r = jax.jit(lambda v: v * 2, out_shardings=s)(np.ones((8, 8), np.float32))
+    assert jax.typeof(r).str_short(short_dtypes=True) == "f32[8@x,8]", jax.typeof(r)
 
 
 def check_inspect_array_sharding_inside_jit():

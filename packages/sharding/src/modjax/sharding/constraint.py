@@ -79,7 +79,26 @@ def _spec_on_current_mesh(spec: PartitionSpec, where: str) -> NamedSharding:
     )
 
 
+def _abstract_on_current_mesh(sharding: AbstractNamedSharding, where: str) -> NamedSharding:
+    """A NamedSharding on an AbstractMesh given to device_put or jit, as JAX 0.10.2 takes it.
+
+    ``jit``'s ``in_shardings``/``out_shardings`` use it on the current mesh (JAX's
+    ValueError without one); ``device_put`` refuses it with JAX's ValueError.
+    """
+    if where == "device_put":
+        raise ValueError("is_fully_addressable is not implemented for `jax.sharding.AbstractMesh`.")
+    mesh = current_mesh()
+    if mesh is None:
+        raise ValueError(
+            "Passing lowering_platforms via jax.export or "
+            "jit(f).trace(*args).lower(lowering_platforms=...) is required when only "
+            "AbstractMesh exists in a jitted computation. Got context mesh: Mesh()"
+        )
+    return concrete_sharding(sharding, current=mesh)
+
+
 runtime.register_sharding_spec(PartitionSpec, _spec_on_current_mesh)
+runtime.register_sharding_spec(AbstractNamedSharding, _abstract_on_current_mesh)
 sharding_constraint_p.def_abstract_eval(_abstract_eval)
 sharding_constraint_p.def_impl(_impl)
 register_lowering(sharding_constraint_p, _lowering)

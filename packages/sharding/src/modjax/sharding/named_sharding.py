@@ -491,7 +491,48 @@ class AbstractNamedSharding:
         return hash((self.mesh, self.spec))
 
     def __repr__(self) -> str:
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec})"
+        kind = "" if self.memory_kind is None else f", memory_kind={self.memory_kind}"
+        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec}{kind})"
+
+    def with_memory_kind(self, kind: str) -> AbstractNamedSharding:
+        """Return this sharding in memory ``kind`` (``Sharding.with_memory_kind``)."""
+        return AbstractNamedSharding(self.mesh, self.spec, memory_kind=kind)
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        """Whether every device would hold the whole array: the spec splits nothing."""
+        return math.prod(_tiles(self.mesh, self.spec, len(self.spec))) == 1
+
+    def is_equivalent_to(self, other, ndim: int) -> bool:
+        """Tell whether ``other`` lays out an array of rank ``ndim`` the same way."""
+        return (
+            isinstance(other, AbstractNamedSharding)
+            and self.mesh == other.mesh
+            and [tuple(self.spec.axes_of(i)) for i in range(ndim)]
+            == [tuple(other.spec.axes_of(i)) for i in range(ndim)]
+        )
+
+    # What needs devices raises JAX's ValueError: an abstract mesh has none.
+    def _no_devices(name: str):  # type: ignore[misc]  # a class-body helper, deleted below
+        def get(self):
+            raise ValueError(f"{name} is not implemented for `jax.sharding.AbstractMesh`.")
+
+        get.__doc__ = f"Raise ValueError: ``{name}`` needs devices, which an AbstractMesh lacks."
+        return property(get)
+
+    device_set = _no_devices("device_set")
+    addressable_devices = _no_devices("addressable_devices")
+    is_fully_addressable = _no_devices("is_fully_addressable")
+    _device_assignment = _no_devices("_device_assignment")
+    del _no_devices
+
+    def devices_indices_map(self, global_shape):
+        """Raise JAX's ValueError: the indices of each device need devices."""
+        return self._device_assignment
+
+    def addressable_devices_indices_map(self, global_shape):
+        """Raise JAX's ValueError: the indices of each device need devices."""
+        return self._device_assignment
 
     def update(self, *, mesh=None, spec=None, memory_kind=None):
         """Return this sharding with the given fields replaced."""

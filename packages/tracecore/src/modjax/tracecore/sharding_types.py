@@ -330,7 +330,11 @@ def _sharding_str(sharding) -> str:
     if sharding is None:
         return "None"
     abstract = getattr(sharding.mesh, "abstract_mesh", None)
-    return str(sharding if abstract is None else sharding.update(mesh=abstract))
+    if abstract is not None:
+        sharding = sharding.update(mesh=abstract)
+    if getattr(sharding, "memory_kind", None) is not None:
+        sharding = sharding.with_memory_kind(None)  # JAX's type shardings have no memory kind
+    return str(sharding)
 
 
 def _with_axis_types(aval) -> str:
