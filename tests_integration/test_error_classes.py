@@ -103,3 +103,20 @@ def test_undecidable_symbolic_comparison_is_inconclusive():
         bool(a >= 3)
     with pytest.raises(errors.InconclusiveDimensionOperation):
         bool(a < 2)
+
+
+# Bad arguments to jnp functions: the builtin class JAX 0.10.2 raises (a differential run).
+BAD_ARGUMENTS = [
+    ("transpose repeated axis", lambda: jnp.transpose(jnp.ones((2, 3)), (0, 0)), TypeError),
+    ("transpose missing axis", lambda: jnp.transpose(jnp.ones((2, 3)), (0,)), TypeError),
+    ("take Python float", lambda: jnp.take(jnp.ones(3), 1.5), ValueError),
+    ("take float array", lambda: jnp.take(jnp.ones(3), jnp.array([0.5])), ValueError),
+    ("take numpy float", lambda: jnp.take(jnp.ones(3), np.float32(1)), ValueError),
+]
+
+
+@pytest.mark.parametrize("name,f,cls", BAD_ARGUMENTS, ids=[c[0] for c in BAD_ARGUMENTS])
+def test_bad_arguments_raise_jax_classes(name, f, cls):
+    with pytest.raises(cls) as info:
+        f()
+    assert type(info.value) is cls  # not a subclass of the other builtin

@@ -780,6 +780,11 @@ def take(
         axis = 0
     ndim = aval(a).ndim
     axis = canonicalize_axis(axis, ndim)
+    if isinstance(indices, float | complex) or (
+        isinstance(indices, (*ARRAY_TYPES, np.ndarray, np.generic))
+        and kind(aval(indices).dtype) not in "iu"
+    ):
+        raise ValueError("indices must have an integer type")  # JAX's class and text for take
     indices = _as_index_array("take", indices)
     wrap_negative = True
     if mode is None or mode == "fill":
