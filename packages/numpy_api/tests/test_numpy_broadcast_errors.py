@@ -11,12 +11,18 @@ from __future__ import annotations
 
 import json
 import pathlib
+import types
 
 import numpy as np
 import pytest
 
-import modjax as jax
 import modjax.numpy as jnp
+from modjax.batching import vmap
+from modjax.runtime import jit
+
+# The recorded expressions spell JAX's names; numpy_api's tests may not import the
+# metapackage, so they get the same functions from the packages that define them.
+jax = types.SimpleNamespace(jit=jit, vmap=vmap, numpy=jnp)
 
 DATA = json.loads((pathlib.Path(__file__).parent / "broadcast_errors_jax.json").read_text())
 
