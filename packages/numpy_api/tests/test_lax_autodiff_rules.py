@@ -32,8 +32,9 @@ F64 = np.float64
 C128 = np.complex128
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")
 def _x64():
+    # Once per module: every switch of enable_x64 clears all compiled programs.
     with enable_x64(True):
         yield
 

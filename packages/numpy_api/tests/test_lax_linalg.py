@@ -40,9 +40,10 @@ seeds = st.integers(0, 2**16)
 few = settings(max_examples=5, deadline=None)
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")
 def _x64():
     # x64 on, so that float64/complex128 are honoured; float32 inputs stay float32.
+    # Once per module: every switch of enable_x64 clears all compiled programs.
     with enable_x64(True):
         yield
 
