@@ -112,6 +112,7 @@ BAD_ARGUMENTS = [
     ("take Python float", lambda: jnp.take(jnp.ones(3), 1.5), ValueError),
     ("take float array", lambda: jnp.take(jnp.ones(3), jnp.array([0.5])), ValueError),
     ("take numpy float", lambda: jnp.take(jnp.ones(3), np.float32(1)), ValueError),
+    ("device_put to a string", lambda: modjax.device_put(jnp.ones(3), "cpu"), ValueError),
 ]
 
 

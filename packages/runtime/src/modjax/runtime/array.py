@@ -177,9 +177,9 @@ def _target_sharding(device_or_sharding) -> tuple[Sharding | None, bool]:
         return device_or_sharding, True
     if is_sharding_like(device_or_sharding):
         return as_sharding(device_or_sharding, "device_put"), True
-    raise TypeError(
-        "device_put: the target must be a Device or a Sharding, got "
-        f"{type(device_or_sharding).__name__}"
+    raise ValueError(  # JAX's class
+        "device_put: the target must be None, a Sharding, a Device, a Format, a memory "
+        f"Space or a pytree of these, got {device_or_sharding!r}"
     )
 
 
