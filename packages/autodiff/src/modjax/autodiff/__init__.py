@@ -50,7 +50,7 @@ from .custom_derivatives import (  # noqa: E402
 )
 from .custom_gradient import custom_gradient  # noqa: E402
 from .jvp import JVPTrace, JVPTracer, jvp_call_rule, jvp_flat, jvp_jaxpr  # noqa: E402
-from .linearize import LinearizeTrace, linearize_flat  # noqa: E402
+from .linearize import LinearizeTrace, bind_staged_tangent, linearize_flat  # noqa: E402
 from .residuals import print_saved_residuals, saved_residuals  # noqa: E402
 from .tangents import (  # noqa: E402
     SymbolicZero,
