@@ -17,9 +17,13 @@ import numpy as np
 
 import modjax.numpy as jnp
 from modjax import lax
-from modjax.autodiff import custom_jvp, stop_gradient
-from modjax.lax._common import kind
-from modjax.numpy._util import aval, promote_args_inexact
+
+# Imported under private names: this module's namespace is jax.scipy.special's.
+from modjax.autodiff import custom_jvp as _custom_jvp
+from modjax.autodiff import stop_gradient as _stop_gradient
+from modjax.lax._common import kind as _kind
+from modjax.numpy._util import aval as _aval
+from modjax.numpy._util import promote_args_inexact as _promote_args_inexact
 from modjax.scipy._special_extra import (  # the functions beyond the gamma/erf core
     bernoulli,
     bessel_jn,
@@ -101,9 +105,9 @@ __all__ = [
 
 def _float_args(name, *args):
     """Promote ``args`` to one inexact dtype (ints and bools to the default float)."""
-    out = promote_args_inexact(name, *args)
+    out = _promote_args_inexact(name, *args)
     for x in out:
-        if kind(aval(x).dtype) == "c":
+        if _kind(_aval(x).dtype) == "c":
             raise TypeError(f"jax.scipy.special.{name} does not support complex inputs")
     return [jnp.asarray(x) for x in out]
 
@@ -255,8 +259,8 @@ def polygamma(n, x):
 
     ``n`` must have an integer dtype.
     """
-    n_dtype = aval(n).dtype if not isinstance(n, int) else np.dtype(np.int32)
-    if kind(n_dtype) not in "iu":
+    n_dtype = _aval(n).dtype if not isinstance(n, int) else np.dtype(np.int32)
+    if _kind(n_dtype) not in "iu":
         raise ValueError(f"Argument `n` to polygamma must be of integer type. Got dtype {n_dtype}.")
     n, x = _float_args("polygamma", n, x)
     n, x = _broadcast("polygamma", n, x)
@@ -389,7 +393,7 @@ def logit(x):
     return jnp.log(jnp.divide(x, jnp.subtract(1, x)))
 
 
-@custom_jvp
+@_custom_jvp
 def xlogy(x, y):
     """Compute ``x * log(y)``, with 0 where ``x`` is 0 (jax.scipy.special.xlogy)."""
     x, y = _float_args("xlogy", x, y)
@@ -409,7 +413,7 @@ def _xlogy_jvp(primals, tangents):
 xlogy.defjvp(_xlogy_jvp)
 
 
-@custom_jvp
+@_custom_jvp
 def xlog1py(x, y):
     """Compute ``x * log1p(y)``, with 0 where ``x`` is 0 (jax.scipy.special.xlog1py)."""
     x, y = _float_args("xlog1py", x, y)
@@ -477,17 +481,17 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
     masks terms out. The maximum is subtracted first, with its gradient stopped.
     """
     if b is not None:
-        a, b = promote_args_inexact("logsumexp", a, b)
+        a, b = _promote_args_inexact("logsumexp", a, b)
         a, b = jnp.asarray(a), jnp.asarray(b)
         a = jnp.where(jnp.not_equal(b, 0), a, -math.inf)
     else:
-        (a,) = promote_args_inexact("logsumexp", a)
+        (a,) = _promote_args_inexact("logsumexp", a)
         a = jnp.asarray(a)
-    is_complex = kind(a.dtype) == "c"
+    is_complex = _kind(a.dtype) == "c"
     real_a = jnp.real(a) if is_complex else a
     kw = {} if where is None else {"where": where}
     amax = jnp.max(real_a, axis=axis, keepdims=True, initial=-math.inf, **kw)
-    amax = stop_gradient(jnp.where(jnp.isfinite(amax), amax, 0).astype(amax.dtype))
+    amax = _stop_gradient(jnp.where(jnp.isfinite(amax), amax, 0).astype(amax.dtype))
     exp_a = jnp.exp(jnp.subtract(a, amax.astype(a.dtype)))
     if b is not None:
         exp_a = jnp.multiply(exp_a, b)
