@@ -10,7 +10,8 @@ a jit nested in another transformation keeps its ``in_shardings`` and
 ``out_shardings`` on its equation, transformed by vmap, jvp and transposition
 as JAX 0.10.2 does, and constrains its call boundary when lowered; arrays
 move between memory kinds (``device``, ``pinned_host``, ``unpinned_host``) and
-to ``jax.memory.Space``s; pickling matches JAX's.
+to ``jax.memory.Space``s; ``device_put`` to a Sharding inside jit is a
+``device_put`` equation typed and placed as JAX's; pickling matches JAX's.
 """
 
 from __future__ import annotations
@@ -479,6 +480,50 @@ def check_pickling_follows_jax():
             raise AssertionError(f"{obj!r} pickled")
 
 
+def check_device_put_to_a_sharding_inside_jit():
+    import modjax.numpy as jnp
+
+    mesh = Mesh(np.array(jax.devices()), ("x",), axis_types=(AxisType.Explicit,))
+    s = NamedSharding(mesh, P("x"))
+    row = NamedSharding(mesh, P("x", None))
+    # Known answers of JAX 0.10.2 (8 CPU devices): a device_put equation whose type
+    # has the explicit axes; the program's result is sharded as the type says.
+    made = jax.jit(lambda: jax.device_put(jnp.ones((8, 4)), s))
+    out = made()
+    assert out.sharding == row, out.sharding
+    np.testing.assert_array_equal(np.asarray(out), np.ones((8, 4), np.float32))
+    text = str(jax.make_jaxpr(lambda: jax.device_put(jnp.ones((8, 4)), s))())
+    assert "b:f32[8@x,4] = device_put[" in text and "spec=P('x',)" in text, text
+    lowered = made.lower().as_text()
+    assert 'sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>' in lowered, lowered
+    # traced arguments, a pytree of leaves, and a host value given to jnp.asarray
+    x = np.arange(64, dtype=np.float32).reshape(8, 8)
+    a, b = jax.jit(lambda v: jax.device_put((v, v + 1), s))(x)
+    assert a.sharding == row and b.sharding == row, (a.sharding, b.sharding)
+    np.testing.assert_array_equal(np.asarray(b), x + 1)
+    c = jax.jit(lambda: jnp.asarray(x, device=s))()
+    assert c.sharding == row, c.sharding
+    np.testing.assert_array_equal(np.asarray(c), x)
+    # grad: the cotangent goes back through a device_put to the source
+    g = jax.jit(jax.grad(lambda v: jax.device_put(v, s).sum()))(x)
+    assert g.sharding == row, g.sharding
+    np.testing.assert_array_equal(np.asarray(g), np.ones_like(x))
+    # an Auto mesh: the equation has no type sharding; JAX 0.10.2 replicates the result
+    auto = Mesh(np.array(jax.devices()), ("x",), axis_types=(AxisType.Auto,))
+    sa = NamedSharding(auto, P("x"))
+    text = str(jax.make_jaxpr(lambda v: jax.device_put(v * 2, sa))(x))
+    assert "c:f32[8,8] = device_put[" in text, text
+    r = jax.jit(lambda v: jax.device_put(v * 2, sa))(x)
+    assert r.sharding == NamedSharding(auto, P()), r.sharding
+    np.testing.assert_array_equal(np.asarray(r), x * 2)
+    # a SingleDeviceSharding target drops the type's sharding, as JAX's
+    typed = jax.device_put(x, row)
+    text = str(
+        jax.make_jaxpr(lambda v: jax.device_put(v, SingleDeviceSharding(jax.devices()[3])))(typed)
+    )
+    assert "b:f32[8,8] = device_put[" in text and "SingleDeviceSharding" in text, text
+
+
 CHECKS = [
     check_device_put_between_device_sets_stays_on_devices,
     check_uncommitted_arrays_move_into_a_sharded_program_on_devices,
@@ -491,6 +536,7 @@ CHECKS = [
     check_jit_shardings_in_other_memory_kinds,
     check_memory_spaces_in_types,
     check_pickling_follows_jax,
+    check_device_put_to_a_sharding_inside_jit,
 ]
 
 

@@ -216,6 +216,21 @@ def _moves_memory(device: Any, leaves: list) -> bool:
     )
 
 
+def _records_equation(device: Any, leaves: list) -> bool:
+    """Whether ``device_put(leaves, device)`` is a ``device_put`` equation of the current trace.
+
+    Traced values always are. A Sharding target under a trace is one for every
+    leaf (concrete ones too: placing them eagerly would run a program inside the
+    trace); its type gives the result the sharding's explicit axes, and the
+    program runs on the sharding's devices (JAX 0.10.2's rule).
+    """
+    if isinstance(device, Sharding) and type(core.trace_state.trace) is not core.EvalTrace:
+        return True
+    if device is None or isinstance(device, Device) or _moves_memory(device, leaves):  # type: ignore[misc]
+        return any(isinstance(leaf, core.Tracer) for leaf in leaves)
+    return False
+
+
 def _put_leaf(x: Any, sharding: Sharding | None, committed: bool):
     if type(x) is not ArrayImpl and isinstance(x, _xla.Array):
         # An array of an extended dtype (runtime.extended): place its data.
@@ -250,9 +265,7 @@ def device_put(
     deleted once copied.
     """
     leaves, treedef = tree_flatten(x)
-    if (device is None or isinstance(device, Device) or _moves_memory(device, leaves)) and any(  # type: ignore[misc]
-        isinstance(leaf, core.Tracer) for leaf in leaves
-    ):  # under a trace: one device_put equation, as JAX records it
+    if _records_equation(device, leaves):  # one device_put equation, as JAX records it
         semantics = CopySemantics.DONATE_INPUT if donate else CopySemantics.REUSE_INPUT
         n = len(leaves)
         outs = device_put_p.bind(
@@ -277,8 +290,8 @@ CopySemantics = _xla.ArrayCopySemantics
 
 #: ``jax.device_put`` under a trace (JAX's ``device_put_p``): one equation for all the leaves,
 #: with one target device (None: where it is), source and copy semantics per leaf; its other
-#: rules are in ``device_put_rules.py``. A Sharding target adds no equation (placement of
-#: traced values is decided when the program is compiled).
+#: rules are in ``device_put_rules.py``. A Sharding target types the result as an Array
+#: on it (its explicit axes) and adds its devices to the program's (``jaxpr_shardings``).
 device_put_p = core.Primitive("device_put")
 device_put_p.multiple_results = True
 
@@ -298,9 +311,15 @@ def _put_memory_spaces(avals, devices, srcs, copy_semantics) -> list:
 
 def _put_abstract_eval(*avals, devices, srcs, copy_semantics) -> list:
     spaces = _put_memory_spaces(avals, devices, srcs, copy_semantics)
+    # A Sharding target: the type an Array on it has (JAX's: a NamedSharding's explicit
+    # axes, any other sharding none), in the memory space of its kind.
+    typed = [
+        typed_aval(a, d) if isinstance(d, Sharding) and isinstance(a, ShapedArray) else a
+        for a, d in zip(avals, devices, strict=True)
+    ]
     return [
         a if s is None or a.memory_space is s else a.update(memory_space=s)
-        for a, s in zip(avals, spaces, strict=True)
+        for a, s in zip(typed, spaces, strict=True)
     ]
 
 
