@@ -17,7 +17,7 @@ import pathlib
 import re
 
 import numpy as np
-import pytest
+from eight_device_checks import device_tests
 
 import modjax as jax
 import modjax.numpy as jnp
@@ -25,7 +25,7 @@ from modjax import lax
 from modjax.sharding import AxisType
 from modjax.sharding import NamedSharding as NS
 from modjax.sharding import PartitionSpec as P
-from modjax.sharding.testing import main, run_checks
+from modjax.sharding.testing import main
 
 DATA = pathlib.Path(__file__).parent / "data" / "shard_collectives_jax.json"
 # The families of cases this module checks (each a prefix of the recorded names).
@@ -241,15 +241,7 @@ CHECKS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def results():
-    return run_checks(__file__)
-
-
-@pytest.mark.parametrize("name", [c.__name__ for c in CHECKS])
-def test_on_8_devices(results, name):
-    error = results[name]
-    assert error is None, error
+results, test_on_8_devices = device_tests(__file__, CHECKS)
 
 
 if __name__ == "__main__":

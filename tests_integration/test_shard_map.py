@@ -9,13 +9,13 @@ training step against the single-device step.
 from __future__ import annotations
 
 import numpy as np
-import pytest
+from eight_device_checks import device_tests
 
 import modjax as jax
 import modjax.numpy as jnp
 from modjax import lax
 from modjax.sharding import Mesh, NamedSharding, P, shard_map
-from modjax.sharding.testing import main, run_checks
+from modjax.sharding.testing import main
 
 
 def _mesh(shape=(2, 4), names=("x", "y")):
@@ -297,15 +297,7 @@ CHECKS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def results():
-    return run_checks(__file__)
-
-
-@pytest.mark.parametrize("name", [c.__name__ for c in CHECKS])
-def test_on_8_devices(results, name):
-    error = results[name]
-    assert error is None, error
+results, test_on_8_devices = device_tests(__file__, CHECKS)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import json
 import pathlib
 
 import numpy as np
-import pytest
+from eight_device_checks import device_tests
 
 import modjax as jax
 import modjax.numpy as jnp
@@ -23,7 +23,7 @@ from modjax import lax
 from modjax.sharding import AxisType
 from modjax.sharding import NamedSharding as NS
 from modjax.sharding import PartitionSpec as P
-from modjax.sharding.testing import main, run_checks
+from modjax.sharding.testing import main
 from modjax.tracecore import parse_jaxpr
 
 DATA = pathlib.Path(__file__).parent / "data" / "shard_map_axes_jax.json"
@@ -131,15 +131,7 @@ def check_partly_manual_lowering():
 CHECKS = [check_cases_match_jax, check_varying_axes_in_types, check_partly_manual_lowering]
 
 
-@pytest.fixture(scope="module")
-def results():
-    return run_checks(__file__)
-
-
-@pytest.mark.parametrize("name", [c.__name__ for c in CHECKS])
-def test_on_8_devices(results, name):
-    error = results[name]
-    assert error is None, error
+results, test_on_8_devices = device_tests(__file__, CHECKS)
 
 
 if __name__ == "__main__":

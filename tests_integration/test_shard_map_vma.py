@@ -20,14 +20,14 @@ import json
 import pathlib
 
 import numpy as np
-import pytest
+from eight_device_checks import device_tests
 
 import modjax as jax
 import modjax.numpy as jnp
 from modjax import lax
 from modjax.sharding import AxisType
 from modjax.sharding import PartitionSpec as P
-from modjax.sharding.testing import main, run_checks
+from modjax.sharding.testing import main
 
 DATA = pathlib.Path(__file__).parent / "data" / "shard_map_vma_jax.json"
 _X = P("x")
@@ -107,15 +107,7 @@ def check_scan_carry_error_names_every_component():
 CHECKS = [check_cases_match_jax, check_scan_carry_error_names_every_component]
 
 
-@pytest.fixture(scope="module")
-def results():
-    return run_checks(__file__)
-
-
-@pytest.mark.parametrize("name", [c.__name__ for c in CHECKS])
-def test_on_8_devices(results, name):
-    error = results[name]
-    assert error is None, error
+results, test_on_8_devices = device_tests(__file__, CHECKS)
 
 
 if __name__ == "__main__":

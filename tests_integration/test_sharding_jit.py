@@ -11,12 +11,12 @@ result; the compiled HLO must hold the collectives the split needs.
 from __future__ import annotations
 
 import numpy as np
-import pytest
+from eight_device_checks import device_tests
 
 import modjax as jax
 import modjax.numpy as jnp
 from modjax.sharding import Mesh, NamedSharding, P, reshard, with_sharding_constraint
-from modjax.sharding.testing import main, run_checks
+from modjax.sharding.testing import main
 
 MESHES = {
     "1x8": ((1, 8), ("a", "b")),
@@ -335,15 +335,7 @@ CHECKS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def results():
-    return run_checks(__file__)
-
-
-@pytest.mark.parametrize("name", [c.__name__ for c in CHECKS])
-def test_on_8_devices(results, name):
-    error = results[name]
-    assert error is None, error
+results, test_on_8_devices = device_tests(__file__, CHECKS)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ to ``jax.memory.Space``s; ``device_put`` to a Sharding inside jit is a
 from __future__ import annotations
 
 import numpy as np
-import pytest
+from eight_device_checks import device_tests
 
 import modjax as jax
 from modjax.sharding import (
@@ -29,7 +29,7 @@ from modjax.sharding import (
     reshard,
     with_sharding_constraint,
 )
-from modjax.sharding.testing import main, run_checks
+from modjax.sharding.testing import main
 
 
 def _value():
@@ -540,15 +540,7 @@ CHECKS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def results():
-    return run_checks(__file__)
-
-
-@pytest.mark.parametrize("name", [c.__name__ for c in CHECKS])
-def test_on_8_devices(results, name):
-    error = results[name]
-    assert error is None, error
+results, test_on_8_devices = device_tests(__file__, CHECKS)
 
 
 if __name__ == "__main__":
