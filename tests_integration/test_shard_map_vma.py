@@ -8,8 +8,10 @@ that turns varying raises JAX's TypeError (with its ``pcast`` hint), ``cond`` an
 ``concatenate``, ``dynamic_slice``, ``dynamic_update_slice``, ``zeros_like``,
 ``full_like``, results under out_specs, the operands of ``psum``/``pmax``/``pmin``/
 ``all_gather``/``ppermute``/``psum_scatter``/``all_to_all`` that do not vary over
-their axes, with those collectives' values and gradients) is inserted alike, and replication
-errors list every failing out_specs entry in JAX's words. Each case compares
+their axes, with those collectives' values and gradients) is inserted alike, replication
+errors list every failing out_specs entry in JAX's words, and ``jax.grad`` taken inside a
+body transposes ``psum`` to ``pvary`` and ``pvary`` to ``psum`` (no factor of the axis size;
+invariant gradients of invariant values). Each case compares
 result types and values, the body's result types and the axes of its
 ``pvary`` equations, or the error class and message.
 """

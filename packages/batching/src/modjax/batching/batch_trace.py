@@ -155,7 +155,11 @@ class BatchTracer(Tracer):
         if aval is None:  # computed once: array functions ask each operand for it
             batched = to_aval(self.val)
             shape, d = batched.shape, self.batch_dim
-            aval = ShapedArray(shape[:d] + shape[d + 1 :], batched.dtype, batched.weak_type)
+            # Each example varies over the manual axes the batch does (inside shard_map).
+            vma = getattr(batched, "vma", frozenset())
+            aval = ShapedArray(
+                shape[:d] + shape[d + 1 :], batched.dtype, batched.weak_type, vma=vma
+            )
             if type(batched) is AbstractRef:  # a batched reference: a reference per example
                 aval = batched.update(aval)  # type: ignore[assignment]
             self._aval = aval

@@ -242,7 +242,9 @@ def _transpose_rule(
     # replicated over some axes is summed over them (each device used the same value).
     linear = tuple(is_undefined_primal(a) for a in args)
     out_zeros = tuple(type(ct) is Zero for ct in cts)
-    with _mesh_axes(mesh, manual_axes):  # transposes may call collectives (ragged_all_to_all's)
+    # Transposes may call collectives (ragged_all_to_all's); psum's and pvary's take their
+    # classic forms here (varying_types off), which the scaling below makes JAX's.
+    with _mesh_axes(mesh, manual_axes), varying_types(False, mesh.axis_names):
         t_closed, in_zeros = transpose_jaxpr(jaxpr, linear, out_zeros)
     nonlinear = [a for a, lin in zip(args, linear, strict=True) if not lin]
     nl_specs = [s for s, lin in zip(in_specs, linear, strict=True) if not lin]

@@ -37,6 +37,7 @@ __all__ = [
     "apply_vma_rule",
     "varying_types",
     "vma_checked",
+    "varying_axis_names",
     "order_axes",
     "missing_varying",
     "elementwise_rule",
@@ -675,6 +676,11 @@ def varying_types(on: bool, axis_order: Sequence[str] = ()):
 def vma_checked() -> bool:
     """Tell whether the body being traced has varying manual axes in its types."""
     return bool(_vma_checked.stack) and _vma_checked.stack[-1][0]
+
+
+def varying_axis_names() -> tuple:
+    """Return the mesh axes of the body being traced with varying types (none: ``()``)."""
+    return _vma_checked.stack[-1][1] if vma_checked() else ()
 
 
 def order_axes(axes) -> tuple:

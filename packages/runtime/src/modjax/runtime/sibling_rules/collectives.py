@@ -3,7 +3,9 @@
 batching declares the collectives (``psum_p``, ``all_gather_p``, ...) and their
 vmap rules; autodiff and lowering are its siblings, so their rules live here
 (design.md). Linear collectives transpose as in JAX: ``psum`` to ``psum`` over
-its names (and a broadcast over its positional axes), ``all_gather`` to
+its names (and a broadcast over its positional axes), or, inside a shard_map
+body traced with varying types, to ``pvary`` of the invariant cotangent (JAX
+0.10.2's transpose of a psum of varying values), ``all_gather`` to
 ``psum_scatter`` and back, ``all_to_all`` to the swapped ``all_to_all``,
 ``ppermute`` to the inverse permutation. ``pmax``/``pmin`` have no JVP, as in JAX.
 
@@ -33,8 +35,10 @@ from modjax.batching import (
     reshape_p,
 )
 from modjax.lowering import dense_int_array, hlo, ir, ir_constant, ir_type, register_lowering
-from modjax.tracecore import dtypes
+from modjax.tracecore import core, dtypes
 from modjax.tracecore.abstract import ShapedArray
+from modjax.tracecore.pvary import pvary_p
+from modjax.tracecore.sharding_types import order_axes, varying_axis_names
 
 from ..dispatch import apply_primitive
 
@@ -49,9 +53,17 @@ def _positional(entry) -> bool:
 
 
 def _psum_transpose(ct, x, *, axes, axis_index_groups):
-    names = tuple(a for a in axes if not _positional(a))
+    mesh_axes = varying_axis_names()
+    names = tuple(a for a in axes if not _positional(a) and a not in mesh_axes)
     if names:
         ct = psum_p.bind(ct, axes=names, axis_index_groups=axis_index_groups)
+    # A derivative taken inside a shard_map body whose types carry varying axes: over
+    # its mesh axes the invariant cotangent is cast back to varying, not summed (JAX's
+    # transpose of a psum of varying values; the operand varies over them, as tracing
+    # inserted a pvary where it did not).
+    missing = {a for a in axes if a in mesh_axes} - getattr(core.to_aval(ct), "vma", frozenset())
+    if missing:
+        ct = pvary_p.bind(ct, axes=order_axes(missing))
     shape = x.aval.shape
     for a in sorted(int(a) for a in axes if _positional(a)):
         ct = broadcast(ct, shape[a], a)
