@@ -35,12 +35,15 @@ from modjax.batching import (
     bdim_at_front,
     uses_axis_primitives,
 )
+from modjax.tracecore import core
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.dce import dce_closed_jaxpr, dce_rules, eqn_has_effects, has_effects
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr, JaxprEqn, Var
 from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
 from modjax.tracecore.partial_eval import partial_eval_jaxpr, partial_eval_rules
+from modjax.tracecore.pvary import pvary_p
+from modjax.tracecore.sharding_types import order_axes
 from modjax.tracecore.state import ref_effect
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.wrapped_fun import wrap_init
@@ -296,6 +299,12 @@ def _pad_cotangents(t: ClosedJaxpr, zeros_mask, ct_nz, lin_avals) -> ClosedJaxpr
     return _trace(fun, t.in_avals)
 
 
+def _vary_like(ct, aval):
+    """Cast ``ct`` to vary over the manual axes ``aval`` varies over (a ``pvary``)."""
+    missing = getattr(aval, "vma", frozenset()) - getattr(core.to_aval(ct), "vma", frozenset())
+    return pvary_p.bind(ct, axes=order_axes(missing)) if missing else ct
+
+
 def _cond_transpose(cts, index, *args, branches):
     """Transpose ``cond_p`` w.r.t. its linear operands: a cond of transposed branches."""
     if is_undefined_primal(index):
@@ -310,6 +319,10 @@ def _cond_transpose(cts, index, *args, branches):
         return results
     nonlinear = [a for a, lin in zip(args, linear, strict=True) if not lin]
     nz_cts = [ct for ct in cts if type(ct) is not Zero]
+    # Inside a shard_map body with varying types, a cotangent may be invariant where its
+    # primal varies (a seed broadcast by sum's transpose): cast it as the branches take it.
+    ct_avals = t_branches[0].in_avals[len(consts) + len(nonlinear) :]
+    nz_cts = [_vary_like(ct, a) for ct, a in zip(nz_cts, ct_avals, strict=True)]
     outs = iter(cond_p.bind(index, *consts, *nonlinear, *nz_cts, branches=t_branches))
     nz = iter(ct_nz)
     for i, lin in enumerate(linear):
