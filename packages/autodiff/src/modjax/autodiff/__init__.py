@@ -20,6 +20,7 @@ from .api import (  # noqa: E402
     jvp,
     linear_transpose,
     linearize,
+    register_host_to_array,
     stop_gradient,
     stop_gradient_p,
     value_and_grad,

@@ -15,7 +15,7 @@ import numpy as np
 
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
-from modjax.tracecore.core import Primitive, Tracer, to_aval
+from modjax.tracecore.core import EvalTrace, Primitive, Tracer, current_trace, to_aval
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.tokens import AbstractToken
@@ -54,6 +54,7 @@ __all__ = [
     "stop_gradient",
     "stop_gradient_p",
     "closure_convert",
+    "register_host_to_array",
 ]
 
 
@@ -524,11 +525,38 @@ def value_and_grad(
             ans, vjp_fun = vjp(f_partial, *dyn_args)
         aval = _check_scalar_output(ans)
         _check_output_dtype_grad(holomorphic, aval)
-        g = vjp_fun(_one_like(aval))
+        g = tree_map(_gradient_to_array, vjp_fun(_one_like(aval)))
         g = g[0] if isinstance(argnums, int) else g
         return ((ans, aux) if has_aux else ans), g
 
     return api_boundary(value_and_grad_f)
+
+
+# How ``grad`` turns a gradient that is still a host value into an array. A cotangent
+# that meets no primitive (``grad(lambda x: x)(1.0)``) comes back as the seed that
+# ``_one_like`` made on the host. Autodiff alone makes no device arrays, so its DSL users
+# get that host value; the runtime installs its ``device_put`` here, so that modjax
+# returns an Array as JAX does (see runtime's ``device_put_rules.py``).
+_host_to_array: list[Callable[[Any], Any]] = [lambda x: x]
+
+
+def register_host_to_array(rule: Callable[[Any], Any]) -> None:
+    """Make ``grad`` pass gradients that are concrete host values through ``rule``.
+
+    ``rule`` takes a host scalar or numpy array (a seed cotangent that met no
+    primitive) and returns the concrete array a user should get; it keeps the
+    dtype and weak type (Python scalars weak, as ``jax.device_put``). No JAX
+    counterpart: JAX's autodiff makes device arrays itself.
+    """
+    _host_to_array[0] = rule
+
+
+def _gradient_to_array(g):
+    if isinstance(g, Tracer) or isinstance(g, np.ndarray) and g.dtype == dtypes.float0:
+        return g  # float0 zeros stay numpy's, as in JAX; traced values are the trace's
+    if type(current_trace()) is not EvalTrace:
+        return g  # under jit or vmap the host value is a literal of the traced program
+    return _host_to_array[0](g)
 
 
 def grad(

@@ -4,19 +4,25 @@ Lowered as the identity (a program runs on the devices it was compiled for), lin
 (its transpose puts each cotangent back on the source, copying, as JAX's does),
 unchanged by ``vmap``, and printed as JAX prints it:
 ``device_put[copy_semantics=(ArrayCopySemantics.REUSE_INPUT,) devices=(None,) srcs=(None,)]``.
+
+It also gives autodiff its host-to-array conversion: a gradient that met no primitive
+(``grad(lambda x: x)(1.0)``) is the seed autodiff made on the host, and is placed on the
+default device here, so that ``grad`` returns an Array as JAX's does.
 """
 
 from __future__ import annotations
 
 import re
 
-from modjax.autodiff import Zero, jvp_rules, transpose_rules
+import numpy as np
+
+from modjax.autodiff import Zero, jvp_rules, register_host_to_array, transpose_rules
 from modjax.batching import batching_rules
 from modjax.lowering import register_lowering
 from modjax.tracecore.parse import register_param_parser
 from modjax.tracecore.pretty import register_param_printer
 
-from .array import CopySemantics, device_put_p
+from .array import CopySemantics, device_put, device_put_p
 from .backends import devices as all_devices
 
 __all__: list[str] = []
@@ -109,3 +115,13 @@ for _name in ("devices", "srcs"):
     register_param_parser(device_put_p, _name, _parse_devices)
 register_param_printer(device_put_p, "copy_semantics", _format_tuple)
 register_param_parser(device_put_p, "copy_semantics", _parse_semantics)
+
+
+def _host_to_array(x):
+    # Only host scalars and numpy arrays: anything else (an Array, a token) is kept.
+    if isinstance(x, bool | int | float | complex | np.ndarray | np.generic):
+        return device_put(x)  # Python scalars stay weakly typed
+    return x
+
+
+register_host_to_array(_host_to_array)

@@ -1,0 +1,69 @@
+"""Gradients that meet no primitive: autodiff alone returns the host seed; a rule converts it."""
+
+import numpy as np
+import pytest
+
+from modjax.autodiff import api, grad, register_host_to_array, value_and_grad
+from modjax.tracecore import dtypes, make_jaxpr
+
+
+@pytest.fixture
+def host_rule():
+    """Install a recording rule for the test and put back whatever was installed."""
+    saved = api._host_to_array[0]
+    seen = []
+
+    def rule(x):
+        seen.append(x)
+        return ("converted", x)
+
+    try:
+        yield seen, rule
+    finally:
+        register_host_to_array(saved)
+
+
+@pytest.fixture
+def autodiff_only():
+    """The default rule (the identity), even when a higher layer has installed its own."""
+    saved = api._host_to_array[0]
+    register_host_to_array(lambda x: x)
+    try:
+        yield
+    finally:
+        register_host_to_array(saved)
+
+
+def test_alone_autodiff_returns_the_host_seed_of_a_weak_output(autodiff_only):
+    g = grad(lambda x: x)(1.0)
+    assert type(g) is float and g == 1.0
+
+
+def test_alone_autodiff_returns_a_numpy_seed_of_a_strong_output(autodiff_only):
+    g = grad(lambda x: x)(np.float32(3.0))
+    assert type(g) is np.float32 and g == 1.0
+    g = grad(lambda x: x, holomorphic=True)(np.complex64(1j))
+    assert type(g) is np.complex64
+
+
+def test_alone_value_and_grad_keeps_the_value_and_the_seed(autodiff_only):
+    value, g = value_and_grad(lambda x: x)(2.0)
+    assert (type(value), value, type(g), g) == (float, 2.0, float, 1.0)
+
+
+def test_an_installed_rule_converts_host_gradients_only(host_rule):
+    seen, rule = host_rule
+    register_host_to_array(rule)
+    g = grad(lambda x, n: x, argnums=(0, 1), allow_int=True)(1.0, 2)
+    assert g[0] == ("converted", 1.0)
+    # integer inputs' float0 zeros stay numpy's, as in JAX
+    assert type(g[1]) is np.ndarray and g[1].dtype == dtypes.float0
+    assert seen == [1.0]
+
+
+def test_an_installed_rule_is_not_applied_inside_a_trace(host_rule):
+    seen, rule = host_rule
+    register_host_to_array(rule)
+    jaxpr = make_jaxpr(grad(lambda x: x))(1.0)
+    assert seen == []
+    assert "1.0" in str(jaxpr)
