@@ -397,3 +397,19 @@ def test_x64_mode_is_part_of_the_key():
         assert R.device_put(2.0).dtype == np.float64
     assert f(ints, 1).dtype == np.int32
     assert R.device_put(2.0).dtype == np.float32
+
+
+def test_switching_x64_back_compiles_nothing():
+    from modjax.runtime import compile_cache
+    from modjax.tracecore.config import enable_x64
+
+    f = R.jit(lambda x: mul(add(x, x), x))
+    x = np.linspace(0.0, 1.0, 7, dtype=np.float32)
+    want = f(x).tolist()
+    compiles = compile_cache.stats["compiles"]
+    with enable_x64(True):
+        assert f(x).dtype == np.float32  # a float32 input keeps its type under x64
+    # Traces are dropped on each switch, but the executables are keyed by the module's
+    # text: the program traced again after switching back is the one compiled before.
+    assert f(x).tolist() == want
+    assert compile_cache.stats["compiles"] == compiles

@@ -102,17 +102,27 @@ def clear_caches() -> None:
     too, and so are the programs derived from jaxprs (JVPs, partial-evaluation
     splits, transposes, batched programs); the persistent cache on disk is kept.
     """
-    from . import compile_cache, dispatch
+    from . import compile_cache
+
+    _forget_traces()
+    compile_cache.clear_caches()
+
+
+def _forget_traces() -> None:
+    """Drop every traced program and fast path, keeping the compiled executables."""
+    from . import dispatch
 
     for fn in list(_all_functions):
         fn.clear_cache()
     clear_jaxpr_caches()
     dispatch.clear_cache()
     cpp_dispatch.clear_cache()
-    compile_cache.clear_caches()
 
 
-enable_x64.add_hook(lambda _value: clear_caches())
+# A switch of x64 changes what tracing produces, so traces go; the executables stay,
+# since the compile cache is keyed by the module's text, in which x64 shows as its
+# dtypes (a program traced again after switching back compiles nothing).
+enable_x64.add_hook(lambda _value: _forget_traces())
 
 
 def forget_fast_paths() -> None:
