@@ -522,6 +522,17 @@ def check_device_put_to_a_sharding_inside_jit():
         jax.make_jaxpr(lambda v: jax.device_put(v, SingleDeviceSharding(jax.devices()[3])))(typed)
     )
     assert "b:f32[8,8] = device_put[" in text and "SingleDeviceSharding" in text, text
+    # and runs the program on its device (committed), JAX's ValueError against another
+    d = jax.devices()
+    one = jax.jit(lambda v: jax.device_put(v * 2, SingleDeviceSharding(d[3])))(x)
+    assert one.sharding == SingleDeviceSharding(d[3]) and one.committed, one.sharding
+    np.testing.assert_array_equal(np.asarray(one), x * 2)
+    try:
+        jax.jit(lambda v: jax.device_put(v, SingleDeviceSharding(d[3])))(jax.device_put(x, d[1]))
+    except ValueError as err:
+        assert "incompatible devices" in str(err), err
+    else:
+        raise AssertionError("a device_put to device 3 of an argument on device 1 ran")
 
 
 CHECKS = [

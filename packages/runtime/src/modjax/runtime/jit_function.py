@@ -50,7 +50,8 @@ from .extended import checked_run, jaxpr_checks
 from .fast_path_cpp import fastpath_data
 from .fast_path_python import learn
 from .jit_primitive import jit_p
-from .spmd import jaxpr_shardings, spmd_target, type_out_shardings
+from .sharding import SingleDeviceSharding
+from .spmd import SpmdTarget, jaxpr_shardings, spmd_target, type_out_shardings
 
 __all__ = ["JitFunction", "TracedProgram", "clear_caches"]
 
@@ -297,7 +298,7 @@ class JitFunction:
             call.leaves, ins, outs, traced.inner_shardings, committed_of=committed_of
         )
         if target is None:
-            return _placement(call.leaves)
+            return _one_device_placement(call.leaves, traced.inner_shardings)
         return target, True
 
     # --- compiling --------------------------------------------------------------------
@@ -472,3 +473,27 @@ def _compile_cause(previous, current) -> str:
     if old_device != device:
         changes.append(f"the device changed from {old_device} to {device}")
     return "; ".join(changes) or "a new combination of earlier signatures"
+
+
+def _one_device_placement(leaves, inner) -> tuple[Device | SpmdTarget, bool]:
+    """Where a program without multi-device shardings runs (a Device), and if committed.
+
+    A ``SingleDeviceSharding`` inside it (a ``device_put`` to one device) fixes
+    its device, as committed arguments do (JAX 0.10.2's rule; two different
+    devices are its ValueError).
+    """
+    device, committed = _placement(leaves)
+    if isinstance(device, SpmdTarget):  # a committed multi-device argument decides
+        return device, committed
+    what = "argument"
+    for s in inner:
+        if type(s) is not SingleDeviceSharding:
+            continue
+        if committed and s._device != device:
+            raise ValueError(
+                f"Received incompatible devices for jitted computation. Got {what} with "
+                f"device ids [{device.id}] and device_put inside jit with device ids "
+                f"[{s._device.id}]"
+            )
+        device, committed, what = s._device, True, "device_put inside jit"
+    return device, committed
