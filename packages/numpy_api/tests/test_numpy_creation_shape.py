@@ -686,7 +686,11 @@ def test_where_select_clip_piecewise(data):
     lo, hi = data.draw(st.sampled_from([(1, 3), (None, 2), (0, None)]))
     for got in eager_and_jit(lambda v: jnp.clip(v, lo, hi), x):
         assert_same(got, np.clip(x, lo, hi).astype(dtype), dtype=dtype)
-    assert_same(jnp.clip(x, a_min=lo, a_max=hi), np.clip(x, lo, hi).astype(dtype))
+    assert_same(jnp.clip(x, min=lo, max=hi), np.clip(x, lo, hi).astype(dtype))
+    with pytest.raises(TypeError, match="a_min"):  # numpy's old names, gone in JAX 0.10
+        jnp.clip(x, a_min=lo)
+    with pytest.raises(ValueError, match="No input was provided to the clip function"):
+        jnp.clip()
     funcs = [lambda v: v * 2, lambda v: v + 1, 7]
     expected = np.piecewise(x, [x < 2, x > 0], funcs)
     for got in eager_and_jit(lambda v: jnp.piecewise(v, [v < 2, v > 0], funcs), x):

@@ -155,25 +155,13 @@ def piecewise(x: Any, condlist: Any, funclist: Sequence, *args: Any, **kw: Any):
     return out
 
 
-def clip(
-    arr: Any = None,
-    /,
-    min: Any = None,
-    max: Any = None,
-    *,
-    a: Any = None,
-    a_min: Any = None,
-    a_max: Any = None,
-):  # noqa: A002
+def clip(arr: Any = None, /, min: Any = None, max: Any = None):  # noqa: A002
     """Limit the values of ``arr`` to ``[min, max]`` (either may be None) (jax.numpy.clip).
 
-    ``a``, ``a_min`` and ``a_max`` are numpy's older names for the arguments.
+    numpy's older names ``a``, ``a_min`` and ``a_max`` are not taken, as in JAX 0.10.
     """
-    arr = a if arr is None else arr
-    min = a_min if min is None else min  # noqa: A001
-    max = a_max if max is None else max  # noqa: A001
     if arr is None:
-        raise TypeError("clip() missing the array argument")
+        raise ValueError("No input was provided to the clip function.")
     check_arraylike("clip", arr)
     # ``maximum(min, arr)``, then ``minimum(max, ...)``: operands in JAX's order, so its
     # shape errors list them so.
@@ -437,7 +425,7 @@ compile_on_arrays(
     globals(),
     "clip where choose compress extract fill_diagonal place put",
     values={
-        "clip": "min max a_min a_max",
+        "clip": "min max",
         "where": "x y fill_value",
         "compress": "fill_value",
         "extract": "fill_value",
