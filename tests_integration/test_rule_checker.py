@@ -92,7 +92,7 @@ def test_failures_shrink_to_a_small_case():
         with pytest.raises(RuleCheckError) as info:
             check_primitive(elementwise.sub_p, cases, max_examples=10)
     # The minimal case: one element, and the subtrahend 0 never shows the bug, so 1.
-    assert "f32[1]" in str(info.value), str(info.value)
+    assert "float32[1]" in str(info.value), str(info.value)
 
 
 def _complex_operands(params):
