@@ -461,6 +461,34 @@ def check_memory_spaces_in_types():
     ), text
 
 
+def check_jaxprs_with_memory_spaces_parse_back():
+    from modjax.tracecore import eval_jaxpr, jaxpr_equal, parse_jaxpr
+
+    d = jax.devices()
+    x = np.arange(3.0, dtype=np.float32)
+    host, device = jax.memory.Space.Host, jax.memory.Space.Device
+    pinned = SingleDeviceSharding(d[1], memory_kind="pinned_host")
+    programs = [
+        lambda v: jax.device_put(v * 2, host) + 1,
+        lambda v: jax.device_put(jax.device_put(v, host), device) * 2,
+        jax.jit(lambda v: jax.device_put(v * 2, host)),
+        lambda v: jax.device_put(v, pinned) * 3,
+        lambda v: jax.numpy.sin(v) * 2,
+    ]
+    args = [x, x, x, x, jax.device_put(x, host)]
+    for f, arg in zip(programs, args, strict=True):
+        closed = jax.make_jaxpr(f)(arg)
+        text = str(closed)
+        assert "f32<host>[3]" in text, text
+        back = parse_jaxpr(text, consts=closed.consts)
+        assert jaxpr_equal(back, closed) and str(back) == text, (text, str(back))
+        (want,) = eval_jaxpr(closed.jaxpr, closed.consts, arg)
+        (got,) = eval_jaxpr(back.jaxpr, back.consts, arg)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        assert got.sharding == want.sharding, (got.sharding, want.sharding)
+        assert str(jax.typeof(got)) == str(jax.typeof(want)), text
+
+
 def check_pickling_follows_jax():
     import pickle
 
@@ -546,6 +574,7 @@ CHECKS = [
     check_memory_kinds_and_memory_spaces,
     check_jit_shardings_in_other_memory_kinds,
     check_memory_spaces_in_types,
+    check_jaxprs_with_memory_spaces_parse_back,
     check_pickling_follows_jax,
     check_device_put_to_a_sharding_inside_jit,
 ]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis_profiles import examples
 
 from modjax.tracecore import core
-from modjax.tracecore.abstract import ShapedArray
+from modjax.tracecore.abstract import MemorySpace, ShapedArray
 from modjax.tracecore.call import call, call_p
 from modjax.tracecore.core import Primitive
 from modjax.tracecore.evaluation import eval_jaxpr
@@ -812,6 +812,25 @@ def test_tolerates_whitespace_comments_and_separators():
         "    e:f32[3] f:f32[3] = tsplit[n=2] d\n"
         "  in (e, f, 2.0:~f32[]) }"
     )
+
+
+def test_memory_spaces_in_types_read_back():
+    # JAX 0.10.2 prints a value in host memory as f32<host>[8] (a weak one ~f32<host>[]);
+    # the parser reads the space back into the type, and the text prints the same again.
+    text = (
+        "{ lambda ; a:f32<host>[3] b:~f32<host>[] c:f32[3]. let\n"
+        "    d:f32<host>[3] = tmul a b\n"
+        "  in (d, c) }"
+    )
+    cj = parse(text, check=False)
+    host = MemorySpace.Host
+    assert cj.jaxpr.invars[0].aval == ShapedArray((3,), F32, memory_space=host)
+    assert cj.jaxpr.invars[1].aval == ShapedArray((), F32, weak_type=True, memory_space=host)
+    assert cj.jaxpr.invars[2].aval.memory_space is MemorySpace.Device
+    assert cj.eqns[0].outvars[0].aval.memory_space is host
+    assert str(cj) == text
+    with pytest.raises(JaxprParseError, match=r"unknown dtype 'q7'"):
+        parse("{ lambda ; a:q7<host>[]. let  in (a,) }")
 
 
 # --- errors --------------------------------------------------------------------------------------

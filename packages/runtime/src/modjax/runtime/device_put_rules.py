@@ -24,6 +24,8 @@ from modjax.tracecore.pretty import register_param_printer
 
 from .array import CopySemantics, device_put, device_put_p
 from .backends import devices as all_devices
+from .memory import MemorySpace
+from .sharding import single_device_sharding
 
 __all__: list[str] = []
 
@@ -80,26 +82,47 @@ def _entries(text: str) -> list[str]:
     inner = text.strip()
     if not (inner.startswith("(") and inner.endswith(")")):
         raise ValueError(f"expected a tuple, got {text!r}")
-    return [e.strip() for e in inner[1:-1].split(",") if e.strip()]
+    # split at the commas outside parentheses: SingleDeviceSharding(device=..., memory_kind=...)
+    entries, depth, start = [], 0, 1
+    for i, c in enumerate(inner[1:-1], 1):
+        depth += (c == "(") - (c == ")")
+        if c == "," and depth == 0:
+            entries.append(inner[start:i])
+            start = i + 1
+    entries.append(inner[start:-1])
+    return [e.strip() for e in entries if e.strip()]
 
 
 _DEVICE = re.compile(r"\w+\(id=(\d+)\)$")
+_SINGLE_DEVICE = re.compile(r"SingleDeviceSharding\(device=(.*), memory_kind=(\w+)\)$")
+
+
+def _device(text: str):
+    match = _DEVICE.match(text)
+    if match is None:
+        raise ValueError(
+            "expected None, a device such as CpuDevice(id=0), a MemorySpace or a "
+            f"SingleDeviceSharding, got {text!r}"
+        )
+    wanted = int(match.group(1))
+    found = [d for d in all_devices() if d.id == wanted]
+    if not found:
+        raise ValueError(f"no device with id {wanted}")
+    return found[0]
 
 
 def _parse_devices(text: str) -> tuple:
     out: list = []
     for entry in _entries(text):
+        single = _SINGLE_DEVICE.match(entry)
         if entry == "None":
             out.append(None)
-            continue
-        match = _DEVICE.match(entry)
-        if match is None:
-            raise ValueError(f"expected None or a device such as CpuDevice(id=0), got {entry!r}")
-        wanted = int(match.group(1))
-        found = [d for d in all_devices() if d.id == wanted]
-        if not found:
-            raise ValueError(f"no device with id {wanted}")
-        out.append(found[0])
+        elif entry.startswith("MemorySpace."):  # device_put(x, jax.memory.Space.Host)
+            out.append(MemorySpace[entry.removeprefix("MemorySpace.")])
+        elif single is not None:
+            out.append(single_device_sharding(_device(single.group(1)), single.group(2)))
+        else:
+            out.append(_device(entry))
     return tuple(out)
 
 

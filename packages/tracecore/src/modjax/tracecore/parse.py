@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from . import core, dtypes
-from .abstract import ShapedArray
+from .abstract import MemorySpace, ShapedArray
 from .check import check_jaxpr_located
 from .effects import effects_by_name, primitive_effects
 from .jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
@@ -241,7 +241,11 @@ _BINDER_AHEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[ \t]*:")
 _INT = re.compile(r"[0-9]+")
 _TOKEN_TYPE = re.compile(r"Tok\b")
 # key<fry>, PrimalTangentDType{i8/f32}: extended dtypes (and named ones: dtypes.py)
-_DTYPE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:<[A-Za-z0-9_]+>|\{[a-z0-9_]+/[a-z0-9_]+\})?")
+_DTYPE_NAME = re.compile(
+    r"[A-Za-z][A-Za-z0-9_]*(?:<[A-Za-z0-9_]+>|\{[a-z0-9_]+/[a-z0-9_]+\})?(?:<(?:host|any)>)?"
+)
+# The memory space a type names after its dtype (pretty.format_aval prints all but Device).
+_MEMORY_SPACE_SUFFIX = re.compile(r"<(host|any)>$")
 # Primitive names may contain dashes (JAX's "scatter-add"); variable names never do.
 _PRIMITIVE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*")
 _ATOM = re.compile(r"[^\s:,;()\[\]{}]+")
@@ -467,6 +471,12 @@ class _Parser:
             self.pos += 3
             return abstract_token
         name = self.match(_DTYPE_NAME, "a dtype such as f32")
+        # f32<host>[3]: the memory space follows the dtype (key<fry><host>[2] too)
+        space_match = _MEMORY_SPACE_SUFFIX.search(name)
+        space = MemorySpace.Device
+        if space_match is not None:
+            space = MemorySpace[space_match.group(1).capitalize()]
+            name = name[: space_match.start()]
         try:
             dtype = dtypes.dtype_from_short_name(name)
         except ValueError:
@@ -494,7 +504,7 @@ class _Parser:
             names = self.text[self.pos + 3 : end].strip("()")
             vma = frozenset(n.strip() for n in names.split(",") if n.strip())
             self.pos = end + 1
-        return ShapedArray(tuple(shape), dtype, weak_type=weak, vma=vma)
+        return ShapedArray(tuple(shape), dtype, weak_type=weak, vma=vma, memory_space=space)
 
     def define(self, name: str, var: Var) -> None:
         if name != "_":
