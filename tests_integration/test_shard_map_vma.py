@@ -11,7 +11,10 @@ that turns varying raises JAX's TypeError (with its ``pcast`` hint), ``cond`` an
 their axes, with those collectives' values and gradients) is inserted alike, replication
 errors list every failing out_specs entry in JAX's words, and ``jax.grad`` taken inside a
 body transposes ``psum`` to ``pvary`` and ``pvary`` to ``psum`` (no factor of the axis size;
-invariant gradients of invariant values). Each case compares
+invariant gradients of invariant values), and ``grad``/``vjp``/``jvp``/``linearize``/
+``value_and_grad`` *of* shard_maps whose bodies hold ``cond``/``switch``/``scan``/
+``fori_loop``/``while_loop`` on varying operands (with ``checkpoint``, under ``vmap``)
+equal JAX's. Each case compares
 result types and values, the body's result types and the axes of its
 ``pvary`` equations, or the error class and message.
 """

@@ -165,7 +165,7 @@ def _bind(args, *, mesh, in_specs, out_specs, closed: ClosedJaxpr, check_vma, na
 
 
 def _bind_traced(fun, args, local_avals, mesh, in_specs, out_specs, check_vma, name, manual_axes):
-    with _mesh_axes(mesh, manual_axes):
+    with _mesh_axes(mesh, manual_axes, check_vma):
         jaxpr, consts = trace_to_jaxpr(wrap_init(fun, None), local_avals)
     return _bind(
         args,
@@ -180,10 +180,18 @@ def _bind_traced(fun, args, local_avals, mesh, in_specs, out_specs, check_vma, n
 
 
 class _mesh_axes:  # noqa: N801 - a context manager binding the manual mesh axes as named axes
-    def __init__(self, mesh: Mesh, manual_axes):
+    """Bind the manual mesh axes as named axes; with ``check_vma``, type varying axes too.
+
+    Every (re)trace of a body, by ``shard_map`` itself or by a rule (JVP, partial
+    evaluation, transpose, vmap), runs in it, so the body's equations keep the varying
+    manual axes of their types (a ``cond`` on varying operands takes varying branches).
+    """
+
+    def __init__(self, mesh: Mesh, manual_axes, check_vma: bool = False):
         self._envs = [
             extend_axis_env(AxisData(n, s)) for n, s in mesh.shape_tuple if n in manual_axes
         ]
+        self._envs.append(varying_types(check_vma, mesh.axis_names))
 
     def __enter__(self):
         for env in self._envs:
@@ -201,7 +209,7 @@ def _jvp_rule(
     primals, tangents, *, jaxpr, mesh, in_specs, out_specs, check_vma, name, manual_axes, **_
 ):
     nonzeros = [type(t) is not Zero for t in tangents]
-    with _mesh_axes(mesh, manual_axes):
+    with _mesh_axes(mesh, manual_axes, check_vma):
         jvp_closed, out_nz = jvp_jaxpr(jaxpr, nonzeros)
     nz_tangents = [t for t in tangents if type(t) is not Zero]
     specs = list(in_specs) + [s for s, nz in zip(in_specs, nonzeros, strict=True) if nz]
@@ -237,14 +245,16 @@ def _unmapped_size(mesh: Mesh, spec: PartitionSpec, manual_axes) -> int:
 def _transpose_rule(
     cts, *args, jaxpr, mesh, in_specs, out_specs, check_vma, name, manual_axes, **_
 ):
-    # Classic shard_map transpose: a cotangent of a result replicated over some axes is
-    # divided by their size (each device holds a copy), and a cotangent of an operand
-    # replicated over some axes is summed over them (each device used the same value).
+    # With check_vma (JAX's rule), the body's types say where values are replicated: the
+    # body's transpose, traced with those types, transposes psum to pvary and pvary to psum,
+    # so each cotangent comes out typed like its primal and needs no fix-up. Without it,
+    # the classic transpose: a cotangent of a result replicated over some axes is divided
+    # by their size (each device holds a copy), and a cotangent of an operand replicated
+    # over some axes is summed over them (each device used the same value); psum's and
+    # pvary's transposes take their classic forms there (varying types off).
     linear = tuple(is_undefined_primal(a) for a in args)
     out_zeros = tuple(type(ct) is Zero for ct in cts)
-    # Transposes may call collectives (ragged_all_to_all's); psum's and pvary's take their
-    # classic forms here (varying_types off), which the scaling below makes JAX's.
-    with _mesh_axes(mesh, manual_axes), varying_types(False, mesh.axis_names):
+    with _mesh_axes(mesh, manual_axes, check_vma):
         t_closed, in_zeros = transpose_jaxpr(jaxpr, linear, out_zeros)
     nonlinear = [a for a, lin in zip(args, linear, strict=True) if not lin]
     nl_specs = [s for s, lin in zip(in_specs, linear, strict=True) if not lin]
@@ -255,6 +265,8 @@ def _transpose_rule(
     n_nl = len(nonlinear)
 
     def body(*xs):
+        if check_vma:
+            return eval_jaxpr(t_closed.jaxpr, t_closed.consts, *xs)
         scaled = [
             ct / _unmapped_size(mesh, s, manual_axes)
             if _unmapped_size(mesh, s, manual_axes) > 1
@@ -271,10 +283,14 @@ def _transpose_rule(
 
     if not res_specs:
         return [None] * len(args)
-    local = [
-        _local_aval(core.to_aval(x), s, mesh)
-        for x, s in zip([*nonlinear, *nz_cts], [*nl_specs, *ct_specs], strict=True)
-    ]
+    local = (
+        list(t_closed.in_avals)  # typed with the body's varying axes
+        if check_vma
+        else [
+            _local_aval(core.to_aval(x), s, mesh)
+            for x, s in zip([*nonlinear, *nz_cts], [*nl_specs, *ct_specs], strict=True)
+        ]
+    )
     outs = iter(
         _bind_traced(
             body,
@@ -302,17 +318,32 @@ jvp_rules[shard_map_p] = _jvp_rule
 transpose_rules[shard_map_p] = _transpose_rule
 
 
+def _residual_spec(aval, mesh: Mesh, manual_axes, check_vma) -> PartitionSpec:
+    """A residual's spec: its leading axis split over the axes it varies over.
+
+    With ``check_vma`` those are the axes of its type (as JAX's ``nospec``: a residual
+    invariant along an axis is not copied per device there), else every manual axis.
+    """
+    vma = getattr(aval, "vma", frozenset()) if check_vma else frozenset(manual_axes)
+    axes = tuple(a for a in mesh.axis_names if a in vma)
+    return PartitionSpec(axes) if axes else PartitionSpec()
+
+
 def _partial_eval_rule(eqn, unknowns, saveable):
     params = eqn.params
     mesh, jaxpr = params["mesh"], params["jaxpr"]
     in_specs, out_specs = params["in_specs"], params["out_specs"]
-    known_cj, staged_cj, out_unks, num_res = partial_eval_jaxpr(jaxpr, unknowns, False, saveable)
+    check_vma, manual_axes = params["check_vma"], params["manual_axes"]
+    with _mesh_axes(mesh, manual_axes, check_vma):
+        known_cj, staged_cj, out_unks, num_res = partial_eval_jaxpr(
+            jaxpr, unknowns, False, saveable
+        )
     n_known_out = len(out_unks) - sum(out_unks)
     res_avals = known_cj.out_avals[n_known_out:]
-    manual_axes = params["manual_axes"]
-    all_axes = PartitionSpec(manual_axes)
-    n = math.prod(mesh.axis_size(a) for a in manual_axes)
-    # Residuals leave the known shard_map with a leading axis split over every mesh axis.
+    res_specs = [_residual_spec(a, mesh, manual_axes, check_vma) for a in res_avals]
+    # The body's own input types (with their varying axes) for the inputs kept.
+    body_avals = [v.aval for v in jaxpr.jaxpr.invars]
+    # Residuals leave the known shard_map with a leading axis split over their spec's axes.
     known_in = [v for v, u in zip(eqn.invars, unknowns, strict=True) if not u]
     known_specs = [s for s, u in zip(in_specs, unknowns, strict=True) if not u]
 
@@ -323,14 +354,16 @@ def _partial_eval_rule(eqn, unknowns, saveable):
         ]
         return list(outs[:n_known_out]) + res
 
-    local_known = [_local_aval(v.aval, s, mesh) for v, s in zip(known_in, known_specs, strict=True)]
-    with _mesh_axes(mesh, manual_axes):
+    local_known = [a for a, u in zip(body_avals, unknowns, strict=True) if not u]
+    with _mesh_axes(mesh, manual_axes, check_vma):
         kj, kconsts = trace_to_jaxpr(wrap_init(known_body, None), local_known)
-    k_out_specs = [s for s, u in zip(out_specs, out_unks, strict=True) if not u]
-    k_out_specs += [all_axes] * len(res_avals)
+    k_out_specs = [s for s, u in zip(out_specs, out_unks, strict=True) if not u] + res_specs
     # Consts found here are concrete (partial evaluation works on jaxprs): they stay
     # closed over by the inner program.
-    res_vars = [Var(_aval_with(a, (n, *a.shape))) for a in res_avals]
+    res_vars = [
+        Var(_aval_with(a, (math.prod(mesh.axis_size(n) for n in spec_axes(s)), *a.shape)))
+        for a, s in zip(res_avals, res_specs, strict=True)
+    ]
     known_outvars = [v for v, u in zip(eqn.outvars, out_unks, strict=True) if not u] + res_vars
     known_eqn = None
     if known_outvars:
@@ -342,7 +375,7 @@ def _partial_eval_rule(eqn, unknowns, saveable):
                 known_specs,
                 k_out_specs,
                 ClosedJaxpr(kj, kconsts),
-                params["check_vma"],
+                check_vma,
                 params["name"],
                 manual_axes,
             ),  # fmt: skip
@@ -355,20 +388,20 @@ def _partial_eval_rule(eqn, unknowns, saveable):
         res = [reshape(r, a.shape) for r, a in zip(xs[:num_res], res_avals, strict=True)]
         return eval_jaxpr(staged_cj.jaxpr, staged_cj.consts, *res, *xs[num_res:])
 
-    local_staged = [_aval_with(a, (1, *a.shape)) for a in res_avals] + [
-        _local_aval(v.aval, s, mesh) for v, s in zip(unknown_in, unknown_specs, strict=True)
+    local_staged = [a.update(shape=(1, *a.shape), sharding=None) for a in res_avals] + [
+        a for a, u in zip(body_avals, unknowns, strict=True) if u
     ]
-    with _mesh_axes(mesh, manual_axes):
+    with _mesh_axes(mesh, manual_axes, check_vma):
         sj, sconsts = trace_to_jaxpr(wrap_init(staged_body, None), local_staged)
     staged_eqn = eqn.replace(
         invars=res_vars + unknown_in,
         outvars=[v for v, u in zip(eqn.outvars, out_unks, strict=True) if u],
         params=_params(
             mesh,
-            [all_axes] * len(res_vars) + unknown_specs,
+            res_specs + unknown_specs,
             [s for s, u in zip(out_specs, out_unks, strict=True) if u],
             ClosedJaxpr(sj, sconsts),
-            params["check_vma"],
+            check_vma,
             params["name"],
             manual_axes,
         ),  # fmt: skip
@@ -407,7 +440,7 @@ def _batching_rule(axis_data, args, dims, *, jaxpr, mesh, in_specs, out_specs, c
     # vmap of a shard_map: the batch axis leads every operand and result, never split.
     in_dims = [None if d is None else 0 for d in dims]
     moved = [x if d is None else moveaxis(x, d, 0) for x, d in zip(args, dims, strict=True)]
-    with _mesh_axes(mesh, manual_axes):
+    with _mesh_axes(mesh, manual_axes, check_vma):
         batched, _ = batch_jaxpr_axis(jaxpr, axis_data, in_dims, out_dims_instantiate=0)
     outs = _bind(
         moved,
@@ -621,7 +654,7 @@ def shard_map(
                 for a, s in zip(local, specs, strict=True)
             ]
         flat_fun, out_tree = flatten_fun(wrap_init(f, info), tree_structure((args, {})))
-        with _mesh_axes(mesh, manual), varying_types(check_vma, mesh.axis_names):
+        with _mesh_axes(mesh, manual, check_vma):
             jaxpr, consts = trace_to_jaxpr(flat_fun, local)
         out_tree = out_tree.val
         placeholder = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
