@@ -172,3 +172,16 @@ def test_jacfwd_jacrev_and_finite_differences_agree(name, shape, seed):
     assert fwd.dtype == rev.dtype == jnp.float32
     np.testing.assert_allclose(fwd, rev, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(fwd, fd, rtol=1e-4, atol=1e-5)
+
+
+def test_the_metapackage_reexports_the_jacobians_of_autodiff():
+    import modjax.autodiff
+    import modjax.runtime
+
+    for name in ("jacfwd", "jacrev", "jacobian", "hessian"):
+        assert getattr(jax, name) is getattr(modjax.autodiff, name)
+    assert jax.fwd_and_bwd is modjax.runtime.fwd_and_bwd
+    # modjax.numpy registered modjax's vmap and array operations: a traced Jacobian binds
+    # lax's primitives (the basis is jnp.eye's iota/eq, the result moved by vmap).
+    text = str(jax.make_jaxpr(jax.jacfwd(lambda x: x * jnp.sum(x)))(jnp.arange(3.0)))
+    assert "iota" in text and "moveaxis" in text

@@ -162,10 +162,22 @@ def test_errors_as_jax_raises_them():
         grad(lambda x: mul(np.complex64(1j), x))(f32(1.0))
     with pytest.raises(TypeError, match="at least 3 positional arguments"):
         grad(lambda x, y: x, argnums=2)(f32(1.0), f32(2.0))
-    with pytest.raises(TypeError, match="argnums"):
+    # argnums is read as JAX reads it (operator.index, else a tuple of them): Python's errors.
+    with pytest.raises(TypeError, match="'str' object cannot be interpreted as an integer"):
         grad(sin, argnums="x")
+    with pytest.raises(TypeError, match="'float' object is not iterable"):
+        grad(sin, argnums=1.0)
+    with pytest.raises(ValueError, match="greater than or equal to -len.args."):
+        grad(lambda x, y: x, argnums=-3)(f32(1.0), f32(2.0))
     with pytest.raises(TypeError, match="callable"):
         grad(3)
+
+
+def test_argnums_takes_any_index_as_jax_does():
+    two = lambda x, y: mul(x, y)  # noqa: E731
+    assert grad(two, argnums=np.int64(1))(f32(3.0), f32(2.0)) == 3.0
+    assert grad(two, argnums=True)(f32(3.0), f32(2.0)) == 3.0  # operator.index(True) == 1
+    assert grad(two, argnums=[-1, 0])(f32(3.0), f32(2.0)) == (3.0, 2.0)
 
 
 def test_allow_int_gives_float0_gradients():

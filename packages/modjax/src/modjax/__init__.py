@@ -45,7 +45,6 @@ from modjax._environment import (  # noqa: E402
     print_environment_info,
     typeof,
 )
-from modjax._jacobians import fwd_and_bwd, hessian, jacfwd, jacobian, jacrev  # noqa: E402
 from modjax._jax_alias import install_jax_alias  # noqa: E402
 from modjax.autodiff import (  # noqa: E402
     checkpoint,
@@ -55,6 +54,10 @@ from modjax.autodiff import (  # noqa: E402
     custom_jvp,
     custom_vjp,
     grad,
+    hessian,
+    jacfwd,
+    jacobian,
+    jacrev,
     jvp,
     linear_transpose,
     linearize,
@@ -86,6 +89,7 @@ from modjax.runtime import (  # noqa: E402
     effects_barrier,
     eval_shape,
     explain_cache_misses,
+    fwd_and_bwd,
     jit,
     local_device_count,
     local_devices,

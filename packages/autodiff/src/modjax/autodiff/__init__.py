@@ -50,6 +50,14 @@ from .custom_derivatives import (  # noqa: E402
     zero_from_primal,
 )
 from .custom_gradient import custom_gradient  # noqa: E402
+from .jacobians import (  # noqa: E402
+    JacobianSupport,
+    hessian,
+    jacfwd,
+    jacobian,
+    jacrev,
+    register_jacobian_support,
+)
 from .jvp import JVPTrace, JVPTracer, jvp_call_rule, jvp_flat, jvp_jaxpr  # noqa: E402
 from .linearize import LinearizeTrace, bind_staged_tangent, linearize_flat  # noqa: E402
 from .residuals import print_saved_residuals, saved_residuals  # noqa: E402

@@ -8,6 +8,7 @@ followed by ``backward_pass`` over that jaxpr.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -391,6 +392,50 @@ class _Pullback:
 # --- grad -------------------------------------------------------------------------------
 
 
+def ensure_index(argnums) -> int | tuple[int, ...]:
+    """Read ``argnums`` as JAX does: one index (``operator.index``), else a tuple of them.
+
+    Anything else fails with Python's own TypeError, as in JAX (``'str' object cannot be
+    interpreted as an integer``, ``'float' object is not iterable``).
+    """
+    try:
+        return operator.index(argnums)
+    except TypeError:
+        return tuple(operator.index(i) for i in argnums)
+
+
+def argnums_partial(fun: Callable, argnums, args: tuple, kwargs: dict):
+    """Return ``fun`` of the arguments at ``argnums`` only, and those arguments.
+
+    As in JAX, each position is taken out of the call (replaced by None) when it is
+    selected, so a repeated position passes None the second time.
+    """
+    index = ensure_index(argnums)
+    nums = (index,) if isinstance(index, int) else index
+    n = len(args)
+    for i in nums:
+        if not -n <= i < n:
+            raise ValueError(
+                "Positional argument indices, e.g. for `static_argnums`, must have value greater "
+                "than or equal to -len(args) and less than len(args), but got value "
+                f"{i} for len(args) == {n}."
+            )
+    nums = tuple(i % n for i in nums)
+    rest = list(args)
+    dyn = []
+    for i in nums:
+        dyn.append(rest[i])
+        rest[i] = None
+
+    def f_partial(*dyn_args):
+        full = list(rest)
+        for i, value in zip(nums, dyn_args, strict=True):
+            full[i] = value
+        return fun(*full, **kwargs)
+
+    return f_partial, tuple(dyn)
+
+
 def input_aval(x) -> ShapedArray:
     """Return the abstract value of the argument ``x``, or JAX's TypeError for a non-array."""
     try:
@@ -449,36 +494,31 @@ def _check_scalar_output(x) -> ShapedArray:
     return aval
 
 
-def _check_output_dtype_grad(holomorphic: bool, aval: ShapedArray) -> None:
+def check_output_dtype(transform: str, holomorphic: bool, aval: ShapedArray) -> None:
+    """Raise JAX's TypeError when reverse mode (``transform``) cannot start from ``aval``.
+
+    Outputs must be real floating point, or complex with ``holomorphic``.
+    """
     name = _dtype_name(aval.dtype)
     if holomorphic:
         if not dtypes.issubdtype(aval.dtype, np.complexfloating):
             raise TypeError(
-                f"grad with holomorphic=True requires outputs with complex dtype, but got {name}."
+                f"{transform} with holomorphic=True requires outputs with complex dtype, but "
+                f"got {name}."
             )
     elif dtypes.issubdtype(aval.dtype, np.complexfloating):
         raise TypeError(
-            "grad requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"{transform} requires real-valued outputs (output dtype that is a sub-dtype of "
             f"np.floating), but got {name}. For holomorphic differentiation, pass "
             "holomorphic=True. For differentiation of non-holomorphic functions involving "
             "complex outputs, use jax.vjp directly."
         )
     elif not dtypes.issubdtype(aval.dtype, np.floating):
         raise TypeError(
-            "grad requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"{transform} requires real-valued outputs (output dtype that is a sub-dtype of "
             f"np.floating), but got {name}. For differentiation of functions with integer "
             "outputs, use jax.vjp directly."
         )
-
-
-def _normalize_argnums(argnums) -> int | tuple[int, ...]:
-    if isinstance(argnums, int | np.integer) and not isinstance(argnums, bool):
-        return int(argnums)
-    if isinstance(argnums, Sequence) and all(
-        isinstance(a, int | np.integer) and not isinstance(a, bool) for a in argnums
-    ):
-        return tuple(int(a) for a in argnums)
-    raise TypeError(f"argnums must be an int or a sequence of ints, got {argnums!r}")
 
 
 def value_and_grad(
@@ -497,7 +537,7 @@ def value_and_grad(
     (their gradient is ``float0`` zeros).
     """
     _check_callable(fun)
-    argnums = _normalize_argnums(argnums)
+    argnums = ensure_index(argnums)
 
     @wraps_transform(fun, _VALUE_AND_GRAD_DOC, argnums=argnums)
     def value_and_grad_f(*args, **kwargs):
@@ -508,15 +548,7 @@ def value_and_grad(
                 f"{max(nums) + 1} positional arguments to be passed by the caller, but got "
                 f"only {len(args)} positional arguments."
             )
-        nums = tuple(n % len(args) if n < 0 else n for n in nums)
-        dyn_args = tuple(args[i] for i in nums)
-
-        def f_partial(*dyn):
-            full = list(args)
-            for i, value in zip(nums, dyn, strict=True):
-                full[i] = value
-            return fun(*full, **kwargs)
-
+        f_partial, dyn_args = argnums_partial(fun, argnums, args, kwargs)
         for leaf in tree_flatten(dyn_args)[0]:
             check_input_dtype("grad", holomorphic, allow_int, leaf)
         if has_aux:
@@ -524,7 +556,7 @@ def value_and_grad(
         else:
             ans, vjp_fun = vjp(f_partial, *dyn_args)
         aval = _check_scalar_output(ans)
-        _check_output_dtype_grad(holomorphic, aval)
+        check_output_dtype("grad", holomorphic, aval)
         g = tree_map(_gradient_to_array, vjp_fun(_one_like(aval)))
         g = g[0] if isinstance(argnums, int) else g
         return ((ans, aux) if has_aux else ans), g
@@ -572,7 +604,7 @@ def grad(
     """
     value_and_grad_f = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
-    @wraps_transform(fun, _GRAD_DOC, argnums=_normalize_argnums(argnums))
+    @wraps_transform(fun, _GRAD_DOC, argnums=ensure_index(argnums))
     def grad_f(*args, **kwargs):
         value, g = value_and_grad_f(*args, **kwargs)
         return (g, value[1]) if has_aux else g

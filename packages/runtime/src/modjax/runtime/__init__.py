@@ -37,6 +37,7 @@ from .debugging import debug_infs, debug_nans, disable_jit, explain_cache_misses
 from .dispatch import apply_primitive
 from .executable import effects_barrier
 from .extended import ExtendedArray, extended_array_types, register_extended_array_type
+from .fwd_and_bwd import fwd_and_bwd
 from .jit import Compiled, Lowered, Traced, clear_caches, eval_shape, jit, jit_p
 from .sharding import Sharding, SingleDeviceSharding, register_sharding, register_sharding_spec
 
@@ -69,6 +70,7 @@ __all__ = [
     "effects_barrier",
     "eval_shape",
     "extended_array_types",
+    "fwd_and_bwd",
     "get_backend",
     "is_array",
     "jit",

@@ -1,28 +1,28 @@
 """Dense Jacobians and Hessians: ``jacfwd``, ``jacrev``, ``hessian`` (jax's api.py trio).
 
-They need both autodiff (``jvp``/``vjp``) and batching (``vmap``), two layer-1
-siblings, and an array library for the standard basis, so they live here in
-the metapackage. As in JAX, ``jacfwd`` pushes forward every vector of the
-standard basis of the inputs at once (``vmap`` of ``jvp``), and ``jacrev``
-pulls back every vector of the standard basis of the outputs (``vmap`` of the
-``vjp`` pullback). Inputs and outputs are pytrees: the result nests the input
-structure inside the output structure, each leaf of shape
-``(*out_leaf.shape, *in_leaf.shape)``.
+As in JAX, ``jacfwd`` pushes forward every vector of the standard basis of the
+inputs at once (``vmap`` of ``jvp``), and ``jacrev`` pulls back every vector of
+the standard basis of the outputs (``vmap`` of the ``vjp`` pullback). Inputs and
+outputs are pytrees: the result nests the input structure inside the output
+structure, each leaf of shape ``(*out_leaf.shape, *in_leaf.shape)``.
+
+The derivatives are autodiff's; the rest is not. Mapping over the basis is
+``vmap`` (batching, a sibling of this package) and the basis and the unraveling
+of results need array operations (an identity matrix, split, reshape, real part,
+dtype conversion) that autodiff has no primitives for. An array library supplies
+them once with ``register_jacobian_support`` (as ``register_host_to_array``):
+modjax.numpy registers modjax's, and a DSL author using autodiff alone registers
+their own.
 """
 
 from __future__ import annotations
 
 import functools
-import operator
 from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from modjax import lax
-from modjax import numpy as jnp
-from modjax.autodiff import jvp, vjp
-from modjax.autodiff.api import _check_callable, check_input_dtype, input_aval, wraps_transform
-from modjax.batching import vmap
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import to_aval
 from modjax.tracecore.tree_util import (
@@ -33,55 +33,84 @@ from modjax.tracecore.tree_util import (
     tree_transpose,
     tree_unflatten,
 )
+from modjax.tracecore.wrapped_fun import check_callable as _check_callable
 
-__all__ = ["fwd_and_bwd", "jacfwd", "jacrev", "jacobian", "hessian"]
+from .api import (
+    argnums_partial,
+    check_input_dtype,
+    check_output_dtype,
+    ensure_index,
+    input_aval,
+    jvp,
+    vjp,
+    wraps_transform,
+)
+
+__all__ = [
+    "JacobianSupport",
+    "hessian",
+    "jacfwd",
+    "jacobian",
+    "jacrev",
+    "register_jacobian_support",
+]
 
 
-# --- arguments ---------------------------------------------------------------------------
+# --- what an array library supplies ------------------------------------------------------
 
 
-def _ensure_index(argnums) -> int | tuple[int, ...]:
-    """Read ``argnums`` as JAX does: one index (``operator.index``), else a tuple of them.
+class JacobianSupport(NamedTuple):
+    """The operations ``jacfwd``/``jacrev`` take from an array library and a ``vmap``.
 
-    Anything else fails with Python's own TypeError, as in JAX (``'str' object cannot be
-    interpreted as an integer``, ``'float' object is not iterable``).
+    - ``vmap(fun, out_axes)``: ``fun`` mapped over the leading axis of every leaf of its
+      positional arguments; ``out_axes`` is a pytree prefix of the output whose entries
+      are ``0``, ``-1`` (where the mapped axis goes) or ``None`` (an output that does
+      not depend on the mapped arguments, returned once).
+    - ``eye(n, dtype)``: the ``n`` by ``n`` identity matrix.
+    - ``split(x, indices, axis)``: ``x`` cut before each of ``indices`` along ``axis``
+      (``numpy.split`` with a list of indices).
+    - ``reshape(x, shape)``, ``real(x)`` (the real part of a complex array).
+    - ``convert(x, dtype, weak_type)``: ``x`` as ``dtype``, weakly typed or not.
     """
-    try:
-        return operator.index(argnums)
-    except TypeError:
-        return tuple(operator.index(i) for i in argnums)
+
+    vmap: Callable[[Callable, Any], Callable]
+    eye: Callable[[int, Any], Any]
+    split: Callable[[Any, list[int], int], Sequence[Any]]
+    reshape: Callable[[Any, tuple[int, ...]], Any]
+    real: Callable[[Any], Any]
+    convert: Callable[[Any, Any, bool], Any]
 
 
-def _argnums_partial(fun: Callable, argnums, args: tuple, kwargs: dict):
-    """Return ``fun`` of the arguments at ``argnums`` only, and those arguments.
+_support: list[JacobianSupport | None] = [None]
 
-    As in JAX, each position is taken out of the call (replaced by None) when it is
-    selected, so a repeated position passes None the second time.
+
+def register_jacobian_support(
+    *,
+    vmap: Callable[[Callable, Any], Callable],
+    eye: Callable[[int, Any], Any],
+    split: Callable[[Any, list[int], int], Sequence[Any]],
+    reshape: Callable[[Any, tuple[int, ...]], Any],
+    real: Callable[[Any], Any],
+    convert: Callable[[Any, Any, bool], Any],
+) -> None:
+    """Give ``jacfwd``, ``jacrev`` and ``hessian`` their vmap and array operations.
+
+    The arguments are the fields of ``JacobianSupport`` (see there). A later call
+    replaces an earlier one. No JAX counterpart: JAX's autodiff imports its vmap
+    and jax.numpy itself.
     """
-    index = _ensure_index(argnums)
-    nums = (index,) if isinstance(index, int) else index
-    n = len(args)
-    for i in nums:
-        if not -n <= i < n:
-            raise ValueError(
-                "Positional argument indices, e.g. for `static_argnums`, must have value greater "
-                "than or equal to -len(args) and less than len(args), but got value "
-                f"{i} for len(args) == {n}."
-            )
-    nums = tuple(i % n for i in nums)
-    rest = list(args)
-    dyn = []
-    for i in nums:
-        dyn.append(rest[i])
-        rest[i] = None
+    _support[0] = JacobianSupport(vmap, eye, split, reshape, real, convert)
 
-    def f_partial(*dyn_args):
-        full = list(rest)
-        for i, value in zip(nums, dyn_args, strict=True):
-            full[i] = value
-        return fun(*full, **kwargs)
 
-    return f_partial, tuple(dyn)
+def _get_support(transform: str) -> JacobianSupport:
+    support = _support[0]
+    if support is None:
+        raise RuntimeError(
+            f"{transform} needs a vmap and array operations, and none are registered: call "
+            "modjax.autodiff.register_jacobian_support(vmap=, eye=, split=, reshape=, real=, "
+            "convert=) first (importing modjax.numpy registers modjax's)"
+        )
+    return support
 
 
 _DOC = (
@@ -126,34 +155,15 @@ def _check_output_jacfwd(holomorphic: bool, y) -> None:
 
 def _check_output_jacrev(holomorphic: bool, y) -> None:
     aval = to_aval(y)
-    dt = aval.dtype
-    if dtypes.issubdtype(dt, dtypes.extended):
+    if dtypes.issubdtype(aval.dtype, dtypes.extended):
         raise TypeError(f"jacrev with output element type {_dtype_name(aval)}")
-    if holomorphic:
-        if not dtypes.issubdtype(dt, np.complexfloating):
-            raise TypeError(
-                "jacrev with holomorphic=True requires outputs with complex dtype, but got "
-                f"{_dtype_name(aval)}."
-            )
-    elif dtypes.issubdtype(dt, np.complexfloating):
-        raise TypeError(
-            "jacrev requires real-valued outputs (output dtype that is a sub-dtype of "
-            f"np.floating), but got {_dtype_name(aval)}. For holomorphic differentiation, pass "
-            "holomorphic=True. For differentiation of non-holomorphic functions involving "
-            "complex outputs, use jax.vjp directly."
-        )
-    elif not dtypes.issubdtype(dt, np.floating):
-        raise TypeError(
-            "jacrev requires real-valued outputs (output dtype that is a sub-dtype of "
-            f"np.floating), but got {_dtype_name(aval)}. For differentiation of functions with "
-            "integer outputs, use jax.vjp directly."
-        )
+    check_output_dtype("jacrev", holomorphic, aval)
 
 
 # --- the standard basis and unraveling ---------------------------------------------------------
 
 
-def _cast_like(x, example):
+def _cast_like(support: JacobianSupport, x, example):
     """Give ``x`` the dtype and weak type of ``example`` (real part if it is not complex).
 
     A ``float0`` block (the tangent of an integer value) becomes zeros of ``example``'s
@@ -174,25 +184,24 @@ def _cast_like(x, example):
                 "cannot convert a float0 Jacobian block (the derivative of or with respect "
                 "to a bool value) to dtype bool; use jax.jvp or jax.vjp for bool values"
             )
-        x = np.zeros(have.shape, want.dtype)
-        return lax.convert_element_type_p.bind(x, new_dtype=want.dtype, weak_type=want.weak_type)
+        return support.convert(np.zeros(have.shape, want.dtype), want.dtype, want.weak_type)
     if dtypes.issubdtype(have.dtype, np.complexfloating) and not dtypes.issubdtype(
         want.dtype, np.complexfloating
     ):
-        x = lax.real(x)
+        x = support.real(x)
         have = to_aval(x)
     if have.dtype == want.dtype and have.weak_type == want.weak_type:
         return x
-    return lax.convert_element_type_p.bind(x, new_dtype=want.dtype, weak_type=want.weak_type)
+    return support.convert(x, want.dtype, want.weak_type)
 
 
-def _reshape(x, shape: tuple[int, ...]):
+def _reshape(support: JacobianSupport, x, shape: tuple[int, ...]):
     if to_aval(x).dtype == dtypes.float0:
         return np.zeros(shape, dtypes.float0)
-    return jnp.reshape(x, shape)
+    return support.reshape(x, shape)
 
 
-def _unravel(pytree, axis: int, example, arr):
+def _unravel(support: JacobianSupport, pytree, axis: int, example, arr):
     """Split ``arr`` along ``axis`` into one piece per leaf of ``pytree``, shaped like it.
 
     Each piece replaces ``axis`` by the leaf's shape and takes the dtype of
@@ -202,20 +211,22 @@ def _unravel(pytree, axis: int, example, arr):
     shape = to_aval(arr).shape
     axis = axis % len(shape)
     sizes = [to_aval(leaf).size for leaf in leaves]
-    parts = [arr] if len(leaves) == 1 else jnp.split(arr, list(np.cumsum(sizes[:-1])), axis)
+    indices = [int(i) for i in np.cumsum(sizes[:-1])]
+    parts = [arr] if len(leaves) == 1 else support.split(arr, indices, axis)
     out = []
     for part, leaf in zip(parts, leaves, strict=True):
         new_shape = shape[:axis] + to_aval(leaf).shape + shape[axis + 1 :]
-        out.append(_cast_like(_reshape(part, new_shape), leaf if example is None else example))
+        part = _reshape(support, part, new_shape)
+        out.append(_cast_like(support, part, leaf if example is None else example))
     return tree_unflatten(treedef, out)
 
 
-def _std_basis(pytree):
+def _std_basis(support: JacobianSupport, pytree):
     """Return the standard basis of the space of ``pytree``: its leaves with a leading axis."""
     leaves = tree_leaves(pytree)
     n = sum(to_aval(leaf).size for leaf in leaves)
-    dtype = jnp.result_type(*leaves)
-    return _unravel(pytree, 1, None, jnp.eye(n, dtype=dtype))
+    dtype = dtypes.result_type(*leaves)
+    return _unravel(support, pytree, 1, None, support.eye(n, dtype))
 
 
 # --- the transformations ---------------------------------------------------------------------
@@ -236,21 +247,22 @@ def jacfwd(
     and the result is ``(jacobian, aux)``.
     """
     _check_callable(fun)
-    argnums = _ensure_index(argnums)
+    argnums = ensure_index(argnums)
 
     @wraps_transform(fun, _DOC, argnums=argnums)
     def jacfun(*args, **kwargs):
-        f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
+        support = _get_support("jacfwd")
+        f_partial, dyn_args = argnums_partial(fun, argnums, args, kwargs)
         tree_map(functools.partial(_check_input_jacfwd, holomorphic), dyn_args)
 
         def pushfwd(tangents):
             return jvp(f_partial, dyn_args, tangents, has_aux=has_aux)
 
         out_axes = (None, -1, None) if has_aux else (None, -1)
-        y, jac, *aux = vmap(pushfwd, out_axes=out_axes)(_std_basis(dyn_args))
+        y, jac, *aux = support.vmap(pushfwd, out_axes)(_std_basis(support, dyn_args))
         tree_map(functools.partial(_check_output_jacfwd, holomorphic), y)
         example = dyn_args[0] if isinstance(argnums, int) else dyn_args
-        jac_tree = tree_map(lambda y_leaf, j: _unravel(example, -1, y_leaf, j), y, jac)
+        jac_tree = tree_map(lambda y_leaf, j: _unravel(support, example, -1, y_leaf, j), y, jac)
         return (jac_tree, aux[0]) if has_aux else jac_tree
 
     return jacfun
@@ -275,7 +287,8 @@ def jacrev(
 
     @wraps_transform(fun, _DOC, argnums=argnums)
     def jacfun(*args, **kwargs):
-        f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
+        support = _get_support("jacrev")
+        f_partial, dyn_args = argnums_partial(fun, argnums, args, kwargs)
         tree_map(functools.partial(check_input_dtype, "jacrev", holomorphic, allow_int), dyn_args)
         if not tree_leaves(dyn_args):  # JAX fails too, unraveling into no leaves
             raise ValueError(
@@ -284,10 +297,10 @@ def jacrev(
             )
         y, pullback, *aux = vjp(f_partial, *dyn_args, has_aux=has_aux)
         tree_map(functools.partial(_check_output_jacrev, holomorphic), y)
-        jac = vmap(pullback)(_std_basis(y))
+        jac = support.vmap(pullback, 0)(_std_basis(support, y))
         jac = jac[0] if isinstance(argnums, int) else jac
         example = dyn_args[0] if isinstance(argnums, int) else dyn_args
-        jac_tree = tree_map(lambda x_leaf, j: _unravel(y, 0, x_leaf, j), example, jac)
+        jac_tree = tree_map(lambda x_leaf, j: _unravel(support, y, 0, x_leaf, j), example, jac)
         jac_tree = tree_transpose(tree_structure(example), tree_structure(y), jac_tree)
         return (jac_tree, *aux) if has_aux else jac_tree
 
@@ -322,35 +335,3 @@ def hessian(
         has_aux=has_aux,
         holomorphic=holomorphic,
     )
-
-
-# --- fwd_and_bwd -------------------------------------------------------------------------
-
-
-def fwd_and_bwd(
-    fun: Callable, argnums: int | Sequence[int], has_aux: bool = False, jitted: bool = True
-) -> tuple[Callable, Callable]:
-    """Return ``fwd`` and ``bwd``: ``vjp`` split in two reusable functions (jax.fwd_and_bwd).
-
-    ``fwd(*args)`` returns ``(fun(*args), residuals)`` (plus ``aux`` with
-    ``has_aux``), the residuals being ``vjp``'s pullback (a pytree); ``bwd(residuals,
-    cotangent)`` returns the cotangents of the arguments at ``argnums`` (one, not a
-    tuple, for an int). With ``jitted`` (the default) both are jitted, so ``bwd``
-    compiles once however often it is called.
-    """
-    from modjax.runtime import jit
-
-    _check_callable(fun)
-    argnums = _ensure_index(argnums)
-
-    def fwd(*args, **kwargs):
-        f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
-        return vjp(f_partial, *dyn_args, has_aux=has_aux)
-
-    def bwd(f_vjp, outgrad):
-        cotangents = f_vjp(outgrad)
-        return cotangents[0] if isinstance(argnums, int) else cotangents
-
-    if jitted:
-        return jit(fwd), jit(bwd)
-    return fwd, bwd
