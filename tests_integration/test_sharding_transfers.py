@@ -361,15 +361,89 @@ def check_jit_shardings_in_other_memory_kinds():
         ), err
     else:
         raise AssertionError("expected ValueError")
-    # not supported: one device's SingleDeviceSharding in another memory kind
+
+
+def check_one_device_jit_shardings_in_other_memory_kinds():
+    # SingleDeviceShardings in other memory kinds: values, memory kinds and the lowered
+    # mhlo.memory_kind / annotate_device_placement of JAX 0.10.2 on CPU
+    d = jax.devices()
+    x = np.arange(3.0, dtype=np.float32)
+    pinned = SingleDeviceSharding(d[2], memory_kind="pinned_host")
+    unpinned = SingleDeviceSharding(d[2], memory_kind="unpinned_host")
+    f = jax.jit(lambda v: v + 1, out_shardings=pinned)
+    r = f(x)
+    assert r.sharding == pinned and r.committed, r.sharding  # the sharding picks the device
+    np.testing.assert_array_equal(np.asarray(r), x + 1)
+    text = f.lower(x).as_text()
+    assert text.count('mhlo.memory_kind = "pinned_host"') == 1, text
+    assert "%arg0: tensor<3xf32>)" in text, text  # an argument without a sharding: no kind
+    assert (
+        'stablehlo.custom_call @annotate_device_placement(%1) {backend_config = "", '
+        "has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = "
+        '"pinned_host"}}' in text
+    ), text
+    u = jax.jit(lambda v: v + 1, out_shardings=unpinned)(x)
+    assert u.sharding == unpinned, u.sharding
+    np.testing.assert_array_equal(np.asarray(u), x + 1)
+    # in_shardings: arguments there are taken as they are, host values put there
+    y = jax.device_put(x, pinned)
+    g = jax.jit(lambda v: v * 2, in_shardings=pinned)
+    r = g(y)
+    assert r.sharding == pinned and str(jax.typeof(r)) == "float32<host>[3]", r.sharding
+    np.testing.assert_array_equal(np.asarray(r), x * 2)
+    text = g.lower(y).as_text()
+    assert "%arg0: tensor<3xf32> {mhlo.memory_kind = " + '"pinned_host"}' in text, text
+    assert "annotate_device_placement" not in text, text
+    h = g(x)
+    assert h.sharding == SingleDeviceSharding(d[2]), h.sharding
+    np.testing.assert_array_equal(np.asarray(h), x * 2)
     try:
-        jax.jit(
-            lambda v: v + 1, out_shardings=SingleDeviceSharding(d[0], memory_kind="pinned_host")
-        )(np.ones(3, np.float32))
-    except NotImplementedError as err:
-        assert "memory kind" in str(err), err
+        g(jax.device_put(x, d[2]))
+    except ValueError as err:
+        assert str(err) == (
+            "Memory kinds passed to jax.jit does not match memory kind on the respective "
+            "arg. Got jit memory kind: pinned_host, arg memory kind: device for arg type: "
+            "float32[3]"
+        ), err
     else:
-        raise AssertionError("expected NotImplementedError")
+        raise AssertionError("expected ValueError")
+    # from pinned_host memory to the device's: the result is moved there
+    back = jax.jit(lambda v: v * 2, in_shardings=pinned, out_shardings=SingleDeviceSharding(d[2]))
+    r = back(y)
+    assert r.sharding == SingleDeviceSharding(d[2]), r.sharding
+    np.testing.assert_array_equal(np.asarray(r), x * 2)
+    text = back.lower(y).as_text()
+    assert '_xla_buffer_placement = "device"' in text, text
+    # two results, each where its sharding (or its type) says
+    two = jax.jit(
+        lambda v, w: (v + 1, w * 2), in_shardings=(pinned, None), out_shardings=(None, pinned)
+    )
+    a, b = two(y, x)
+    assert a.sharding == pinned and b.sharding == pinned, (a.sharding, b.sharding)
+    np.testing.assert_array_equal(np.asarray(a), x + 1)
+    np.testing.assert_array_equal(np.asarray(b), x * 2)
+    text = two.lower(y, x).as_text()
+    assert text.count('mhlo.memory_kind = "pinned_host"') == 3, text
+    assert text.count("annotate_device_placement") == 1, text
+    # a committed argument on another device than out_shardings': JAX's ValueError
+    try:
+        f(jax.device_put(x, d[0]))
+    except ValueError as err:
+        assert "Received incompatible devices for jitted computation" in str(err), err
+        assert "explicit output sharding with device ids [2]" in str(err), err
+    else:
+        raise AssertionError("expected ValueError")
+    # a nested jit's shardings under jvp (its equation runs eagerly)
+    p, t = jax.jvp(f, (x,), (np.ones(3, np.float32),))
+    assert p.sharding == pinned and t.sharding == pinned, (p.sharding, t.sharding)
+    np.testing.assert_array_equal(np.asarray(t), np.ones(3, np.float32))
+    # device_put to another memory inside jit on one device: the type says where
+    k = jax.jit(lambda v: jax.device_put(v * 2, pinned))
+    r = k(x)
+    assert r.sharding == pinned and str(jax.typeof(r)) == "float32<host>[3]", r.sharding
+    np.testing.assert_array_equal(np.asarray(r), x * 2)
+    # unpinned_host memory is typed Device: such a device_put inside jit stays on the device
+    assert jax.jit(lambda v: jax.device_put(v * 2, unpinned))(x).sharding.memory_kind == "device"
 
 
 def check_memory_spaces_in_types():
@@ -573,6 +647,7 @@ CHECKS = [
     check_nested_jit_shardings_under_grad,
     check_memory_kinds_and_memory_spaces,
     check_jit_shardings_in_other_memory_kinds,
+    check_one_device_jit_shardings_in_other_memory_kinds,
     check_memory_spaces_in_types,
     check_jaxprs_with_memory_spaces_parse_back,
     check_pickling_follows_jax,

@@ -54,6 +54,7 @@ __all__ = [
     "module_name_for",
     "JaxRuntimeError",
     "placement",
+    "one_device_placement",
     "device_args",
     "raise_if_deleted",
     "runtime_tokens",
@@ -112,6 +113,7 @@ class Executable:
         "ordered_effects",
         "host_callbacks",
         "extended",
+        "given_args",
     )
 
     def __init__(
@@ -128,6 +130,7 @@ class Executable:
         name,
         compile_source,
         compile_seconds,
+        one_device_shardings=None,
     ):
         self.xla = xla
         self.lowered = lowered
@@ -150,12 +153,19 @@ class Executable:
             )
             self.handlers_committed = committed = True
         else:
-            self.in_shardings = [self.sharding] * n_in
+            # jit's shardings in other memory kinds (``one_device_shardings``: per kept
+            # input, consts first, and per output; None: by the type) place values there
+            given_in, given_out = one_device_shardings or (None, None)
+            self.in_shardings = [
+                self.sharding if s is None else s for s in given_in or [None] * n_in
+            ]
             self.out_shardings = [
-                self.sharding
+                s
+                if s is not None
+                else self.sharding
                 if getattr(a, "memory_space", _DEVICE_SPACE) is _DEVICE_SPACE
                 else single_device_sharding(device, space_memory_kind(a.memory_space))
-                for a in out_avals
+                for a, s in zip(out_avals, given_out or [None] * len(out_avals), strict=True)
             ]
         # One sharding per (unpruned) argument, None for pruned ones: where run's callers
         # put the arguments.
@@ -166,6 +176,10 @@ class Executable:
             self.arg_shardings = [None] * len(in_avals)
             for i, sh in zip(kept, by_kept, strict=True):
                 self.arg_shardings[i] = sh
+        # On one device, the arguments jit's shardings put in another memory (else None).
+        self.given_args = None
+        if self.sharding is not None and one_device_shardings and one_device_shardings[0]:
+            self.given_args = [None if sh is self.sharding else sh for sh in self.arg_shardings]
         self.handlers = [
             _xla.result_handler(typed_aval(shared_aval(physical_aval(a)), sh), sh, committed)
             for a, sh in zip(out_avals, self.out_shardings, strict=True)
@@ -201,7 +215,13 @@ class Executable:
     def place(self, values: Sequence[Any]) -> list[Any]:
         """Return ``values`` (one per argument) placed where this program takes them."""
         if self.sharding is not None:
-            return device_args(values, self.device)
+            placed = device_args(values, self.device)
+            if self.given_args is None:
+                return placed
+            return [
+                x if sh is None else _to_sharding(x, sh)
+                for x, sh in zip(placed, self.given_args, strict=True)
+            ]
         return [
             x if sh is None else _to_sharding(x, sh)
             for x, sh in zip(values, self.arg_shardings, strict=True)
@@ -339,6 +359,46 @@ def placement(leaves: Iterable[Any]) -> tuple[Device | SpmdTarget, bool]:
     return device, True
 
 
+def one_device_placement(leaves, inner, ins=None, outs=None) -> tuple[Device | SpmdTarget, bool]:
+    """Where a program without multi-device shardings runs (a Device), and if committed.
+
+    A ``SingleDeviceSharding`` inside it (a ``device_put`` to one device) fixes
+    its device, as committed arguments do (JAX 0.10.2's rule; two different
+    devices are its ValueError). So do jit's ``SingleDeviceSharding``
+    ``in_shardings`` (arguments committed elsewhere are moved there, as in JAX)
+    and ``out_shardings`` (a committed argument elsewhere is JAX's ValueError).
+    """
+    device, committed = placement(leaves)
+    if isinstance(device, SpmdTarget):  # a committed multi-device argument decides
+        return device, committed
+    given_in = [s for s in ins or () if type(s) is SingleDeviceSharding]
+    if given_in:
+        device, committed = given_in[0]._device, True
+    for s in outs or ():
+        if type(s) is not SingleDeviceSharding:
+            continue
+        if committed and s._device != device:
+            raise ValueError(
+                "Received incompatible devices for jitted computation. Got argument with "
+                f"device ids [{device.id}] on platform {device.platform.upper()} and explicit "
+                f"output sharding with device ids [{s._device.id}] on platform "
+                f"{s._device.platform.upper()}"
+            )
+        device, committed = s._device, True
+    what = "argument"
+    for s in inner:
+        if type(s) is not SingleDeviceSharding:
+            continue
+        if committed and s._device != device:
+            raise ValueError(
+                f"Received incompatible devices for jitted computation. Got {what} with "
+                f"device ids [{device.id}] and device_put inside jit with device ids "
+                f"[{s._device.id}]"
+            )
+        device, committed, what = s._device, True, "device_put inside jit"
+    return device, committed
+
+
 def _to_sharding(x: Any, sharding: Sharding) -> Any:
     if isinstance(x, ExtendedArray):  # a key array: its data goes there, rewrapped
         data = _to_sharding(x._base_array, sharding)
@@ -395,10 +455,23 @@ class LoweredProgram:
         "const_args",
         "donated",
         "name",
+        "one_device_shardings",
     )
 
-    def __init__(self, module, device, in_avals, out_avals, kept, const_args, donated, name):
+    def __init__(
+        self,
+        module,
+        device,
+        in_avals,
+        out_avals,
+        kept,
+        const_args,
+        donated,
+        name,
+        one_device_shardings=None,
+    ):
         self.module = module  # a modjax.lowering LoweredModule
+        self.one_device_shardings = one_device_shardings
         self.device = device
         self.in_avals = in_avals
         self.out_avals = out_avals
@@ -431,6 +504,7 @@ class LoweredProgram:
             self.name,
             result.source,
             seconds,
+            self.one_device_shardings,
         )
 
 
@@ -441,6 +515,7 @@ def lower_jaxpr(
     name: str,
     donated: Sequence[bool] | None = None,
     keep_unused: bool = False,
+    one_device_shardings: tuple | None = None,
 ) -> LoweredProgram:
     """Prune ``closed`` and lower it to StableHLO for ``device``.
 
@@ -448,7 +523,9 @@ def lower_jaxpr(
     put on ``device`` once and passed before the arguments. Unused arguments
     (donated or not) are pruned unless ``keep_unused``, as in JAX; a donated
     argument that no output can reuse is reported with a UserWarning and left
-    alive.
+    alive. On one device, ``one_device_shardings`` (jit's ``SingleDeviceSharding``
+    in/out shardings, None entries unspecified, when one names another memory
+    kind) puts those arguments and results in their memories.
     """
     if has_refs(closed):  # references made and used inside: a pure program for XLA
         closed = discharge_state(closed)
@@ -477,14 +554,20 @@ def lower_jaxpr(
             )
         else:
             const_args = tuple(device_args(const_values, device))
-            n = len(pruned.invars)
+            ins, outs = one_device_shardings or (None, None)
+            kept_ins = [None] * len(const_values) + [
+                s for s, u in zip(ins or [None] * n_args, used_args, strict=True) if u
+            ]
+            outs = list(outs or [None] * len(pruned.outvars))
+            if one_device_shardings is not None:
+                one_device_shardings = (kept_ins, outs)
             module = lower_jaxpr_to_module(
                 _with_consts(pruned, embedded),
                 module_name=module_name_for(name),
                 donated_args=kept_donated,
                 platform=device.client.platform,
                 **_memory_kind_annotations(
-                    device, pruned, [None] * n, [None] * len(pruned.outvars), False, single=True
+                    device, pruned, kept_ins, outs, one_device_shardings is not None, single=True
                 ),
             )
     unusable = [
@@ -509,6 +592,7 @@ def lower_jaxpr(
         const_args,
         donated,
         name,
+        None if isinstance(device, SpmdTarget) else one_device_shardings,
     )
 
 
@@ -624,19 +708,27 @@ def _memory_kind_annotations(
         return default if space is _DEVICE_SPACE else space_memory_kind(space)
 
     def arg_kind(s, aval):
-        if single and getattr(aval, "memory_space", _DEVICE_SPACE) is _DEVICE_SPACE:
+        if s is None and single and getattr(aval, "memory_space", _DEVICE_SPACE) is _DEVICE_SPACE:
             return None  # as JAX: an argument without a sharding has no memory kind
         return kind(s, aval)
 
-    def placement(s):
-        if s is None or s.memory_kind in (None, default):
+    def placement(s, aval):
+        # JAX moves a result given a sharding into its memory kind (and on one device
+        # even into the default one, from a value typed in another memory space)
+        if s is None:
             return None
-        return s.memory_kind
+        if s.memory_kind not in (None, default):
+            return s.memory_kind
+        if single and getattr(aval, "memory_space", _DEVICE_SPACE) is not _DEVICE_SPACE:
+            return default
+        return None
 
     return {
         "arg_memory_kinds": [arg_kind(s, a) for s, a in zip(in_shardings, in_avals, strict=True)],
         "result_memory_kinds": [kind(s, a) for s, a in zip(out_shardings, out_avals, strict=True)],
-        "result_placements": [placement(s) for s in out_shardings],
+        "result_placements": [
+            placement(s, a) for s, a in zip(out_shardings, out_avals, strict=True)
+        ],
     }
 
 
@@ -706,10 +798,18 @@ def compile_jaxpr(
     donated: Sequence[bool] | None = None,
     keep_unused: bool = False,
     committed: bool = False,
+    one_device_shardings: tuple | None = None,
 ) -> Executable:
     """Prune, lower and compile ``closed`` for ``device``; return its Executable.
 
     See ``lower_jaxpr``; ``committed`` is the committedness of the outputs.
     """
-    program = lower_jaxpr(closed, device, name=name, donated=donated, keep_unused=keep_unused)
+    program = lower_jaxpr(
+        closed,
+        device,
+        name=name,
+        donated=donated,
+        keep_unused=keep_unused,
+        one_device_shardings=one_device_shardings,
+    )
     return program.compile(committed)

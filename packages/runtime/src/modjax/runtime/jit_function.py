@@ -43,15 +43,26 @@ from .arguments import (
 from .backends import Device
 from .compile_cache import log_compiles
 from .debugging import disable_jit, explain_cache_misses, flags, outputs_bad, rerun_op_by_op
-from .executable import Executable, LoweredProgram, lower_jaxpr, no_execution
+from .executable import (
+    Executable,
+    LoweredProgram,
+    lower_jaxpr,
+    no_execution,
+    one_device_placement,
+)
 from .executable import placement as _placement
 from .explain import explain_compile_miss, explain_trace_miss
 from .extended import checked_run, jaxpr_checks
 from .fast_path_cpp import fastpath_data
 from .fast_path_python import learn
 from .jit_primitive import jit_p
-from .sharding import SingleDeviceSharding
-from .spmd import SpmdTarget, jaxpr_shardings, spmd_target, type_out_shardings
+from .spmd import (
+    SpmdTarget,
+    jaxpr_shardings,
+    one_device_shardings,
+    spmd_target,
+    type_out_shardings,
+)
 
 __all__ = ["JitFunction", "TracedProgram", "clear_caches"]
 
@@ -76,6 +87,7 @@ class TracedProgram:
         "inner_shardings",
         "type_out_shardings",
         "ref_program",
+        "one_device_shardings",
     )
 
     def __init__(self, closed, out_tree, donated, in_avals, arg_names):
@@ -91,6 +103,9 @@ class TracedProgram:
         self.arg_names = arg_names
         # Programs with references: the discharged program, jitted (refs.call_with_refs).
         self.ref_program = None
+        # On one device, jit's flat (in, out) shardings when one names another memory
+        # kind (``spmd.one_device_shardings``): set by ``placement``, read by ``lower``.
+        self.one_device_shardings = None
 
 
 _all_functions: weakref.WeakSet = weakref.WeakSet()
@@ -298,7 +313,8 @@ class JitFunction:
             call.leaves, ins, outs, traced.inner_shardings, committed_of=committed_of
         )
         if target is None:
-            return _one_device_placement(call.leaves, traced.inner_shardings)
+            traced.one_device_shardings = one_device_shardings(ins, outs)
+            return one_device_placement(call.leaves, traced.inner_shardings, ins, outs)
         return target, True
 
     # --- compiling --------------------------------------------------------------------
@@ -311,6 +327,9 @@ class JitFunction:
             name=self.name,
             donated=traced.donated,
             keep_unused=self.keep_unused,
+            one_device_shardings=None
+            if isinstance(device, SpmdTarget)
+            else traced.one_device_shardings,
         )
 
     def executable(
@@ -473,27 +492,3 @@ def _compile_cause(previous, current) -> str:
     if old_device != device:
         changes.append(f"the device changed from {old_device} to {device}")
     return "; ".join(changes) or "a new combination of earlier signatures"
-
-
-def _one_device_placement(leaves, inner) -> tuple[Device | SpmdTarget, bool]:
-    """Where a program without multi-device shardings runs (a Device), and if committed.
-
-    A ``SingleDeviceSharding`` inside it (a ``device_put`` to one device) fixes
-    its device, as committed arguments do (JAX 0.10.2's rule; two different
-    devices are its ValueError).
-    """
-    device, committed = _placement(leaves)
-    if isinstance(device, SpmdTarget):  # a committed multi-device argument decides
-        return device, committed
-    what = "argument"
-    for s in inner:
-        if type(s) is not SingleDeviceSharding:
-            continue
-        if committed and s._device != device:
-            raise ValueError(
-                f"Received incompatible devices for jitted computation. Got {what} with "
-                f"device ids [{device.id}] and device_put inside jit with device ids "
-                f"[{s._device.id}]"
-            )
-        device, committed, what = s._device, True, "device_put inside jit"
-    return device, committed

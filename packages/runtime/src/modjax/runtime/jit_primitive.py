@@ -36,11 +36,11 @@ from modjax.tracecore.state import Ref, register_call_discharge
 
 from .arguments import leaf_aval
 from .debugging import disable_jit
-from .executable import committed_sharding, compile_jaxpr
+from .executable import committed_sharding, compile_jaxpr, one_device_placement
 from .executable import placement as _placement
 from .extended import checked_run
 from .refs import apply_with_refs
-from .spmd import jaxpr_shardings, spmd_target
+from .spmd import SpmdTarget, jaxpr_shardings, one_device_shardings, spmd_target
 
 __all__ = ["jit_p", "jit_update_params", "jit_batching_update_params"]
 
@@ -84,6 +84,7 @@ def _jit_impl(
             params.update(in_shardings=in_shardings, out_shardings=out_shardings)
         return apply_with_refs(jit_p, *args, **params)
     device, committed = _placement(args)
+    one_device = None
     if in_shardings is not None:
         target = spmd_target(
             args,
@@ -94,10 +95,16 @@ def _jit_impl(
         )
         if target is not None:
             device, committed = target, True
+        else:
+            one_device = one_device_shardings(in_shardings, out_shardings)
+            if one_device is not None:
+                device, committed = one_device_placement(
+                    args, jaxpr_shardings(jaxpr.jaxpr), in_shardings, out_shardings
+                )
     avals = tuple(leaf_aval(x) for x in args)
     executable = _impl_cache.get(
         jaxpr,
-        (avals, device, committed, donated_invars, keep_unused),
+        (avals, device, committed, donated_invars, keep_unused, one_device),
         lambda: compile_jaxpr(
             jaxpr,
             device,
@@ -105,6 +112,7 @@ def _jit_impl(
             donated=donated_invars,
             keep_unused=keep_unused,
             committed=committed,
+            one_device_shardings=None if isinstance(device, SpmdTarget) else one_device,
         ),
     )
     return checked_run(executable, jaxpr, args, executable.place(args))

@@ -34,6 +34,7 @@ __all__ = [
     "jaxpr_shardings",
     "check_same_devices",
     "type_out_shardings",
+    "one_device_shardings",
 ]
 
 
@@ -196,13 +197,7 @@ def spmd_target(
     pairs += [("a sharding constraint", s) for s in inner]
     context = check_same_devices(pairs)
     if context is None:
-        if _other_memory_kind(s for _, s in pairs):
-            raise NotImplementedError(
-                "jit in_shardings/out_shardings in a memory kind other than the default on "
-                "one device (SingleDeviceSharding(..., memory_kind=...)); use a NamedSharding "
-                "on a mesh of that device"
-            )
-        return None
+        return None  # a program on one device (``one_device_shardings`` says where)
     for what, s in pairs:
         if type(s) is SingleDeviceSharding and s._device_assignment != context._device_assignment:
             raise ValueError(
@@ -219,6 +214,21 @@ def spmd_target(
         else [None if type(s) is SingleDeviceSharding else s for s in outs],
         context,
     )
+
+
+def one_device_shardings(
+    in_shardings: Sequence[Sharding | None] | None, out_shardings: Sequence[Sharding | None] | None
+) -> tuple[tuple | None, tuple | None] | None:
+    """Return a one-device program's given (in, out) shardings when one is in another memory.
+
+    Such ``SingleDeviceSharding``s place the arguments and results in their
+    memory kinds (as JAX 0.10.2 does); None when all are in the default memory.
+    """
+    ins = tuple(in_shardings or ())
+    outs = tuple(out_shardings or ())
+    if not _other_memory_kind(ins) and not _other_memory_kind(outs):
+        return None
+    return ins or None, outs or None
 
 
 def _kind(s: Sharding) -> str:
