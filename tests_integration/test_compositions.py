@@ -104,6 +104,16 @@ def test_jvp_of_jit_and_linearize():
     np.testing.assert_allclose(f_lin(t * 3), 6 * np.cos(X3), rtol=1e-6)
 
 
+def test_grad_of_jit_of_checkpoint_whose_result_multiplies_a_tangent():
+    # The staged side of the checkpoint recomputes sin(x) beside the tangent; the
+    # transpose evaluates that primal result before transposing the product.
+    def f(x):
+        return jnp.sum(jax.checkpoint(jnp.sin)(x) * x + jnp.exp(x * 0.5))
+
+    for g in (jax.grad(jax.jit(f)), jax.jit(jax.grad(jax.jit(f)))):
+        np.testing.assert_allclose(g(X3), f_scalar_grad_np(X3), rtol=1e-5)
+
+
 def test_grad_of_grad_and_third_derivative():
     f = lambda x: jnp.sin(x) * x  # noqa: E731
     x = np.float32(0.7)

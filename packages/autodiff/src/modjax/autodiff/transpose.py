@@ -18,8 +18,8 @@ from typing import Any
 from modjax.tracecore import source_info as source_info_util
 from modjax.tracecore.call import call_p
 from modjax.tracecore.core import Primitive
-from modjax.tracecore.dce import default_params_updater
-from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var
+from modjax.tracecore.dce import dce_rules, default_params_updater, eqn_has_effects
+from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, subjaxprs
 from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
 from modjax.tracecore.state import AbstractRef, discharge_state, has_refs, ref_methods
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
@@ -84,9 +84,19 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cota
     # Forward sweep: evaluate what does not depend on linear inputs.
     linear_eqns = []
     for eqn in jaxpr.eqns:
-        if any(type(a) is not Literal and a in linear for a in eqn.invars):
+        lin_in = [type(a) is not Literal and a in linear for a in eqn.invars]
+        if any(lin_in):
             linear_eqns.append(eqn)
-            linear.update(eqn.outvars)
+            primal_outs = _primal_outputs(eqn, lin_in)
+            if any(primal_outs):
+                # A call that also recomputes primal values (a checkpoint's staged side):
+                # those results read no linear input, so run the call pruned to them now.
+                _, pruned = dce_rules[eqn.primitive](primal_outs, eqn)
+                assert pruned is not None
+                with source_info_util.user_context(eqn.source_info):
+                    outs = pruned.primitive.bind(*map(read_primal, pruned.invars), **pruned.params)
+                primal_env.update(zip(pruned.outvars, outs, strict=True))
+            linear.update(v for v, p in zip(eqn.outvars, primal_outs, strict=True) if not p)
             continue
         with source_info_util.user_context(eqn.source_info):
             outs = eqn.primitive.bind(*map(read_primal, eqn.invars), **eqn.params)
@@ -151,6 +161,29 @@ def _held_value(var: Var, value):
     if type(var.aval) is not AbstractRef:
         return value
     return ref_methods["get"](value, None)
+
+
+def _primal_outputs(eqn, lin_in: list[bool]) -> list[bool]:
+    """Which results of ``eqn`` (which reads a linear value) depend on no linear operand.
+
+    Only a multi-result call without effects can have such results (the staged side of
+    a checkpoint returns the primal values it recomputes beside the tangents).
+    """
+    rule = dce_rules.get(eqn.primitive)
+    n = len(eqn.outvars)
+    if (
+        rule is None
+        or not eqn.primitive.multiple_results
+        or n < 2
+        or next(subjaxprs(eqn.params), None) is None
+        or eqn_has_effects(eqn)
+    ):
+        return [False] * n
+    out = []
+    for i in range(n):
+        used_inputs, _ = rule([j == i for j in range(n)], eqn)
+        out.append(not any(u and lin for u, lin in zip(used_inputs, lin_in, strict=True)))
+    return out
 
 
 def transpose_jaxpr(
