@@ -98,15 +98,15 @@ def test_partition_spec_unreduced_and_reduced_as_jax():
         P("x", unreduced={"y"}) + P("y")  # noqa: B018
     with pytest.raises(NotImplementedError):
         P("x") + ["y"]  # noqa: B018
-    # On a mesh: JAX's errors, then modjax's NotImplementedError (no such types yet).
+    # On a mesh: JAX's errors, else the sharding (unreduced axes: a subgroup of partial sums).
     explicit = AbstractMesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
     auto = AbstractMesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
     with pytest.raises(ValueError, match=r"Unreduced axes q is not found in mesh.axis_names="):
         NamedSharding(explicit, P("x", unreduced={"q"}))
     with pytest.raises(ValueError, match="Reduced axes can only refer to mesh axes that is of"):
         NamedSharding(auto, P("x", reduced={"y"}))
-    with pytest.raises(NotImplementedError, match="unreduced and reduced types"):
-        NamedSharding(explicit, P("x", unreduced={"y"}))
+    on_explicit = NamedSharding(explicit, P("x", unreduced={"y"}))
+    assert on_explicit.spec.unreduced == {"y"} and not on_explicit.is_fully_replicated
 
 
 def test_jit_over_a_one_device_mesh():

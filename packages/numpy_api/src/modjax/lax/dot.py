@@ -11,14 +11,18 @@ import numpy as np
 
 from modjax.autodiff import defbilinear, dot_primitives
 from modjax.batching import batching_rules, shift_axes
-from modjax.lowering import hlo, ir, ir_type, register_lowering
+from modjax.batching.batch_trace import BatchTracer
+from modjax.lowering import hlo, ir, ir_type, register_lowering, sharding_constraint
 from modjax.runtime import apply_primitive
+from modjax.runtime.sharding import typed_aval
 from modjax.sharding import reshard, with_sharding_constraint
+from modjax.sharding.constraint import _as_sharding
 from modjax.tracecore import dtypes
-from modjax.tracecore.abstract import ShapedArray, sharding_entries
+from modjax.tracecore.abstract import ShapedArray, sharding_entries, unreduced_axes
 from modjax.tracecore.core import Primitive, to_aval
 from modjax.tracecore.parse import register_param_parser
 from modjax.tracecore.pretty import register_param_printer
+from modjax.tracecore.sharding_types import ShardingTypeError
 
 from ._common import aval_of, convert, kind
 from .elementwise import _convert_element_type
@@ -49,7 +53,9 @@ __all__ = [
 ]
 
 
-def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision, preferred_element_type):
+def _dot_general_abstract_eval(
+    lhs, rhs, *, dimension_numbers, precision, preferred_element_type, out_sharding=None
+):
     (lc, rc), (lb, rb) = dimension_numbers
     for side, aval, batch, contract in (("lhs", lhs, lb, lc), ("rhs", rhs, rb, rc)):
         if any(not 0 <= d < aval.ndim for d in (*batch, *contract)):
@@ -106,7 +112,15 @@ def _dot_general_abstract_eval(lhs, rhs, *, dimension_numbers, precision, prefer
 
 
 def _dot_general_lowering(
-    ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_type, platform=None
+    ctx,
+    lhs,
+    rhs,
+    *,
+    dimension_numbers,
+    precision,
+    preferred_element_type,
+    out_sharding=None,
+    platform=None,
 ):
     (lc, rc), (lb, rb) = dimension_numbers
     a_lhs, a_rhs = ctx.avals_in
@@ -131,7 +145,12 @@ def _dot_general_lowering(
     )
     config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(p.name) for p in precision_pair(precision)])
     result = hlo.dot_general(ir_type(acc), lhs, rhs, numbers, precision_config=config, **algorithm)
-    return result if acc.dtype == out.dtype else convert(result, acc, out)
+    result = result if acc.dtype == out.dtype else convert(result, acc, out)
+    if out_sharding is not None:  # partial sums: JAX pins them so, for Shardy
+        name = ctx.module_ctx.sdy_mesh_name(out_sharding._sdy_mesh)
+        text = out_sharding._to_sdy_sharding(len(out.shape), name)
+        result = sharding_constraint(result, text.removeprefix("#sdy.sharding"))
+    return result
 
 
 def _algorithm_operands(ctx, lhs, rhs, algorithm, platform):
@@ -187,13 +206,21 @@ def _free(ndim: int, contract, batch) -> list[int]:
     return [i for i in range(ndim) if i not in contract and i not in batch]
 
 
-def _dot_general_transpose_lhs(ct, x, y, *, dimension_numbers, precision, preferred_element_type):
+def _no_unreduced(out_sharding, what: str) -> None:
+    if out_sharding is not None:
+        raise NotImplementedError(f"{what} of a dot_general whose result is unreduced")
+
+
+def _dot_general_transpose_lhs(
+    ct, x, y, *, dimension_numbers, precision, preferred_element_type, out_sharding=None
+):
     """The cotangent of ``x`` in ``dot_general(x, y)``: ``ct`` contracted with ``y``.
 
     ``ct``'s axes are (batch, x's free, y's free); contracting its y-free axes with
     y's free axes leaves (batch, x's free, y's contracting axes in y's order), which
     a transpose puts back in x's order.
     """
+    _no_unreduced(out_sharding, "the transpose")
     x_aval = x.aval
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
     x_free = _free(x_aval.ndim, x_contract, x_batch)
@@ -216,8 +243,11 @@ def _dot_general_transpose_lhs(ct, x, y, *, dimension_numbers, precision, prefer
     return typed_as(out, x_aval.sharding) if typed else out
 
 
-def _dot_general_transpose_rhs(ct, x, y, *, dimension_numbers, precision, preferred_element_type):
+def _dot_general_transpose_rhs(
+    ct, x, y, *, dimension_numbers, precision, preferred_element_type, out_sharding=None
+):
     """The cotangent of ``y``: the lhs rule applied to ``dot_general(y, x)``."""
+    _no_unreduced(out_sharding, "the transpose")
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
     n_batch = len(x_batch)
     n_x_free = to_aval(x).ndim - len(x_contract) - n_batch
@@ -239,6 +269,7 @@ def _dot_general_transpose_rhs(ct, x, y, *, dimension_numbers, precision, prefer
 
 def _dot_general_batching_rule(args, dims, *, dimension_numbers, **params):
     """Fold the batch axes into dot_general's own batch (or free) dimensions: one dot_general."""
+    _no_unreduced(params.get("out_sharding"), "vmap")
     lhs, rhs = args
     lhs_dim, rhs_dim = dims
     (lc, rc), (lb, rb) = dimension_numbers
@@ -267,6 +298,8 @@ defbilinear(dot_general_p, _dot_general_transpose_lhs, _dot_general_transpose_rh
 batching_rules[dot_general_p] = _dot_general_batching_rule
 dot_primitives.add(dot_general_p)  # what checkpoint's dots_saveable policies save
 register_param_printer(dot_general_p, "precision", format_precision)
+# As JAX: the result's type (``{U:y}``) says it; the param is not printed.
+register_param_printer(dot_general_p, "out_sharding", lambda value: None)
 register_param_parser(dot_general_p, "precision", parse_precision)
 
 
@@ -276,6 +309,7 @@ def _dims(values) -> tuple[int, ...]:
 
 class _OutSharding(threading.local):
     given = False  # inside a jnp contraction called with out_sharding=
+    unreduced = None  # ... whose out_sharding has unreduced axes: that sharding
 
 
 _out_sharding = _OutSharding()
@@ -297,10 +331,71 @@ def output_sharding_given():
 
 
 def contract_with_out_sharding(fn, out_sharding, *args, **kwargs):
-    """Return ``fn(*args, **kwargs)`` (a jnp contraction) resharded to ``out_sharding``."""
+    """Return ``fn(*args, **kwargs)`` (a jnp contraction) resharded to ``out_sharding``.
+
+    With unreduced axes in ``out_sharding``, its contractions leave their results
+    unreduced (partial sums over the contracting dimensions' mesh axes), as JAX's.
+    """
+    if _spec_unreduced(out_sharding):
+        before = _out_sharding.unreduced
+        _out_sharding.unreduced = _as_sharding(out_sharding, "out_sharding")
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            _out_sharding.unreduced = before
+        if aval_of(out).sharding == _typed(out, out_sharding):
+            return out
+        return reshard(out, out_sharding)
     with output_sharding_given():
         out = fn(*args, **kwargs)
     return reshard(out, out_sharding)
+
+
+def _spec_unreduced(sharding) -> bool:
+    return bool(getattr(getattr(sharding, "spec", sharding), "unreduced", None))
+
+
+def _typed(x, sharding):
+    """The type sharding ``x`` would have once resharded to ``sharding``."""
+    target = _as_sharding(sharding, "out_sharding")
+    return typed_aval(aval_of(x), target).sharding
+
+
+def _unreduced_result(lhs, rhs, numbers, out_sharding):
+    """The result's type sharding of a contraction left unreduced over ``out_sharding``'s
+    unreduced axes: JAX's checks (both sides' contracting dimensions split alike, over
+    exactly those axes), then the batch and free dimensions' entries.
+    """
+    if isinstance(lhs, BatchTracer) or isinstance(rhs, BatchTracer):
+        # vmap's per-example types carry no shardings, so the checks cannot be made.
+        raise NotImplementedError("vmap of a dot_general whose out_sharding is unreduced")
+    la, ra = aval_of(lhs), aval_of(rhs)
+    (lc, rc), (lb, rb) = numbers
+    if unreduced_axes(la) or unreduced_axes(ra):
+        raise ShardingTypeError(
+            f"lhs or rhs passed to dot_general cannot be unreduced. Got lhs={la!r} and rhs={ra!r}"
+        )
+    le, re = sharding_entries(la), sharding_entries(ra)
+    lcs, rcs = tuple(le[d] for d in lc), tuple(re[d] for d in rc)
+    if lcs != rcs:
+        raise ShardingTypeError(
+            "lhs and rhs contracting dims should be sharded identically when out_sharding "
+            f"provided to dot_general mentions unreduced_axes. Got lhs_contracting_spec={lcs}, "
+            f"rhs_contracting_spec={rcs}"
+        )
+    unreduced = out_sharding.spec.unreduced
+    if unreduced != frozenset(a for e in lcs for a in _axes(e)):
+        raise ShardingTypeError(
+            "out_sharding's unreduced axes should be equal to the contracting specs. Got "
+            f"unreduced axes={unreduced} and contracting spec={lcs}"
+        )
+    entries = (
+        [le[d] for d in lb]
+        + [le[i] for i in _free(la.ndim, lc, lb)]
+        + [re[i] for i in _free(ra.ndim, rc, rb)]
+    )
+    spec = out_sharding.spec.update(partitions=entries, reduced=frozenset())
+    return out_sharding.update(spec=spec)
 
 
 def _axes(entry) -> tuple:
@@ -373,16 +468,32 @@ def dot_general(
         if preferred_element_type is None
         else dtypes.check_and_canonicalize_user_dtype(preferred_element_type, "dot_general")
     )
-    if out_sharding is not None or _out_sharding.given:
-        lhs, rhs = _unambiguous_operands(lhs, rhs, numbers)
-    out = dot_general_p.bind(
-        lhs,
-        rhs,
-        dimension_numbers=numbers,
-        precision=canonicalize_precision(precision),
-        preferred_element_type=preferred,
-    )
-    return out if out_sharding is None else reshard(out, out_sharding)
+    partial_sums = _out_sharding.unreduced
+    if out_sharding is not None and _spec_unreduced(out_sharding):
+        partial_sums = _as_sharding(out_sharding, "out_sharding")
+    if partial_sums is not None:
+        # The result is left unreduced over the contracting dimensions' mesh axes.
+        out = dot_general_p.bind(
+            lhs,
+            rhs,
+            dimension_numbers=numbers,
+            precision=canonicalize_precision(precision),
+            preferred_element_type=preferred,
+            out_sharding=_unreduced_result(lhs, rhs, numbers, partial_sums),
+        )
+    else:
+        if out_sharding is not None or _out_sharding.given:
+            lhs, rhs = _unambiguous_operands(lhs, rhs, numbers)
+        out = dot_general_p.bind(
+            lhs,
+            rhs,
+            dimension_numbers=numbers,
+            precision=canonicalize_precision(precision),
+            preferred_element_type=preferred,
+        )
+    if out_sharding is None or aval_of(out).sharding == _typed(out, out_sharding):
+        return out
+    return reshard(out, out_sharding)
 
 
 def dot(

@@ -8,10 +8,12 @@ stay as they are.
 
 from __future__ import annotations
 
+from modjax.autodiff.tangents import add_any_p
 from modjax.batching.primitives import moveaxis_p
-from modjax.tracecore.abstract import sharding_entries
+from modjax.tracecore.abstract import sharding_entries, unreduced_axes, with_type_sharding
 from modjax.tracecore.sharding_types import (
     ShardingTypeError,
+    add_unreduced_rule,
     broadcast_in_dim_rule,
     clamp_rule,
     conv_rule,
@@ -19,6 +21,8 @@ from modjax.tracecore.sharding_types import (
     dot_general_rule,
     dynamic_update_slice_rule,
     gather_rule,
+    keep_unreduced_rule,
+    mul_unreduced_rule,
     reduce_rule,
     reshape_rule,
     same_sharding_rule,
@@ -29,6 +33,7 @@ from modjax.tracecore.sharding_types import (
     squeeze_rule,
     top_k_rule,
     transpose_rule,
+    unreduced_rules,
     varying_shape_rule,
     with_entries,
 )
@@ -36,7 +41,7 @@ from modjax.tracecore.sharding_types import (
 from .convolution import conv_general_dilated_p
 from .cumulative import cumlogsumexp_p, cummax_p, cummin_p, cumprod_p, cumsum_p
 from .dot import dot_general_p
-from .elementwise import clamp_p, select_n_p
+from .elementwise import add_p, clamp_p, convert_element_type_p, mul_p, select_n_p
 from .indexing import (
     dynamic_slice_p,
     dynamic_update_slice_p,
@@ -65,6 +70,7 @@ from .split_stack import split_p, stack_p, tile_p, unstack_p
 from .structural import (
     broadcast_in_dim_p,
     concatenate_p,
+    copy_p,
     pad_p,
     reshape_p,
     rev_p,
@@ -94,7 +100,26 @@ for _p in (
     argmin_p,
 ):
     sharding_rules[_p] = reduce_rule
-sharding_rules[dot_general_p] = dot_general_rule
+
+
+def _dot_general(avals, out, *, out_sharding=None, **params):
+    if out_sharding is not None:  # a result left unreduced (lax.dot_general checked it)
+        return with_type_sharding(out, out_sharding)
+    return dot_general_rule(avals, out, **params)
+
+
+def _dot_general_unreduced(avals, *, out_sharding=None, **_):
+    if any(unreduced_axes(a) for a in avals):
+        lhs, rhs = avals
+        raise ShardingTypeError(
+            f"lhs or rhs passed to dot_general cannot be unreduced. Got lhs={lhs!r} and rhs={rhs!r}"
+        )
+    # As JAX 0.10.2: reduced operands give a result that is not (JAX's TODO).
+    return None if out_sharding is not None else (frozenset(), frozenset())
+
+
+sharding_rules[dot_general_p] = _dot_general
+unreduced_rules[dot_general_p] = _dot_general_unreduced
 sharding_rules[transpose_p] = transpose_rule
 
 
@@ -181,3 +206,32 @@ sharding_rules[split_p] = _split
 sharding_rules[stack_p] = _stack
 sharding_rules[unstack_p] = _unstack
 sharding_rules[tile_p] = _tile
+
+
+# Unreduced and reduced axes (JAX's ``ur_rule``s): sums of partial sums, products with a
+# value reduced over their axes, and linear rearrangements keep them; the other
+# elementwise primitives follow tracecore's generic rule; any other primitive refuses them.
+unreduced_rules[add_p] = add_unreduced_rule("add")
+unreduced_rules[add_any_p] = add_unreduced_rule("add_any")
+unreduced_rules[mul_p] = mul_unreduced_rule
+for _p in (
+    convert_element_type_p,
+    transpose_p,
+    squeeze_p,
+    reduce_sum_p,
+    copy_p,
+    moveaxis_p,
+    broadcast_in_dim_p,
+):
+    unreduced_rules[_p] = keep_unreduced_rule
+
+
+def _reshape_unreduced(avals, *, dimensions=None, **_):
+    if dimensions is not None:
+        raise NotImplementedError(
+            "unreduced/reduced rule for reshape with dimensions is not implemented"
+        )
+    return keep_unreduced_rule(avals)
+
+
+unreduced_rules[reshape_p] = _reshape_unreduced

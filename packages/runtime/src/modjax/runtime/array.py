@@ -247,6 +247,11 @@ def _put_leaf(x: Any, sharding: Sharding | None, committed: bool):
     value, aval = _canonical_host_value(x)
     if sharding is None:
         sharding = single_device_sharding(default_device())
+    if _is_unreduced(sharding):
+        # As JAX: placed replicated, then a compiled identity keeps one copy per group
+        # of partial sums (zeros on the other devices of the group).
+        whole = put_host_value(value, aval, sharding._replicated(), committed)
+        return copy_to_sharding(whole, sharding, committed)
     return put_host_value(value, aval, sharding, committed)
 
 
@@ -446,6 +451,11 @@ class Shard:
 
 
 # --- the Python half of ArrayImpl ---------------------------------------------------------
+
+
+def _is_unreduced(sharding) -> bool:
+    """Whether an array so placed holds partial sums over some mesh axes (``P(unreduced=)``)."""
+    return bool(getattr(getattr(sharding, "spec", None), "unreduced", None))
 
 
 def _not_scalar_message(self, what: str) -> str:
@@ -694,6 +704,8 @@ class _ArrayMethods:
         prefix = "Array("
         weak = ", weak_type=True" if self.aval.weak_type else ""
         dtype_part = f"dtype={dtypes.dtype_name(self.aval.dtype)}{weak})"
+        if _is_unreduced(self._sharding):  # partial sums: no value to show without a reduction
+            return f"{prefix}shape={self.aval.shape}, {dtype_part[:-1]}, sharding={self._sharding})"
         if not (self._sharding.is_fully_addressable or self._sharding.is_fully_replicated):
             return f"{prefix}shape={self.aval.shape}, {dtype_part}"
         width = np.get_printoptions()["linewidth"]
@@ -708,12 +720,16 @@ class _ArrayMethods:
         return f"{prefix}{body},{gap}{dtype_part}"
 
     def __str__(self) -> str:
+        if _is_unreduced(self._sharding):
+            return repr(self)
         return str(self._value)
 
     def __format__(self, spec: str) -> str:
         fn = core.tracer_operators.get("__format__")
         if fn is not None:
             return fn(self, spec)
+        if _is_unreduced(self._sharding):
+            return repr(self)
         value = self._value
         return format(value[()] if value.ndim == 0 else value, spec)
 

@@ -16,7 +16,7 @@ from modjax.batching import batching_rules
 from modjax.lowering import register_lowering, sharding_constraint
 from modjax.tracecore import core
 from modjax.tracecore.abstract import sharding_entries, with_type_sharding
-from modjax.tracecore.sharding_types import sharding_rules
+from modjax.tracecore.sharding_types import sharding_rules, unreduced_rules
 from modjax.tracecore.tree_util import (
     tree_flatten,
     tree_leaves,
@@ -58,9 +58,11 @@ def _lowering(ctx, x, *, sharding):
 
 def _batching(args, dims, *, sharding):
     (x,), (d,) = args, dims
-    spec = list(sharding.spec) + [None] * (x.ndim - 1 - len(sharding.spec))
+    spec = list(sharding.spec.partitions) + [None] * (x.ndim - 1 - len(sharding.spec))
     spec.insert(d, None)
-    batched = NamedSharding(sharding.mesh, PartitionSpec(*spec), memory_kind=sharding.memory_kind)
+    batched = NamedSharding(
+        sharding.mesh, sharding.spec.update(partitions=spec), memory_kind=sharding.memory_kind
+    )
     return sharding_constraint_p.bind(x, sharding=batched), d
 
 
@@ -108,6 +110,7 @@ deflinear(
 )
 batching_rules[sharding_constraint_p] = _batching
 sharding_rules[sharding_constraint_p] = lambda avals, out, **_: out  # its abstract eval types it
+unreduced_rules[sharding_constraint_p] = lambda avals, **_: None  # reshard reduces: the same
 
 
 def _as_sharding(s, what: str, leaf=None):

@@ -65,7 +65,7 @@ def _check_spec(mesh: Mesh | AbstractMesh, spec: PartitionSpec) -> None:
 
 
 def _check_unreduced(mesh, spec: PartitionSpec, what: str, axes: frozenset) -> None:
-    """JAX's errors for unreduced/reduced axes; modjax has no such types yet."""
+    """JAX's errors for unreduced/reduced axes: mesh axes, and explicit ones."""
     missing = [a for a in axes if a not in mesh.axis_names]
     if missing:
         raise ValueError(
@@ -78,9 +78,6 @@ def _check_unreduced(mesh, spec: PartitionSpec, what: str, axes: frozenset) -> N
             f"{what} axes can only refer to mesh axes that is of type `Explicit`. Got "
             f"{what.lower()} axes: {axes} and mesh: {mesh}"
         )
-    raise NotImplementedError(
-        f"NamedSharding with {what.lower()} axes ({spec}): unreduced and reduced types"
-    )
 
 
 def _tiles(mesh, spec: PartitionSpec, ndim: int) -> list[int]:
@@ -92,23 +89,30 @@ def hlo_sharding_string(mesh: Mesh, spec: PartitionSpec, ndim: int) -> str:
     """Return the HloSharding text of ``spec`` on ``mesh`` for an array of ``ndim`` dimensions.
 
     Devices are numbered by their position in the mesh (the program's device
-    assignment is the mesh's devices in order).
+    assignment is the mesh's devices in order). Unreduced axes are a subgroup
+    of the tile assignment (each group holds partial sums), as JAX's HloSharding
+    of such a spec; reduced axes are replicated ones.
     """
     tiles = _tiles(mesh, spec, ndim)
-    if math.prod(tiles) == 1:
-        return "{replicated}"
     used = [a for i in range(ndim) for a in spec.axes_of(i)]
-    unused = [a for a in mesh.axis_names if a not in used]
-    order = [mesh.axis_names.index(a) for a in used + unused]
+    partial = [a for a in mesh.axis_names if a in spec.unreduced and mesh.axis_size(a) > 1]
+    sums = math.prod(mesh.axis_size(a) for a in partial)
+    if math.prod(tiles) == 1 and sums == 1:
+        return "{replicated}"
+    unused = [a for a in mesh.axis_names if a not in used and a not in partial]
+    order = [mesh.axis_names.index(a) for a in used + partial + unused]
     ids = np.arange(mesh.size).reshape(mesh.axis_sizes).transpose(order).reshape(-1)
     replicas = math.prod(mesh.axis_size(a) for a in unused)
-    dims = tiles + ([replicas] if replicas > 1 else [])
-    suffix = " last_tile_dim_replicate" if replicas > 1 else ""
+    dims = tiles + ([sums] if sums > 1 else []) + ([replicas] if replicas > 1 else [])
+    if sums > 1:
+        suffix = " last_tile_dims={unreduced" + (", replicated}" if replicas > 1 else "}")
+    else:
+        suffix = " last_tile_dim_replicate" if replicas > 1 else ""
     return f"{{devices=[{','.join(map(str, dims))}]{','.join(map(str, ids))}{suffix}}}"
 
 
 def _sdy_dim(spec: PartitionSpec, i: int) -> str:
-    entry = spec[i] if i < len(spec) else None
+    entry = spec.partitions[i] if i < len(spec) else None
     if entry is UNCONSTRAINED:
         return "{?}"
     return "{" + ", ".join(f'"{a}"' for a in spec.axes_of(i)) + "}"
@@ -259,7 +263,11 @@ class NamedSharding(_xla.GSPMDSharding):
         entries = [
             tuple(a for a in self.spec.axes_of(i) if a in explicit) for i in range(len(self.spec))
         ]
-        spec = PartitionSpec(*(e if len(e) > 1 else (e[0] if e else None) for e in entries))
+        spec = PartitionSpec(
+            *(e if len(e) > 1 else (e[0] if e else None) for e in entries),
+            unreduced=frozenset(a for a in self.spec.unreduced if a in explicit),
+            reduced=frozenset(a for a in self.spec.reduced if a in explicit),
+        )
         return NamedSharding(self.mesh, spec)
 
     # --- the protocol ---
@@ -270,6 +278,8 @@ class NamedSharding(_xla.GSPMDSharding):
 
     @functools.cached_property
     def is_fully_replicated(self) -> bool:
+        if self.mesh.size > 1 and self.spec.unreduced:
+            return False  # partial sums differ from device to device
         return all(math.prod(self.mesh.axis_size(a) for a in self.spec.axes_of(i)) == 1
                    for i in range(len(self.spec)))  # fmt: skip
 
@@ -291,9 +301,15 @@ class NamedSharding(_xla.GSPMDSharding):
         return hlo
 
     def _to_sdy_sharding(self, num_dimensions: int, mesh_name: str = "mesh") -> str:
-        """Return this sharding as a Shardy attribute on the program's mesh ``@mesh_name``."""
+        """Return this sharding as a Shardy attribute on the program's mesh ``@mesh_name``.
+
+        Unreduced axes are Shardy's ``unreduced={...}`` (in the mesh's order); reduced
+        axes are only in types (replicated, as JAX lowers them).
+        """
         dims = ", ".join(_sdy_dim(self.spec, i) for i in range(num_dimensions))
-        return f"#sdy.sharding<@{mesh_name}, [{dims}]>"
+        partial = [a for a in self.mesh.axis_names if a in self.spec.unreduced]
+        extra = ", unreduced={" + ", ".join(f'"{a}"' for a in partial) + "}" if partial else ""
+        return f"#sdy.sharding<@{mesh_name}, [{dims}]{extra}>"
 
     @property
     def _sdy_mesh(self) -> tuple[tuple[str, int], ...]:
@@ -301,6 +317,12 @@ class NamedSharding(_xla.GSPMDSharding):
 
     @functools.lru_cache(maxsize=256)  # noqa: B019 - instances are interned and immortal
     def _indices(self, shape: tuple[int, ...]) -> dict[Device, tuple[slice, ...]]:
+        if self.spec.unreduced:
+            # As JAX 0.10.2: a device's piece is a partial sum, not a slice of the array.
+            raise NotImplementedError(
+                "device_indices_map doesn't work with unreduced. Please file a bug at "
+                "https://github.com/jax-ml/jax/issues"
+            )
         ndim = len(shape)
         tiles = self._tile_counts(ndim)
         self._check_divisible(shape, tiles)
@@ -339,11 +361,11 @@ class NamedSharding(_xla.GSPMDSharding):
         The new dimension is unsplit, or split over the mesh axes
         ``spmd_axis_name`` (a tuple, from ``vmap``), as JAX batches a jit's shardings.
         """
-        entries: list = list(self.spec) + [None] * (dim - len(self.spec))
+        entries: list = list(self.spec.partitions) + [None] * (dim - len(self.spec))
         if spmd_axis_name is not None and len(spmd_axis_name) == 1:
             spmd_axis_name = spmd_axis_name[0]
         entries.insert(dim, spmd_axis_name)
-        spec = PartitionSpec(*entries).stripped()
+        spec = self.spec.update(partitions=entries).stripped()
         return NamedSharding(self.mesh, spec, memory_kind=self._memory_kind)
 
     def _on_devices(self, devices) -> NamedSharding:
@@ -500,7 +522,10 @@ class AbstractNamedSharding:
 
     @property
     def is_fully_replicated(self) -> bool:
-        """Whether every device would hold the whole array: the spec splits nothing."""
+        """Whether every device would hold the whole array: the spec splits nothing and
+        leaves no partial sums."""
+        if self.mesh.size > 1 and self.spec.unreduced:
+            return False
         return math.prod(_tiles(self.mesh, self.spec, len(self.spec))) == 1
 
     def is_equivalent_to(self, other, ndim: int) -> bool:

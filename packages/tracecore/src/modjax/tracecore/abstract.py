@@ -33,6 +33,8 @@ __all__ = [
     "aval_handlers",
     "canonicalize_shape",
     "sharding_entries",
+    "unreduced_axes",
+    "reduced_axes",
     "with_type_sharding",
     "get_aval",
     "physical_aval",
@@ -110,8 +112,26 @@ def sharding_entries(aval: Any) -> tuple:
     sharding = aval.sharding
     if sharding is None:
         return (None,) * len(aval.shape)
-    spec = tuple(sharding.spec)
+    spec = tuple(getattr(sharding.spec, "partitions", sharding.spec))
     return spec + (None,) * (len(aval.shape) - len(spec))
+
+
+def unreduced_axes(aval: Any) -> frozenset:
+    """Return the mesh axes ``aval``'s value is a partial sum over (JAX's ``core.getu``)."""
+    sharding = getattr(aval, "sharding", None)
+    return getattr(sharding.spec, "unreduced", frozenset()) if sharding is not None else frozenset()
+
+
+def reduced_axes(aval: Any) -> frozenset:
+    """Return the mesh axes ``aval`` is reduced over (JAX's ``core.getr``)."""
+    sharding = getattr(aval, "sharding", None)
+    return getattr(sharding.spec, "reduced", frozenset()) if sharding is not None else frozenset()
+
+
+def _axes_text(letter: str, axes, order) -> str:
+    """``V:x``, ``U:(y,z)``: axes in the mesh's order (names it lacks sorted, last)."""
+    names = [a for a in order if a in axes] + sorted((a for a in axes if a not in order), key=str)
+    return f"{letter}:" + (names[0] if len(names) == 1 else "(" + ",".join(names) + ")")
 
 
 def with_type_sharding(aval: ShapedArray, sharding: Any) -> ShapedArray:
@@ -120,8 +140,11 @@ def with_type_sharding(aval: ShapedArray, sharding: Any) -> ShapedArray:
     JAX's types always spell every dimension (``P('x')`` of a matrix is ``P('x', None)``).
     """
     if sharding is not None and len(sharding.spec) < len(aval.shape):
+        spec = sharding.spec
+        padded = tuple(getattr(spec, "partitions", spec)) + (None,) * (len(aval.shape) - len(spec))
+        # Unreduced and reduced axes stay (a spec that has them has ``update``).
         sharding = sharding.update(
-            spec=tuple(sharding.spec) + (None,) * (len(aval.shape) - len(sharding.spec))
+            spec=spec.update(partitions=padded) if hasattr(spec, "update") else padded
         )
     if sharding is aval.sharding:
         return aval
@@ -298,9 +321,15 @@ class ShapedArray:
         else:
             dims = [_dim_str(n, e) for n, e in zip(self.shape, sharding_entries(self), strict=True)]
             text = f"{name}[{','.join(dims)}]"
-        if self.vma:
-            axes = sorted(self.vma)
-            text += "{V:" + (axes[0] if len(axes) == 1 else "(" + ",".join(axes) + ")") + "}"
+        unreduced, reduced = unreduced_axes(self), reduced_axes(self)
+        if self.vma or unreduced or reduced:
+            order = getattr(getattr(self.sharding, "mesh", None), "axis_names", ())
+            parts = [
+                _axes_text(letter, axes, () if letter == "V" else order)
+                for letter, axes in (("V", self.vma), ("U", unreduced), ("R", reduced))
+                if axes
+            ]
+            text += "{" + ", ".join(parts) + "}"
         return text
 
     def __eq__(self, other: object) -> bool:

@@ -24,14 +24,19 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .abstract import ShapedArray, sharding_entries
+from .abstract import ShapedArray, reduced_axes, sharding_entries, unreduced_axes
 from .jaxpr import subjaxprs
 from .options import auto_pcast
 
 __all__ = [
     "ShardingTypeError",
     "sharding_rules",
+    "unreduced_rules",
     "apply_sharding_rule",
+    "nary_unreduced_rule",
+    "keep_unreduced_rule",
+    "add_unreduced_rule",
+    "mul_unreduced_rule",
     "vma_operand_rules",
     "vma_rules",
     "apply_vma_rule",
@@ -631,23 +636,160 @@ def _dim(n, e) -> str:
     return f"{n}@{axes[0]}" if len(axes) == 1 else f"{n}@({','.join(axes)})"
 
 
+#: ``unreduced_rules[primitive](avals, **params) -> (unreduced, reduced)`` (a list of such
+#: pairs for a primitive with several results; None when the sharding rule or abstract
+#: evaluation already typed the result): the mesh axes a result is unreduced and
+#: reduced over, given operands of which some are (JAX's ``ur_rule``). A primitive
+#: without one refuses such operands (NotImplementedError, as JAX's), except the
+#: elementwise ones following the generic sharding rule, which follow
+#: :func:`nary_unreduced_rule`.
+unreduced_rules: dict[Any, Callable] = {}
+
+
+def _not_implemented(name: str, what: str = "unreduced/reduced") -> NotImplementedError:
+    return NotImplementedError(
+        f"{what} rule for {name} is not implemented. Please file an issue at "
+        "https://github.com/jax-ml/jax/issues"
+    )
+
+
+def _common_reduced(avals) -> frozenset:
+    """The reduced axes of elementwise operands: all alike (JAX's ``default_nary_reduced_rule``)."""
+    found = {r for a in avals if (r := reduced_axes(a))}
+    if len(found) > 1:
+        raise ShardingTypeError(
+            f"All inputs should be reduced across the same mesh axes. Got specs: {found}"
+        )
+    (reduced,) = found if found else (frozenset(),)
+    # JAX also refuses an operand replicated over those axes, but only on the mesh set
+    # with set_mesh (none here: tracecore has no current mesh), as JAX without one.
+    if reduced:
+        for a in avals:
+            if a.sharding is None:
+                continue
+            if ({x for e in sharding_entries(a) for x in _axes(e)} | a.vma) & reduced:
+                raise ShardingTypeError(
+                    "Inputs cannot be sharded/varying on the same axes that another input is "
+                    "reduced on. Reshard the input which is reduced to be sharded on the mesh "
+                    "axes it is reduced on via `jax.sharding.reshard(inp, jax.P(...))`. Got "
+                    f"input type: {a} and reduced spec: {reduced}"
+                )
+    return reduced
+
+
+def nary_unreduced_rule(name: str):
+    """An elementwise operation: reduced operands give a reduced result; unreduced ones are
+    refused (``sin`` of a partial sum is not the partial sum of a ``sin``), as JAX's.
+    """
+
+    def rule(avals, **_):
+        reduced = _common_reduced(avals)
+        if any(unreduced_axes(a) for a in avals):
+            raise _not_implemented(name, "unreduced")
+        return frozenset(), reduced
+
+    return rule
+
+
+def keep_unreduced_rule(avals, **_):
+    """A linear operation of one operand (transpose, cast, reshape, ...) keeps both sets."""
+    return unreduced_axes(avals[0]), reduced_axes(avals[0])
+
+
+def add_unreduced_rule(name: str = "add"):
+    """``add``: the sum of two partial sums over the same axes is one; one alone is refused."""
+
+    def rule(avals, **_):
+        x, y = avals
+        reduced = _common_reduced(avals)
+        xu, yu = unreduced_axes(x), unreduced_axes(y)
+        if xu and yu:
+            if xu != yu:
+                raise ShardingTypeError(
+                    f"lhs and rhs to `{name}` must be unreduced along the same mesh axes. Got "
+                    f"lhs={xu}, rhs={yu}"
+                )
+            return xu, reduced
+        if xu or yu:
+            one, other = ("lhs", "rhs") if xu else ("rhs", "lhs")
+            raise ShardingTypeError(
+                f"{one} is unreduced while {other} is not. `{name}` operation does not allow "
+                "this because there will be implicit communication. Please reduce "
+                f"{one} via `reshard` before calling `{name}`."
+            )
+        return frozenset(), reduced
+
+    return rule
+
+
+def mul_unreduced_rule(avals, **_):
+    """``mul``: a partial sum times a value reduced over the same axes stays a partial sum."""
+    x, y = avals
+    reduced = _common_reduced(avals)
+    xu, yu = unreduced_axes(x), unreduced_axes(y)
+    if xu and yu:
+        raise ShardingTypeError(
+            f"lhs and rhs to `mul` cannot be unreduced since mul is bilinear. Got lhs={xu}, "
+            f"rhs={yu}"
+        )
+    if xu and xu != reduced_axes(y):
+        raise ShardingTypeError(
+            "RHS should be reduced along the same axes LHS is unreduced on. Got "
+            f"lhs={x.str_short()} and rhs={y.str_short()}"
+        )
+    if yu and yu != reduced_axes(x):
+        raise ShardingTypeError(
+            "LHS should be reduced along the same axes RHS is unreduced on. Got "
+            f"lhs={x.str_short()} and rhs={y.str_short()}"
+        )
+    unreduced = xu or yu
+    return unreduced, (frozenset() if unreduced else reduced)
+
+
+def _with_ur(aval, unreduced, reduced):
+    sharding = getattr(aval, "sharding", None)
+    if sharding is None or (not unreduced and not reduced):
+        return aval
+    spec = sharding.spec.update(unreduced=frozenset(unreduced), reduced=frozenset(reduced))
+    return aval.update(sharding=sharding.update(spec=spec))
+
+
+def _apply_unreduced_rule(primitive, avals, out, params, generic: bool):
+    rule = unreduced_rules.get(primitive)
+    if rule is None:
+        if not generic:
+            raise _not_implemented(primitive.name)
+        rule = nary_unreduced_rule(primitive.name)
+    ur = rule(avals, **params)
+    if ur is None:  # the rule typed the result itself
+        return out
+    if isinstance(out, list | tuple):
+        pairs = ur if isinstance(ur, list) else [ur] * len(out)
+        return type(out)(_with_ur(o, u, r) for o, (u, r) in zip(out, pairs, strict=True))
+    return _with_ur(out, *ur)
+
+
 def apply_sharding_rule(primitive, avals: Sequence[ShapedArray], out, params: dict):
     """Return ``out`` (an aval, or a list when the primitive has several results) with shardings.
 
     Called for every traced equation once some aval has a sharding; returns
-    ``out`` unchanged when no operand has one.
+    ``out`` unchanged when no operand has one. Operands unreduced or reduced over
+    some mesh axes go through ``unreduced_rules`` too.
     """
     for a in avals:
         if getattr(a, "sharding", None) is not None:
             break
     else:
         return out
+    ur = any(unreduced_axes(a) or reduced_axes(a) for a in avals if getattr(a, "sharding", None))
     rule = sharding_rules.get(primitive)
     if rule is not None:
-        return rule(avals, out, **params)
+        result = rule(avals, out, **params)
+        return _apply_unreduced_rule(primitive, avals, result, params, False) if ur else result
     if primitive.multiple_results or type(out) is not ShapedArray:
         return out  # inner jaxprs (jit, scan, cond) already typed their results
-    return elementwise_rule(primitive.name, avals, out)
+    result = elementwise_rule(primitive.name, avals, out)
+    return _apply_unreduced_rule(primitive, avals, result, params, True) if ur else result
 
 
 class _VmaChecked(threading.local):
