@@ -154,16 +154,19 @@ def array(
     """Create an array from an array, scalar or nested sequence (jax.numpy.array).
 
     Python scalars give weakly typed arrays; lists of arrays are stacked; host
-    data is placed on the default device, or on ``device`` (a Device or Sharding)
-    when given, or resharded to ``out_sharding`` (ignored where JAX 0.10.2
-    ignores it: see :func:`_out_sharding_for`). A Python int out of the default
+    data is placed on the default device, or on ``device`` (a Device or Sharding;
+    a NamedSharding is a sharding constraint, as in JAX) when given, or resharded
+    to ``out_sharding`` (ignored where JAX 0.10.2 ignores it: see
+    :func:`_out_sharding_for`). A Python int out of the default
     integer range raises OverflowError, as in JAX.
     """
     out_sharding = _out_sharding_for(object, dtype, copy, ndmin, device, out_sharding)
-    if out_sharding is None:
+    named = _named_sharding(device)
+    if out_sharding is None and named is None:
         return _placed(_array(object, dtype, copy, order, ndmin, "array"), device, None)
     # As in JAX, the sharding applies before ``ndmin``'s leading dimensions are added.
-    out = _placed(_array(object, dtype, copy, order, 0, "array"), device, out_sharding)
+    out = _array(object, dtype, copy, order, 0, "array")
+    out = _placed(out, None, out_sharding) if named is None else _constrained(object, out, named)
     ndim = aval(out).ndim
     if ndmin > ndim:
         out = lax.expand_dims(out, tuple(range(ndmin - ndim)))
@@ -264,14 +267,48 @@ def asarray(
 ):
     """Convert ``a`` to an array, without copying arrays that already fit (jax.numpy.asarray).
 
-    ``device`` (a Device or Sharding) places the result, as the Array API asks;
+    ``device`` (a Device or Sharding) places the result, as the Array API asks (a
+    NamedSharding is a sharding constraint, as in JAX: see :func:`_constrained`);
     ``out_sharding`` reshards it, except for a numpy array that needs no cast
     (JAX 0.10.2 ignores it there, eagerly and under jit) and for host data
     outside a mesh context (see :func:`_out_sharding_for`).
     """
     out_sharding = _out_sharding_for(a, dtype, bool(copy), 0, device, out_sharding)
     out = _array(a, dtype, bool(copy), order, 0, "asarray")
+    named = _named_sharding(device)
+    if named is not None:
+        return _constrained(a, out, named)
     return _placed(out, device, out_sharding)
+
+
+def _named_sharding(device):
+    """``device`` when it is a NamedSharding (``jnp.array``'s ``device=`` constrains to it)."""
+    if device is None or not hasattr(device, "spec"):
+        return None
+    from modjax.sharding import NamedSharding  # noqa: PLC0415 - only programs that shard need it
+
+    return device if isinstance(device, NamedSharding) else None
+
+
+def _constrained(given, out, sharding):
+    """``out`` (``jnp.array(given)``) constrained to ``sharding``, as JAX 0.10.2's ``device=``.
+
+    JAX casts with a sharding, which is ``with_sharding_constraint`` eagerly and under
+    jit (``modjax.sharding.constraint.constrain_to_device``), except that an Array
+    that needs no cast and already has that sharding is returned unchanged (a copy
+    made by ``jnp.array`` has its type's sharding, ``P('x', None)`` for ``P('x')``).
+    """
+    from modjax.sharding.constraint import constrain_to_device  # noqa: PLC0415
+
+    if (
+        isinstance(given, Array)
+        and isinstance(out, Array)
+        and aval(out).dtype == aval(given).dtype
+        and aval(out).weak_type == aval(given).weak_type
+        and out.sharding == sharding
+    ):
+        return out
+    return constrain_to_device(out, sharding)
 
 
 def _shape(shape: Any, name: str) -> tuple[int, ...]:

@@ -25,7 +25,7 @@ from modjax.tracecore.tree_util import (
     tree_unflatten,
 )
 
-from .mesh import AxisType, Mesh, current_mesh, set_mesh
+from .mesh import AxisType, Mesh, current_mesh, get_abstract_mesh, set_mesh
 from .named_sharding import AbstractNamedSharding, NamedSharding, concrete_sharding
 from .partition_spec import PartitionSpec
 
@@ -46,6 +46,14 @@ def _abstract_eval(x, *, sharding):
 
 
 def _impl(x, *, sharding):
+    explicit = set(getattr(getattr(sharding, "mesh", None), "explicit_axes", ()))
+    if explicit and explicit & set(_spec_axes(sharding.spec)):
+        # An eager reshard over explicit axes gives its type's sharding, padded to the
+        # rank as JAX's is (``P('x', None)`` for a matrix resharded to ``P('x')``).
+        pad = len(core.to_aval(x).shape) - len(sharding.spec)
+        if pad > 0:
+            spec = sharding.spec.update(partitions=(*sharding.spec, *(None,) * pad))
+            sharding = NamedSharding(sharding.mesh, spec, memory_kind=sharding.memory_kind)
     return runtime.device_put(x, sharding)
 
 
@@ -167,6 +175,53 @@ def with_sharding_constraint(x, shardings):
             )
         out.append(sharding_constraint_p.bind(leaf, sharding=sharding))
     return tree_unflatten(treedef, out)
+
+
+def constrain_to_device(x, sharding: NamedSharding):
+    """Constrain ``x`` to a concrete ``sharding`` as ``jnp.array(x, device=sharding)`` does.
+
+    JAX 0.10.2 makes ``device=`` of ``jnp.array``/``jnp.asarray`` a
+    ``with_sharding_constraint`` (eagerly and under jit), so this follows that
+    function's rules: under a mesh context whose axes are all explicit the value
+    is resharded (its type carries the sharding); otherwise the spec may name only
+    automatic axes (JAX's ValueError pointing at ``reshard``); its rank must fit
+    the value's (JAX's ValueError) in both cases.
+    """
+    ndim = len(core.to_aval(x).shape)
+    if len(sharding.spec) > ndim:
+        hint = " For scalars the PartitionSpec should be P()" if ndim == 0 else ""
+        raise ValueError(
+            "One of with_sharding_constraint arguments is incompatible with its sharding "
+            f"annotation {sharding}: Sharding {sharding} is only valid for values of rank at "
+            f"least {len(sharding.spec)}, but was applied to a value of rank {ndim}.{hint}"
+        )
+    context = get_abstract_mesh()
+    if not context.empty and all(t is AxisType.Explicit for t in context.axis_types):
+        return with_sharding_constraint(x, sharding)
+    _check_constraint_axes(sharding)
+    return sharding_constraint_p.bind(x, sharding=sharding)
+
+
+def _spec_axes(spec: PartitionSpec) -> list[str]:
+    """The mesh axis names a spec's entries name, in order."""
+    return [
+        name
+        for entry in spec
+        if entry is not None and entry is not PartitionSpec.UNCONSTRAINED
+        for name in ((entry,) if isinstance(entry, str) else entry)
+    ]
+
+
+def _check_constraint_axes(sharding: NamedSharding) -> None:
+    """Raise JAX's ValueError when a constraint's spec names a mesh axis that is not Auto."""
+    kinds = dict(zip(sharding.mesh.axis_names, sharding.mesh.axis_types, strict=True))
+    for name in _spec_axes(sharding.spec):
+        if kinds.get(name, AxisType.Auto) is not AxisType.Auto:
+            raise ValueError(
+                "The spec of NamedSharding passed to with_sharding_constraint can only "
+                f"refer to Auto axes of the mesh. Got spec={sharding.spec} and "
+                f"mesh={sharding.mesh.abstract_mesh}. You probably meant to use `reshard` API?"
+            )
 
 
 def reshard(xs, out_shardings):

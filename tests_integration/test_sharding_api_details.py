@@ -1,0 +1,95 @@
+"""Small sharding API behaviours on 8 CPU devices, against JAX 0.10.2's recorded answers.
+
+One child process runs every check: ``jnp.array``/``jnp.asarray`` with ``device=``
+a NamedSharding (a sharding constraint, as in JAX: sharded as asked on an
+automatic mesh, JAX's ValueError for explicit axes outside a mesh context).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from eight_device_checks import device_tests
+
+import modjax as jax
+import modjax.numpy as jnp
+from modjax.sharding import AxisType
+from modjax.sharding import NamedSharding as NS
+from modjax.sharding import PartitionSpec as P
+from modjax.sharding.testing import main
+
+DATA = np.arange(32, dtype=np.float32).reshape(8, 4)
+
+
+def _meshes():
+    auto = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    return auto, jax.make_mesh((2, 4), ("x", "y"))
+
+
+def _raises(call, kind, text):
+    try:
+        call()
+    except kind as err:
+        assert text in str(err), err
+    else:
+        raise AssertionError(f"expected {kind.__name__}: {text}")
+
+
+def check_array_device_sharding_is_a_constraint():
+    for make in (jnp.asarray, jnp.array):
+        _check_device_constraint(make)
+
+
+def _check_device_constraint(make):
+    auto, expl = _meshes()
+    s, e = NS(auto, P("x")), NS(expl, P("x"))
+    for got in (
+        make(DATA, device=s),
+        jax.jit(lambda a: make(a, device=s))(DATA),
+        jax.jit(lambda: make(DATA, device=s))(),
+        make(DATA, copy=False, device=s),
+    ):
+        assert got.sharding == s and got.committed, got.sharding
+        np.testing.assert_array_equal(np.asarray(got), DATA)
+    # JAX constrains before ndmin's new leading dimensions.
+    assert jnp.array(np.ones(8), ndmin=2, device=s).sharding.spec == P(None, "x")
+    assert jax.jit(lambda: make([[1.0, 2.0], [3.0, 4.0]], device=s))().sharding.spec == P("x")
+    assert jax.typeof(jax.jit(lambda: make(2.0, device=NS(auto, P())))()).weak_type
+    rank = (
+        "One of with_sharding_constraint arguments is incompatible with its sharding "
+        f"annotation {s}: Sharding {s} is only valid for values of rank at least 1, but was "
+        "applied to a value of rank 0. For scalars the PartitionSpec should be P()"
+    )
+    _raises(lambda: jax.jit(lambda: make(1.0, device=s))(), ValueError, rank)
+    # Explicit axes: JAX's with_sharding_constraint refuses them outside a mesh context.
+    auto_only = (
+        "The spec of NamedSharding passed to with_sharding_constraint can only refer to Auto "
+        "axes of the mesh. Got spec=P('x',) and mesh=AbstractMesh('x': 2, 'y': 4, "
+        "axis_types=(Explicit, Explicit), device_kind=cpu, num_cores=None, platform=cpu). "
+        "You probably meant to use `reshard` API?"
+    )
+    _raises(lambda: make(DATA, device=e), ValueError, auto_only)
+    _raises(lambda: jax.jit(lambda a: make(a, device=e))(DATA), ValueError, auto_only)
+    _raises(lambda: jax.jit(lambda: make(1.0, device=e))(), ValueError, rank[:60])
+    assert make(DATA, device=NS(expl, P())).sharding.spec == P()
+    # An Array already laid out so is returned as is, as in JAX.
+    x = jax.device_put(DATA, e)
+    if make is jnp.asarray:
+        assert make(x, device=e) is x
+    else:  # its copy's sharding is P('x', None): a constraint, refused as in JAX
+        _raises(lambda: jnp.array(x, device=e), ValueError, auto_only)
+    with jax.set_mesh(expl):  # all axes explicit: a reshard, typed
+        for got in (make(DATA, device=e), jax.jit(lambda a: make(a, device=e))(DATA)):
+            assert str(jax.typeof(got)) == "float32[8@x,4]"
+            assert got.sharding.spec == P("x", None), got.sharding
+    with jax.set_mesh(auto):
+        _raises(lambda: make(DATA, device=e), ValueError, auto_only)
+
+
+CHECKS = [
+    check_array_device_sharding_is_a_constraint,
+]
+
+results, test_on_8_devices = device_tests(__file__, CHECKS)
+
+if __name__ == "__main__":
+    main(CHECKS)
