@@ -2,7 +2,9 @@
 
 One child process runs every check: ``jnp.array``/``jnp.asarray`` with ``device=``
 a NamedSharding (a sharding constraint, as in JAX: sharded as asked on an
-automatic mesh, JAX's ValueError for explicit axes outside a mesh context).
+automatic mesh, JAX's ValueError for explicit axes outside a mesh context);
+``make_array_from_process_local_data`` in one process (``device_put``, so under jit
+too; pytrees; JAX's errors).
 """
 
 from __future__ import annotations
@@ -85,8 +87,36 @@ def _check_device_constraint(make):
         _raises(lambda: make(DATA, device=e), ValueError, auto_only)
 
 
+def check_make_array_from_process_local_data_is_device_put_in_one_process():
+    auto, expl = _meshes()
+    s = NS(auto, P("x"))
+    make = jax.make_array_from_process_local_data
+    # Under jit (a tracer) and vmap it is device_put, as in JAX; the layout inside a
+    # program on an automatic mesh is XLA's choice (JAX 0.10.2 gives P() here).
+    out = jax.jit(lambda a: make(s, a))(DATA)
+    np.testing.assert_array_equal(np.asarray(out), DATA)
+    out = jax.vmap(lambda a: make(NS(auto, P()), a))(DATA)
+    np.testing.assert_array_equal(np.asarray(out), DATA)
+    tree = make({"a": s, "b": NS(expl, P())}, {"a": DATA, "b": [DATA[0], DATA[1]]})
+    assert tree["a"].sharding == s and str(jax.typeof(tree["b"][1])) == "float32[4]"
+    assert make(jax.devices()[1], DATA).sharding.device_set == {jax.devices()[1]}
+    assert str(jax.typeof(make(NS(expl, P("x")), DATA))) == "float32[8@x,4]"
+    for shape in [(16, 4), (8,), 8, (None, 4)]:
+        _raises(
+            lambda shape=shape: make(s, DATA, shape),
+            ValueError,
+            "When calling `make_array_from_process_local_data` on a single process, "
+            f"global_shape should be None or equal to local_data.shape.Got global_shape={shape} "
+            "and local_data.shape=(8, 4).",
+        )
+    _raises(lambda: make(P("x"), DATA), ValueError, "Please set a mesh via `jax.set_mesh`")
+    with jax.set_mesh(auto):
+        assert make(P("x"), DATA, (8, 4)).sharding.spec == P("x")
+
+
 CHECKS = [
     check_array_device_sharding_is_a_constraint,
+    check_make_array_from_process_local_data_is_device_put_in_one_process,
 ]
 
 results, test_on_8_devices = device_tests(__file__, CHECKS)
