@@ -535,6 +535,90 @@ def check_memory_spaces_in_types():
     ), text
 
 
+def _raises(fn, error, message):
+    try:
+        fn()
+    except error as err:
+        assert str(err) == message, err
+    else:
+        raise AssertionError(f"expected {error.__name__}: {message}")
+
+
+def check_derivatives_check_memory_spaces():
+    # JAX 0.10.2's answers (8 CPU devices): a value in host memory wants its cotangent
+    # there (the VJP function's check), and the transpose checks each cotangent's
+    # memory space against its value's type
+    import modjax.numpy as jnp
+
+    host, device = jax.memory.Space.Host, jax.memory.Space.Device
+    mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("x", "y"))
+    pinned = NamedSharding(mesh, P(), memory_kind="pinned_host")
+    x = np.arange(8.0, dtype=np.float32)
+    f = jax.jit(lambda v: v * 2, out_shardings=pinned)
+    vjp_error = (
+        "unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got {0}, but "
+        "expected {1} because the corresponding output of the differentiated function had JAX "
+        "type {1}"
+    )
+    _raises(
+        lambda: jax.grad(lambda v: f(v).sum())(x),
+        ValueError,
+        vjp_error.format("float32[]", "float32<host>[]"),
+    )
+    _raises(
+        lambda: jax.vjp(f, x)[1](jnp.ones(8)),
+        ValueError,
+        vjp_error.format("float32[8]", "float32<host>[8]"),
+    )
+    _raises(
+        lambda: jax.vjp(f, x)[1](jax.device_put(jnp.ones(8), host)),
+        ValueError,
+        "Expected cotangent type float32[8] but got float32<host>[8]",
+    )
+    # jit of grad: the gradient lands in device memory
+    g = jax.jit(jax.grad(lambda v: f(v).sum()))(x)
+    assert g.sharding == NamedSharding(mesh, P()), g.sharding
+    assert str(jax.typeof(g)) == "float32[8]", jax.typeof(g)
+    np.testing.assert_array_equal(np.asarray(g), np.full(8, 2.0, np.float32))
+    lowered = jax.jit(jax.grad(lambda v: f(v).sum())).lower(x).as_text()
+    assert '-> (tensor<8xf32> {mhlo.memory_kind = "device"})' in lowered, lowered
+    # forward mode keeps the results in host memory
+    p, t = jax.jvp(f, (x,), (jnp.ones(8),))
+    assert p.sharding == pinned and t.sharding == pinned, (p.sharding, t.sharding)
+    assert str(jax.typeof(t)) == "float32<host>[8]", jax.typeof(t)
+    np.testing.assert_array_equal(np.asarray(t), np.full(8, 2.0, np.float32))
+    lin = jax.linearize(f, x)[1](jnp.ones(8))
+    assert lin.sharding == pinned, lin.sharding
+    # device_put to host memory and back: the cotangent goes back to host memory
+    _raises(
+        lambda: jax.grad(lambda v: jax.device_put(v * 2, host).sum())(x),
+        ValueError,
+        vjp_error.format("float32[]", "float32<host>[]"),
+    )
+    _raises(
+        lambda: jax.grad(lambda v: jax.device_put(jax.device_put(v, host) * 2, device).sum())(x),
+        ValueError,
+        "Expected cotangent type float32[8] but got float32<host>[8]",
+    )
+    # a function of a value in host memory: its gradient is there too
+    h = jax.device_put(np.arange(3.0, dtype=np.float32), host)
+    for grad in (
+        jax.grad(lambda v: jax.device_put(jnp.sin(v), device).sum()),
+        jax.jit(jax.grad(lambda v: jax.device_put(jnp.sin(v), device).sum())),
+    ):
+        r = grad(h)
+        assert str(jax.typeof(r)) == "float32<host>[3]", jax.typeof(r)
+        assert r.sharding.memory_kind == "pinned_host", r.sharding
+        np.testing.assert_allclose(np.asarray(r), np.cos(np.arange(3.0)), rtol=1e-6)
+    r = jax.vjp(lambda v: v * 2, h)[1](jax.device_put(jnp.ones(3), host))[0]
+    assert str(jax.typeof(r)) == "float32<host>[3]", jax.typeof(r)
+    _raises(
+        lambda: jax.vjp(lambda v: v * 2, h)[1](jnp.ones(3)),
+        ValueError,
+        vjp_error.format("float32[3]", "float32<host>[3]"),
+    )
+
+
 def check_jaxprs_with_memory_spaces_parse_back():
     from modjax.tracecore import eval_jaxpr, jaxpr_equal, parse_jaxpr
 
@@ -653,6 +737,7 @@ CHECKS = [
     check_memory_kinds_and_memory_spaces,
     check_jit_shardings_in_other_memory_kinds,
     check_one_device_jit_shardings_in_other_memory_kinds,
+    check_derivatives_check_memory_spaces,
     check_memory_spaces_in_types,
     check_jaxprs_with_memory_spaces_parse_back,
     check_pickling_follows_jax,

@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from modjax.tracecore import source_info as source_info_util
+from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.call import call_p
-from modjax.tracecore.core import Primitive
+from modjax.tracecore.core import Primitive, to_aval
 from modjax.tracecore.dce import dce_rules, default_params_updater, eqn_has_effects
 from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, Literal, Var, subjaxprs
 from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
@@ -42,6 +43,17 @@ __all__ = [
     "transpose_call_rule",
     "register_call_rules",
 ]
+
+
+def _check_memory_space(aval, ct) -> None:
+    """Raise JAX's ValueError for a cotangent in another memory space than its value's."""
+    if type(aval) is not ShapedArray:
+        return
+    ct_aval = to_aval(ct)
+    if getattr(ct_aval, "memory_space", aval.memory_space) is not aval.memory_space:
+        raise ValueError(
+            f"Expected cotangent type {aval.str_short()} but got {ct_aval.str_short()}"
+        )
 
 
 def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cotangents_out):
@@ -106,9 +118,13 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cota
 
     ct_env: dict[Var, Any] = {}
 
+    check_spaces = ShapedArray.memory_spaces_seen
+
     def write(var, ct):
         if ct is None or type(ct) is Zero or type(var) is Literal or var not in linear:
             return
+        if check_spaces:
+            _check_memory_space(var.aval, ct)
         ct_env[var] = add_tangents(ct_env[var], ct) if var in ct_env else ct
 
     for var, ct in zip(jaxpr.outvars, cotangents_out, strict=True):

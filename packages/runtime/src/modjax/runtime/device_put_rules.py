@@ -34,9 +34,17 @@ def _transpose(cts, *xs, devices, srcs, copy_semantics):
     live = [i for i, ct in enumerate(cts) if type(ct) is not Zero]
     out: list = [Zero(x.aval) if type(ct) is Zero else None for ct, x in zip(cts, xs, strict=True)]
     if live:
+        # As JAX 0.10.2: a cotangent goes back to its source, and to host memory when the
+        # source is unnamed and the operand was typed there
+        back = [
+            MemorySpace.Host
+            if srcs[i] is None and getattr(xs[i].aval, "memory_space", None) is MemorySpace.Host
+            else srcs[i]
+            for i in live
+        ]
         moved = device_put_p.bind(
             *(cts[i] for i in live),
-            devices=tuple(srcs[i] for i in live),
+            devices=tuple(back),
             srcs=tuple(devices[i] for i in live),
             copy_semantics=(CopySemantics.ALWAYS_COPY,) * len(live),
         )

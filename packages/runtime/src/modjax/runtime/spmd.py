@@ -20,6 +20,7 @@ class (from a higher package) provides ``_to_sdy_sharding(ndim)``,
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -55,17 +56,27 @@ class SpmdTarget:
         "_hash",
     )
 
-    def __init__(self, devices, in_shardings, out_shardings, context: Sharding):
+    def __init__(
+        self, devices, in_shardings, out_shardings, context: Sharding, inner_kinds: bool = False
+    ):
         self.devices: tuple[Device, ...] = tuple(devices)
         self.in_shardings: tuple[Sharding | None, ...] = tuple(in_shardings)
         self.out_shardings: tuple[Sharding | None, ...] | None = (
             None if out_shardings is None else tuple(out_shardings)
         )
+        # The context stands for the default memory: XLA's choices and the consts'
+        # sharding are made from it (a pinned_host one would put them in host memory).
+        if _other_memory_kind([context]):
+            with contextlib.suppress(NotImplementedError):  # a kind without memory kinds
+                context = context.with_memory_kind(_kind_default(context))
         self.context = context
-        # Whether a sharding names a memory kind other than the default: then the
-        # program's arguments and results carry their memory kinds (JAX's rule).
-        self.memory_kinds = _other_memory_kind(self.in_shardings) or _other_memory_kind(
-            self.out_shardings or ()
+        # Whether a sharding (of jit's, or inside the program: ``inner_kinds``) names a
+        # memory kind other than the default: then the program's arguments and results
+        # carry their memory kinds (JAX's rule).
+        self.memory_kinds = (
+            inner_kinds
+            or _other_memory_kind(self.in_shardings)
+            or _other_memory_kind(self.out_shardings or ())
         )
         self._key = (self.devices, self.in_shardings, self.out_shardings)
         self._hash = hash(self._key)
@@ -89,7 +100,9 @@ class SpmdTarget:
 
     def with_outputs(self, out_shardings) -> SpmdTarget:
         """Return the target with the given per-output shardings (None entries: XLA's choice)."""
-        return SpmdTarget(self.devices, self.in_shardings, out_shardings, self.context)
+        return SpmdTarget(
+            self.devices, self.in_shardings, out_shardings, self.context, self.memory_kinds
+        )
 
 
 def _is_multi(sharding: Sharding | None) -> bool:
@@ -213,6 +226,7 @@ def spmd_target(
         if out_shardings is None
         else [None if type(s) is SingleDeviceSharding else s for s in outs],
         context,
+        _other_memory_kind(inner),
     )
 
 
