@@ -121,13 +121,3 @@ def test_pass_through_values_stay_as_given_as_in_jax():
 
 def test_the_traced_seed_stays_a_literal():
     assert str(jax.make_jaxpr(jax.grad(lambda x: x))(1.0)).endswith("in (1.0:~f32[],) }")
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="jnp promotion of a weak operand emits no convert_element_type, so the cotangent "
-    "is not weakened back (docs/coming-from-jax.md)",
-)
-def test_the_gradient_of_a_promoted_weak_input_is_weak():
-    g = jax.grad(lambda x: x + np.float32(2.0))(1.0)
-    assert (g.dtype, g.weak_type) == (np.float32, True)

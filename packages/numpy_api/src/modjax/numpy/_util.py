@@ -20,7 +20,7 @@ from modjax.runtime import Array, ExtendedArray
 from modjax.tracecore import dtypes
 from modjax.tracecore.config import enable_x64
 from modjax.tracecore.config import numpy_rank_promotion as _rank_promotion
-from modjax.tracecore.core import Tracer
+from modjax.tracecore.core import Tracer, eval_trace, trace_state
 
 PYTHON_SCALARS = (bool, int, float, complex)
 ARRAY_TYPES = (Array, ExtendedArray, Tracer)
@@ -59,20 +59,25 @@ def canonical_dtype(dtype: Any, name: str | None = None) -> np.dtype:
 
 
 def convert(x: Any, dtype: np.dtype, weak_type: bool = False) -> Any:
-    """Return ``x`` with dtype ``dtype`` (and weak type ``weak_type`` where it matters).
+    """Return ``x`` with dtype ``dtype`` and weak type ``weak_type`` (JAX's promotion).
 
     A Python scalar whose kind has ``dtype`` as its default stays a Python
     scalar of that kind (``1`` next to a float32 array becomes ``1.0``: a
     literal, and the cheapest eager argument); other Python scalars become numpy
-    scalars (integers wrap: ``1000`` as int8 is -24). numpy values are cast on
-    the host; arrays and tracers get a ``convert_element_type`` only if their
-    dtype differs.
+    scalars (integers wrap: ``1000`` as int8 is -24). The conversions are the ones
+    JAX's jaxprs hold: a weakly typed tracer of a strong result gets a
+    ``convert_element_type`` (its transpose makes the cotangent weak again), a
+    numpy array in a traced program is converted there, and 0-d constants are
+    converted on the host, into literals, as JAX folds them.
     """
     tp = type(x)
     if tp in PYTHON_SCALARS:
         if tp is bool:
-            own = np.dtype(np.bool_)
-            return x if own == dtype else np.bool_(x).astype(dtype)
+            if dtype == _BOOL:
+                return x
+            if not weak_type:
+                return np.bool_(x).astype(dtype)
+            x, tp = int(x), int  # True + a weak float array is weak, as in JAX
         as_python = _PYTHON_TYPE_OF_DEFAULT.get((dtype, enable_x64.value))
         if as_python is not None and _RANK[tp] <= _RANK[as_python]:
             if tp is int:
@@ -82,13 +87,42 @@ def convert(x: Any, dtype: np.dtype, weak_type: bool = False) -> Any:
             return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=True)
         return python_scalar_as(x, dtype)
     if isinstance(x, np.ndarray | np.generic):
-        if x.dtype == dtype:
-            return x
-        with np.errstate(over="ignore", invalid="ignore"):
-            return np.asarray(x).astype(dtype)
+        return _convert_numpy(x, dtype, weak_type)
+    if x.dtype == dtype and (weak_type or not x.aval.weak_type):
+        return x
+    if trace_state.trace is eval_trace:
+        # Eagerly a weak operand of a strong result needs nothing: the result type is
+        # the same without it, so no dispatch is spent on it.
+        return x if x.dtype == dtype else _convert_element_type(x, dtype, weak_type)
+    if type(x) is Array and x.shape == ():
+        return _convert_numpy(np.asarray(x), dtype, weak_type)
+    return _convert_element_type(x, dtype, weak_type)
+
+
+_BOOL = np.dtype(np.bool_)
+
+
+def _convert_numpy(x: np.ndarray | np.generic, dtype: np.dtype, weak_type: bool) -> Any:
+    """Return the numpy value ``x`` as a ``dtype`` value of weak type ``weak_type``."""
+    if weak_type:  # np.int32(1) + jnp.asarray(1.0) is weakly typed in JAX too
+        as_python = _PYTHON_TYPE_OF_DEFAULT.get((dtype, enable_x64.value))
+        if as_python is not None and np.ndim(x) == 0:
+            # A Python scalar of the default dtype is the weakly typed literal JAX
+            # folds the conversion of a 0-d constant into.
+            with np.errstate(over="ignore", invalid="ignore"):
+                return as_python(np.asarray(x).astype(dtype)[()])
+        return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=True)
     if x.dtype == dtype:
         return x
-    return _convert_element_type(x, dtype, weak_type)
+    if (
+        np.ndim(x)
+        and trace_state.trace is not eval_trace
+        and dtypes.canonicalize_dtype(x.dtype) != dtype  # int64 with x64 off: a host cast
+    ):
+        # JAX converts a numpy array constant in the program, not on the host.
+        return convert_element_type_p.bind(x, new_dtype=dtype, weak_type=False)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.asarray(x).astype(dtype)
 
 
 # The Python scalar type whose (weak) values have a given dtype, per x64 setting.
@@ -211,7 +245,9 @@ def promote_binary(name: str, x1: Any, x2: Any):
             if a1.dtype == a2.dtype and (
                 len(a1.shape) == len(a2.shape) or not a1.shape or not a2.shape
             ):
-                return x1, x2
+                if a1.weak_type == a2.weak_type or trace_state.trace is eval_trace:
+                    return x1, x2
+                return convert(x1, a1.dtype), convert(x2, a1.dtype)  # the weak one made strong
         elif not a1.weak_type and _fits(type(x2), a1.dtype):
             return x1, convert(x2, a1.dtype)
     elif a2 is not None and not a2.weak_type and _fits(type(x1), a2.dtype):

@@ -1,0 +1,85 @@
+"""Promotion of traced operands with scalars and constants matches JAX 0.10.2 (issue #14).
+
+``data/weak_promotion_jax.json`` holds, for a traced ``x`` (weakly or strongly typed)
+combined with Python scalars, numpy scalars, 0-d and 1-d numpy arrays and concrete
+``jnp`` arrays, what JAX records: the equations of the jaxpr (with each
+``convert_element_type``'s dtype and weak type), the result's dtype and weak type, the
+gradient's and the eager result's. The conversions matter beyond the printout: the
+transpose of the one that makes a weak input strong is what makes its gradient weak
+(``grad(lambda x: x + np.float32(2))(1.0)``). The one difference left is not compared:
+a 0-d ``jnp`` array the program closes over is a constvar here, a literal in JAX.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import modjax as jax
+import modjax.numpy as jnp
+
+DATA = json.loads((Path(__file__).parent / "data" / "weak_promotion_jax.json").read_text())
+CASES, JAX = DATA["cases"], DATA["jax"]
+
+
+def _arg(kind):
+    return {
+        "weak_f32": 1.0,
+        "f32": np.float32(1.0),
+        "weak_i32": 1,
+        "i32": np.int32(1),
+        "weak_f32_vec": jnp.full(3, 1.0),
+    }[kind]
+
+
+def _eqn(e):
+    if e.primitive.name != "convert_element_type":
+        return e.primitive.name
+    p = e.params
+    return f"convert_element_type[{np.dtype(p['new_dtype']).name},weak={p['weak_type']}]"
+
+
+def _type(a):
+    return [np.dtype(a.dtype).name, bool(a.weak_type)]
+
+
+def _record(kind, text):
+    f = eval("lambda x: " + text, {"jnp": jnp, "np": np})
+    closed = jax.make_jaxpr(f)(_arg(kind))
+    rec = {"eqns": [_eqn(e) for e in closed.jaxpr.eqns], "out": _type(closed.out_avals[0])}
+    if "f32" in kind:
+        g = jax.make_jaxpr(jax.grad(lambda x: jnp.sum(jnp.real(f(x)))))(_arg(kind))
+        rec["grad"] = _type(g.out_avals[0])
+    rec["eager"] = _type(jax.typeof(f(jnp.asarray(_arg(kind)))))
+    return rec
+
+
+@pytest.mark.parametrize("kind", sorted({k for k, _ in CASES.values()}))
+def test_promotion_records_what_jax_records(kind):
+    # One test per kind of x (the 240 cases trace in about a second together).
+    wrong = {}
+    for name, (k, text) in CASES.items():
+        if k == kind:
+            got = _record(k, text)
+            if got != JAX[name]:
+                wrong[name] = (text, got, JAX[name])
+    assert not wrong, wrong
+
+
+def test_the_gradient_of_a_promoted_weak_input_is_weak():
+    g = jax.grad(lambda x: x + np.float32(2.0))(1.0)
+    assert (g.dtype, g.weak_type) == (np.float32, True)
+    jaxpr = jax.make_jaxpr(lambda x: x + np.float32(2.0))(1.0)
+    assert [e.primitive.name for e in jaxpr.jaxpr.eqns] == ["convert_element_type", "add"]
+
+
+def test_eager_results_have_jax_s_types():
+    # Eagerly no conversion of the weak operand is dispatched: the result type is the
+    # same without it.
+    x, w = jnp.ones(3, jnp.float32), jnp.full(3, 2.0)
+    r = x + w
+    assert (r.dtype, r.weak_type) == (np.float32, False)
+    assert (np.int32(1) + jnp.asarray(1.0)).weak_type  # a numpy int and a weak float: weak
