@@ -121,3 +121,23 @@ def test_pass_through_values_stay_as_given_as_in_jax():
 
 def test_the_traced_seed_stays_a_literal():
     assert str(jax.make_jaxpr(jax.grad(lambda x: x))(1.0)).endswith("in (1.0:~f32[],) }")
+
+
+def test_vjp_primals_passed_through_are_canonical_numpy_arrays_as_in_jax():
+    # JAX's vjp takes numpy primals at their canonical dtype (float64 is float32 with x64
+    # off), so a primal output that is an input comes back as such an array; Python
+    # scalars stay Python scalars (JAX: a float subclass carrying its dtype).
+    for x, dtype in [
+        (np.float64(1.0), np.float32),
+        (np.ones(2), np.float32),
+        (np.int64(3), np.int32),
+    ]:
+        out = jax.vjp(lambda v: v, x)[0]
+        assert type(out) is np.ndarray and out.dtype == dtype and out.shape == np.shape(x)
+    value = jax.value_and_grad(lambda v: v)(np.float32(1.0))[0]
+    assert type(value) is np.ndarray and value.dtype == np.float32 and value.shape == ()
+    aux = jax.grad(lambda v: (v, v), has_aux=True)(np.float64(1.0))[1]
+    assert type(aux) is np.ndarray and aux.dtype == np.float32
+    assert type(jax.vjp(lambda v: v, 1.0)[0]) is float
+    # jvp and linearize pass them through as given, as JAX's do.
+    assert type(jax.jvp(lambda v: v, (np.float64(1.0),), (np.float64(1.0),))[0]) is np.float64

@@ -273,6 +273,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     """
     _check_callable(fun)
     ps_flat, in_tree = tree_flatten(primals)
+    ps_flat = [_canonical_numpy(p) for p in ps_flat]
     flat_fun, info = _flatten(fun, in_tree, has_aux)
     out_flat, linear, in_nz, out_nz, aux = _linearize(flat_fun, ps_flat, info, has_aux)
     name = getattr(fun, "__name__", type(fun).__name__)
@@ -289,6 +290,19 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     vjp_fun = VJPFunction(pullback, linear.consts)
     out = tree_unflatten(info.out_tree, out_flat)
     return (out, vjp_fun, aux) if has_aux else (out, vjp_fun)
+
+
+def _canonical_numpy(x):
+    """Return a numpy primal as an array of its canonical dtype, as JAX's ``vjp`` takes it.
+
+    What a user sees of it is a primal passed through unchanged: JAX's ``vjp`` (and so
+    ``value_and_grad``) returns ``np.float64(1.0)`` with x64 off as a float32 array.
+    """
+    if isinstance(x, np.ndarray | np.generic) and not isinstance(x.dtype, dtypes.ExtendedDType):
+        canonical = dtypes.canonicalize_dtype(x.dtype)
+        if canonical != x.dtype or type(x) is not np.ndarray:
+            return np.asarray(x, canonical)
+    return x
 
 
 class VJPFunction(Partial):
