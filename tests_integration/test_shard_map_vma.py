@@ -14,7 +14,8 @@ body transposes ``psum`` to ``pvary`` and ``pvary`` to ``psum`` (no factor of th
 invariant gradients of invariant values), and ``grad``/``vjp``/``jvp``/``linearize``/
 ``value_and_grad`` *of* shard_maps whose bodies hold ``cond``/``switch``/``scan``/
 ``fori_loop``/``while_loop`` on varying operands (with ``checkpoint``, under ``vmap``)
-equal JAX's. Each case compares
+equal JAX's, also under ``jax.auto_pcast(False)`` (``data/shard_map_auto_pcast_jax.json``).
+Each case compares
 result types and values, the body's result types and the axes of its
 ``pvary`` equations, or the error class and message.
 """
@@ -35,6 +36,7 @@ from modjax.sharding import PartitionSpec as P
 from modjax.sharding.testing import main
 
 DATA = pathlib.Path(__file__).parent / "data" / "shard_map_vma_jax.json"
+PCAST_OFF = pathlib.Path(__file__).parent / "data" / "shard_map_auto_pcast_jax.json"
 _X = P("x")
 
 
@@ -88,6 +90,39 @@ def check_cases_match_jax():
     assert not wrong, "\n".join(wrong)
 
 
+def check_auto_pcast_off_cases_match_jax():
+    # With auto_pcast(False) modjax's derivative and batching rules must not combine values
+    # of different varying axes where JAX's insert a pvary. Where JAX raises, modjax raises
+    # JAX's ValueError class (its rules may reach another operation first, so the message
+    # may name another primitive), except the recorded `differs` cases, whose values must
+    # be those JAX gives with auto_pcast on.
+    data = json.loads(PCAST_OFF.read_text())
+    with_pcast = json.loads(DATA.read_text())["results"]
+    env = _env()
+    d = np.arange(64, dtype=np.float32).reshape(8, 8) / 10
+    wrong = []
+    for name, text in data["cases"].items():
+        want = data["results"][name]
+        if name in data["differs"]:
+            want = with_pcast[data["differs"][name]]
+        try:
+            with jax.auto_pcast(False):
+                got = _record(text, eval(text, env), d)
+        except ValueError as ex:
+            got = {"error": type(ex).__name__, "message": str(ex)}
+        if "error" in want or "error" in got:
+            if got.get("error") != want.get("error"):
+                wrong.append(f"{name}: got {got.get('error')} {got.get('message')!r:.2000}")
+            continue
+        for key in ("types", "body_out_types", "pvary_axes"):
+            if got.get(key) != want.get(key):
+                wrong.append(f"{name}: {key} {got.get(key)} != JAX's {want.get(key)}")
+        for a, b in zip(got["values"], want["values"], strict=True):
+            if not np.allclose(np.asarray(a), np.asarray(b), rtol=1e-5):
+                wrong.append(f"{name}: values differ")
+    assert not wrong, "\n".join(wrong)
+
+
 def check_scan_carry_error_names_every_component():
     # Three differing carry components: JAX separates the bullets with blank lines.
     env = _env()
@@ -109,7 +144,11 @@ def check_scan_carry_error_names_every_component():
     assert "(c[2]" not in text and "corresponding to the input carry component c[2].\n" in text
 
 
-CHECKS = [check_cases_match_jax, check_scan_carry_error_names_every_component]
+CHECKS = [
+    check_cases_match_jax,
+    check_auto_pcast_off_cases_match_jax,
+    check_scan_carry_error_names_every_component,
+]
 
 
 results, test_on_8_devices = device_tests(__file__, CHECKS)

@@ -50,7 +50,9 @@ def clear_caches() -> None:
 def _batched_aval(aval: ShapedArray, dim: int, size: int) -> ShapedArray:
     shape = list(aval.shape)
     shape.insert(dim, size)
-    batched = ShapedArray(tuple(shape), aval.dtype, aval.weak_type)
+    # The varying manual axes stay (a shard_map body batched by vmap keeps its types).
+    vma = getattr(aval, "vma", frozenset())
+    batched = ShapedArray(tuple(shape), aval.dtype, aval.weak_type, vma=vma)
     if type(aval) is AbstractRef:  # a batched reference holds every example's array
         return aval.update(batched)  # type: ignore[return-value]
     return batched
