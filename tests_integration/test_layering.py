@@ -40,7 +40,10 @@ LAYERS: dict[str, tuple[int, frozenset[str]]] = {
     "lowering": (1, frozenset({"lowering"})),
     "runtime": (2, frozenset({"runtime"})),
     "sharding": (3, frozenset({"sharding"})),
-    "numpy_api": (4, frozenset({"flatten_util", "image", "lax", "numpy", "ops", "random", "nn", "scipy"})),
+    "numpy_api": (
+        4,
+        frozenset({"flatten_util", "image", "lax", "numpy", "ops", "random", "nn", "scipy"}),
+    ),
     # The metapackage owns `modjax` itself and every name no component provides.
     "modjax": (5, frozenset()),
 }
