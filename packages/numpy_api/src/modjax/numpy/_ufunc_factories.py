@@ -16,9 +16,11 @@ from modjax.lax.elementwise import _convert_element_type
 from modjax.runtime import Array, jit
 from modjax.runtime.fast_path_cpp import eager_fast_path, flags
 from modjax.tracecore import dtypes
+from modjax.tracecore.abstract import ShapeDtypeStruct
 from modjax.tracecore.config import enable_x64
 from modjax.tracecore.core import eval_trace as _eval_trace
 from modjax.tracecore.core import trace_state as _trace_state
+from modjax.tracecore.tracing import make_jaxpr
 
 from ._util import (
     ARRAY_TYPES,
@@ -29,6 +31,7 @@ from ._util import (
     promote_args,
     promote_args_inexact,
     promote_binary,
+    shape_of,
 )
 
 
@@ -173,11 +176,28 @@ def _unary(lax_fn, name: str, what: str):
     return _compiled(fn)
 
 
+def _check_example_shapes(lax_fn, x1, x2) -> None:
+    """Raise the lax op's shape error on the shapes the user sees, if they clash.
+
+    Under ``vmap`` those are the per-example shapes: JAX's jnp functions, jitted, raise
+    there, where lax's own batching rule would name the batched shapes.
+    """
+    s1, s2 = shape_of(x1), shape_of(x2)
+    if s1 == s2 or len(s1) != len(s2):  # ranks differ only for a 0-d operand here
+        return
+    if all(a == b or 1 in (a, b) for a, b in zip(s1, s2, strict=True)):
+        return
+    operands = [ShapeDtypeStruct(s, aval(x).dtype) for s, x in ((s1, x1), (s2, x2))]
+    make_jaxpr(lax_fn)(*operands)  # raises the op's TypeError, naming its primitive
+
+
 def _binary(lax_fn, name: str, what: str):
     """A binary function: promote dtypes, broadcast, apply the lax op."""
 
     def fn(x1, x2, /):
-        return lax_fn(*promote_binary(name, x1, x2))
+        x1, x2 = promote_binary(name, x1, x2)
+        _check_example_shapes(lax_fn, x1, x2)
+        return lax_fn(x1, x2)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (
@@ -188,7 +208,9 @@ def _binary(lax_fn, name: str, what: str):
 
 def _binary_inexact(lax_fn, name: str, what: str):
     def fn(x1, x2, /):
-        return lax_fn(*promote_args_inexact(name, x1, x2))
+        x1, x2 = promote_args_inexact(name, x1, x2)
+        _check_example_shapes(lax_fn, x1, x2)
+        return lax_fn(x1, x2)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{what} elementwise, computing in floating point (jax.numpy.{name})."
@@ -200,7 +222,9 @@ def _binary_int(lax_fn, name: str, what: str):
 
     def fn(x1, x2, /):
         x1, x2 = promote_binary(name, x1, x2)
-        return lax_fn(_bool_as_int(x1), _bool_as_int(x2))
+        x1, x2 = _bool_as_int(x1), _bool_as_int(x2)
+        _check_example_shapes(lax_fn, x1, x2)
+        return lax_fn(x1, x2)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{what} elementwise, with JAX's type promotion (jax.numpy.{name})."

@@ -33,6 +33,7 @@ from ._ufunc_factories import (
     _binary_inexact,
     _binary_int,
     _bool_as_int,
+    _check_example_shapes,
     _const,
     _dtype,
     _full_like,
@@ -868,6 +869,7 @@ def power(x1, x2, /):
     x1, x2 = _bool_as_int(x1), _bool_as_int(x2)
     k = kind(_dtype(x1))
     if k in "fc":
+        _check_example_shapes(lax.pow, x1, x2)
         return lax.pow(x1, x2)
     return _integer_power(x1, x2)
 
