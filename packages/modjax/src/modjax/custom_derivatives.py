@@ -1,6 +1,5 @@
 """User-defined derivative rules (``jax.custom_derivatives``)."""
 
-from modjax._linear_call import linear_call
 from modjax.autodiff import (
     CustomVJPException,
     CustomVJPPrimal,
@@ -12,6 +11,7 @@ from modjax.autodiff import (
     custom_vjp,
     custom_vjp_call_p,
     custom_vjp_primal_tree_values,
+    linear_call,
     zero_from_primal,
 )
 

@@ -59,6 +59,7 @@ from .jacobians import (  # noqa: E402
     register_jacobian_support,
 )
 from .jvp import JVPTrace, JVPTracer, jvp_call_rule, jvp_flat, jvp_jaxpr  # noqa: E402
+from .linear_call import linear_call, linear_call_p  # noqa: E402
 from .linearize import LinearizeTrace, bind_staged_tangent, linearize_flat  # noqa: E402
 from .residuals import print_saved_residuals, saved_residuals  # noqa: E402
 from .tangents import (  # noqa: E402

@@ -1,12 +1,13 @@
 """Rules of autodiff's primitives that need batching's or lowering's tables.
 
 autodiff declares ``add_any_p``, ``zeros_like_p``, ``stop_gradient_p``,
-``name_p``, ``remat_p``, ``custom_jvp_call_p``, ``custom_vjp_call_p`` and
-``custom_lin_p``; batching and lowering are its siblings in layer 1, so their
-batching rules and XLA lowerings, and the eager impls on the device, live here
-(design.md). Lowerings: ``stop_gradient`` and ``name`` are identities, ``remat``
-is inlined behind an optimization barrier when ``prevent_cse``, ``custom_jvp_call``
-and ``custom_vjp_call`` inline their ``call_jaxpr``. Under vmap a custom rule
+``name_p``, ``remat_p``, ``custom_jvp_call_p``, ``custom_vjp_call_p``,
+``custom_lin_p`` and ``linear_call_p``; batching and lowering are its siblings in
+layer 1, so their batching rules and XLA lowerings, and the eager impls on the
+device, live here (design.md). Lowerings: ``stop_gradient`` and ``name`` are
+identities, ``remat`` is inlined behind an optimization barrier when
+``prevent_cse``, ``custom_jvp_call`` and ``custom_vjp_call`` inline their
+``call_jaxpr``, ``linear_call`` its ``callee``. Under vmap a custom rule
 runs on the batched program with every batched operand and result at axis 0.
 """
 
@@ -20,6 +21,7 @@ from modjax.autodiff import (
     custom_jvp_call_p,
     custom_lin_p,
     custom_vjp_call_p,
+    linear_call_p,
     name_p,
     remat_p,
     stop_gradient_p,
@@ -105,6 +107,10 @@ def _custom_call_lowering(ctx, *operands, call_jaxpr, **_):
     return lower_jaxpr_inline(ctx, call_jaxpr, operands)
 
 
+def _linear_call_lowering(ctx, *operands, callee, **_):
+    return lower_jaxpr_inline(ctx, callee, operands)
+
+
 def _custom_lin_lowering(ctx, *operands, **_):
     raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
 
@@ -117,6 +123,7 @@ register_lowering(remat_p, _remat_lowering)
 register_lowering(custom_jvp_call_p, _custom_call_lowering)
 register_lowering(custom_vjp_call_p, _custom_call_lowering)
 register_lowering(custom_lin_p, _custom_lin_lowering)
+register_lowering(linear_call_p, _linear_call_lowering)
 
 
 # --- batching of autodiff's primitives -------------------------------------------------------

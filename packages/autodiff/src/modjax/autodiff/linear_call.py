@@ -5,21 +5,23 @@ const-free ClosedJaxpr over ``(consts, residuals, linear args)``); its JVP appli
 the tangents (residuals are not differentiated), and its transpose is another
 ``linear_call`` whose callee is the user's transpose, so transposing twice gives the
 callee back (JAX's construction). ``transpose_thunk()`` returns ``(transpose jaxpr,
-its consts)``, traced when first needed. As in JAX there is no batching rule.
+its consts)``, traced when first needed. As in JAX there is no batching rule. The
+lowering (the callee inlined) needs lowering's table, autodiff's sibling: it is
+registered by runtime (``sibling_rules/autodiff_primitives.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from modjax.autodiff import Zero, is_undefined_primal, jvp_rules, transpose_rules, zeros_like_aval
-from modjax.lowering import lower_jaxpr_inline, register_lowering
 from modjax.tracecore.core import Primitive
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.tracing import arg_aval, convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.tree_util import tree_flatten, tree_unflatten
 from modjax.tracecore.wrapped_fun import wrap_init
+
+from .tangents import Zero, is_undefined_primal, jvp_rules, transpose_rules, zeros_like_aval
 
 __all__ = ["linear_call", "linear_call_p"]
 
@@ -130,14 +132,9 @@ def _transpose(cts, *args, callee, transpose_thunk, num_callee_consts, num_res):
     return [None] * (num_callee_consts + num_res) + list(out[:n_lin])
 
 
-def _lowering(ctx, *args, callee, **_):
-    return lower_jaxpr_inline(ctx, callee, args)
-
-
 linear_call_p = Primitive("linear_call")
 linear_call_p.multiple_results = True
 linear_call_p.def_impl(_impl)
 linear_call_p.def_abstract_eval(_abstract_eval)
 jvp_rules[linear_call_p] = _jvp
 transpose_rules[linear_call_p] = _transpose
-register_lowering(linear_call_p, _lowering)
