@@ -14,7 +14,8 @@ body transposes ``psum`` to ``pvary`` and ``pvary`` to ``psum`` (no factor of th
 invariant gradients of invariant values), and ``grad``/``vjp``/``jvp``/``linearize``/
 ``value_and_grad`` *of* shard_maps whose bodies hold ``cond``/``switch``/``scan``/
 ``fori_loop``/``while_loop`` on varying operands (with ``checkpoint``, under ``vmap``)
-equal JAX's, also under ``jax.auto_pcast(False)`` (``data/shard_map_auto_pcast_jax.json``).
+equal JAX's, also under ``jax.auto_pcast(False)`` (``data/shard_map_auto_pcast_jax.json``);
+collectives over mesh axes and vmap axes at once (``data/shard_map_vmap_axes_jax.json``).
 Each case compares
 result types and values, the body's result types and the axes of its
 ``pvary`` equations, or the error class and message.
@@ -37,6 +38,7 @@ from modjax.sharding.testing import main
 
 DATA = pathlib.Path(__file__).parent / "data" / "shard_map_vma_jax.json"
 PCAST_OFF = pathlib.Path(__file__).parent / "data" / "shard_map_auto_pcast_jax.json"
+VMAP_AXES = pathlib.Path(__file__).parent / "data" / "shard_map_vmap_axes_jax.json"
 _X = P("x")
 
 
@@ -123,6 +125,27 @@ def check_auto_pcast_off_cases_match_jax():
     assert not wrong, "\n".join(wrong)
 
 
+def check_collectives_over_mesh_and_vmap_axes_match_jax():
+    # psum/pmax/pmean and axis_index over mesh axes and a vmap's axis at once. Where JAX
+    # raises (`differs`), modjax gives the values JAX gives with check_vma=False. The
+    # pvary equations are not compared: JAX builds a mixed axis_index from pieces (an
+    # invariant iota cast to vary), modjax binds one axis_index.
+    data = json.loads(VMAP_AXES.read_text())
+    env = _env()
+    d = np.arange(64, dtype=np.float32).reshape(8, 8) / 10
+    wrong = []
+    for name, text in data["cases"].items():
+        want = data["results"][data["differs"].get(name, name)]
+        got = _record(text, eval(text, env), d)
+        for key in ("types", "body_out_types"):
+            if key in want and got.get(key) != want[key]:
+                wrong.append(f"{name}: {key} {got.get(key)} != JAX's {want[key]}")
+        for a, b in zip(got["values"], want["values"], strict=True):
+            if not np.allclose(np.asarray(a), np.asarray(b), rtol=1e-5):
+                wrong.append(f"{name}: values differ")
+    assert not wrong, "\n".join(wrong)
+
+
 def check_scan_carry_error_names_every_component():
     # Three differing carry components: JAX separates the bullets with blank lines.
     env = _env()
@@ -147,6 +170,7 @@ def check_scan_carry_error_names_every_component():
 CHECKS = [
     check_cases_match_jax,
     check_auto_pcast_off_cases_match_jax,
+    check_collectives_over_mesh_and_vmap_axes_match_jax,
     check_scan_carry_error_names_every_component,
 ]
 

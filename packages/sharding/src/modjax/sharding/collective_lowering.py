@@ -287,7 +287,12 @@ def _axis_index_rule(ctx, *, axis_name):
     named = _mesh_axes_of(axis_name)
     if not named:
         return _previous[axis_index_p](ctx, axis_name=axis_name)
-    named = _single(ctx, axis_name)
+    entries = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+    if any(not isinstance(e, int) and e not in named for e in entries):
+        raise NotImplementedError(
+            f"axis_index over {entries} inside shard_map: mixing mesh axes with other named axes"
+        )
+    named = entries  # mesh axes, and the sizes of vmaps' axes (positional, an iota each)
     mesh = _context.meshes[-1]
     auto = [a for a in mesh.axis_names if a not in _context.manual[-1]]
     if auto:
@@ -304,23 +309,38 @@ def _axis_index_rule(ctx, *, axis_name):
     return _axis_index_value(ctx, mesh, named)
 
 
-def _axis_index_value(ctx, mesh: Mesh, named) -> ir.Value:
-    u32 = ShapedArray((), np.dtype(np.uint32))
-    pid = hlo.PartitionIdOp(results=[ir_type(u32)]).results[0]
+def _axis_index_value(ctx, mesh: Mesh, entries) -> ir.Value:
+    """The index row-major over ``entries``: mesh axes (from partition_id) and vmaps' sizes.
+
+    A vmap's axis (an int entry: its size) contributes an iota along its own dimension of
+    the result, as ``axis_index(('x', 'v'))`` is ``index_x * size_v + iota_v``.
+    """
+    out = ctx.avals_out[0]
+    sizes = [e if isinstance(e, int) else mesh.axis_size(e) for e in entries]
+    pid = None
     index = None
-    for axis in named:  # row-major over the named axes
-        stride = int(np.prod(mesh.axis_sizes[mesh.axis_names.index(axis) + 1 :]))
-        size = mesh.axis_size(axis)
-        coord = hlo.remainder(
-            hlo.divide(pid, ir_constant(np.array(stride, np.uint32))),
-            ir_constant(np.array(size, np.uint32)),
-        )
-        index = (
-            coord
-            if index is None
-            else hlo.add(hlo.multiply(index, ir_constant(np.array(size, np.uint32))), coord)
-        )
-    return hlo.convert(ir_type(ctx.avals_out[0]), index)
+    dim = 0
+    for k, entry in enumerate(entries):
+        stride = int(np.prod(sizes[k + 1 :]))
+        if isinstance(entry, int):
+            term = hlo.iota(ir_type(out), dim)
+            dim += 1
+        else:
+            if pid is None:
+                u32 = ShapedArray((), np.dtype(np.uint32))
+                pid = hlo.PartitionIdOp(results=[ir_type(u32)]).results[0]
+            device_stride = int(np.prod(mesh.axis_sizes[mesh.axis_names.index(entry) + 1 :]))
+            coord = hlo.remainder(
+                hlo.divide(pid, ir_constant(np.array(device_stride, np.uint32))),
+                ir_constant(np.array(mesh.axis_size(entry), np.uint32)),
+            )
+            coord = hlo.convert(ir_type(ShapedArray((), out.dtype)), coord)
+            term = hlo.broadcast_in_dim(ir_type(out), coord, [])
+        if stride != 1:
+            scale = hlo.broadcast_in_dim(ir_type(out), ir_constant(np.array(stride, out.dtype)), [])
+            term = hlo.multiply(term, scale)
+        index = term if index is None else hlo.add(index, term)
+    return index
 
 
 # --- shard_map ---------------------------------------------------------------------------------
