@@ -52,7 +52,7 @@ def _impl(x, *, sharding):
         # rank as JAX's is (``P('x', None)`` for a matrix resharded to ``P('x')``).
         pad = len(core.to_aval(x).shape) - len(sharding.spec)
         if pad > 0:
-            spec = sharding.spec.update(partitions=(*sharding.spec, *(None,) * pad))
+            spec = sharding.spec.update(partitions=(*sharding.spec.partitions, *(None,) * pad))
             sharding = NamedSharding(sharding.mesh, spec, memory_kind=sharding.memory_kind)
     return runtime.device_put(x, sharding)
 
@@ -206,7 +206,7 @@ def _spec_axes(spec: PartitionSpec) -> list[str]:
     """The mesh axis names a spec's entries name, in order."""
     return [
         name
-        for entry in spec
+        for entry in spec.partitions
         if entry is not None and entry is not PartitionSpec.UNCONSTRAINED
         for name in ((entry,) if isinstance(entry, str) else entry)
     ]
