@@ -308,6 +308,9 @@ def test_linear_transpose():
         ft((f32(1.0),))
     with pytest.raises(TypeError, match="linear_transpose only supports"):
         linear_transpose(lambda x, n: x, s, ShapeDtypeStruct((), np.int32))
+    # a function that is not linear (JAX: an internal AssertionError)
+    with pytest.raises(TypeError, match="Cannot transpose 'ad_mul' of two linear operands"):
+        linear_transpose(lambda x: mul(x, x), s)(f32(1.0))
 
 
 def test_closure_convert_hoists_traced_values():

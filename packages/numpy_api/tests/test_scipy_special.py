@@ -25,6 +25,7 @@ from modjax.batching import vmap
 from modjax.runtime import jit
 from modjax.scipy import special as sp
 from modjax.tracecore.config import enable_x64
+from modjax.tracecore.core import ConcretizationTypeError
 
 # Compile-bound known-answer tables: the workspace run runs them, the wheel check
 # (smoke profile) only imports them.
@@ -143,13 +144,26 @@ def test_wrappers_promote_like_jax():
     )
 
 
+def test_multigammaln_takes_d_as_jax_does():
+    # JAX 0.10.2's answers: d is taken by int() (2.5 is 2), d=0 gives 0, the result is
+    # strongly typed, and a traced d raises ConcretizationTypeError.
+    want = np.float32(1.5501953)
+    for d in (2, 2.0, 2.5, np.float32(2.5), np.array(2)):
+        r = sp.multigammaln(3.0, d)
+        assert r.dtype == np.float32 and not r.weak_type
+        np.testing.assert_allclose(np.asarray(r), want, rtol=1e-6)
+    assert float(sp.multigammaln(3.0, 0)) == 0.0
+    with pytest.raises(ConcretizationTypeError, match="d argument of multigammaln"):
+        jit(lambda d: sp.multigammaln(3.0, d))(2)
+
+
 @pytest.mark.parametrize(
     ("call", "error", "match"),
     [
         (lambda: sp.polygamma(1.5, 2.0), ValueError, "integer type"),
         (lambda: sp.zeta(np.ones(2, np.float32)), NotImplementedError, "Riemann"),
         (lambda: sp.factorial(3, exact=True), NotImplementedError, "exact"),
-        (lambda: sp.multigammaln(2.0, 0), ValueError, "positive"),
+        (lambda: sp.multigammaln(2.0, -1), ValueError, "non-negative"),
         (lambda: sp.log_ndtr(1.0, series_order=31), ValueError, "series_order"),
         (lambda: sp.gammaln(np.ones(2, np.complex64)), TypeError, "complex"),
     ],

@@ -322,6 +322,13 @@ def defbilinear(primitive: Primitive, lhs_rule: Callable, rhs_rule: Callable) ->
     )
 
     def transpose(ct, x, y, **params):
+        if is_undefined_primal(x) and is_undefined_primal(y):
+            # Only linear_transpose of a function that is not linear gets here (JAX
+            # fails an internal assertion).
+            raise TypeError(
+                f"Cannot transpose '{primitive.name}' of two linear operands (such as "
+                "x * x): the function being transposed is not linear in its inputs."
+            )
         return [
             lhs_rule(ct, x, y, **params) if is_undefined_primal(x) else None,
             rhs_rule(ct, x, y, **params) if is_undefined_primal(y) else None,

@@ -45,6 +45,7 @@ from modjax.scipy._special_extra import (  # the functions beyond the gamma/erf 
     sph_harm_y,
     wofz,
 )
+from modjax.tracecore.core import concrete_or_error
 
 __all__ = [
     "bernoulli",
@@ -272,14 +273,16 @@ def multigammaln(a, d):
 
     (jax.scipy.special.multigammaln)
     """
-    d = operator.index(d)
-    if d < 1:
-        raise ValueError(f"multigammaln: d must be a positive integer, got {d}")
+    # As JAX: ``d`` is a concrete number taken by ``int`` (2.5 is 2), and the result is
+    # strongly typed. JAX computes junk for a negative ``d``; that is an error here.
+    d = int(concrete_or_error(d, "d argument of multigammaln"))
+    if d < 0:
+        raise ValueError(f"multigammaln: d must be a non-negative integer, got {d}")
     (a,) = _float_args("multigammaln", a)
     total = jnp.multiply(jnp.ones_like(a), d * (d - 1) / 4 * math.log(math.pi))
     for j in range(d):
         total = jnp.add(total, lax.lgamma(jnp.subtract(a, j / 2)))
-    return total
+    return lax.convert_element_type(total, _aval(total).dtype)
 
 
 def factorial(n, exact: bool = False):
