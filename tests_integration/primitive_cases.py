@@ -339,6 +339,14 @@ def _jit(x, w):
     return jit(lambda v, u: v * lax.sin(u) * 2.0)(x, w)
 
 
+def _compute_on(x, w):
+    from modjax import memory
+    from modjax.experimental.compute_on import compute_on2
+
+    f = compute_on2(compute_type="device_host", out_memory_spaces=memory.Space.Device)
+    return f(lambda v, u: v * lax.sin(u))(x, w)
+
+
 def _call(x, w):
     from modjax.tracecore import call
 
@@ -737,6 +745,7 @@ TABLE: dict[str, Entry | Excluded] = {
     "scan": via(_scan, f32(3), f32(4, 3), f32(3), linear_argnums=[(1, 2)]),
     "jit": via(_jit, X, X, linear_argnums=[(0,)]),
     "call": via(_call, X, X, linear_argnums=[(0,)]),
+    "compute_on": via(_compute_on, X, X, linear_argnums=[(0,)]),
     "remat": via(_remat, X, X, linear_argnums=[(0,)]),
     "custom_jvp_call": via(
         lambda x, w: _custom_jvp_fn()(x, w),
