@@ -5,9 +5,12 @@ registered with :func:`register_ffi_target` and called with :func:`ffi_call`, wh
 binds one primitive, ``ffi_call``. It lowers to ``stablehlo.custom_call`` with
 ``api_version = 4`` and the call's keyword arguments as the handler's named
 attributes; it runs eagerly (compiled alone, as every primitive), under ``jit``,
-under ``vmap`` as ``vmap_method`` says, and is not differentiable (wrap it in
-``custom_jvp``/``custom_vjp``). Registering goes through runtime's jaxlib boundary;
-the custom call is built by lowering's MLIR module.
+and is not differentiable (wrap it in ``custom_jvp``/``custom_vjp``). Registering
+goes through runtime's jaxlib boundary; the custom call is built by lowering's MLIR
+module. Its batching rule (``vmap_method``) needs lax's ``scan`` and structural
+operations, so modjax-numpy registers it, in the public ``modjax.ffi`` (``jax.ffi``),
+which re-exports this module's API. ``import modjax.runtime`` does not import this
+module: programs that never call C code do not pay for it.
 """
 
 from __future__ import annotations
@@ -22,8 +25,6 @@ from typing import Any, TypedDict
 import numpy as np
 
 from modjax.autodiff import jvp_rules, transpose_rules
-from modjax.batching import batching_rules
-from modjax.lax.callbacks import _sequential
 from modjax.lowering import (
     LoweringRuleContext,
     custom_call,
@@ -31,13 +32,15 @@ from modjax.lowering import (
     ir_types,
     register_lowering,
 )
-from modjax.runtime import _xla, apply_primitive
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive, to_aval
 from modjax.tracecore.effects import Effect
 from modjax.tracecore.parse import parse_param_value, register_param_parser
 from modjax.tracecore.pretty import format_param_value, register_param_printer
 from modjax.tracecore.tokens import abstract_token, is_token_aval
+
+from . import _xla
+from .dispatch import apply_primitive
 
 __all__ = [
     "build_ffi_lowering_function",
@@ -172,7 +175,7 @@ def build_ffi_lowering_function(
     def rule(ctx: LoweringRuleContext, *operands, **params):
         kwargs = dict(lowering_args)
         api_version = kwargs.pop("api_version", 4)
-        legacy = None
+        legacy: Any = None  # the old API's backend_config, passed as given
         if api_version >= 4:
             if backend_config is not None and not isinstance(backend_config, dict):
                 raise ValueError("When api_version > 4, backend_config must be a dictionary.")
@@ -302,49 +305,6 @@ jvp_rules[ffi_call_p] = _ffi_call_jvp
 transpose_rules[ffi_call_p] = _not_differentiable
 
 
-def _batched_layout(layout):
-    """A minor-to-major layout with a new leading (major-most) axis."""
-    return None if layout is None else (*(d + 1 for d in layout), 0)
-
-
-def _ffi_call_batching(args, dims, *, vmap_method, result_avals, **params):
-    from modjax.lax.structural import broadcast, moveaxis
-
-    if vmap_method not in _VMAP_METHODS[:-1]:
-        raise NotImplementedError(
-            "vmap is only supported for the ffi_call primitive when vmap_method is one of "
-            "'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
-            f"'legacy_vectorized'. Got vmap_method={vmap_method!r}."
-        )
-    if any(map(is_token_aval, result_avals)):
-        raise NotImplementedError(f"vmap of ffi_call {params['target_name']!r} with token results")
-    size = next(x.shape[d] for x, d in zip(args, dims, strict=True) if d is not None)
-    if vmap_method in ("sequential", "sequential_unrolled"):
-        params = {**params, "vmap_method": vmap_method, "result_avals": result_avals}
-        outs = _sequential(ffi_call_p, args, dims, size, params)
-        return list(outs), [0] * len(outs)
-    moved = [x if d is None else moveaxis(x, d, 0) for x, d in zip(args, dims, strict=True)]
-    params["output_layouts"] = tuple(map(_batched_layout, params["output_layouts"]))
-    in_layouts = params["input_layouts"]
-    if vmap_method == "legacy_vectorized":
-        params["input_layouts"] = tuple(
-            lay if d is None else _batched_layout(lay)
-            for lay, d in zip(in_layouts, dims, strict=True)
-        )
-    else:
-        lead = size if vmap_method == "broadcast_all" else 1
-        moved = [
-            broadcast(x, (lead,)) if d is None else x for x, d in zip(moved, dims, strict=True)
-        ]
-        params["input_layouts"] = tuple(map(_batched_layout, in_layouts))
-    batched = tuple(ShapedArray((size, *a.shape), a.dtype) for a in result_avals)
-    outs = ffi_call_p.bind(*moved, vmap_method=vmap_method, result_avals=batched, **params)
-    return list(outs), [0] * len(outs)
-
-
-batching_rules[ffi_call_p] = _ffi_call_batching
-
-
 # --- text: the params print as JAX's do and parse back -------------------------------------------
 
 _RESULT_AVAL = re.compile(
@@ -359,7 +319,8 @@ def _print_result_avals(avals) -> str:
 
 
 def _parse_result_avals(text: str) -> tuple:
-    avals, body = [], text.strip()
+    avals: list = []
+    body = text.strip()
     if not (body.startswith("(") and body.endswith(")")):
         raise ValueError(f"expected a tuple of ShapedArray(...), got {text!r}")
     body, pos = body[1:-1], 0
