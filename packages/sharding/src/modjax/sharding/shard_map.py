@@ -437,11 +437,15 @@ dce_rules[shard_map_p] = _dce_rule
 
 def _batching_rule(axis_data, args, dims, *, jaxpr, mesh, in_specs, out_specs, check_vma, name,
                    manual_axes, **_):  # fmt: skip
-    # vmap of a shard_map: the batch axis leads every operand and result, never split.
+    # vmap of a shard_map: the batch axis leads every batched operand and result, never
+    # split; results that do not depend on a batched operand stay unbatched (as JAX's, so
+    # jacfwd's primal output is not batched).
     in_dims = [None if d is None else 0 for d in dims]
     moved = [x if d is None else moveaxis(x, d, 0) for x, d in zip(args, dims, strict=True)]
     with _mesh_axes(mesh, manual_axes, check_vma):
-        batched, _ = batch_jaxpr_axis(jaxpr, axis_data, in_dims, out_dims_instantiate=0)
+        _, found = batch_jaxpr_axis(jaxpr, axis_data, in_dims)
+        out_dims = [None if d is None else 0 for d in found]
+        batched, _ = batch_jaxpr_axis(jaxpr, axis_data, in_dims, out_dims_instantiate=out_dims)
     outs = _bind(
         moved,
         mesh=mesh,
@@ -449,13 +453,16 @@ def _batching_rule(axis_data, args, dims, *, jaxpr, mesh, in_specs, out_specs, c
             s if d is None else PartitionSpec(None, *s)
             for s, d in zip(in_specs, in_dims, strict=True)
         ],
-        out_specs=[PartitionSpec(None, *s) for s in out_specs],
+        out_specs=[
+            s if d is None else PartitionSpec(None, *s)
+            for s, d in zip(out_specs, out_dims, strict=True)
+        ],
         closed=batched,
         check_vma=check_vma,
         name=name,
         manual_axes=manual_axes,
     )
-    return outs, [0] * len(outs)
+    return outs, out_dims
 
 
 axis_primitive_batchers[shard_map_p] = _batching_rule
