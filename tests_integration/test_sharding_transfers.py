@@ -619,6 +619,33 @@ def check_derivatives_check_memory_spaces():
     )
 
 
+def check_device_put_to_a_pytree_of_targets():
+    # JAX 0.10.2's answers: the targets are a pytree prefix of the values
+    d = jax.devices()
+    host = jax.memory.Space.Host
+    x = np.arange(3.0, dtype=np.float32)
+    a, b = jax.device_put((x, x), (host, d[3]))
+    assert a.sharding == SingleDeviceSharding(d[0], memory_kind="pinned_host"), a.sharding
+    assert b.sharding == SingleDeviceSharding(d[3]) and b.committed, b.sharding
+    tree = jax.device_put({"a": x, "b": (x, x)}, {"a": None, "b": host})
+    assert not tree["a"].committed and tree["a"].sharding.memory_kind == "device"
+    assert [v.sharding.memory_kind for v in tree["b"]] == ["pinned_host", "pinned_host"]
+    text = str(jax.make_jaxpr(lambda v: jax.device_put((v, v * 2), (host, d[0])))(x))
+    assert "c:f32<host>[3] d:f32[3] = device_put[" in text, text
+    assert "devices=(MemorySpace.Host, CpuDevice(id=0))" in text, text
+    r = jax.jit(lambda v: jax.device_put((v, v * 2), (host, d[0])))(x)
+    assert [v.sharding.memory_kind for v in r] == ["pinned_host", "device"], r
+    np.testing.assert_array_equal(np.asarray(r[1]), x * 2)
+    try:
+        jax.device_put((x, x), (host, host, host))
+    except ValueError as err:
+        assert str(err).startswith(
+            "device_put device specification must be a tree prefix of the corresponding value"
+        ), err
+    else:
+        raise AssertionError("expected ValueError")
+
+
 def check_jaxprs_with_memory_spaces_parse_back():
     from modjax.tracecore import eval_jaxpr, jaxpr_equal, parse_jaxpr
 
@@ -738,6 +765,7 @@ CHECKS = [
     check_jit_shardings_in_other_memory_kinds,
     check_one_device_jit_shardings_in_other_memory_kinds,
     check_derivatives_check_memory_spaces,
+    check_device_put_to_a_pytree_of_targets,
     check_memory_spaces_in_types,
     check_jaxprs_with_memory_spaces_parse_back,
     check_pickling_follows_jax,

@@ -29,7 +29,7 @@ from modjax.tracecore.abstract import ShapedArray, register_aval_handler
 from modjax.tracecore.basearray import Array as AbstractArray
 from modjax.tracecore.memory_spaces import memory_space_rules
 from modjax.tracecore.tokens import Token
-from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_unflatten
+from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_structure, tree_unflatten
 
 from . import _xla
 from .backends import Device, default_device
@@ -260,7 +260,8 @@ def device_put(
 ):
     """Place ``x`` (a pytree of arrays and scalars) on ``device`` (``jax.device_put``).
 
-    ``device`` is a Device, a Sharding, a memory space (``jax.memory.Space``:
+    ``device`` (or each leaf of ``device``, a pytree prefix of ``x``: one target
+    per subtree) is a Device, a Sharding, a memory space (``jax.memory.Space``:
     the same devices and layout in that memory; host values on the default
     device) or None: None leaves Arrays where they
     are and puts host values on the default device *uncommitted* (a later jit
@@ -270,24 +271,63 @@ def device_put(
     deleted once copied.
     """
     leaves, treedef = tree_flatten(x)
-    if _records_equation(device, leaves):  # one device_put equation, as JAX records it
-        semantics = CopySemantics.DONATE_INPUT if donate else CopySemantics.REUSE_INPUT
-        n = len(leaves)
-        outs = device_put_p.bind(
-            *leaves, devices=(device,) * n, srcs=(None,) * n, copy_semantics=(semantics,) * n
-        )
-        return tree_unflatten(treedef, outs)
-    if isinstance(device, MemorySpace):
-        kind = space_memory_kind(device)
-        out = [_put_leaf(leaf, _in_memory(leaf, kind), True) for leaf in leaves]
-    else:
-        sharding, committed = _target_sharding(device)
-        out = [_put_leaf(leaf, sharding, committed) for leaf in leaves]
+    if _is_target(device):
+        if _records_equation(device, leaves):  # one device_put equation, as JAX records it
+            return tree_unflatten(treedef, _bind_put(leaves, [device] * len(leaves), donate))
+        out = _put_leaves(leaves, device)
+    else:  # a pytree prefix of x: one target per leaf (JAX's rule)
+        targets = _broadcast_targets(device, x)
+        if any(_records_equation(t, [leaf]) for t, leaf in zip(targets, leaves, strict=True)):
+            return tree_unflatten(treedef, _bind_put(leaves, targets, donate))
+        out = [_put_leaves([leaf], t)[0] for leaf, t in zip(leaves, targets, strict=True)]
     if donate:
         for leaf, new in zip(leaves, out, strict=True):
             if type(leaf) is ArrayImpl and new is not leaf and not _shares_buffers(leaf, new):
                 leaf.delete()
     return tree_unflatten(treedef, out)
+
+
+def _is_target(device: Any) -> bool:
+    """Whether ``device`` is one target of ``device_put`` (else a pytree of them)."""
+    return (
+        device is None
+        or isinstance(device, Device | Sharding | MemorySpace)
+        or is_sharding_like(device)
+        or not isinstance(device, tuple | list | dict)
+    )
+
+
+def _broadcast_targets(prefix: Any, x: Any) -> list:
+    """One target per leaf of ``x``, from ``prefix``, a pytree prefix of ``x`` (JAX's rule)."""
+    treedef = tree_structure(prefix, is_leaf=lambda t: t is not prefix and _is_target(t))
+    try:
+        subtrees = treedef.flatten_up_to(x)
+    except ValueError as err:
+        raise ValueError(
+            "device_put device specification must be a tree prefix of the corresponding "
+            f"value; {err}"
+        ) from None
+    targets = tree_leaves(prefix, is_leaf=lambda t: t is not prefix and _is_target(t))
+    out: list = []
+    for target, sub in zip(targets, subtrees, strict=True):
+        out.extend([target] * len(tree_leaves(sub)))
+    return out
+
+
+def _bind_put(leaves: list, targets: list, donate: bool) -> list:
+    semantics = CopySemantics.DONATE_INPUT if donate else CopySemantics.REUSE_INPUT
+    n = len(leaves)
+    return device_put_p.bind(
+        *leaves, devices=tuple(targets), srcs=(None,) * n, copy_semantics=(semantics,) * n
+    )
+
+
+def _put_leaves(leaves: list, device: Any) -> list:
+    if isinstance(device, MemorySpace):
+        kind = space_memory_kind(device)
+        return [_put_leaf(leaf, _in_memory(leaf, kind), True) for leaf in leaves]
+    sharding, committed = _target_sharding(device)
+    return [_put_leaf(leaf, sharding, committed) for leaf in leaves]
 
 
 #: How a device_put treats its input (jaxlib's ``ArrayCopySemantics``, a param of the equation).
