@@ -433,6 +433,21 @@ def check_one_device_jit_shardings_in_other_memory_kinds():
         assert "explicit output sharding with device ids [2]" in str(err), err
     else:
         raise AssertionError("expected ValueError")
+    # in_shardings on one device: a committed argument on another device is moved there,
+    # one on several devices is JAX's ValueError (JAX 0.10.2's answers)
+    moved = jax.jit(lambda v: v + 1, in_shardings=SingleDeviceSharding(d[1]))(
+        jax.device_put(x, d[0])
+    )
+    assert moved.sharding == SingleDeviceSharding(d[1]), moved.sharding
+    np.testing.assert_array_equal(np.asarray(moved), x + 1)
+    mesh = Mesh(np.array(d), ("x",))
+    spread = jax.device_put(np.arange(8.0, dtype=np.float32), NamedSharding(mesh, P("x")))
+    try:
+        jax.jit(lambda v: v + 1, in_shardings=SingleDeviceSharding(d[1]))(spread)
+    except ValueError as err:
+        assert "Sharding passed to jit does not match the sharding" in str(err), err
+    else:
+        raise AssertionError("expected ValueError")
     # a nested jit's shardings under jvp (its equation runs eagerly)
     p, t = jax.jvp(f, (x,), (np.ones(3, np.float32),))
     assert p.sharding == pinned and t.sharding == pinned, (p.sharding, t.sharding)
