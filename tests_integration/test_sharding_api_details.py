@@ -4,7 +4,8 @@ One child process runs every check: ``jnp.array``/``jnp.asarray`` with ``device=
 a NamedSharding (a sharding constraint, as in JAX: sharded as asked on an
 automatic mesh, JAX's ValueError for explicit axes outside a mesh context);
 ``make_array_from_process_local_data`` in one process (``device_put``, so under jit
-too; pytrees; JAX's errors).
+too; pytrees; JAX's errors); ``out_sharding=`` of the contractions (ignored for
+operands with no mesh outside a mesh context, JAX's errors, results' specs padded).
 """
 
 from __future__ import annotations
@@ -114,9 +115,57 @@ def check_make_array_from_process_local_data_is_device_put_in_one_process():
         assert make(P("x"), DATA, (8, 4)).sharding.spec == P("x")
 
 
+def check_contraction_out_sharding_as_jax():
+    auto, expl = _meshes()
+    a, b = DATA, np.arange(16, dtype=np.float32).reshape(4, 4)
+    e = NS(expl, P("x"))
+    contractions = {
+        "dot_general": [
+            lambda x, y, o: jnp.dot(x, y, out_sharding=o),
+            lambda x, y, o: jnp.matmul(x, y, out_sharding=o),
+            lambda x, y, o: jnp.tensordot(x, y, 1, out_sharding=o),
+            lambda x, y, o: jax.lax.dot(x, y, out_sharding=o),
+            lambda x, y, o: jax.lax.dot_general(x, y, (((1,), (0,)), ((), ())), out_sharding=o),
+        ],
+        "einsum": [lambda x, y, o: jnp.einsum("ij,jk->ik", x, y, out_sharding=o)],
+    }
+    typed = jax.device_put(a, e)
+    want = a @ b
+    for name, fns in contractions.items():
+        for f in fns:
+            # Operands with no mesh in their types, outside a mesh context: JAX ignores it.
+            for got in (f(a, b, e), jax.jit(lambda x, y, f=f: f(x, y, e))(a, b)):
+                assert str(jax.typeof(got)) == "float32[8,4]", jax.typeof(got)
+                assert len(got.sharding.device_set) == 1, got.sharding
+                np.testing.assert_allclose(np.asarray(got), want)
+            for got in (f(typed, b, e), jax.jit(lambda x, y, f=f: f(x, y, e))(typed, b)):
+                assert str(jax.typeof(got)) == "float32[8@x,4]", jax.typeof(got)
+                assert got.sharding.spec == P("x", None), got.sharding
+                np.testing.assert_allclose(np.asarray(got), want)
+            _raises(
+                lambda f=f: f(a, b, P("x")),
+                ValueError,
+                "Using PartitionSpec when you are not under a mesh context is not allowed. "
+                "Please pass a NamedSharding instance or enter into a mesh context via "
+                "`jax.set_mesh`. Got P('x',)",
+            )
+            auto_axis = (
+                f"PartitionSpec passed to {name} cannot contain axis names that are of type Auto "
+                "or Manual. Got PartitionSpec: P('x',) with axis name: x of type: AxisType.Auto."
+            )
+            _raises(lambda f=f: f(a, b, NS(auto, P("x"))), ValueError, auto_axis)
+            with jax.set_mesh(expl):
+                got = f(a, b, P("x"))
+                assert str(jax.typeof(got)) == "float32[8@x,4]", jax.typeof(got)
+                assert got.sharding.spec == P("x", None), got.sharding
+            with jax.set_mesh(auto):
+                _raises(lambda f=f: f(a, b, P("x")), ValueError, auto_axis)
+
+
 CHECKS = [
     check_array_device_sharding_is_a_constraint,
     check_make_array_from_process_local_data_is_device_put_in_one_process,
+    check_contraction_out_sharding_as_jax,
 ]
 
 results, test_on_8_devices = device_tests(__file__, CHECKS)

@@ -16,7 +16,7 @@ from modjax.lowering import hlo, ir, ir_type, register_lowering, sharding_constr
 from modjax.runtime import apply_primitive
 from modjax.runtime.sharding import typed_aval
 from modjax.sharding import reshard, with_sharding_constraint
-from modjax.sharding.constraint import _as_sharding
+from modjax.sharding.constraint import _as_sharding, operation_out_sharding
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray, sharding_entries, unreduced_axes
 from modjax.tracecore.core import Primitive, to_aval
@@ -335,7 +335,15 @@ def contract_with_out_sharding(fn, out_sharding, *args, **kwargs):
 
     With unreduced axes in ``out_sharding``, its contractions leave their results
     unreduced (partial sums over the contracting dimensions' mesh axes), as JAX's.
+    ``out_sharding`` is read as JAX 0.10.2 reads it (``operation_out_sharding``:
+    its errors, and ignored for operands with no mesh outside a mesh context);
+    JAX's errors name ``einsum`` for it and ``dot_general`` for the others.
     """
+    name = "einsum" if getattr(fn, "__name__", "") == "einsum" else "dot_general"
+    operands = [a for a in args if not isinstance(a, str | list)]
+    out_sharding = _read_out_sharding(out_sharding, name, operands)
+    if out_sharding is None:
+        return fn(*args, **kwargs)
     if _spec_unreduced(out_sharding):
         before = _out_sharding.unreduced
         _out_sharding.unreduced = _as_sharding(out_sharding, "out_sharding")
@@ -349,6 +357,16 @@ def contract_with_out_sharding(fn, out_sharding, *args, **kwargs):
     with output_sharding_given():
         out = fn(*args, **kwargs)
     return reshard(out, out_sharding)
+
+
+def _read_out_sharding(out_sharding, name: str, operands):
+    avals = []
+    for x in operands:
+        try:
+            avals.append(to_aval(x))
+        except TypeError:  # not an array (numpy's interleaved einsum form): no mesh
+            continue
+    return operation_out_sharding(out_sharding, name, avals)
 
 
 def _spec_unreduced(sharding) -> bool:
@@ -468,6 +486,7 @@ def dot_general(
         if preferred_element_type is None
         else dtypes.check_and_canonicalize_user_dtype(preferred_element_type, "dot_general")
     )
+    out_sharding = _read_out_sharding(out_sharding, "dot_general", (lhs, rhs))
     partial_sums = _out_sharding.unreduced
     if out_sharding is not None and _spec_unreduced(out_sharding):
         partial_sums = _as_sharding(out_sharding, "out_sharding")

@@ -178,15 +178,9 @@ def _check_explicit_axes(out_sharding) -> None:
     mesh = getattr(out_sharding, "mesh", None)
     if mesh is None or not hasattr(out_sharding, "spec"):
         return
-    kinds = dict(zip(mesh.axis_names, mesh.axis_types, strict=True))
-    for entry in out_sharding.spec:
-        for name in (entry,) if isinstance(entry, str) else (entry or ()):
-            if kinds.get(name) is not None and kinds[name].name != "Explicit":
-                raise ValueError(
-                    "PartitionSpec passed to jnp.array cannot contain axis names that are of "
-                    f"type Auto or Manual. Got PartitionSpec: {out_sharding.spec} with axis "
-                    f"name: {name} of type: AxisType.{kinds[name].name}."
-                )
+    from modjax.sharding.constraint import check_explicit_spec  # noqa: PLC0415
+
+    check_explicit_spec(out_sharding.spec, mesh, "jnp.array")
 
 
 def _out_sharding_for(object, dtype, copy, ndmin, device, out_sharding):  # noqa: A002

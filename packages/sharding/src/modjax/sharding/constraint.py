@@ -202,6 +202,47 @@ def constrain_to_device(x, sharding: NamedSharding):
     return sharding_constraint_p.bind(x, sharding=sharding)
 
 
+def operation_out_sharding(out_sharding, name: str, operand_avals=()):
+    """The sharding an operation's ``out_sharding=`` asks for, as JAX 0.10.2 reads it.
+
+    A PartitionSpec takes the current mesh (JAX's ValueError without one); the
+    spec may name only explicit mesh axes (JAX's ValueError naming ``name``, the
+    operation). None when JAX ignores it: a NamedSharding for operands whose
+    types have no mesh (host data, unsharded Arrays) outside a mesh context,
+    whose results keep their unsharded type.
+    """
+    if out_sharding is None:
+        return None
+    context = get_abstract_mesh()
+    if isinstance(out_sharding, PartitionSpec):
+        if context.empty:
+            raise ValueError(
+                "Using PartitionSpec when you are not under a mesh context is not allowed. "
+                "Please pass a NamedSharding instance or enter into a mesh context via "
+                f"`jax.set_mesh`. Got {out_sharding}"
+            )
+        spec, mesh = out_sharding, context
+    else:
+        spec, mesh = out_sharding.spec, out_sharding.mesh
+    check_explicit_spec(spec, mesh, name)
+    if context.empty and all(getattr(a, "sharding", None) is None for a in operand_avals):
+        return None
+    return out_sharding
+
+
+def check_explicit_spec(spec: PartitionSpec, mesh, name: str) -> None:
+    """Raise JAX's ValueError when ``out_sharding``'s spec names an Auto or Manual axis."""
+    kinds = dict(zip(mesh.axis_names, mesh.axis_types, strict=True))
+    for axis in _spec_axes(spec):
+        kind = kinds.get(axis)
+        if kind is not None and kind is not AxisType.Explicit:
+            raise ValueError(
+                f"PartitionSpec passed to {name} cannot contain axis names that are of type "
+                f"Auto or Manual. Got PartitionSpec: {spec} with axis name: {axis} of type: "
+                f"AxisType.{kind.name}."
+            )
+
+
 def _spec_axes(spec: PartitionSpec) -> list[str]:
     """The mesh axis names a spec's entries name, in order."""
     return [
