@@ -2,7 +2,7 @@
 
 ``compute_on2(f, compute_type=, out_memory_spaces=)`` makes ``f`` one
 ``compute_on`` equation whose results are in the memory spaces given
-(``compute_on_primitive``).
+(``compute_on_p``, declared with its rules in modjax-runtime's ``compute_on.py``).
 
 Equations traced inside ``compute_on(compute_type)`` carry the compute type;
 lowered, their ops get XLA's ``_xla_compute_type`` frontend attribute (``host``
@@ -18,6 +18,7 @@ import json
 from collections.abc import Iterator
 
 from modjax.api_util import flatten_axes
+from modjax.runtime.compute_on import compute_on_p
 from modjax.tracecore import config
 from modjax.tracecore import source_info as source_info_util
 from modjax.tracecore.abstract import MemorySpace
@@ -25,8 +26,6 @@ from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.tracing import arg_aval, convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.tree_util import tree_flatten, tree_map, tree_unflatten
 from modjax.tracecore.wrapped_fun import debug_info, flatten_fun_nokwargs, wrap_init
-
-from .compute_on_primitive import compute_on_p
 
 __all__ = ["compute_on", "compute_on2"]
 
