@@ -42,7 +42,20 @@ LAYERS: dict[str, tuple[int, frozenset[str]]] = {
     "sharding": (3, frozenset({"sharding"})),
     "numpy_api": (
         4,
-        frozenset({"ffi", "flatten_util", "image", "lax", "numpy", "ops", "random", "nn", "scipy"}),
+        frozenset(
+            {
+                "example_libraries",
+                "ffi",
+                "flatten_util",
+                "image",
+                "lax",
+                "numpy",
+                "ops",
+                "random",
+                "nn",
+                "scipy",
+            }
+        ),
     ),
     # The metapackage owns `modjax` itself and every name no component provides.
     "modjax": (5, frozenset()),

@@ -8,9 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import modjax as jax
 import modjax.numpy as jnp
+from modjax.autodiff import grad
 from modjax.example_libraries import optimizers as o
+from modjax.runtime import jit
+from modjax.tracecore.tree_util import tree_map, tree_structure
 
 REFERENCE = json.loads((Path(__file__).parent / "optimizers_reference.json").read_text())
 MAKERS = {
@@ -34,13 +36,13 @@ def loss(q):
 @pytest.mark.parametrize("name", MAKERS)
 def test_optimizer_matches_jax(name):
     opt = MAKERS[name]()
-    state = opt.init_fn(jax.tree.map(jnp.asarray, PARAMS))
+    state = opt.init_fn(tree_map(jnp.asarray, PARAMS))
 
     def step(i, s):
-        return opt.update_fn(i, jax.grad(loss)(opt.params_fn(s)), s)
+        return opt.update_fn(i, grad(loss)(opt.params_fn(s)), s)
 
     if name != "sm3":  # sm3's state holds the shape as leaves: eager only, as in JAX
-        step = jax.jit(step)
+        step = jit(step)
     for i in range(6):
         state = step(i, state)
     got = opt.params_fn(state)
@@ -54,7 +56,7 @@ def test_state_packing_norms_and_errors():
     unpacked = o.unpack_optimizer_state(state)
     assert isinstance(unpacked["a"], o.JoinPoint)
     again = o.pack_optimizer_state(pickle.loads(pickle.dumps(unpacked)))
-    assert jax.tree.structure(again) == jax.tree.structure(state)
+    assert tree_structure(again) == tree_structure(state)
     with pytest.raises(TypeError, match="did not match the parameter tree"):
         opt.update_fn(0, {"a": jnp.ones(2)}, state)
     assert float(o.l2_norm({"x": jnp.array([3.0, 4.0])})) == 5.0

@@ -7,8 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import modjax as jax
+from modjax import random
 from modjax.example_libraries import stax
+from modjax.runtime import jit
+from modjax.tracecore.tree_util import tree_leaves
 
 REFERENCE = json.loads((Path(__file__).parent / "stax_reference.json").read_text())["nets"]
 INPUTS = {
@@ -57,28 +59,28 @@ def networks():
 @pytest.mark.parametrize("name", INPUTS)
 def test_network_matches_jax(name):
     init_fun, apply_fun = networks()[name]
-    shape, params = init_fun(jax.random.key(1), INPUTS[name])
+    shape, params = init_fun(random.key(1), INPUTS[name])
     want = REFERENCE[name]
     assert [int(d) for d in shape] == want["out_shape"]
-    leaves = jax.tree.leaves(params)
+    leaves = tree_leaves(params)
     assert len(leaves) == len(want["params"])
     for got, ref in zip(leaves, want["params"], strict=True):
         np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-7)
     x = np.sin(np.arange(np.prod(INPUTS[name]), dtype=np.float32)).reshape(INPUTS[name])
-    out = jax.jit(apply_fun)(params, x)
+    out = jit(apply_fun)(params, x)
     assert out.shape == tuple(want["out_shape"])
     np.testing.assert_allclose(out, want["out"], rtol=2e-5, atol=2e-6)
 
 
 def test_dropout_and_shape_dependent():
     init_fun, apply_fun = stax.Dropout(0.5)
-    shape, params = init_fun(jax.random.key(0), (4, 100))
+    shape, params = init_fun(random.key(0), (4, 100))
     x = np.ones((4, 100), np.float32)
-    out = np.asarray(apply_fun(params, x, rng=jax.random.key(3)))
+    out = np.asarray(apply_fun(params, x, rng=random.key(3)))
     assert shape == (4, 100) and set(np.unique(out)) <= {0.0, 2.0} and 0 < out.mean() < 2
     with pytest.raises(ValueError, match="PRNG key"):
         apply_fun(params, x)
-    assert stax.Dropout(0.5, mode="test")[1](params, x, rng=jax.random.key(3)) is x
+    assert stax.Dropout(0.5, mode="test")[1](params, x, rng=random.key(3)) is x
     layer = stax.shape_dependent(lambda shape: stax.Dense(shape[-1] * 2))
-    out_shape, params = layer[0](jax.random.key(0), (3, 4))
+    out_shape, params = layer[0](random.key(0), (3, 4))
     assert out_shape == (3, 8) and layer[1](params, np.ones((3, 4), np.float32)).shape == (3, 8)
