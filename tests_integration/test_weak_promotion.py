@@ -83,3 +83,42 @@ def test_eager_results_have_jax_s_types():
     r = x + w
     assert (r.dtype, r.weak_type) == (np.float32, False)
     assert (np.int32(1) + jnp.asarray(1.0)).weak_type  # a numpy int and a weak float: weak
+
+
+# jnp functions of weakly typed operands: (dtype, weak type) of JAX 0.10.2's result. JAX's
+# implementations multiply by constants that are weak next to a 0-d operand and strong
+# arrays next to larger ones, and build cross products and Vandermonde matrices strongly
+# typed; w, wi and w2 are weak float32[3], int32[3] and float32[2], s a weak float32[].
+WEAK_OPERAND_RESULTS = {
+    "jnp.deg2rad(2.0)": ("float32", True),
+    "jnp.degrees(s)": ("float32", True),
+    "jnp.rad2deg(w)": ("float32", False),
+    "jnp.radians(w)": ("float32", False),
+    "jnp.deg2rad(wi)": ("float32", False),
+    "jnp.sinc(w)": ("float32", False),
+    "jnp.sinc(0.5)": ("float32", True),
+    "jnp.sinc(wi)": ("float32", False),
+    "jnp.vander(w)": ("float32", False),
+    "jnp.vander(wi)": ("int32", False),
+    "jnp.vander(w, 0)": ("float32", False),
+    "jnp.cross(w, w)": ("float32", False),
+    "jnp.cross(wi, wi)": ("int32", False),
+    "jnp.cross(w2, w2)": ("float32", True),
+    "jnp.cross(w2, w)": ("float32", False),
+    "jnp.hypot(2.0, 3.0)": ("float32", True),
+    "jnp.logaddexp(w, 1.0)": ("float32", True),
+    "jnp.multiply(w, 2)": ("float32", True),
+}
+
+
+@pytest.mark.parametrize("text", list(WEAK_OPERAND_RESULTS))
+def test_weak_operands_give_jax_s_result_type(text):
+    env = {
+        "jnp": jnp,
+        "w": jnp.full(3, 0.5),
+        "wi": jnp.full(3, 2),
+        "w2": jnp.full(2, 0.5),
+        "s": jnp.asarray(0.5),
+    }
+    r = eval(text, env)
+    assert (str(r.dtype), r.weak_type) == WEAK_OPERAND_RESULTS[text]

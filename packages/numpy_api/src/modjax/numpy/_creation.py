@@ -874,7 +874,8 @@ def vander(x: Any, N: int | None = None, increasing: bool = False):  # noqa: N80
         return lax.full((av.shape[0], 0), 0, av.dtype)
     if not increasing:
         columns.reverse()
-    return columns[0] if len(columns) == 1 else lax.concatenate(columns, 1)
+    out = columns[0] if len(columns) == 1 else lax.concatenate(columns, 1)
+    return lax.convert_element_type(out, av.dtype)  # strongly typed, as JAX's
 
 
 class _IndexGrid:

@@ -413,7 +413,8 @@ def cross(
     shape = _util.broadcast_shapes(*(_util.shape_of(v) for v in (x, y, z)))
     parts = [lax.expand_dims(_util.broadcast_to(v, shape), (len(shape),)) for v in (x, y, z)]
     out = lax.concatenate(parts, len(shape))
-    return _moveaxis(out, len(shape), canonicalize_axis(axisc, len(shape) + 1))
+    out = _moveaxis(out, len(shape), canonicalize_axis(axisc, len(shape) + 1))
+    return lax.convert_element_type(out, aval(out).dtype)  # strongly typed, as JAX's
 
 
 # --- diagonals ------------------------------------------------------------------------------

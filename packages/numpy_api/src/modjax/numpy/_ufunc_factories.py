@@ -49,6 +49,19 @@ def _const(x, value):
     return convert(value, a.dtype, a.weak_type)
 
 
+def _scale_const(x, value):
+    """``value`` as the constant a JAX implementation multiplies ``x`` by (``deg2rad``).
+
+    JAX's constant is weakly typed next to a 0-d ``x`` and a strong array of ``x``'s
+    dtype next to a larger one, so a weak ``x`` of one or more dimensions gives a strong
+    result; this gives the same.
+    """
+    a = aval(x)
+    if not a.shape:
+        return _const(x, value)
+    return np.array(value, a.dtype)
+
+
 def _as_array(x):
     """Return ``x`` (already promoted) as an Array or tracer, keeping its weak type."""
     if isinstance(x, ARRAY_TYPES):

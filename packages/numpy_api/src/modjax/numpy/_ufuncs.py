@@ -37,6 +37,7 @@ from ._ufunc_factories import (
     _const,
     _dtype,
     _full_like,
+    _scale_const,
     _strong,
     _unary,
     _unary_inexact,
@@ -270,13 +271,13 @@ def reciprocal(x, /):
 def deg2rad(x, /):
     """Convert angles from degrees to radians elementwise (jax.numpy.deg2rad)."""
     (x,) = promote_args_inexact("deg2rad", x)
-    return lax.mul(x, _const(x, math.pi / 180))
+    return lax.mul(x, _scale_const(x, math.pi / 180))
 
 
 def rad2deg(x, /):
     """Convert angles from radians to degrees elementwise (jax.numpy.rad2deg)."""
     (x,) = promote_args_inexact("rad2deg", x)
-    return lax.mul(x, _const(x, 180 / math.pi))
+    return lax.mul(x, _scale_const(x, 180 / math.pi))
 
 
 def radians(x, /):
@@ -510,7 +511,7 @@ def sinc(x, /):
     (x,) = promote_args_inexact("sinc", x)
     x = _as_array(x)
     is_zero = lax.eq(x, _zero(x))
-    pi_x = lax.mul(x, _const(x, math.pi))
+    pi_x = lax.mul(x, _scale_const(x, math.pi))
     safe = _where(is_zero, _full_like(x, 1), pi_x)
     return _where(is_zero, _full_like(x, 1), lax.div(lax.sin(safe), safe))
 
