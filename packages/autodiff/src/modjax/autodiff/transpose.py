@@ -2,7 +2,9 @@
 
 ``backward_pass`` walks a jaxpr whose linear inputs are ``UndefinedPrimal``s.
 Equations that read no linear value (recomputation under ``checkpoint``,
-functions of residuals) are evaluated first, in order; then the linear equations
+functions of residuals) are evaluated first, in order, and so are the results of
+a call that read no linear operand of it (a checkpoint's staged side returns the
+primal values it recomputes beside the tangents); then the linear equations
 are visited in reverse, each transpose rule turning the cotangents of an
 equation's outputs into cotangents of its linear inputs. Cotangents are
 accumulated per variable with ``add_any``, and symbolic zeros are never
