@@ -851,6 +851,15 @@ TABLE: dict[str, Entry | Excluded] = {
     "reduce_scatter": Excluded(_NAMED_AXIS),
     "axis_index": Excluded(_NAMED_AXIS),
     "pvary": bound({"axes": ()}, X),
+    # lax.pcast's casts between manual types: identities on values (their types and
+    # transposes inside shard_map are checked in test_sharding_unreduced.py).
+    "vary_unreduced_cast_p": bound({"axes": ()}, X),
+    "reduced_vary_cast_p": bound({"axes": ()}, X),
+    "preduced": bound({"axes": ()}, X),
+    "unreduced_psum": Excluded(
+        "sums partial sums over a shard_map's manual mesh axis, which must be bound around "
+        "it (checked in test_sharding_unreduced.py)"
+    ),
     "shard_map": via(
         _shard_map, X, X, **without("printing", why=_MESH_TEXT, linear_argnums=[(0,)])
     ),

@@ -4,9 +4,10 @@ One child process runs every check. ``check_cases_match_jax`` evaluates the
 expressions of ``data/sharding_unreduced_jax.json`` (NamedShardings with
 ``unreduced=``/``reduced=`` axes, ``device_put`` to them, contractions whose
 ``out_sharding`` leaves them unreduced over the contracting axes, the operations
-JAX allows on such values and its errors for the others) and compares types,
-values, error classes and messages with JAX's; the others check the lowered
-module and the printed jaxpr.
+JAX allows on such values and its errors for the others; inside shard_map,
+``lax.pcast`` to ``'unreduced'``/``'reduced'``, ``psum`` of partial sums and their
+derivatives) and compares types, values, error classes and messages with JAX's;
+the others check the lowered modules and the printed jaxprs.
 """
 
 from __future__ import annotations
@@ -25,12 +26,17 @@ from modjax.sharding import AxisType
 from modjax.sharding import NamedSharding as NS
 from modjax.sharding import PartitionSpec as P
 from modjax.sharding.testing import main
+from modjax.tracecore import parse_jaxpr
 
 DATA = pathlib.Path(__file__).parent / "data" / "sharding_unreduced_jax.json"
 
 #: Cases JAX 0.10.2 runs and modjax refuses (NotImplementedError, listed in
 #: packages/sharding/README.md): derivatives and vmap of a contraction left unreduced.
 NOT_SUPPORTED = {"grad_through_unreduced", "vmap_unreduced"}
+
+#: A message names the function given to shard_map: JAX 0.10.2 names its own wrapper of a
+#: single out_specs entry (``_rem_singleton``), modjax the user's.
+_FUNCTION = re.compile(r"the function '[^']*'")
 
 #: Cases where modjax deliberately answers where JAX 0.10.2 fails: reducing an array
 #: unreduced over every mesh axis (JAX's eager reshard asks for its devices' indices and
@@ -42,6 +48,7 @@ _SET = re.compile(r"\{('[^']*'(?:, '[^']*')*)\}")
 
 def _sorted_sets(message: str) -> str:
     """The message with the items of each printed set sorted (set order follows string hashes)."""
+    message = _FUNCTION.sub("the function", message)
     message = _SET.sub(lambda m: "{" + ", ".join(sorted(m.group(1).split(", "))) + "}", message)
     return re.sub(r"\{(frozenset\(.*?\))(, frozenset\(.*?\))+\}", _sort_frozensets, message)
 
@@ -50,13 +57,21 @@ def _sort_frozensets(m: re.Match) -> str:
     return "{" + ", ".join(sorted(re.findall(r"frozenset\(\{[^}]*\}\)", m.group(0)))) + "}"
 
 
+_TYPES: list[str] = []
+
+
+def _print_type(x) -> None:
+    """Record the type of a value inside a traced body (``inner`` in the recorded answers)."""
+    _TYPES.append(jax.typeof(x).str_short(short_dtypes=True))
+
+
 def _env():
     mesh = jax.make_mesh((2, 4), ("x", "y"))
     auto = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
     mesh3 = jax.make_mesh((2, 2, 2), ("x", "y", "z"))
     data = np.arange(64, dtype=np.float32).reshape(8, 8)
     return {
-        "jax": jax, "jnp": jnp, "lax": lax, "NS": NS, "P": P, "np": np,
+        "jax": jax, "jnp": jnp, "lax": lax, "NS": NS, "P": P, "np": np, "print_type": _print_type,
         "mesh": mesh, "auto": auto, "mesh3": mesh3, "data": data,
         "a": jax.device_put(data, NS(mesh, P("x", "y"))),
         "c": jax.device_put(data.T, NS(mesh, P("y", None))),
@@ -69,6 +84,7 @@ def _env():
 
 def _answer(text: str, env: dict) -> dict:
     """What evaluating ``text`` gives, recorded as the JSON file records JAX's answers."""
+    _TYPES.clear()
     try:
         r = eval(text, env)
     except Exception as ex:
@@ -76,6 +92,8 @@ def _answer(text: str, env: dict) -> dict:
     if isinstance(r, str | bool | tuple):
         return {"result": r if isinstance(r, str) else repr(r)}
     got = {"type": jax.typeof(r).str_short(short_dtypes=True)}
+    if _TYPES:
+        got["inner"] = _TYPES[0]
     try:
         got["value"] = np.asarray(r)
     except Exception as ex:
@@ -157,7 +175,37 @@ def check_printed_types():
     assert [float(p.sum()) != 0 for p in pieces] == [True, False, False, False] * 2
 
 
-CHECKS = [check_cases_match_jax, check_lowered_as_jax, check_printed_types]
+def check_shard_map_casts():
+    env = _env()
+    a, mesh = env["a"], env["mesh"]
+
+    def body(x):
+        return lax.psum(lax.pcast(x, "y", to="unreduced"), "y")
+
+    f = jax.shard_map(body, mesh=mesh, in_specs=P("x", "y"), out_specs=P("x"))
+    text = str(jax.make_jaxpr(f)(a))
+    # JAX 0.10.2's lines (its names for the cast and the sum of partial sums).
+    assert "d:f32[4,2]{V:x, U:y} = vary_unreduced_cast_p[axes=('y',)] c" in text, text
+    assert "e:f32[4,2]{V:x} = unreduced_psum[axes=('y',)] d" in text, text
+    lowered = jax.jit(f).lower(a).as_text()
+    assert lowered.count("stablehlo.all_reduce") == 1, lowered
+    assert "replica_groups = dense<[[0, 1, 2, 3], [4, 5, 6, 7]]>" in lowered, lowered
+    # The transpose inside a body traced with types: preduced, then reduced -> varying.
+    grad_text = str(jax.make_jaxpr(jax.grad(lambda a: f(a).sum()))(a))
+    assert "preduced[axes=('y',)]" in grad_text, grad_text
+    assert "reduced_vary_cast_p[axes=('y',)]" in grad_text, grad_text
+    # Manual unreduced/reduced axes parse back.
+    body_text = (
+        "{ lambda ; a:f32[4,2]{V:x, U:y} b:f32[4]{R:(x,y)}. let "
+        "c:f32[4,2]{V:x, U:y} = add a a in (c, b) }"
+    )
+    parsed = parse_jaxpr(body_text)
+    assert "b:f32[4]{R:(x,y)}" in str(parsed) and "c:f32[4,2]{V:x, U:y} = add" in str(parsed)
+    assert str(parse_jaxpr(str(parsed))) == str(parsed)
+    assert parsed.in_avals[1].manual_axis_type.reduced == {"x", "y"}
+
+
+CHECKS = [check_cases_match_jax, check_lowered_as_jax, check_printed_types, check_shard_map_casts]
 
 
 results, test_on_8_devices = device_tests(__file__, CHECKS)

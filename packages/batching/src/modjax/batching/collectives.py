@@ -25,6 +25,7 @@ import numpy as np
 from modjax.tracecore import tree_util
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive, to_aval
+from modjax.tracecore.pvary import unreduced_psum_p
 
 from .batch_trace import AxisData, _unbound, axis_names, axis_primitive_batchers, batching_rules
 from .batch_trace import axis_size as _axis_size
@@ -254,8 +255,20 @@ def _reduce(op: str, prim: Primitive, x, axis_name, axis_index_groups):
     groups = _groups(axis_index_groups)
 
     def one(leaf):
-        ndim = len(to_aval(leaf).shape)
+        aval = to_aval(leaf)
+        ndim = len(aval.shape)
         leaf_axes = tuple(canonicalize_axis(a, ndim) if _is_positional(a) else a for a in axes)
+        partial = getattr(aval, "manual_unreduced", frozenset())
+        if op == "psum" and partial & set(leaf_axes):
+            # Partial sums over those manual axes (lax.pcast to 'unreduced'): JAX's
+            # unreduced_psum, once every summed axis is one of them.
+            if not set(leaf_axes) <= partial or groups is not None:
+                raise ValueError(
+                    "jax.lax.psum can only accept axis_name which corresponds to one of "
+                    "varying, unreduced, reduced or invarying state of the input. Got input "
+                    f"type: {aval.str_short()}, axes: {leaf_axes}"
+                )
+            return unreduced_psum_p.bind(leaf, axes=leaf_axes)
         return prim.bind(leaf, axes=leaf_axes, axis_index_groups=groups)
 
     return tree_util.tree_map(one, x)

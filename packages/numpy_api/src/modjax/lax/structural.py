@@ -307,8 +307,12 @@ def typed_as(x, sharding):
     if sharding is None:
         return x
     aval = aval_of(x)
-    if aval.sharding is not None and sharding_entries(aval) == tuple(sharding.spec) + (None,) * (
-        aval.ndim - len(sharding.spec)
+    spec = sharding.spec
+    if (
+        aval.sharding is not None
+        and sharding_entries(aval) == spec.partitions + (None,) * (aval.ndim - len(spec))
+        and aval.sharding.spec.unreduced == spec.unreduced
+        and aval.sharding.spec.reduced == spec.reduced
     ):
         return x
     return with_sharding_constraint(x, sharding)

@@ -493,6 +493,11 @@ def _broadcast_specs(prefix, full, what: str) -> list[PartitionSpec]:
 
 def _check_specs(mesh: Mesh, specs, what: str, manual) -> None:
     for spec in specs:
+        if spec.unreduced or spec.reduced:
+            raise NotImplementedError(
+                f"shard_map {what} with unreduced or reduced axes ({spec}); cast inside the "
+                "body with lax.pcast instead"
+            )
         for i in range(len(spec)):
             for axis in spec.axes_of(i):
                 if axis not in mesh.axis_names:
@@ -511,6 +516,11 @@ def _spec_of_type(aval, mesh: Mesh, manual) -> PartitionSpec:
     """An argument's in_specs entry when none is given: its type's manual axes, else P()."""
     if aval.sharding is None or getattr(aval.sharding, "mesh", None) is None:
         return PartitionSpec()
+    if aval.sharding.spec.unreduced or aval.sharding.spec.reduced:
+        raise NotImplementedError(
+            f"shard_map of an argument of type {aval.str_short()}: unreduced or reduced axes "
+            "in in_specs"
+        )
     if aval.sharding.mesh.shape_tuple != mesh.shape_tuple:
         raise ValueError(
             f"shard_map: the argument of type {aval.str_short()} is sharded over a mesh "
@@ -580,6 +590,12 @@ def _vary_outputs(jaxpr: Jaxpr, out_specs, mesh: Mesh, manual) -> Jaxpr:
             if a in _typed_manual(mesh, manual) and a in spec_axes(spec) - vma
         ]
         if need and type(v.aval) is ShapedArray:
+            partial = v.aval.manual_unreduced & frozenset(need)
+            if partial:  # as JAX's pvary of such a result
+                raise ValueError(
+                    "pvary cannot accept args which are unreduced. Got "
+                    f"{v.aval.str_short(True)} and axes={set(partial)}"
+                )
             new = Var(v.aval.update(vma=vma | frozenset(need)))
             eqns.append(JaxprEqn(pvary_p, [v], [new], {"axes": tuple(need)}))
             v = new

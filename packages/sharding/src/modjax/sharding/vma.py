@@ -30,7 +30,12 @@ from modjax.batching import (
 )
 from modjax.tracecore.jaxpr import Jaxpr
 from modjax.tracecore.options import auto_pcast
-from modjax.tracecore.sharding_types import vma_operand_rules, vma_rules
+from modjax.tracecore.sharding_types import (
+    keep_unreduced_rule,
+    unreduced_rules,
+    vma_operand_rules,
+    vma_rules,
+)
 
 from .mesh import Mesh
 from .partition_spec import PartitionSpec
@@ -144,6 +149,10 @@ for _p in (all_gather_p, psum_scatter_p, all_to_all_p, ppermute_p):
     vma_rules[_p] = _varying_operand(_p.name, _RULES[_p])
 
 
+# A psum over other axes keeps a value's unreduced and reduced manual axes.
+unreduced_rules[psum_p] = keep_unreduced_rule
+
+
 def spec_axes(spec: PartitionSpec) -> frozenset:
     """The mesh axes a PartitionSpec names."""
     return frozenset(a for i in range(len(spec)) for a in spec.axes_of(i))
@@ -165,7 +174,14 @@ def check_replication(
     """
     manual = mesh.axis_names if manual is None else manual
     del in_specs  # the body's inputs were typed by them
-    outs = [getattr(getattr(v, "aval", None), "vma", frozenset()) for v in jaxpr.outvars]
+    # A result unreduced or reduced over an axis is not replicated there either (JAX's
+    # check counts them; shard_map's out_specs cannot name such axes here).
+    outs = [
+        getattr(a, "vma", frozenset())
+        | getattr(a, "manual_unreduced", frozenset())
+        | getattr(a, "manual_reduced", frozenset())
+        for a in (getattr(v, "aval", None) for v in jaxpr.outvars)
+    ]
     msgs = []
     for k, (vary, spec) in enumerate(zip(outs, out_specs, strict=True)):
         named = spec_axes(spec)

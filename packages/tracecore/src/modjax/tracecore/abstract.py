@@ -119,13 +119,19 @@ def sharding_entries(aval: Any) -> tuple:
 def unreduced_axes(aval: Any) -> frozenset:
     """Return the mesh axes ``aval``'s value is a partial sum over (JAX's ``core.getu``)."""
     sharding = getattr(aval, "sharding", None)
-    return getattr(sharding.spec, "unreduced", frozenset()) if sharding is not None else frozenset()
+    manual: frozenset = getattr(aval, "manual_unreduced", frozenset())
+    if sharding is None:
+        return manual
+    return getattr(sharding.spec, "unreduced", frozenset()) | manual
 
 
 def reduced_axes(aval: Any) -> frozenset:
     """Return the mesh axes ``aval`` is reduced over (JAX's ``core.getr``)."""
     sharding = getattr(aval, "sharding", None)
-    return getattr(sharding.spec, "reduced", frozenset()) if sharding is not None else frozenset()
+    manual: frozenset = getattr(aval, "manual_reduced", frozenset())
+    if sharding is None:
+        return manual
+    return getattr(sharding.spec, "reduced", frozenset()) | manual
 
 
 def _axes_text(letter: str, axes, order) -> str:
@@ -155,6 +161,8 @@ def with_type_sharding(aval: ShapedArray, sharding: Any) -> ShapedArray:
         sharding,
         vma=aval.vma,
         memory_space=aval.memory_space,
+        manual_unreduced=aval.manual_unreduced,
+        manual_reduced=aval.manual_reduced,
     )
 
 
@@ -208,7 +216,16 @@ class ShapedArray:
     the shape is already a tuple of ints and the dtype an ``np.dtype``.
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "sharding", "vma", "memory_space")
+    __slots__ = (
+        "shape",
+        "dtype",
+        "weak_type",
+        "sharding",
+        "vma",
+        "memory_space",
+        "manual_unreduced",
+        "manual_reduced",
+    )
 
     #: Becomes True once an aval with a sharding exists: until then tracing skips
     #: the sharding rules entirely (unsharded programs pay nothing for them).
@@ -227,6 +244,8 @@ class ShapedArray:
         *,
         vma: frozenset = frozenset(),
         memory_space: MemorySpace = _DEVICE,
+        manual_unreduced: frozenset = frozenset(),
+        manual_reduced: frozenset = frozenset(),
     ):
         self.shape = canonicalize_shape(shape)
         try:
@@ -254,6 +273,13 @@ class ShapedArray:
         self.memory_space = memory_space
         if memory_space is not _DEVICE:
             ShapedArray.memory_spaces_seen = True
+        # Manual axes (inside shard_map) the value is a partial sum over, or reduced over
+        # (``lax.pcast(..., to='unreduced'/'reduced')``; JAX's ``mat.unreduced``/``reduced``,
+        # printed ``{V:x, U:y}``); part of equality and hashing, as in JAX.
+        self.manual_unreduced = manual_unreduced
+        self.manual_reduced = manual_reduced
+        if manual_unreduced or manual_reduced:
+            ShapedArray.varying_types_seen = True
 
     @property
     def ndim(self) -> int:
@@ -262,7 +288,11 @@ class ShapedArray:
     @property
     def manual_axis_type(self) -> ManualAxisType:
         """The varying manual axes as JAX spells them (``aval.manual_axis_type``)."""
-        return ManualAxisType(varying=frozenset(self.vma))
+        return ManualAxisType(
+            varying=frozenset(self.vma),
+            unreduced=frozenset(self.manual_unreduced),
+            reduced=frozenset(self.manual_reduced),
+        )
 
     @property
     def size(self) -> int:
@@ -276,6 +306,8 @@ class ShapedArray:
         sharding: Any = _KEEP,
         vma: Any = _KEEP,
         memory_space: Any = _KEEP,
+        manual_unreduced: Any = _KEEP,
+        manual_reduced: Any = _KEEP,
     ) -> ShapedArray:
         """Return a copy with the given fields replaced (``ShapedArray.update``).
 
@@ -291,6 +323,12 @@ class ShapedArray:
             sharding,
             vma=self.vma if vma is _KEEP else frozenset(vma),
             memory_space=self.memory_space if memory_space is _KEEP else memory_space,
+            manual_unreduced=(
+                self.manual_unreduced if manual_unreduced is _KEEP else frozenset(manual_unreduced)
+            ),
+            manual_reduced=(
+                self.manual_reduced if manual_reduced is _KEEP else frozenset(manual_reduced)
+            ),
         )
 
     def strip_weak_type(self) -> ShapedArray:
@@ -304,6 +342,8 @@ class ShapedArray:
             self.sharding,
             vma=self.vma,
             memory_space=self.memory_space,
+            manual_unreduced=self.manual_unreduced,
+            manual_reduced=self.manual_reduced,
         )
 
     def str_short(self, short_dtypes: bool = False) -> str:
@@ -341,11 +381,22 @@ class ShapedArray:
             and self.sharding == other.sharding
             and self.vma == other.vma
             and self.memory_space is other.memory_space
+            and self.manual_unreduced == other.manual_unreduced
+            and self.manual_reduced == other.manual_reduced
         )
 
     def __hash__(self) -> int:
         return hash(
-            (self.shape, self.dtype, self.weak_type, self.sharding, self.vma, self.memory_space)
+            (
+                self.shape,
+                self.dtype,
+                self.weak_type,
+                self.sharding,
+                self.vma,
+                self.memory_space,
+                self.manual_unreduced,
+                self.manual_reduced,
+            )
         )
 
     def __str__(self) -> str:

@@ -239,6 +239,9 @@ def parse_param_value(text: str):
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BINDER_AHEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[ \t]*:")
 _INT = re.compile(r"[0-9]+")
+# The manual axes after a shape: varying, unreduced, reduced (``{V:x, U:(y,z)}``).
+_MANUAL_AXES = re.compile(r"\{[VUR]:")
+_MANUAL_PART = re.compile(r"([VUR]):(\([^)]*\)|[^,}]+)")
 _TOKEN_TYPE = re.compile(r"Tok\b")
 # key<fry>, PrimalTangentDType{i8/f32}: extended dtypes (and named ones: dtypes.py)
 _DTYPE_NAME = re.compile(
@@ -496,15 +499,24 @@ class _Parser:
             elif self.peek() != "]":
                 raise self.error(f"expected ',' or ']' in a shape, found {self.found()}")
         self.pos += 1
-        vma: frozenset = frozenset()
-        if self.text.startswith("{V:", self.pos):  # varying manual axes: {V:x}, {V:(x,y)}
+        manual: dict[str, frozenset] = {}
+        if _MANUAL_AXES.match(self.text, self.pos):  # {V:x}, {V:(x,y)}, {V:x, U:y}, {R:z}
             end = self.text.find("}", self.pos)
             if end < 0:
-                raise self.error("expected '}' closing the varying axes")
-            names = self.text[self.pos + 3 : end].strip("()")
-            vma = frozenset(n.strip() for n in names.split(",") if n.strip())
+                raise self.error("expected '}' closing the manual axes")
+            for part in _MANUAL_PART.finditer(self.text[self.pos + 1 : end]):
+                names = part.group(2).strip("()")
+                manual[part.group(1)] = frozenset(n.strip() for n in names.split(",") if n.strip())
             self.pos = end + 1
-        return ShapedArray(tuple(shape), dtype, weak_type=weak, vma=vma, memory_space=space)
+        return ShapedArray(
+            tuple(shape),
+            dtype,
+            weak_type=weak,
+            vma=manual.get("V", frozenset()),
+            memory_space=space,
+            manual_unreduced=manual.get("U", frozenset()),
+            manual_reduced=manual.get("R", frozenset()),
+        )
 
     def define(self, name: str, var: Var) -> None:
         if name != "_":

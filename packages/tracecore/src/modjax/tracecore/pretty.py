@@ -94,10 +94,12 @@ def format_aval(aval) -> str:
     if (
         getattr(aval, "sharding", None) is not None
         or getattr(aval, "vma", None)
+        or getattr(aval, "manual_unreduced", None)
+        or getattr(aval, "manual_reduced", None)
         or getattr(aval, "memory_space", MemorySpace.Device) is not MemorySpace.Device
     ):
-        # f32[8@x,4]: sharded over explicit axes; f32[4]{V:x}: varying manual axes;
-        # f32<host>[4]: in host memory
+        # f32[8@x,4]: sharded over explicit axes; f32[4]{V:x}: varying manual axes (and
+        # {V:x, U:y}: unreduced, {R:x}: reduced ones); f32<host>[4]: in host memory
         return weak + aval.str_short(short_dtypes=True)
     return f"{weak}{dtypes.short_dtype_name(dtype)}[{','.join(str(d) for d in shape)}]"
 

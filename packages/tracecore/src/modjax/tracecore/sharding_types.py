@@ -665,8 +665,6 @@ def _common_reduced(avals) -> frozenset:
     # with set_mesh (none here: tracecore has no current mesh), as JAX without one.
     if reduced:
         for a in avals:
-            if a.sharding is None:
-                continue
             if ({x for e in sharding_entries(a) for x in _axes(e)} | a.vma) & reduced:
                 raise ShardingTypeError(
                     "Inputs cannot be sharded/varying on the same axes that another input is "
@@ -746,6 +744,12 @@ def mul_unreduced_rule(avals, **_):
     return unreduced, (frozenset() if unreduced else reduced)
 
 
+def _with_manual_ur(aval, unreduced, reduced):
+    if type(aval) is not ShapedArray:
+        return aval
+    return aval.update(manual_unreduced=unreduced, manual_reduced=reduced)
+
+
 def _with_ur(aval, unreduced, reduced):
     sharding = getattr(aval, "sharding", None)
     if sharding is None or (not unreduced and not reduced):
@@ -754,7 +758,7 @@ def _with_ur(aval, unreduced, reduced):
     return aval.update(sharding=sharding.update(spec=spec))
 
 
-def _apply_unreduced_rule(primitive, avals, out, params, generic: bool):
+def _apply_unreduced_rule(primitive, avals, out, params, generic: bool, manual: bool = False):
     rule = unreduced_rules.get(primitive)
     if rule is None:
         if not generic:
@@ -763,10 +767,11 @@ def _apply_unreduced_rule(primitive, avals, out, params, generic: bool):
     ur = rule(avals, **params)
     if ur is None:  # the rule typed the result itself
         return out
+    setter = _with_manual_ur if manual else _with_ur
     if isinstance(out, list | tuple):
         pairs = ur if isinstance(ur, list) else [ur] * len(out)
-        return type(out)(_with_ur(o, u, r) for o, (u, r) in zip(out, pairs, strict=True))
-    return _with_ur(out, *ur)
+        return type(out)(setter(o, u, r) for o, (u, r) in zip(out, pairs, strict=True))
+    return setter(out, *ur)
 
 
 def apply_sharding_rule(primitive, avals: Sequence[ShapedArray], out, params: dict):
@@ -882,6 +887,11 @@ def apply_vma_rule(primitive, avals: Sequence[ShapedArray], out, params: dict):
         return out
     if next(subjaxprs(params), None) is not None:
         return out
+    if any(
+        getattr(a, "manual_unreduced", None) or getattr(a, "manual_reduced", None) for a in avals
+    ):  # manual unreduced/reduced axes (lax.pcast): JAX's ur rules, in the manual sets
+        generic = primitive not in sharding_rules and not primitive.multiple_results
+        out = _apply_unreduced_rule(primitive, avals, out, params, generic, manual=True)
     vma_in: list[frozenset] = [getattr(a, "vma", frozenset()) for a in avals]
     rule = vma_rules.get(primitive)
     if rule is not None:

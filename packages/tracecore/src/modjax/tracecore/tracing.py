@@ -22,7 +22,7 @@ from .jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 from .leaks import check_leaks, check_tracer_leaks
 from .memory_spaces import apply_memory_space_rule
 from .options import enable_checks
-from .pvary import pvary_p
+from .pvary import pvary_p, reduced_vary_cast_p
 from .sharding_types import (
     apply_sharding_rule,
     apply_vma_rule,
@@ -140,8 +140,27 @@ class JaxprTrace(Trace):
         return JaxprTracer(self, out, outvar)
 
     def _pvary(self, atom, axes: frozenset) -> Var:
-        # JAX's inserted ``pvary``: ``atom`` made to vary over ``axes`` too.
-        outvar = Var(atom.aval.update(vma=atom.aval.vma | axes))
+        # JAX's inserted ``pvary``: ``atom`` made to vary over ``axes`` too. Axes it is
+        # reduced over are cast with ``reduced_vary_cast_p``; unreduced ones cannot vary.
+        aval = atom.aval
+        partial: frozenset = getattr(aval, "manual_unreduced", frozenset()) & axes
+        if partial:
+            raise ValueError(
+                f"pvary cannot accept args which are unreduced. Got {aval.str_short(True)} and "
+                f"axes={set(partial)}"
+            )
+        reduced: frozenset = getattr(aval, "manual_reduced", frozenset()) & axes
+        if reduced:
+            out = Var(
+                aval.update(vma=aval.vma | reduced, manual_reduced=aval.manual_reduced - reduced)
+            )
+            params = {"axes": order_axes(reduced)}
+            info = source_info_util.current()
+            self.eqns.append(JaxprEqn(reduced_vary_cast_p, [atom], [out], params, info))
+            atom, aval, axes = out, out.aval, axes - reduced
+            if not axes:
+                return out
+        outvar = Var(aval.update(vma=aval.vma | axes))
         params = {"axes": order_axes(axes)}
         self.eqns.append(JaxprEqn(pvary_p, [atom], [outvar], params, source_info_util.current()))
         return outvar
