@@ -291,8 +291,60 @@ def check_loop_carry_shardings_message():
         raise AssertionError("JAX raises TypeError for carries that change sharding")
 
 
+def check_values_made_under_set_mesh():
+    # JAX 0.10.2 (recorded by hand): under set_mesh, values made from host data or from
+    # operands with no mesh in their type (jnp.zeros, jnp.asarray of numpy data, arange,
+    # random numbers, an eager op or a jit of an unsharded value) are typed on the current
+    # mesh, replicated, and live replicated on all its devices, committed. Under jit, host
+    # data and unsharded arguments keep their empty-mesh type (None here).
+    env = _env()
+    mesh, u = env["mesh"], env["u"]  # u was made outside set_mesh
+    makers = {
+        "zeros": lambda: jnp.zeros((8, 4)),
+        "asarray": lambda: jnp.asarray(np.ones((8, 4), np.float32)),
+        "array": lambda: jnp.array([1.0, 2.0]),
+        "scalar": lambda: jnp.asarray(2.0),
+        "arange": lambda: jnp.arange(8),
+        "eager": lambda: u + 1,
+        "normal": lambda: jax.random.normal(jax.random.key(0), (8,)),
+        "jit_zeros": lambda: jax.jit(lambda: jnp.zeros(8))(),
+        "jit_of_unsharded": lambda: jax.jit(lambda x: x * 2)(u),
+    }
+    host_spec = {"asarray", "array", "scalar"}  # JAX's x.sharding spec is P() for these
+    seen = {}
+
+    def body(x):
+        seen["arg"] = jax.typeof(x).sharding
+        seen["const"] = jax.typeof(jnp.asarray(np.ones(3, np.float32))).sharding
+        seen["zeros"] = jax.typeof(jnp.zeros(3)).sharding
+        seen["mul"] = jax.typeof(x * 2).sharding
+        return x
+
+    with jax.set_mesh(mesh):
+        for name, make in makers.items():
+            r = make()
+            typed = jax.typeof(r).sharding
+            assert typed is not None and typed.mesh is mesh, (name, typed)
+            assert typed.spec == P(*[None] * r.ndim), (name, typed)
+            spec = P() if name in host_spec else typed.spec
+            assert r.sharding == NS(mesh, spec), (name, r.sharding)
+            assert r.committed and len(r.addressable_shards) == 8, name
+        np.testing.assert_array_equal(np.asarray(makers["eager"]()), np.asarray(u) + 1)
+        jax.jit(body)(u)
+    assert seen["arg"] is None and seen["const"] is None, seen
+    assert seen["zeros"].spec == P(None) and seen["mul"].spec == P(None, None), seen
+    auto = jax.sharding.Mesh(mesh.devices, ("x", "y"))
+    with jax.set_mesh(auto):  # JAX places these too; modjax's types hold explicit axes only
+        r = jnp.zeros((8, 4))
+    assert r.sharding == NS(auto, P()) and jax.typeof(r).sharding is None, r.sharding
+    r = jnp.zeros(8)
+    assert jax.typeof(r).sharding is None and not r.committed, r.sharding
+    assert r.sharding == jax.sharding.SingleDeviceSharding(jax.devices()[0]), r.sharding
+
+
 CHECKS = [
     check_cases_match_jax,
+    check_values_made_under_set_mesh,
     check_loop_carry_shardings_message,
     check_array_out_sharding_outside_a_mesh,
     check_aval_sharding_and_printing,

@@ -24,6 +24,7 @@ from modjax.tracecore.call import call_p
 from modjax.tracecore.core import Primitive
 from modjax.tracecore.effects import Effect, no_effects, ordered_effects
 from modjax.tracecore.jaxpr import ClosedJaxpr, Jaxpr, Literal
+from modjax.tracecore.sharding_types import without_sharding_types
 from modjax.tracecore.source_info import SourceInfo
 from modjax.tracecore.tokens import AbstractToken
 from modjax.tracecore.tracing import trace_to_jaxpr
@@ -548,7 +549,8 @@ def lower_fun(fun: Callable, multiple_results: bool = False) -> Callable:
             out = fun(*args, **params)
             return list(out) if multiple_results else [out]
 
-        with source_info_util.user_context(ctx.source_info):
+        # The helper's types only serve to emit operations (see without_sharding_types).
+        with source_info_util.user_context(ctx.source_info), without_sharding_types():
             jaxpr, consts = trace_to_jaxpr(wrap_init(flat_fun), ctx.avals_in)
         outs = _lower_jaxpr(ctx.module_ctx, jaxpr, consts, list(operands))
         return outs if multiple_results else outs[0]

@@ -65,9 +65,11 @@ def zeros(aval: ShapedArray):
     zero = _scalar(aval, 0)
     if not aval.shape:
         return zero
-    from .structural import broadcast_in_dim_p
+    from .structural import broadcast_in_dim_p, typed_like
 
-    return broadcast_in_dim_p.bind(zero, shape=aval.shape, broadcast_dimensions=())
+    # Typed as ``aval`` says (a constant made under jax.set_mesh is typed on the mesh).
+    out = broadcast_in_dim_p.bind(zero, shape=aval.shape, broadcast_dimensions=())
+    return typed_like(out, aval)
 
 
 def instantiate(tangent):

@@ -33,6 +33,7 @@ from modjax.tracecore.sharding_types import (
     squeeze_rule,
     top_k_rule,
     transpose_rule,
+    type_sharding_str,
     unreduced_rules,
     varying_shape_rule,
     with_entries,
@@ -172,7 +173,7 @@ def _stack(avals, out, *, axis):
     if any(list(sharding_entries(a)) != entries for a in typed[1:]):
         raise ShardingTypeError(
             "All operands should have the same sharding. Got shardings "
-            + ", ".join(str(a.str_short(True)) for a in avals)
+            + ", ".join(type_sharding_str(a.sharding) for a in avals)
         )
     entries.insert(axis, None)  # the new axis is not sharded
     return with_entries(out, typed[0].sharding, entries)

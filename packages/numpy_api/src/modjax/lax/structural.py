@@ -829,8 +829,26 @@ def full_like(x, fill_value, dtype=None, shape=None):
         from .elementwise import _convert_element_type
 
         value = _convert_element_type(fill_value, dtype, weak_type=True)
-        return vary_like(broadcast(value, canonicalize_shape(shape)), aval)
-    return vary_like(full(shape, fill_value, dtype), aval)
+        return vary_like(typed_like(broadcast(value, canonicalize_shape(shape)), aval), aval)
+    return vary_like(typed_like(full(shape, fill_value, dtype), aval), aval)
+
+
+def typed_like(out, like_aval):
+    """Return ``out`` with the sharding in ``like_aval``'s type, as JAX's ``full_like`` has.
+
+    Only where ``out`` is typed otherwise (a constant made under ``jax.set_mesh`` is
+    typed on the mesh, replicated) and has ``like_aval``'s shape; an untyped ``out``
+    already matches any sharding.
+    """
+    out_aval = aval_of(out)
+    if (
+        like_aval.sharding is None
+        or out_aval.sharding is None
+        or out_aval.shape != like_aval.shape
+        or sharding_entries(out_aval) == sharding_entries(like_aval)
+    ):
+        return out
+    return reshard(out, like_aval.sharding)
 
 
 def vary_like(out, like_aval):

@@ -17,10 +17,11 @@ import numpy as np
 from modjax import lax
 from modjax.lax._common import kind
 from modjax.lax.elementwise import _convert_element_type
-from modjax.lax.structural import vary_like
+from modjax.lax.structural import typed_like, vary_like
 from modjax.runtime import Array, device_put
-from modjax.tracecore import dtypes
+from modjax.tracecore import core, dtypes
 from modjax.tracecore.core import concrete_or_error
+from modjax.tracecore.sharding_types import context_mesh_sharding
 
 from ._util import (
     ARRAY_TYPES,
@@ -221,6 +222,16 @@ def _out_sharding_for(object, dtype, copy, ndmin, device, out_sharding):  # noqa
     return out_sharding
 
 
+def _put_host(value: Any):
+    """Put host data on the device: eagerly under ``jax.set_mesh``, on the mesh's devices
+    replicated (committed, typed on the mesh), as JAX 0.10.2's ``jnp.array`` does; under a
+    trace a constant (JAX's has no mesh in its type either)."""
+    context = context_mesh_sharding.value
+    if context is not None and type(core.trace_state.trace) is core.EvalTrace:
+        return device_put(value, context)
+    return device_put(value)
+
+
 def _array(object: Any, dtype: Any, copy: bool, order: str | None, ndmin: int, name: str):  # noqa: A002
     if order not in (None, "K", "A", "C"):
         raise NotImplementedError(f"jnp.array: order={order!r} is not supported")
@@ -230,7 +241,7 @@ def _array(object: Any, dtype: Any, copy: bool, order: str | None, ndmin: int, n
         if copy and out is object and isinstance(object, Array):
             out = lax.copy(object)
     elif type(object) in PYTHON_SCALARS:
-        out = device_put(object) if dt is None else device_put(_host_array(object, dt))
+        out = _put_host(object) if dt is None else _put_host(_host_array(object, dt))
     elif isinstance(object, list | tuple) and any(
         isinstance(leaf, ARRAY_TYPES) for leaf in _nested_leaves(object)
     ):
@@ -239,11 +250,11 @@ def _array(object: Any, dtype: Any, copy: bool, order: str | None, ndmin: int, n
             dt = dtypes.result_type(*leaves)
         out = _stack_nested(object, dt)
         if isinstance(out, np.ndarray):
-            out = device_put(out)
+            out = _put_host(out)
     elif hasattr(object, "__jax_array__"):
         return _array(object.__jax_array__(), dtype, copy, order, ndmin, name)
     else:
-        out = device_put(_host_array(object, dt))
+        out = _put_host(_host_array(object, dt))
     ndim = aval(out).ndim
     if ndmin > ndim:
         out = lax.expand_dims(out, tuple(range(ndmin - ndim)))
@@ -736,6 +747,7 @@ def _triangle(name: str, m: Any, k: int, lower: bool):
         raise ValueError(f"Argument to jax.numpy.{name} must be at least 2D")
     mask = _tri_mask(av.shape[-2:], operator.index(k) - (0 if lower else 1))
     mask = lax.broadcast_in_dim(mask, av.shape, (av.ndim - 2, av.ndim - 1))
+    mask = typed_like(mask, av)  # as JAX's, which broadcasts it to m's sharding
     zeros = lax.full_like(m, 0)
     return lax.select_n(mask, zeros, m) if lower else lax.select_n(mask, m, zeros)
 

@@ -37,9 +37,11 @@ from modjax.lax.indexing.gather import _fill_scalar
 from modjax.lax.structural import unsharded_in_type
 from modjax.sharding import reshard
 from modjax.tracecore import dtypes
+from modjax.tracecore.abstract import sharding_entries
 from modjax.tracecore.core import JAXIndexError, Tracer, concrete_or_error
 from modjax.tracecore.state import AbstractRef
 
+from . import _util
 from ._eager_jit import compile_on_arrays
 from ._util import ARRAY_TYPES, aval, canonicalize_axis, check_arraylike, convert
 
@@ -744,12 +746,34 @@ def scatter_update(
         )
     if plan.collapsed_empty or math.prod(plan.out_shape) == 0:
         return x
-    if y_shape != plan.out_shape:
+    if x_aval.sharding is not None:
+        # As JAX's: the update takes the sharding of the indexed slice of x.
+        slice_sharding = x_aval.sharding.update(spec=_slice_entries(x_aval, items))
+        y = _util.broadcast_to(y, plan.out_shape, slice_sharding)
+    elif y_shape != plan.out_shape:
         offset = len(plan.out_shape) - len(y_shape)
         y = lax.broadcast_in_dim(y, plan.out_shape, tuple(range(offset, len(plan.out_shape))))
     if plan.new_axes:
         y = lax.reshape(y, plan.gather_shape)
     return _SCATTERS[op].bind(x, plan.indices, y, dimension_numbers=dnums, **flags)
+
+
+def _slice_entries(x_aval, items: list[_Item]) -> list:
+    """The sharding entries of ``x[idx]`` (JAX's ``slice_spec``): a sliced dimension keeps
+    ``x``'s entry; new axes and the dimensions of array indices are unsharded."""
+    x_entries = sharding_entries(x_aval)
+    advanced = [i for i, it in enumerate(items) if it.kind in ("array", "dyn", "int")]
+    batch_ndim = len(np.broadcast_shapes(*(_shape(items[i].value) for i in advanced)))
+    adjacent = advanced == list(range(advanced[0], advanced[-1] + 1)) if advanced else True
+    out: list = [None] * batch_ndim if advanced and not adjacent else []
+    for i, it in enumerate(items):
+        if it.kind in ("new", "bool"):
+            out.append(None)
+        elif it.kind == "slice":
+            out.append(x_entries[it.dim])
+        elif advanced and adjacent and i == advanced[0]:
+            out.extend([None] * batch_ndim)
+    return out
 
 
 # --- take, take_along_axis, put_along_axis ----------------------------------------------------

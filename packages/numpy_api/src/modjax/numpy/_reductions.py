@@ -446,7 +446,9 @@ def _var(name, a, axis, dtype, out, ddof, keepdims, where, correction, a_mean, s
     positive = lax.gt(normalizer, _scalar(0, real))
     result = lax.div(total, normalizer)
     result = lax.select_n(
-        _util.broadcast_to(positive, aval(result).shape), lax.full_like(result, np.nan), result
+        _util.broadcast_to(positive, aval(result).shape, aval(result).sharding),
+        lax.full_like(result, np.nan),
+        result,
     )
     return _keep(convert(result, result_dtype), axes, keepdims)
 

@@ -87,7 +87,10 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size=None, fill_va
     cond_aval = aval(condition)
     if cond_aval.dtype != np.bool_:
         condition = lax.ne(condition, np.zeros((), cond_aval.dtype))
-    condition, x, y = (_util.broadcast_to(v, out_shape) for v in (condition, x, y))
+    if not shapes[0]:  # a scalar condition selects whole cases, as in JAX
+        x, y = _util.broadcast_arrays_sharded((x, y), out_shape)
+    else:
+        condition, x, y = _util.broadcast_arrays_sharded((condition, x, y), out_shape)
     return lax.select_n(condition, y, x)
 
 

@@ -18,9 +18,11 @@ from modjax.lax._common import kind, python_scalar_as
 from modjax.lax.elementwise import _convert_element_type, convert_element_type_p
 from modjax.runtime import Array, ExtendedArray
 from modjax.tracecore import dtypes
+from modjax.tracecore.abstract import ShapedArray, sharding_entries
 from modjax.tracecore.config import enable_x64
 from modjax.tracecore.config import numpy_rank_promotion as _rank_promotion
 from modjax.tracecore.core import Tracer, eval_trace, trace_state
+from modjax.tracecore.sharding_types import elementwise_rule
 
 PYTHON_SCALARS = (bool, int, float, complex)
 ARRAY_TYPES = (Array, ExtendedArray, Tracer)
@@ -186,9 +188,32 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
-    """Broadcast ``x`` to ``shape`` with numpy's rules (one ``broadcast_in_dim``)."""
+def broadcast_to(x: Any, shape: tuple[int, ...], sharding: Any = None) -> Any:
+    """Broadcast ``x`` to ``shape`` with numpy's rules (one ``broadcast_in_dim``).
+
+    ``sharding`` (a type's sharding, from :func:`broadcast_shardings`) is the result's,
+    as JAX's ``lax.broadcast_to`` takes it: ``x``'s sharded dimensions must keep their
+    axes (JAX's ValueError otherwise), its others take the requested ones (a result
+    with no sharding in its type is left so: it matches any).
+    """
     s = shape_of(x)
+    if sharding is not None:
+        entries = _entries(aval(x))
+        spec = tuple(sharding.spec) + (None,) * (len(shape) - len(sharding.spec))
+        if s == shape and entries == spec:
+            return x
+        tail = spec[len(shape) - len(s) :] if len(s) <= len(shape) else entries
+        if any(e is not None and e != t for e, t in zip(entries, tail, strict=True)):
+            raise ValueError(
+                f"Incompatible types for broadcasting: input type={aval(x).str_short()} and "
+                f"requested type={aval(x).update(shape=shape, sharding=sharding).str_short()}"
+            )
+        out = broadcast_to(x, shape)
+        if aval(out).sharding is None or _entries(aval(out)) == spec:
+            return out  # an untyped value already matches any sharding
+        from modjax.sharding import reshard  # noqa: PLC0415 - only programs that shard need it
+
+        return reshard(out, sharding)
     if s == shape:
         return x
     if len(s) > len(shape) or any(
@@ -197,6 +222,52 @@ def broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
         raise ValueError(f"Incompatible shapes for broadcasting: {s} and requested shape {shape}")
     offset = len(shape) - len(s)
     return lax.broadcast_in_dim(x, shape, tuple(range(offset, len(shape))))
+
+
+def _entries(a) -> tuple:
+    """``a``'s sharding entries, each None, a name or a tuple of names (None when untyped)."""
+    out = []
+    for e in sharding_entries(a):
+        axes = (e,) if isinstance(e, str) else tuple(e or ())
+        out.append(None if not axes else axes[0] if len(axes) == 1 else axes)
+    return tuple(out)
+
+
+def broadcast_arrays_sharded(args: Sequence[Any], shape: tuple[int, ...]) -> list:
+    """Broadcast ``args`` to ``shape`` and to their merged sharding (JAX's ``_broadcast_arrays``).
+
+    As in JAX, operands all of one shape are left alone; otherwise each takes the
+    sharding :func:`broadcast_shardings` merges from them all.
+    """
+    shapes = [shape_of(a) for a in args]
+    if all(s == shapes[0] for s in shapes):
+        return list(args)
+    sharding = broadcast_shardings(args, shape) if ShapedArray.sharded_types_seen else None
+    return [broadcast_to(a, shape, sharding) for a in args]
+
+
+def broadcast_shardings(args: Sequence[Any], shape: tuple[int, ...]) -> Any:
+    """Return the type sharding of ``args`` broadcast together to ``shape`` (or None).
+
+    JAX's ``lax.broadcast_shardings``: ranks padded with leading unsharded dimensions,
+    size-1 dimensions that broadcast contributing nothing, the others merged as an
+    elementwise operation merges them.
+    """
+    avals = [aval(a) for a in args]
+    ndim = len(shape)
+    padded = [
+        a.update(shape=(1,) * (ndim - a.ndim) + a.shape, sharding=_padded(a.sharding, ndim))
+        for a in avals
+    ]
+    out = elementwise_rule("broadcast_shardings", padded, ShapedArray(shape, avals[0].dtype))
+    return out.sharding
+
+
+def _padded(sharding: Any, ndim: int) -> Any:
+    if sharding is None:
+        return None
+    spec = tuple(sharding.spec)
+    return sharding.update(spec=(None,) * (ndim - len(spec)) + spec)
 
 
 def promote_shapes(name: str, *args: Any) -> list:

@@ -18,6 +18,7 @@ from modjax.tracecore import core
 from modjax.tracecore.config import config
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.options import no_tracing
+from modjax.tracecore.sharding_types import context_mesh_sharding
 from modjax.tracecore.tracing import trace_to_jaxpr
 from modjax.tracecore.wrapped_fun import DebugInfo, wrap_init
 
@@ -246,7 +247,8 @@ def _compile_primitive(prim, avals, params, device, committed) -> Executable:
         # As under jit: results typed over a mesh of explicit axes are laid out as the
         # primitive's sharding rule types them (JAX's eager result is the rule's type),
         # not as XLA would choose.
-        outs = type_out_shardings(closed.out_avals)
+        context = context_mesh_sharding.value
+        outs = type_out_shardings(closed.out_avals, context if device.context is context else None)
         if outs is not None:
             device = device.with_outputs(outs)
     executable = compile_jaxpr(

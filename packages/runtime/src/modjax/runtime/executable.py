@@ -24,6 +24,7 @@ from modjax.tracecore.config import config
 from modjax.tracecore.dce import dce_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr, subjaxprs
 from modjax.tracecore.monitoring import timed
+from modjax.tracecore.sharding_types import context_mesh_sharding
 from modjax.tracecore.state import discharge_state, has_refs
 from modjax.tracecore.tokens import Token
 from modjax.tracecore.tracing import convert_constvars_jaxpr
@@ -335,7 +336,8 @@ def placement(leaves: Iterable[Any]) -> tuple[Device | SpmdTarget, bool]:
     """Choose where a computation on ``leaves`` runs, and whether it is committed.
 
     Committed Arrays fix the device (two different ones are an error, as in JAX);
-    otherwise the computation runs on the default device. A committed Array with
+    otherwise the computation runs on the current mesh's devices (``jax.set_mesh``)
+    or on the default device. A committed Array with
     a multi-device sharding makes it an SPMD program (an :class:`SpmdTarget`)
     over that sharding's devices.
     """
@@ -346,7 +348,10 @@ def placement(leaves: Iterable[Any]) -> tuple[Device | SpmdTarget, bool]:
         if type(x) is ArrayImpl and x._committed:
             sharding = x._sharding
             if type(sharding) is not SingleDeviceSharding:
-                return spmd_target(leaves, None, None, committed_of=committed_sharding), True
+                # Its sharding names the devices even when it is a key array's data,
+                # whose own sharding the program leaves to XLA (committed_sharding).
+                inner = (sharding,)
+                return spmd_target(leaves, None, None, inner, committed_of=committed_sharding), True
             if device is None:
                 device = sharding._device
             elif sharding._device != device:
@@ -355,6 +360,9 @@ def placement(leaves: Iterable[Any]) -> tuple[Device | SpmdTarget, bool]:
                     f"{device} and argument on {sharding._device}; move them with device_put"
                 )
     if device is None:
+        context = context_mesh_sharding.value
+        if context is not None:  # under jax.set_mesh: on the mesh's devices, as JAX
+            return spmd_target(leaves, None, None, (context,)), True
         return default_device(), False
     return device, True
 

@@ -14,6 +14,7 @@ import logging
 import os
 import time
 import weakref
+from typing import Any
 
 from modjax.tracecore import core
 from modjax.tracecore import source_info as source_info_util
@@ -24,6 +25,7 @@ from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.jaxpr_cache import clear_jaxpr_caches
 from modjax.tracecore.monitoring import timed
 from modjax.tracecore.options import no_tracing
+from modjax.tracecore.sharding_types import context_mesh_sharding
 from modjax.tracecore.state import check_no_ref_outputs
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.tree_util import tree_unflatten
@@ -302,10 +304,26 @@ class JitFunction:
         if self.in_shardings is None and self.out_shardings is None:
             traced = self.trace(call, in_avals)
             if not traced.inner_shardings and traced.type_out_shardings is None:
-                return _placement(call.leaves)
+                device, committed = _placement(call.leaves)
+                context = context_mesh_sharding.value
+                if isinstance(device, SpmdTarget) and device.context is context:
+                    # On the current mesh for want of committed arguments: results
+                    # with no type are typed on it, replicated, as JAX's are.
+                    typed = type_out_shardings(traced.closed.out_avals, context)
+                    if typed is not None:
+                        device = device.with_outputs(typed)
+                return device, committed
         traced = self.trace(call, in_avals)
         ins = flat_shardings(self.in_shardings, call, "in_shardings")
-        outs = traced.type_out_shardings  # results typed over explicit mesh axes
+        outs: Any = traced.type_out_shardings  # results typed over explicit mesh axes
+        context = context_mesh_sharding.value
+        if (
+            outs is not None
+            and context is not None
+            and self.in_shardings is None
+            and all(committed_of(x) is None for x in call.leaves)
+        ):
+            outs = type_out_shardings(traced.closed.out_avals, context)
         if self.out_shardings is not None:
             placeholder = tree_unflatten(traced.out_tree, [0] * traced.out_tree.num_leaves)
             outs = broadcast_shardings(self.out_shardings, placeholder, "out_shardings")

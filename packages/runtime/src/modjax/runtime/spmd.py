@@ -24,6 +24,8 @@ import contextlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from modjax.tracecore import dtypes
+from modjax.tracecore.abstract import with_type_sharding
 from modjax.tracecore.jaxpr import Jaxpr
 
 from .backends import Device
@@ -281,15 +283,26 @@ def _same_placement(a: Sharding, b: Sharding, x) -> bool:
         return False
 
 
-def type_out_shardings(out_avals) -> tuple[Sharding | None, ...] | None:
+def type_out_shardings(
+    out_avals, context: Sharding | None = None
+) -> tuple[Sharding | None, ...] | None:
     """Return the output shardings a program's types fix (explicit mesh axes), or None if none.
 
     As in JAX, a result typed over a mesh whose axes are all explicit is laid
     out as its type says; on a mesh with automatic axes too, XLA chooses.
+    ``context``: the current mesh's replicated sharding when the program runs there
+    for want of committed arguments (``jax.set_mesh``); results with no type are then
+    typed on it, replicated, as JAX's are.
     """
+    typed = None if context is None else getattr(context, "_type_sharding", None)
     outs = []
     for aval in out_avals:
+        if isinstance(getattr(aval, "dtype", None), dtypes.ExtendedDType):
+            outs.append(None)  # a key array's data has more dimensions than its type
+            continue
         s = getattr(aval, "sharding", None)
+        if s is None and typed is not None and hasattr(aval, "shape"):
+            s = with_type_sharding(aval, typed).sharding
         mesh = getattr(s, "mesh", None)
         outs.append(s if mesh is not None and not mesh.auto_axes else None)
     return None if all(s is None for s in outs) else tuple(outs)

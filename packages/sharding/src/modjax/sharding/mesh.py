@@ -21,6 +21,8 @@ import numpy as np
 
 from modjax import runtime
 from modjax.runtime import _xla
+from modjax.tracecore.abstract import ShapedArray
+from modjax.tracecore.sharding_types import context_mesh_sharding
 
 __all__ = [
     "AbstractDevice",
@@ -379,6 +381,23 @@ def current_mesh() -> Mesh | None:
     return _current()[0]
 
 
+def _sync_context() -> None:
+    """Tell tracing and the runtime the current mesh (tracecore's ``context_mesh_sharding``).
+
+    Values made under it are typed on it and placed on its devices, replicated, as in JAX.
+    """
+    mesh = _current()[0]
+    if mesh is None or mesh.empty:
+        context_mesh_sharding.set(None)
+        return
+    from .named_sharding import NamedSharding  # noqa: PLC0415 - it imports this module
+    from .partition_spec import PartitionSpec  # noqa: PLC0415
+
+    if mesh.explicit_axes:
+        ShapedArray.sharded_types_seen = True
+    context_mesh_sharding.set(NamedSharding(mesh, PartitionSpec()))
+
+
 class set_mesh:  # noqa: N801 - a function that may also be used in ``with``
     """Make ``mesh`` the current mesh (``jax.set_mesh``).
 
@@ -392,22 +411,26 @@ class set_mesh:  # noqa: N801 - a function that may also be used in ``with``
         self._previous = _global[0]
         _global[0] = (mesh, mesh.abstract_mesh)
         self.mesh = mesh
+        _sync_context()
 
     def __enter__(self) -> Mesh:
         return self.mesh
 
     def __exit__(self, *exc) -> None:
         _global[0] = self._previous
+        _sync_context()
 
 
 @contextlib.contextmanager
 def use_mesh(mesh: Mesh):
     """Make ``mesh`` the current mesh inside the block (``jax.sharding.use_mesh``)."""
     _stack().append((mesh, mesh.abstract_mesh))
+    _sync_context()
     try:
         yield mesh
     finally:
         _stack().pop()
+        _sync_context()
 
 
 @contextlib.contextmanager

@@ -292,14 +292,15 @@ class Config:
         """
         return tuple(option.value for option in self._context_options)
 
-    def make_user_context(self, default_value: Any = None) -> Option:
+    def make_user_context(self, default_value: Any = None, *, name: str | None = None) -> Option:
         """Return a new context whose value is part of jit's keys (jax.make_user_context).
 
         ``with ctx(v):`` sets it for a block; a function jitted under one value is
         traced again under another (and reused when the value comes back). The
-        value must be hashable. The context is not a named option of ``config``.
+        value must be hashable. The context is not a named option of ``config``;
+        ``name`` is how :meth:`trace_context_names` shows it.
         """
-        name = f"user_context_{len(self._context_options)}"
+        name = name or f"user_context_{len(self._context_options)}"
         option = Option(name, default_value, _identity, None, "a user context", True)
         hash(default_value)  # it becomes part of cache keys
         self._context_options.append(option)

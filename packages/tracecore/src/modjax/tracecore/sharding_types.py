@@ -24,12 +24,21 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .abstract import ShapedArray, reduced_axes, sharding_entries, unreduced_axes
-from .jaxpr import subjaxprs
+from .abstract import (
+    ShapedArray,
+    reduced_axes,
+    sharding_entries,
+    unreduced_axes,
+    with_type_sharding,
+)
+from .config import config
+from .jaxpr import Literal, subjaxprs
 from .options import auto_pcast
 
 __all__ = [
     "ShardingTypeError",
+    "context_mesh_sharding",
+    "without_sharding_types",
     "sharding_rules",
     "unreduced_rules",
     "apply_sharding_rule",
@@ -64,6 +73,7 @@ __all__ = [
     "clamp_rule",
     "conv_rule",
     "with_entries",
+    "type_sharding_str",
 ]
 
 
@@ -73,6 +83,13 @@ class ShardingTypeError(Exception):
     JAX's ``ShardingTypeError``, which JAX does not export from ``jax.errors``.
     """
 
+
+#: The current mesh's replicated sharding (``jax.set_mesh``; modjax.sharding sets it), or
+#: None. Part of jit's keys: under a mesh, values made from operands with no sharding in
+#: their type (constants, ``iota``, host data, unsharded arguments) are typed on the
+#: mesh, replicated (its ``_type_sharding``: None when the mesh has no explicit axis),
+#: and the runtime runs such programs on the mesh's devices, as JAX 0.10.2 does.
+context_mesh_sharding = config.make_user_context(None, name="context_mesh")
 
 #: ``sharding_rules[primitive](avals, out, **params) -> out`` with the sharding set.
 sharding_rules: dict[Any, Callable] = {}
@@ -331,7 +348,7 @@ def _axis_size(sharding, entry) -> int:
     return math.prod(mesh[a] for a in _axes(entry))
 
 
-def _sharding_str(sharding) -> str:
+def type_sharding_str(sharding) -> str:
     """The sharding as JAX prints a type's sharding (on the abstract mesh)."""
     if sharding is None:
         return "None"
@@ -535,7 +552,7 @@ def sort_rule(avals, out, *, dimension, **_):
         if a.sharding is not None and _norm(sharding_entries(a)[dimension]) is not None:
             raise ShardingTypeError(
                 "Arguments to sort must be unsharded over the sorting dimension. Got arg "
-                f"sharding={_sharding_str(a.sharding)} and sorting dimension={dimension}"
+                f"sharding={type_sharding_str(a.sharding)} and sorting dimension={dimension}"
             )
     like = _first_sharding(avals)
     merged = _merge("sort", [sharding_entries(a) for a in avals if a.sharding is not None])
@@ -575,7 +592,7 @@ def same_sharding_rule(avals, out, **_):
     if any(sharding_entries(a) != sharding_entries(typed[0]) for a in typed[1:]):
         raise ShardingTypeError(
             "All operands should have the same sharding. Got shardings "
-            + ", ".join(_sharding_str(a.sharding) for a in avals)
+            + ", ".join(type_sharding_str(a.sharding) for a in avals)
         )
     return with_entries(out, typed[0].sharding, sharding_entries(typed[0]))
 
@@ -592,14 +609,14 @@ def select_n_rule(avals, out, **_):
     if any(sharding_entries(c) != first for c in typed[1:]):
         raise ShardingTypeError(
             "select cases must have the same shardings, got ["
-            + ", ".join(_sharding_str(c.sharding) for c in cases)
+            + ", ".join(type_sharding_str(c.sharding) for c in cases)
             + "]."
         )
     if which.shape and which.sharding is not None and sharding_entries(which) != first:
         raise ShardingTypeError(
             "select `which` must be scalar or have the same sharding as cases, got `which` "
-            f"sharding {_sharding_str(which.sharding)} but case sharding "
-            f"{_sharding_str(typed[0].sharding)}."
+            f"sharding {type_sharding_str(which.sharding)} but case sharding "
+            f"{type_sharding_str(typed[0].sharding)}."
         )
     return with_entries(out, typed[0].sharding, first)
 
@@ -774,18 +791,23 @@ def _apply_unreduced_rule(primitive, avals, out, params, generic: bool, manual: 
     return setter(out, *ur)
 
 
-def apply_sharding_rule(primitive, avals: Sequence[ShapedArray], out, params: dict):
+def apply_sharding_rule(
+    primitive, avals: Sequence[ShapedArray], out, params: dict, atoms: Sequence | None = None
+):
     """Return ``out`` (an aval, or a list when the primitive has several results) with shardings.
 
     Called for every traced equation once some aval has a sharding; returns
-    ``out`` unchanged when no operand has one. Operands unreduced or reduced over
-    some mesh axes go through ``unreduced_rules`` too.
+    ``out`` unchanged when no operand has one, except under ``jax.set_mesh``
+    (:func:`_on_context_mesh`; ``atoms``, the equation's operands, tell literals apart).
+    Operands unreduced or reduced over some mesh axes go through ``unreduced_rules`` too.
     """
+    if _suspended.depth:
+        return out
     for a in avals:
         if getattr(a, "sharding", None) is not None:
             break
     else:
-        return out
+        return _on_context_mesh(out, params, avals, atoms)
     ur = any(unreduced_axes(a) or reduced_axes(a) for a in avals if getattr(a, "sharding", None))
     rule = sharding_rules.get(primitive)
     if rule is not None:
@@ -795,6 +817,62 @@ def apply_sharding_rule(primitive, avals: Sequence[ShapedArray], out, params: di
         return out  # inner jaxprs (jit, scan, cond) already typed their results
     result = elementwise_rule(primitive.name, avals, out)
     return _apply_unreduced_rule(primitive, avals, result, params, True) if ur else result
+
+
+class _Suspended(threading.local):
+    def __init__(self):
+        self.depth = 0
+
+
+_suspended = _Suspended()
+
+
+@contextlib.contextmanager
+def without_sharding_types():
+    """Trace without shardings in types: no sharding rule runs, results are untyped.
+
+    For a lowering's helper programs (``lower_fun``), whose types only serve to emit
+    operations: their constants are not values made under ``jax.set_mesh`` and their
+    operations must not raise the type errors the traced program already passed.
+    Unlike setting ``context_mesh_sharding``, this leaves jit's keys and fast paths alone.
+    """
+    _suspended.depth += 1
+    try:
+        yield
+    finally:
+        _suspended.depth -= 1
+
+
+def _on_context_mesh(out, params: dict, avals: Sequence, atoms: Sequence | None):
+    """``out`` (an aval or a list) typed on the current mesh, replicated, when one is set.
+
+    As JAX 0.10.2 types them: results of operations on no operands (``iota``) or on a
+    literal (``jnp.zeros``' broadcast of ``0.0``, ``x * 2`` of an unsharded ``x``: JAX
+    types a literal made under the mesh on it), not of operations on unsharded values
+    alone (``x[:4]``, ``x.sum()``: JAX keeps their empty mesh). Left alone: equations
+    holding programs (their inner types decide) and shard_map bodies (their mesh axes
+    are manual there).
+    """
+    ctx = context_mesh_sharding.value
+    if ctx is None or _vma_checked.stack:
+        return out
+    if next(subjaxprs(params), None) is not None:
+        return out
+    if avals and (atoms is None or not any(type(a) is Literal for a in atoms)):
+        return out
+    typed = ctx._type_sharding
+    if typed is None:
+        return out
+    if isinstance(out, list | tuple):
+        return type(out)(_typed(o, typed) for o in out)
+    return _typed(out, typed)
+
+
+def _typed(aval, sharding):
+    # A result its primitive already typed (zeros_like of a typed aval) keeps its type.
+    if type(aval) is not ShapedArray or aval.sharding is not None:
+        return aval
+    return with_type_sharding(aval, sharding)
 
 
 class _VmaChecked(threading.local):

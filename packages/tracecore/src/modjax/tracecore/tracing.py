@@ -125,7 +125,7 @@ class JaxprTrace(Trace):
         else:
             out = abstract_eval(*avals, **params)
             if ShapedArray.sharded_types_seen:  # shardings in types (explicit mesh axes)
-                out = apply_sharding_rule(primitive, avals, out, params)
+                out = apply_sharding_rule(primitive, avals, out, params, invars)
             if ShapedArray.varying_types_seen:  # varying manual axes (shard_map)
                 out = apply_vma_rule(primitive, avals, out, params)
             if ShapedArray.memory_spaces_seen:  # memory spaces (arrays in host memory)
