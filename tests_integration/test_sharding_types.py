@@ -331,6 +331,17 @@ def check_values_made_under_set_mesh():
             assert r.committed and len(r.addressable_shards) == 8, name
         np.testing.assert_array_equal(np.asarray(makers["eager"]()), np.asarray(u) + 1)
         jax.jit(body)(u)
+        # in_shardings on the abstract mesh: the argument's type keeps them, while
+        # `a * 2` is typed by its literal, on the mesh replicated (JAX 0.10.2's answers).
+        host = np.arange(64, dtype=np.float32).reshape(8, 8)
+        on_abstract = NS(mesh.abstract_mesh, P("x"))
+        for fn, want, spec in (
+            (lambda a: a, "f32[8@x,8]", P("x")),
+            (lambda a: a * 2, "f32[8,8]", P(None, None)),
+        ):
+            r = jax.jit(fn, in_shardings=on_abstract)(host)
+            assert jax.typeof(r).str_short(short_dtypes=True) == want, jax.typeof(r)
+            assert r.sharding == NS(mesh, spec), r.sharding
     assert seen["arg"] is None and seen["const"] is None, seen
     assert seen["zeros"].spec == P(None) and seen["mul"].spec == P(None, None), seen
     auto = jax.sharding.Mesh(mesh.devices, ("x", "y"))
