@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -121,7 +122,7 @@ def check_primitive(
     }
     strategy = case_strategy(prim, cases)
     # One RuleCheckError, not a group: a broken rule often trips several modes.
-    options = {
+    options: dict[str, Any] = {
         "deadline": None,
         "suppress_health_check": list(HealthCheck),
         "report_multiple_bugs": False,

@@ -91,12 +91,13 @@ def check_batching(prim, case: Case, draw, batch_argnums: Sequence[int] | None =
         for k in range(size)
     ]
     for i, b in enumerate(batched):
-        one = to_aval(slices[0][i])
+        slice_aval = to_aval(slices[0][i])
         ba = to_aval(b)
-        if (ba.shape, ba.dtype, ba.weak_type) != ((size, *one.shape), one.dtype, one.weak_type):
+        expected = ((size, *slice_aval.shape), slice_aval.dtype, slice_aval.weak_type)
+        if (ba.shape, ba.dtype, ba.weak_type) != expected:
             raise AssertionError(
                 f"output {i}: vmap gives {ba} (weak_type={ba.weak_type}), "
-                f"the loop {size} x {one} (weak_type={one.weak_type})"
+                f"the loop {size} x {slice_aval} (weak_type={slice_aval.weak_type})"
             )
         for k in range(size):
             what = f"output {i}, batch element {k} of {size} (in_axes={tuple(axes)}): vmap vs loop"
