@@ -295,7 +295,7 @@ def type_out_shardings(
     typed on it, replicated, as JAX's are.
     """
     typed = None if context is None else getattr(context, "_type_sharding", None)
-    outs = []
+    outs: list = []
     for aval in out_avals:
         if isinstance(getattr(aval, "dtype", None), dtypes.ExtendedDType):
             outs.append(None)  # a key array's data has more dimensions than its type
