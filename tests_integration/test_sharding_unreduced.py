@@ -31,8 +31,9 @@ from modjax.tracecore import parse_jaxpr
 DATA = pathlib.Path(__file__).parent / "data" / "sharding_unreduced_jax.json"
 
 #: Cases JAX 0.10.2 runs and modjax refuses (NotImplementedError, listed in
-#: packages/sharding/README.md): derivatives and vmap of a contraction left unreduced.
-NOT_SUPPORTED = {"grad_through_unreduced", "vmap_unreduced"}
+#: packages/sharding/README.md): derivatives and vmap of a contraction left unreduced,
+#: derivatives of a shard_map whose in_specs have unreduced axes.
+NOT_SUPPORTED = {"grad_through_unreduced", "vmap_unreduced", "shard_map_grad_in_unreduced"}
 
 #: A message names the function given to shard_map: JAX 0.10.2 names its own wrapper of a
 #: single out_specs entry (``_rem_singleton``), modjax the user's.
@@ -194,6 +195,15 @@ def check_shard_map_casts():
     grad_text = str(jax.make_jaxpr(jax.grad(lambda a: f(a).sum()))(a))
     assert "preduced[axes=('y',)]" in grad_text, grad_text
     assert "reduced_vary_cast_p[axes=('y',)]" in grad_text, grad_text
+    # Specs with unreduced axes: Shardy's unreduced={"y"} on the manual computation, as JAX's.
+    g = jax.shard_map(
+        lambda x: lax.pcast(x, "y", to="unreduced"),
+        mesh=mesh,
+        in_specs=P("x", "y"),
+        out_specs=P("x", unreduced={"y"}),
+    )
+    lowered = jax.jit(g).lower(a).as_text()
+    assert 'out_shardings=[<@mesh, [{"x"}, {}], unreduced={"y"}>]' in lowered, lowered
     # Manual unreduced/reduced axes parse back.
     body_text = (
         "{ lambda ; a:f32[4,2]{V:x, U:y} b:f32[4]{R:(x,y)}. let "

@@ -125,7 +125,7 @@ def _global_aval(aval, spec: PartitionSpec, mesh: Mesh) -> ShapedArray:
     for i, e in enumerate(sharding_entries(aval)):  # explicit axes left automatic inside
         if e is not None and entries[i] is None:
             entries[i] = e
-    return with_type_sharding(out, typed.update(spec=tuple(entries)))
+    return with_type_sharding(out, typed.update(spec=typed.spec.update(partitions=entries)))
 
 
 def _abstract_eval(*avals, jaxpr, mesh, in_specs, out_specs, **_):
@@ -205,9 +205,18 @@ class _mesh_axes:  # noqa: N801 - a context manager binding the manual mesh axes
 # --- autodiff ------------------------------------------------------------------------------
 
 
+def _refuse_unreduced(in_specs, out_specs, what: str) -> None:
+    """The rules below do not yet know partial sums or reduced values at the boundary."""
+    if any(s.unreduced or s.reduced for s in (*in_specs, *out_specs)):
+        raise NotImplementedError(
+            f"{what} of a shard_map whose in_specs/out_specs have unreduced or reduced axes"
+        )
+
+
 def _jvp_rule(
     primals, tangents, *, jaxpr, mesh, in_specs, out_specs, check_vma, name, manual_axes, **_
 ):
+    _refuse_unreduced(in_specs, out_specs, "the JVP")
     nonzeros = [type(t) is not Zero for t in tangents]
     with _mesh_axes(mesh, manual_axes, check_vma):
         jvp_closed, out_nz = jvp_jaxpr(jaxpr, nonzeros)
@@ -245,6 +254,7 @@ def _unmapped_size(mesh: Mesh, spec: PartitionSpec, manual_axes) -> int:
 def _transpose_rule(
     cts, *args, jaxpr, mesh, in_specs, out_specs, check_vma, name, manual_axes, **_
 ):
+    _refuse_unreduced(in_specs, out_specs, "the transpose")
     # With check_vma (JAX's rule), the body's types say where values are replicated: the
     # body's transpose, traced with those types, transposes psum to pvary and pvary to psum,
     # so each cotangent comes out typed like its primal and needs no fix-up. Without it,
@@ -330,6 +340,7 @@ def _residual_spec(aval, mesh: Mesh, manual_axes, check_vma) -> PartitionSpec:
 
 
 def _partial_eval_rule(eqn, unknowns, saveable):
+    _refuse_unreduced(eqn.params["in_specs"], eqn.params["out_specs"], "partial evaluation")
     params = eqn.params
     mesh, jaxpr = params["mesh"], params["jaxpr"]
     in_specs, out_specs = params["in_specs"], params["out_specs"]
@@ -437,6 +448,7 @@ dce_rules[shard_map_p] = _dce_rule
 
 def _batching_rule(axis_data, args, dims, *, jaxpr, mesh, in_specs, out_specs, check_vma, name,
                    manual_axes, **_):  # fmt: skip
+    _refuse_unreduced(in_specs, out_specs, "vmap")
     # vmap of a shard_map: the batch axis leads every batched operand and result, never
     # split; results that do not depend on a batched operand stay unbatched (as JAX's, so
     # jacfwd's primal output is not batched).
@@ -491,12 +503,14 @@ def _broadcast_specs(prefix, full, what: str) -> list[PartitionSpec]:
     return out
 
 
-def _check_specs(mesh: Mesh, specs, what: str, manual) -> None:
+def _check_specs(mesh: Mesh, specs, what: str, manual, check_vma: bool = True) -> None:
     for spec in specs:
-        if spec.unreduced or spec.reduced:
+        if (spec.unreduced or spec.reduced) and (
+            not check_vma or not (spec.unreduced | spec.reduced) <= set(manual)
+        ):
             raise NotImplementedError(
-                f"shard_map {what} with unreduced or reduced axes ({spec}); cast inside the "
-                "body with lax.pcast instead"
+                f"shard_map {what} with unreduced or reduced axes ({spec}) with check_vma=False "
+                "or over axes that are not manual"
             )
         for i in range(len(spec)):
             for axis in spec.axes_of(i):
@@ -516,18 +530,18 @@ def _spec_of_type(aval, mesh: Mesh, manual) -> PartitionSpec:
     """An argument's in_specs entry when none is given: its type's manual axes, else P()."""
     if aval.sharding is None or getattr(aval.sharding, "mesh", None) is None:
         return PartitionSpec()
-    if aval.sharding.spec.unreduced or aval.sharding.spec.reduced:
-        raise NotImplementedError(
-            f"shard_map of an argument of type {aval.str_short()}: unreduced or reduced axes "
-            "in in_specs"
-        )
     if aval.sharding.mesh.shape_tuple != mesh.shape_tuple:
         raise ValueError(
             f"shard_map: the argument of type {aval.str_short()} is sharded over a mesh "
             f"{aval.sharding.mesh.shape_tuple} other than shard_map's {mesh.shape_tuple}"
         )
     entries = [_without(e, set(mesh.axis_names) - set(manual)) for e in sharding_entries(aval)]
-    return PartitionSpec(*entries).stripped()
+    spec = aval.sharding.spec  # its unreduced/reduced manual axes too, as JAX infers them
+    return PartitionSpec(
+        *entries,
+        unreduced=frozenset(a for a in spec.unreduced if a in manual),
+        reduced=frozenset(a for a in spec.reduced if a in manual),
+    ).stripped()
 
 
 def _check_divisible(name, mesh, avals, specs, arg_names, where) -> None:
@@ -667,13 +681,17 @@ def shard_map(
             specs = _broadcast_specs(
                 tuple(in_specs) if isinstance(in_specs, list) else in_specs, args, "in_specs"
             )
-        _check_specs(mesh, specs, "in_specs", manual)
+        _check_specs(mesh, specs, "in_specs", manual, check_vma)
         info = debug_info(f, args, {})
         _check_divisible(name, mesh, avals, specs, info.arg_names, _where("in_specs", in_specs))
         local = [_local_aval(a, s, mesh) for a, s in zip(avals, specs, strict=True)]
         if check_vma:  # the body's types say which manual axes each argument varies over
             local = [
-                a.update(vma=spec_axes(s) & frozenset(_typed_manual(mesh, manual)))
+                a.update(
+                    vma=spec_axes(s) & frozenset(_typed_manual(mesh, manual)),
+                    manual_unreduced=s.unreduced,  # partial sums over those axes, as JAX's
+                    manual_reduced=s.reduced,
+                )
                 for a, s in zip(local, specs, strict=True)
             ]
         flat_fun, out_tree = flatten_fun(wrap_init(f, info), tree_structure((args, {})))
@@ -682,7 +700,7 @@ def shard_map(
         out_tree = out_tree.val
         placeholder = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
         o_specs = _broadcast_specs(out_specs, placeholder, "out_specs")
-        _check_specs(mesh, o_specs, "out_specs", manual)
+        _check_specs(mesh, o_specs, "out_specs", manual, check_vma)
         for aval, spec in zip(jaxpr.out_avals, o_specs, strict=True):
             if len(spec) > len(aval.shape):
                 raise ValueError(

@@ -174,16 +174,31 @@ def check_replication(
     """
     manual = mesh.axis_names if manual is None else manual
     del in_specs  # the body's inputs were typed by them
-    # A result unreduced or reduced over an axis is not replicated there either (JAX's
-    # check counts them; shard_map's out_specs cannot name such axes here).
-    outs = [
-        getattr(a, "vma", frozenset())
-        | getattr(a, "manual_unreduced", frozenset())
-        | getattr(a, "manual_reduced", frozenset())
-        for a in (getattr(v, "aval", None) for v in jaxpr.outvars)
-    ]
+    avals = [getattr(v, "aval", None) for v in jaxpr.outvars]
     msgs = []
-    for k, (vary, spec) in enumerate(zip(outs, out_specs, strict=True)):
+    for k, (aval, spec) in enumerate(zip(avals, out_specs, strict=True)):
+        partial = getattr(aval, "manual_unreduced", frozenset())
+        reduced = getattr(aval, "manual_reduced", frozenset())
+        vma = getattr(aval, "vma", frozenset())
+        # An entry unreduced over axes takes a result unreduced or varying there (JAX casts
+        # a varying one, each device's piece then a partial sum); reduced ones must match.
+        missing = spec.unreduced - partial - vma
+        if missing:
+            raise ValueError(
+                "vary_unreduced_cast is a Varying->Unreduced collective. This means that the "
+                "axis names mentioned in `axes` passed to `vary_unreduced_cast` must be present "
+                f"in `jax.typeof(x).mat.varying`. Got axes="
+                f"{tuple(a for a in mesh.axis_names if a in spec.unreduced)} and "
+                f"jax.typeof(x).mat.varying={vma}"
+            )
+        if spec.reduced and spec.reduced != reduced:
+            raise ValueError(
+                "out_specs passed to shard_map should be equal to the reduced present on the "
+                f"out_aval. Got out_specs={spec} and out_aval={aval.str_short(True)}"
+            )
+        # A result unreduced or reduced over an axis its entry does not name so is not
+        # replicated there either (JAX's check counts them).
+        vary = (vma - spec.unreduced) | (partial - spec.unreduced) | (reduced - spec.reduced)
         named = spec_axes(spec)
         if not any(a in vary and a not in named for a in manual):
             continue
