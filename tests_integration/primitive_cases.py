@@ -876,6 +876,10 @@ TABLE: dict[str, Entry | Excluded] = {
         **without("printing", "jvp", why="not differentiable (as in JAX); " + _CALLBACK),
     ),
     "debug_callback": via(_debug_callback, X, **without("printing", why=_CALLBACK)),
+    "inspect_sharding": Excluded(
+        "no results, and its callback runs when XLA partitions the program, with the sharding "
+        "XLA chose (checked against JAX 0.10.2's answers in test_sharding_types.py)"
+    ),
     # int8 data in and out: nothing for finite differences (their JVPs are tested whole-stack).
     "to_edtype": via(_to_edtype, ints(2, 3, dtype=np.int8)),
     "from_edtype": via(_from_edtype, ints(2, 3, dtype=np.int8)),

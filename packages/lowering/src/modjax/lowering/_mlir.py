@@ -459,7 +459,7 @@ def custom_call(
     has_side_effect: bool = False,
     op_attributes: dict[str, ir.Attribute] | None = None,
     api_version: int = 4,
-    legacy_backend_config: str | None = None,
+    legacy_backend_config: str | bytes | None = None,
 ) -> list[ir.Value]:
     """Emit a typed-FFI ``stablehlo.custom_call @target``; return its results (mlir.custom_call).
 
@@ -471,7 +471,7 @@ def custom_call(
     matrix, which makes XLA transpose around the call); ``operand_output_aliases``
     maps operand indices to the results that reuse their buffers. ``op_attributes``
     are added to the op itself (a sharding, say). A target of an older API
-    (``api_version < 4``) takes its configuration as the opaque string
+    (``api_version < 4``) takes its configuration as the opaque string (or bytes)
     ``legacy_backend_config`` instead of attributes.
     """
     named: dict[str, ir.Attribute] = {

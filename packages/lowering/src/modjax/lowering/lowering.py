@@ -106,7 +106,11 @@ class ModuleContext:
 
     ``context`` (the ``ir.Context``), ``module``, its ``symbol_table``, the
     ``platform`` lowered for, and ``lowered_jaxprs``: the private functions
-    already made for inner jaxprs, by jaxpr object.
+    already made for inner jaxprs, by jaxpr object. ``placement`` is where the
+    program will run as its caller describes it (runtime gives a Device or an
+    SpmdTarget; None when unknown), for rules that need the devices (JAX's
+    ``axis_context``); ``keepalive`` holds objects the compiled program refers to
+    by address, kept alive with the LoweredModule (JAX's ``add_keepalive``).
     """
 
     __slots__ = (
@@ -121,10 +125,20 @@ class ModuleContext:
         "tokens",
         "partitioning",
         "sdy_meshes",
+        "placement",
+        "keepalive",
         "_locations",
     )
 
-    def __init__(self, context, module, symbol_table, module_name: str, platform: str = "cpu"):
+    def __init__(
+        self,
+        context,
+        module,
+        symbol_table,
+        module_name: str,
+        platform: str = "cpu",
+        placement: Any = None,
+    ):
         self.context = context
         self.module = module
         self.symbol_table = symbol_table
@@ -140,6 +154,8 @@ class ModuleContext:
         self.partitioning: str | None = None
         # Shardy meshes declared in the module: (axis name, size) pairs -> symbol name.
         self.sdy_meshes: dict[tuple, str] = {}
+        self.placement = placement
+        self.keepalive: list = []
         self._locations: dict[tuple[str, Any], ir.Location] = {}
 
     def sdy_mesh_name(self, axes: Sequence[tuple[str, int]]) -> str:
@@ -155,6 +171,10 @@ class ModuleContext:
             _mlir.sdy_mesh_op(self.module, name, key, after=len(self.sdy_meshes))
             self.sdy_meshes[key] = name
         return name
+
+    def add_keepalive(self, obj) -> None:
+        """Keep ``obj`` alive as long as the lowered module (the program refers to it)."""
+        self.keepalive.append(obj)
 
     def location(self, primitive: Primitive, info: SourceInfo | None) -> ir.Location:
         """Return the MLIR location of an equation of ``primitive`` from ``info``."""
@@ -587,11 +607,12 @@ class LoweredModule:
         "num_replicas",
         "ordered_effects",
         "host_callbacks",
+        "keepalive",
     )
 
     def __init__(self, module, context, module_name, in_avals, out_avals, donated_args,
                  input_output_aliases, num_partitions=1, num_replicas=1, ordered_effects=(),
-                 host_callbacks=()):  # fmt: skip
+                 host_callbacks=(), keepalive=()):  # fmt: skip
         self.module = module
         self.context = context
         self.module_name: str = module_name
@@ -605,6 +626,8 @@ class LoweredModule:
         self.ordered_effects: tuple[Effect, ...] = tuple(ordered_effects)
         # What ``compile_and_load(..., host_callbacks=)`` needs, in custom-call index order.
         self.host_callbacks: tuple = tuple(host_callbacks)
+        # Objects the program refers to by address (callbacks XLA calls while compiling).
+        self.keepalive: tuple = tuple(keepalive)
 
     def as_text(self, debug_info: bool = False) -> str:
         """Return the module as StableHLO text (``jax.stages.Lowered.as_text``).
@@ -674,6 +697,7 @@ def lower_jaxpr_to_module(
     arg_memory_kinds: Sequence[str | None] | None = None,
     result_memory_kinds: Sequence[str | None] | None = None,
     result_placements: Sequence[str | None] | None = None,
+    placement: Any = None,
 ) -> LoweredModule:
     """Lower a ClosedJaxpr to a StableHLO module (JAX's ``mlir.lower_jaxpr_to_module``).
 
@@ -691,7 +715,8 @@ def lower_jaxpr_to_module(
     value) become ``mhlo.memory_kind`` attributes; ``result_placements`` (a
     memory kind or None per result) moves a result into that memory with an
     ``annotate_device_placement`` custom call, as JAX lowers ``out_shardings``
-    in another memory kind. ``platform`` selects platform rules.
+    in another memory kind. ``platform`` selects platform rules; ``placement``
+    (where the program runs, see ``ModuleContext``) is for rules that need it.
     An ordered effect of the jaxpr adds a token argument and result to ``main``
     (first, in the order of ``LoweredModule.ordered_effects``), so that the
     runtime orders effects across calls. Raises LoweringError naming the failing
@@ -718,7 +743,7 @@ def lower_jaxpr_to_module(
         if num_replicas > 1:
             module_attrs["mhlo.num_replicas"] = _mlir.i32_attr(num_replicas)
         module, symbol_table = _mlir.new_module(module_name, module_attrs)
-        mctx = ModuleContext(context, module, symbol_table, module_name, platform)
+        mctx = ModuleContext(context, module, symbol_table, module_name, platform, placement)
         if sdy_mesh is not None:
             for axes in (sdy_mesh, *sdy_meshes):
                 mctx.sdy_mesh_name(axes)
@@ -787,4 +812,5 @@ def lower_jaxpr_to_module(
         num_replicas,
         effects,
         mctx.host_callbacks,
+        mctx.keepalive,
     )

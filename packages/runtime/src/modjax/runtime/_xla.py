@@ -60,6 +60,7 @@ __all__ = [
     "distributed_client",
     "distributed_service",
     "dlpack_to_buffer",
+    "encode_inspect_sharding_callback",
     "gloo_collectives",
     "hlo_sharding",
     "hlo_sharding_from_string",
@@ -286,6 +287,16 @@ def hlo_sharding_from_string(text: str) -> HloSharding:
 def replicated_hlo_sharding() -> HloSharding:
     """Return the HloSharding of a replicated value."""
     return xla_client.HloSharding.replicate()
+
+
+def encode_inspect_sharding_callback(callback: Callable[[HloSharding], None]) -> bytes:
+    """Return the backend config of an ``InspectSharding`` custom call calling ``callback``.
+
+    XLA's SPMD partitioner calls ``callback`` with the HloSharding it chose for
+    the custom call's operand; the bytes hold the callable's address, so the
+    caller keeps it alive until the program is compiled.
+    """
+    return xla_client.encode_inspect_sharding_callback(callback)
 
 
 # --- the C++ jit fast path (jaxlib's PjitFunction) -----------------------------------------

@@ -558,6 +558,7 @@ def lower_jaxpr(
                 module_name=module_name_for(name),
                 donated_args=kept_donated,
                 platform=device.client.platform,
+                placement=device,
                 **_spmd_annotations(device, pruned, len(const_args), used_args),
             )
         else:
@@ -574,6 +575,7 @@ def lower_jaxpr(
                 module_name=module_name_for(name),
                 donated_args=kept_donated,
                 platform=device.client.platform,
+                placement=device,
                 **_memory_kind_annotations(
                     device, pruned, kept_ins, outs, one_device_shardings is not None, single=True
                 ),

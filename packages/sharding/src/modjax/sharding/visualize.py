@@ -15,7 +15,7 @@ from modjax.runtime import Sharding
 from modjax.tracecore import core
 from modjax.tracecore.tree_util import tree_leaves
 
-from .mesh import AxisType
+from .inspect_sharding import inspect_sharding_p
 
 __all__ = ["visualize_sharding", "visualize_array_sharding", "inspect_array_sharding"]
 
@@ -129,25 +129,16 @@ def visualize_sharding(shape: Sequence[int], sharding: Sharding, **kwargs) -> No
 def inspect_array_sharding(value, *, callback: Callable[[Sharding], None]) -> None:
     """Call ``callback`` with the sharding of each Array in ``value`` (``jax.debug``'s).
 
-    Inside jit, a value whose type is sharded over a mesh of explicit axes only
-    has that layout (the compiler keeps it), and the callback gets it while
-    tracing, once per compilation as in JAX; any other traced value's sharding
-    is XLA's choice, not known while tracing (not supported yet).
+    Outside transformations the callback runs now, with each Array's sharding.
+    Inside jit it runs when the program is compiled (once per compilation, as in
+    JAX), with the sharding XLA's partitioner chose for the value, on the
+    program's mesh (its axes automatic) or, without a mesh, as a GSPMDSharding.
     """
     for leaf in tree_leaves(value):
         if isinstance(leaf, core.Tracer):
-            sharding = getattr(leaf.aval, "sharding", None)
-            if sharding is not None and all(
-                t is AxisType.Explicit for t in sharding.mesh.axis_types
-            ):
-                callback(sharding)
-                continue
-            raise NotImplementedError(
-                "inspect_array_sharding inside a transformation (jit, vmap, grad) of a value "
-                "whose type is not sharded over explicit mesh axes only: shardings chosen by "
-                "the compiler"
-            )
-        callback(leaf.sharding)
+            inspect_sharding_p.bind(leaf, callback=callback)
+        else:
+            callback(leaf.sharding)
 
 
 def visualize_array_sharding(arr, **kwargs) -> None:
