@@ -87,7 +87,8 @@ def test_eager_results_have_jax_s_types():
 
 # jnp functions of weakly typed operands: (dtype, weak type) of JAX 0.10.2's result. JAX's
 # implementations multiply by constants that are weak next to a 0-d operand and strong
-# arrays next to larger ones, and build cross products and Vandermonde matrices strongly
+# arrays next to larger ones (deg2rad, sinc, hypot, heaviside, logaddexp2, round), and
+# build cross products and Vandermonde matrices strongly
 # typed; w, wi and w2 are weak float32[3], int32[3] and float32[2], s a weak float32[].
 WEAK_OPERAND_RESULTS = {
     "jnp.deg2rad(2.0)": ("float32", True),
@@ -108,6 +109,19 @@ WEAK_OPERAND_RESULTS = {
     "jnp.hypot(2.0, 3.0)": ("float32", True),
     "jnp.logaddexp(w, 1.0)": ("float32", True),
     "jnp.multiply(w, 2)": ("float32", True),
+    "jnp.hypot(w, w)": ("float32", False),
+    "jnp.hypot(w > 0, 1)": ("float32", False),
+    "jnp.hypot(s, s)": ("float32", True),
+    "jnp.heaviside(w, 0.5)": ("float32", False),
+    "jnp.heaviside(wi, 1)": ("float32", False),
+    "jnp.heaviside(s, 0.5)": ("float32", True),
+    "jnp.logaddexp2(w, 1.0)": ("float32", False),
+    "jnp.logaddexp2(s, 1.0)": ("float32", True),
+    "jnp.round(w, 1)": ("float32", False),
+    "jnp.round(s, 1)": ("float32", True),
+    "jnp.round(wi, 1)": ("int32", True),
+    "jnp.round(w)": ("float32", True),
+    "jnp.round(w + 1j, 2)": ("complex64", False),
 }
 
 

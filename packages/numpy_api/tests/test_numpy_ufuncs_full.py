@@ -42,8 +42,7 @@ DTYPES = {
 SCALARS = {"pyi": 1, "pyf": 1.0, "pyc": 1j, "pyb": True}
 # JAX drops the weak type of these results as a side effect of how it computes them
 # (a strong constant); modjax keeps it, consistently with the other functions.
-WEAK_TYPE_QUIRKS = {("gcd", "b,pyi"), ("lcm", "b,pyi"), ("heaviside", "b,pyi")}
-WEAK_TYPE_QUIRKS |= {("hypot", "b,pyi"), ("logaddexp2", "b,pyi")}
+WEAK_TYPE_QUIRKS = {("gcd", "b,pyi"), ("lcm", "b,pyi")}
 
 
 def _describe(fn, keys):

@@ -62,6 +62,12 @@ def _scale_const(x, value):
     return np.array(value, a.dtype)
 
 
+def _const_full_like(x, value):
+    """``lax.full_like(x, value)`` typed as JAX's constant of that shape (see ``_scale_const``)."""
+    full = lax.full_like(x, value)
+    return _strong(full) if aval(x).shape else full
+
+
 def _as_array(x):
     """Return ``x`` (already promoted) as an Array or tracer, keeping its weak type."""
     if isinstance(x, ARRAY_TYPES):

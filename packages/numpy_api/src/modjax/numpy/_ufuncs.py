@@ -35,6 +35,7 @@ from ._ufunc_factories import (
     _bool_as_int,
     _check_example_shapes,
     _const,
+    _const_full_like,
     _dtype,
     _full_like,
     _scale_const,
@@ -347,7 +348,7 @@ def round(a, decimals: int = 0, out=None):  # noqa: A001 - numpy's name
         return _round_even(a)
 
     def part(x):
-        factor = _const(x, 10.0**decimals)
+        factor = _scale_const(x, 10.0**decimals)
         return lax.div(_round_even(lax.mul(x, factor)), factor)
 
     if kind(dtype) == "c":
@@ -919,7 +920,7 @@ def hypot(x1, x2, /):
     big, small = lax.max(x1, x2), lax.min(x1, x2)
     safe_big = _where(lax.eq(big, _zero(big)), _full_like(big, 1), big)
     ratio = lax.div(small, safe_big)
-    out = lax.mul(big, lax.sqrt(lax.add(_const(big, 1), lax.mul(ratio, ratio))))
+    out = lax.mul(big, lax.sqrt(lax.add(_scale_const(big, 1), lax.mul(ratio, ratio))))
     out = _where(lax.eq(big, _zero(big)), big, out)
     inf = python_scalar_as(math.inf, _dtype(big))
     either_inf = lax.bitwise_or(lax.eq(x1, inf), lax.eq(x2, inf))
@@ -948,8 +949,8 @@ def heaviside(x1, x2, /):
     shape = broadcast_shapes(aval(x1).shape, aval(x1).shape, aval(x2).shape)
     x1, x2 = broadcast_to(x1, shape), broadcast_to(x2, shape)
     zero = _zero(x1)
-    step = _where(lax.gt(x1, zero), _full_like(x1, 1), x2)
-    step = _where(lax.lt(x1, zero), _full_like(x1, 0), step)
+    step = _where(lax.gt(x1, zero), _const_full_like(x1, 1), x2)
+    step = _where(lax.lt(x1, zero), _const_full_like(x1, 0), step)
     return _where(lax.ne(x1, x1), x1, step)  # NaN stays NaN
 
 
@@ -1003,7 +1004,7 @@ def _logaddexp_e(x1, x2, /):
 def _logaddexp_2(x1, x2, /):
     """Compute ``log2(2**x1 + 2**x2)`` without overflow (jax.numpy.logaddexp2)."""
     x1, x2 = broadcast_all(*promote_args_inexact("logaddexp2", x1, x2))
-    inv_ln2 = _const(x1, 1 / math.log(2))
+    inv_ln2 = _scale_const(x1, 1 / math.log(2))
     return _logaddexp(x1, x2, lax.exp2, lambda t: lax.mul(lax.log1p(t), inv_ln2))
 
 
