@@ -237,6 +237,21 @@ def check_inspect_array_sharding_chosen_by_xla():
     seen = _inspected(lambda a, cb: inspect(a + 1, callback=cb), x, in_shardings=NS(one, P("x")))
     one_auto = jax.sharding.Mesh(one.devices, ("x",))
     assert seen == [NS(one_auto, P())], seen
+    # In a shard_map's body: replicated over the shard_map's own mesh, its types kept.
+    for on, axis_names in ((mesh, frozenset()), (explicit, {"x"})):
+
+        def body(a, cb, on=on, axis_names=axis_names):
+            inner = jax.shard_map(
+                lambda v: (inspect(v * 2, callback=cb), v)[1],
+                mesh=on,
+                in_specs=P("x"),
+                out_specs=P("x"),
+                axis_names=axis_names,
+            )
+            return inner(a)
+
+        seen = _inspected(body, x)
+        assert seen == [NS(on, P())] and seen[0].mesh.axis_types == on.axis_types, seen
     # Lowering alone compiles nothing: no call (JAX calls it from XLA's partitioner).
     seen = []
     jax.jit(lambda a: inspect(a * 2, callback=seen.append), in_shardings=on_x).lower(x)

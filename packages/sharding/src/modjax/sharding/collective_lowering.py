@@ -47,7 +47,7 @@ from .mesh import Mesh
 from .named_sharding import NamedSharding
 from .shard_map import shard_map_p
 
-__all__ = ["mesh_replica_groups"]
+__all__ = ["mesh_replica_groups", "enclosing_shard_map_mesh"]
 
 
 class _Context(threading.local):
@@ -68,6 +68,11 @@ def _manual_mesh(mesh: Mesh, manual_axes):
     finally:
         _context.meshes.pop()
         _context.manual.pop()
+
+
+def enclosing_shard_map_mesh() -> Mesh | None:
+    """Return the mesh of the shard_map whose body is being lowered, or None outside one."""
+    return _context.meshes[-1] if _context.meshes else None
 
 
 def _mesh_axes_of(entries) -> tuple[str, ...]:

@@ -25,6 +25,7 @@ from modjax.runtime.spmd import SpmdTarget
 from modjax.tracecore.core import Primitive
 from modjax.tracecore.effects import Effect
 
+from .collective_lowering import enclosing_shard_map_mesh
 from .mesh import Mesh
 from .named_sharding import GSPMDSharding, NamedSharding, sharding_from_hlo
 from .partition_spec import PartitionSpec
@@ -73,7 +74,11 @@ def _lowering(ctx, value, *, callback):
     placement = ctx.module_context.placement
     (aval,) = ctx.avals_in
     ndim = len(aval.shape)
-    if isinstance(placement, SpmdTarget):
+    manual = enclosing_shard_map_mesh()
+    if isinstance(manual, Mesh) and isinstance(placement, SpmdTarget):
+        # In a shard_map's body JAX names the shard_map's own mesh, its types kept.
+        devices, mesh = manual._flat_devices_tuple, manual
+    elif isinstance(placement, SpmdTarget):
         devices, mesh = placement.devices, _program_mesh(placement)
     elif placement is not None and hasattr(placement, "client"):  # one Device, no mesh
         devices, mesh = (placement,), None
