@@ -5,7 +5,10 @@ a NamedSharding (a sharding constraint, as in JAX: sharded as asked on an
 automatic mesh, JAX's ValueError for explicit axes outside a mesh context);
 ``make_array_from_process_local_data`` in one process (``device_put``, so under jit
 too; pytrees; JAX's errors); ``out_sharding=`` of the contractions (ignored for
-operands with no mesh outside a mesh context, JAX's errors, results' specs padded).
+operands with no mesh outside a mesh context, JAX's errors, results' specs padded);
+``out_sharding=`` of reshape, convolutions, ``.at[]``, the creation functions,
+``broadcast_to``, ``repeat`` and the random samplers for operands with no mesh
+outside a mesh context (ignored, or JAX's ValueError for a one-device program).
 """
 
 from __future__ import annotations
@@ -162,10 +165,126 @@ def check_contraction_out_sharding_as_jax():
                 _raises(lambda f=f: f(a, b, P("x")), ValueError, auto_axis)
 
 
+# out_sharding= of operations whose operands have no mesh in their types, outside a
+# mesh context, as JAX 0.10.2 answers (recorded eagerly and under jit).
+
+
+def _key():
+    """A key made inside each call: a jit closing over a key array fails in modjax (a bug)."""
+    return jax.random.key(0)
+
+
+# JAX ignores it: the result keeps its unsharded type (the name is the one its errors use).
+IGNORING = {
+    "reshape": lambda o: jnp.reshape(DATA.reshape(4, 8), (8, 4), out_sharding=o),
+    "reshape ": lambda o: jax.lax.reshape(DATA.reshape(4, 8), (8, 4), out_sharding=o),
+    "dot_general": lambda o: jax.lax.conv_general_dilated(
+        DATA.reshape(8, 1, 4), np.ones((1, 1, 1), np.float32), (1,), "VALID", out_sharding=o
+    ),
+    ".get": lambda o: jnp.asarray(np.vstack([DATA, DATA])).at[8:].get(out_sharding=o),
+}
+# JAX types the new value on the sharding's mesh, which its one-device program cannot
+# hold: a ValueError naming the result's type (name, type) for a sharding over explicit axes.
+PLACING = {
+    "jnp.zeros": lambda o: jnp.zeros((8, 4), out_sharding=o),
+    "jnp.ones": lambda o: jnp.ones((8, 4), out_sharding=o),
+    "jnp.zeros ": lambda o: jnp.empty((8, 4), out_sharding=o),  # JAX's empty is its zeros
+    "full": lambda o: jnp.full((8, 4), 2.0, out_sharding=o),
+    "jnp.zeros_like": lambda o: jnp.zeros_like(DATA, out_sharding=o),
+    "jnp.ones_like": lambda o: jnp.ones_like(DATA, out_sharding=o),
+    "full_like": lambda o: jnp.full_like(DATA, 2.0, out_sharding=o),
+    "jnp.arange": lambda o: jnp.arange(8, out_sharding=o),
+    "jnp.broadcast_to": lambda o: jnp.broadcast_to(DATA[0], (8, 4), out_sharding=o),
+    "repeat": lambda o: jnp.repeat(DATA[:4], 2, axis=0, total_repeat_length=8, out_sharding=o),
+    "broadcast_in_dim": lambda o: jax.lax.broadcast(DATA[0], (8,), out_sharding=o),
+    ".set": lambda o: jnp.asarray(DATA).at[0].set(1.0, out_sharding=o),
+    ".multiply": lambda o: jnp.asarray(DATA).at[0].mul(2.0, out_sharding=o),
+    ".divide": lambda o: jnp.asarray(DATA).at[0].divide(2.0, out_sharding=o),
+    "normal": lambda o: jax.random.normal(_key(), (8, 4), out_sharding=o),
+    "uniform": lambda o: jax.random.uniform(_key(), (8, 4), out_sharding=o),
+    "exponential": lambda o: jax.random.exponential(_key(), (8, 4), out_sharding=o),
+    "randint": lambda o: jax.random.randint(_key(), (8, 4), 0, 3, out_sharding=o),
+    "bits": lambda o: jax.random.bits(_key(), (8, 4), out_sharding=o),
+    "bernoulli": lambda o: jax.random.bernoulli(_key(), 0.5, (8, 4), out_sharding=o),
+    "gamma": lambda o: jax.random.gamma(_key(), 1.0, (8, 4), out_sharding=o),
+    "permutation": lambda o: jax.random.permutation(_key(), DATA, out_sharding=o),
+    "categorical": lambda o: jax.random.categorical(_key(), DATA, shape=(8,), out_sharding=o),
+    "normal ": lambda o: jax.nn.initializers.normal()(_key(), (8, 4), out_sharding=o),
+}
+PLACED_TYPES = {
+    "jnp.arange": "i32[8@x]",
+    "randint": "i32[8@x,4]",
+    "bits": "u32[8@x,4]",
+    "bernoulli": "bool[8@x,4]",
+    "categorical": "i32[8@x]",
+}
+SPEC_WITHOUT_MESH = (
+    "Using PartitionSpec when you are not under a mesh context is not allowed. Please pass "
+    "a NamedSharding instance or enter into a mesh context via `jax.set_mesh`. Got P('x',)"
+)
+
+
+def _auto_axis(name):
+    return (
+        f"PartitionSpec passed to {name.strip()} cannot contain axis names that are of type "
+        "Auto or Manual. Got PartitionSpec: P('x',) with axis name: x of type: AxisType.Auto."
+    )
+
+
+def _one_device(got):
+    assert len(got.sharding.device_set) == 1 and "@" not in str(jax.typeof(got)), got.sharding
+
+
+def check_out_sharding_without_a_mesh_as_jax():
+    auto, expl = _meshes()
+    e = NS(expl, P("x"))
+    for name, f in {**IGNORING, **PLACING}.items():
+        for call in (f, lambda o, f=f: jax.jit(lambda: f(o))()):
+            _raises(lambda call=call: call(P("x")), ValueError, SPEC_WITHOUT_MESH)
+            _raises(lambda call=call: call(NS(auto, P("x"))), ValueError, _auto_axis(name))
+            _one_device(call(NS(auto, P())))  # no explicit axis: no type, ignored
+            if name.startswith("."):  # x.at[...] methods: JAX asserts the type
+                continue
+            _raises(
+                lambda call=call: call(jax.devices()[1]),
+                TypeError,
+                f"`out_sharding` argument of {name.strip()} only supports instances of "
+                "`NamedSharding` or `PartitionSpec`. Got ",
+            )
+        with jax.set_mesh(expl):
+            assert "@x" in str(jax.typeof(f(P("x")))), name
+    for f in IGNORING.values():
+        for got in (f(e), jax.jit(lambda f=f: f(e))()):
+            _one_device(got)
+    typed = jax.device_put(DATA.reshape(4, 8), e)
+    for got in (
+        jnp.reshape(typed, (8, 4), out_sharding=e),
+        jax.jit(lambda a: jnp.reshape(a, (8, 4), out_sharding=e))(typed),
+    ):
+        assert str(jax.typeof(got)) == "float32[8@x,4]" and got.sharding.spec == P("x", None)
+    one = jax.make_mesh((1, 1), ("x", "y"))
+    for name, f in PLACING.items():
+        aval = PLACED_TYPES.get(name, "f32[8@x,4]")
+        _raises(
+            lambda f=f: f(e),
+            ValueError,
+            "Length of device assignment 1 is not equal to the size of the mesh 8 of aval "
+            f"{aval}({{Explicit: ('x', 'y')}}). Please enter your `jit` into a mesh context via "
+            "`jax.set_mesh`.",
+        )
+        got = f(NS(one, P("x")))  # a mesh of one device fits the program: typed on it
+        assert "@x" in str(jax.typeof(got)) and got.sharding.mesh.shape == {"x": 1, "y": 1}
+    _raises(lambda: jnp.zeros((8, 4), out_sharding=NS(expl, P())), ValueError, "f32[8,4]({Expl")
+    # A jitted program with an argument typed on the mesh holds it, as JAX's does.
+    got = jax.jit(lambda a: (a, jnp.zeros((8, 4), out_sharding=e)))(typed)[1]
+    assert str(jax.typeof(got)) == "float32[8@x,4]" and got.sharding.spec == P("x", None)
+
+
 CHECKS = [
     check_array_device_sharding_is_a_constraint,
     check_make_array_from_process_local_data_is_device_put_in_one_process,
     check_contraction_out_sharding_as_jax,
+    check_out_sharding_without_a_mesh_as_jax,
 ]
 
 results, test_on_8_devices = device_tests(__file__, CHECKS)

@@ -25,6 +25,7 @@ from modjax.batching import batching_rules, moveaxis
 from modjax.lowering import hlo, ir, ir_type, register_lowering
 from modjax.runtime import apply_primitive
 from modjax.sharding import reshard
+from modjax.sharding.constraint import operation_out_sharding
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive
@@ -605,6 +606,10 @@ def conv_general_dilated(
     PartitionSpec on the current mesh) is the result's sharding, needed when
     the kernel or the input's feature dimension is split over explicit axes.
     """
+    if out_sharding is not None:  # JAX ignores it for operands with no mesh, outside one
+        out_sharding = operation_out_sharding(
+            out_sharding, "dot_general", [aval_of(lhs), aval_of(rhs)]
+        )
     if out_sharding is not None:
         out = conv_general_dilated(
             unsharded_in_type(lhs),

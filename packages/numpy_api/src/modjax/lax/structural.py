@@ -29,6 +29,7 @@ from modjax.batching import (
 from modjax.lowering import hlo, ir_type, register_lowering
 from modjax.runtime import apply_primitive
 from modjax.sharding import reshard, with_sharding_constraint
+from modjax.sharding.constraint import operation_out_sharding, placed_out_sharding
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray, canonicalize_shape, sharding_entries
 from modjax.tracecore.core import Primitive, to_aval
@@ -176,7 +177,10 @@ def broadcast_in_dim(
     NamedSharding, or a PartitionSpec on the current mesh) is the result's sharding.
     """
     if out_sharding is not None:
-        return reshard(broadcast_in_dim(operand, shape, broadcast_dimensions), out_sharding)
+        out = broadcast_in_dim(operand, shape, broadcast_dimensions)
+        operands = [aval_of(operand)] if _is_array(operand) else []
+        out_sharding = placed_out_sharding(out_sharding, "broadcast_in_dim", out, operands)
+        return out if out_sharding is None else reshard(out, out_sharding)
     shape = canonicalize_shape(shape)
     dims = _ints(broadcast_dimensions, "broadcast_dimensions")
     if _is_array(operand) and aval_of(operand).shape == shape and dims == tuple(range(len(shape))):
@@ -271,6 +275,8 @@ def reshape(
     sets the result's sharding: needed for a reshape that splits or merges
     dimensions sharded over explicit mesh axes.
     """
+    if out_sharding is not None:  # JAX ignores it for an operand with no mesh, outside one
+        out_sharding = operation_out_sharding(out_sharding, "reshape", [aval_of(operand)])
     if out_sharding is not None:
         return reshard(reshape(unsharded_in_type(operand), new_sizes, dimensions), out_sharding)
     try:

@@ -14,9 +14,13 @@ from typing import Any
 
 from modjax.lax.structural import unsharded_in_type
 from modjax.sharding import reshard
+from modjax.sharding.constraint import placed_out_sharding
 
 from . import _indexing, _ufuncs
 from ._util import ARRAY_TYPES, aval
+
+# A method's name (JAX's errors name it) by the scatter it runs, where they differ.
+_METHOD = {"sub": "subtract", "mul": "multiply"}
 
 
 class IndexUpdateHelper:
@@ -67,10 +71,25 @@ class IndexUpdateRef:
         """
         if out_sharding is None:
             return self._update(op, values, *args, **kw)
+        operand = values
         if isinstance(values, ARRAY_TYPES):
             values = unsharded_in_type(values)
         ref = IndexUpdateRef(unsharded_in_type(self.array), self.index)
-        return reshard(ref._update(op, values, *args, **kw), out_sharding)
+        out = ref._update(op, values, *args, **kw)
+        return self._resharded(out, out_sharding, _METHOD.get(op, op), operand)
+
+    def _resharded(self, out, out_sharding, method: str, values):
+        """``out`` resharded to ``out_sharding``, read as JAX 0.10.2 reads it.
+
+        ``placed_out_sharding``: JAX's errors name the method (``.set``); with
+        no mesh in the operands' types, outside a mesh context, JAX raises
+        eagerly for a sharding over explicit axes.
+        """
+        operands = [aval(self.array)]
+        if isinstance(values, ARRAY_TYPES):
+            operands.append(aval(values))
+        out_sharding = placed_out_sharding(out_sharding, f".{method}", out, operands)
+        return out if out_sharding is None else reshard(out, out_sharding)
 
     def get(
         self,
@@ -202,7 +221,7 @@ class IndexUpdateRef:
                 values, indices_are_sorted, unique_indices, mode, wrap_negative_indices
             ),
         )
-        return out if out_sharding is None else reshard(out, out_sharding)
+        return self._resharded(out, out_sharding, "divide", values)
 
     def power(
         self,
@@ -221,7 +240,7 @@ class IndexUpdateRef:
                 values, indices_are_sorted, unique_indices, mode, wrap_negative_indices
             ),
         )
-        return out if out_sharding is None else reshard(out, out_sharding)
+        return self._resharded(out, out_sharding, "power", values)
 
     def _ones_times(self, values, indices_are_sorted, unique_indices, mode, wrap):
         from modjax import lax

@@ -330,8 +330,16 @@ def _dtype_or_default(dtype: Any, name: str) -> np.dtype:
     return dtypes.default_float_dtype() if dtype is None else canonical_dtype(dtype, name)
 
 
-def _with_out_sharding(out, out_sharding, device=None):
-    """``out`` resharded to ``out_sharding`` (a NamedSharding, or a PartitionSpec on the mesh)."""
+def _with_out_sharding(out, out_sharding, device, name: str):
+    """``out`` resharded to ``out_sharding`` (a NamedSharding, or a PartitionSpec on the mesh).
+
+    ``out_sharding`` is read as JAX 0.10.2 reads it (``placed_out_sharding``: its
+    errors name ``name``, the function; a creation has no operand with a mesh).
+    """
+    if out_sharding is not None:
+        from modjax.sharding.constraint import placed_out_sharding  # noqa: PLC0415
+
+        out_sharding = placed_out_sharding(out_sharding, name, out)
     return _placed(out, device, out_sharding)
 
 
@@ -349,19 +357,19 @@ def _placed(out, device, out_sharding):
 def zeros(shape: Any, dtype: Any = None, *, device=None, out_sharding=None):
     """Return an array of ``shape`` filled with zeros, float32 by default (jax.numpy.zeros)."""
     out = lax.full(_shape(shape, "zeros"), 0, _dtype_or_default(dtype, "zeros"))
-    return _with_out_sharding(out, out_sharding, device)
+    return _with_out_sharding(out, out_sharding, device, "jnp.zeros")
 
 
 def ones(shape: Any, dtype: Any = None, *, device=None, out_sharding=None):
     """Return an array of ``shape`` filled with ones, float32 by default (jax.numpy.ones)."""
     out = lax.full(_shape(shape, "ones"), 1, _dtype_or_default(dtype, "ones"))
-    return _with_out_sharding(out, out_sharding, device)
+    return _with_out_sharding(out, out_sharding, device, "jnp.ones")
 
 
 def empty(shape: Any, dtype: Any = None, *, device=None, out_sharding=None):
     """Return a zero-filled array: XLA has no uninitialized memory (jax.numpy.empty)."""
     out = lax.full(_shape(shape, "empty"), 0, _dtype_or_default(dtype, "empty"))
-    return _with_out_sharding(out, out_sharding, device)
+    return _with_out_sharding(out, out_sharding, device, "jnp.zeros")  # JAX's empty is zeros
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, *, device=None, out_sharding=None):
@@ -369,11 +377,11 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device=None, out_sha
     shape = _shape(shape, "full")
     if shape_of(fill_value) == ():
         out = lax.full(shape, fill_value, None if dtype is None else canonical_dtype(dtype, "full"))
-        return _with_out_sharding(out, out_sharding, device)
+        return _with_out_sharding(out, out_sharding, device, "full")
     from ._manipulation import broadcast_to
 
     out = broadcast_to(asarray(fill_value, dtype=dtype), shape)
-    return _with_out_sharding(out, out_sharding, device)
+    return _with_out_sharding(out, out_sharding, device, "full")
 
 
 def _like(name: str, a: Any, value: Any, dtype: Any, shape: Any):
@@ -399,12 +407,14 @@ def _like(name: str, a: Any, value: Any, dtype: Any, shape: Any):
 
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None, out_sharding=None):
     """Return zeros with the shape and dtype of ``a`` (jax.numpy.zeros_like)."""
-    return _with_out_sharding(_like("zeros_like", a, 0, dtype, shape), out_sharding, device)
+    out = _like("zeros_like", a, 0, dtype, shape)
+    return _with_out_sharding(out, out_sharding, device, "jnp.zeros_like")
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None, out_sharding=None):
     """Return ones with the shape and dtype of ``a`` (jax.numpy.ones_like)."""
-    return _with_out_sharding(_like("ones_like", a, 1, dtype, shape), out_sharding, device)
+    out = _like("ones_like", a, 1, dtype, shape)
+    return _with_out_sharding(out, out_sharding, device, "jnp.ones_like")
 
 
 def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None):
@@ -417,7 +427,7 @@ def full_like(
 ):
     """Return ``fill_value`` broadcast to the shape of ``a``, in its dtype (jax.numpy.full_like)."""
     out = _like("full_like", a, fill_value, dtype, shape)
-    return _with_out_sharding(out, out_sharding, device)
+    return _with_out_sharding(out, out_sharding, device, "full_like")
 
 
 def _static_scalar(x: Any, name: str):
@@ -448,7 +458,7 @@ def arange(
     ``device`` places the result; ``out_sharding`` reshards it.
     """
     out = _arange(start, stop, step, dtype)
-    return _placed(out, device, out_sharding)
+    return _with_out_sharding(out, out_sharding, device, "jnp.arange")
 
 
 def _arange(start: Any, stop: Any, step: Any, dtype: Any):

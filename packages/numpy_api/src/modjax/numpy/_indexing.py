@@ -36,6 +36,7 @@ from modjax.lax.indexing.dimension_numbers import _gather_to_scatter_dnums
 from modjax.lax.indexing.gather import _fill_scalar
 from modjax.lax.structural import unsharded_in_type
 from modjax.sharding import reshard
+from modjax.sharding.constraint import operation_out_sharding
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import sharding_entries
 from modjax.tracecore.core import JAXIndexError, Tracer, concrete_or_error
@@ -626,6 +627,8 @@ def rewriting_take(
     ``out_sharding`` (``x.at[idx].get(out_sharding=)``) gives the result's
     sharding: the take runs on ``x`` gathered in its type, then reshards.
     """
+    if out_sharding is not None:  # JAX ignores it for an operand with no mesh, outside one
+        out_sharding = operation_out_sharding(out_sharding, ".get", [aval(x)])
     if out_sharding is not None:
         out = rewriting_take(
             unsharded_in_type(x),

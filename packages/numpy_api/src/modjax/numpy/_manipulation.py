@@ -21,6 +21,7 @@ import numpy as np
 from modjax import lax
 from modjax.lax.structural import unsharded_in_type
 from modjax.sharding import reshard
+from modjax.sharding.constraint import operation_out_sharding, placed_out_sharding
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import Tracer, concrete_or_error
 
@@ -179,8 +180,11 @@ def reshape(
     is the result's sharding, for reshapes that split or merge dimensions split
     over explicit mesh axes in ways the type cannot follow.
     """
+    if out_sharding is not None:  # JAX ignores it for an operand with no mesh, outside one
+        a = _array(a, "reshape")
+        out_sharding = operation_out_sharding(out_sharding, "reshape", [aval(a)])
     if out_sharding is not None:
-        out = reshape(unsharded_in_type(_array(a, "reshape")), shape, order, newshape=newshape)
+        out = reshape(unsharded_in_type(a), shape, order, newshape=newshape)
         return reshard(out, out_sharding)
     if shape is None:
         shape = newshape
@@ -316,6 +320,7 @@ def broadcast_to(array: Any, shape: Any, *, out_sharding=None):
     array = _array(array, "broadcast_to")
     shape = (operator.index(shape),) if not isinstance(shape, Sequence) else tuple(shape)
     out = _util.broadcast_to(array, tuple(operator.index(d) for d in shape))
+    out_sharding = placed_out_sharding(out_sharding, "jnp.broadcast_to", out, [aval(array)])
     return out if out_sharding is None else reshard(out, out_sharding)
 
 
@@ -663,9 +668,10 @@ def repeat(
     result's sharding.
     """
     if out_sharding is not None:
-        a = unsharded_in_type(_array(a, "repeat"))
-        out = repeat(a, repeats, axis, total_repeat_length=total_repeat_length)
-        return reshard(out, out_sharding)
+        a = _array(a, "repeat")
+        out = repeat(unsharded_in_type(a), repeats, axis, total_repeat_length=total_repeat_length)
+        out_sharding = placed_out_sharding(out_sharding, "repeat", out, [aval(a)])
+        return out if out_sharding is None else reshard(out, out_sharding)
     a = _array(a, "repeat")
     if axis is None:
         a = ravel(a)

@@ -21,7 +21,7 @@ from modjax.runtime import clear_caches
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import canonicalize_shape
 from modjax.tracecore.config import config
-from modjax.tracecore.core import Tracer
+from modjax.tracecore.core import Tracer, to_aval
 
 from ._prng import (
     KeyTy,
@@ -305,8 +305,11 @@ def bits(key, shape=(), dtype=None, *, out_sharding=None):
     """
     if out_sharding is not None:
         from modjax.sharding import reshard  # noqa: PLC0415 - only programs that shard need it
+        from modjax.sharding.constraint import placed_out_sharding  # noqa: PLC0415
 
-        return reshard(bits(key, shape, dtype), out_sharding)
+        out = bits(key, shape, dtype)
+        out_sharding = placed_out_sharding(out_sharding, "bits", out, [to_aval(key)])
+        return out if out_sharding is None else reshard(out, out_sharding)
     typed = check_key(key, "bits", allow_batched=False)
     if dtype is None:
         dt = dtypes.default_uint_dtype()

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from modjax.sharding import reshard
-from modjax.tracecore import dtypes
+from modjax.sharding.constraint import placed_out_sharding
+from modjax.tracecore import core, dtypes
 from modjax.tracecore.abstract import canonicalize_shape
 
 from ._keys import check_key
@@ -117,12 +118,29 @@ def honours_out_sharding(sampler):
     current mesh) the sharding of its result, as jax.random's samplers do.
 
     The numbers do not depend on it: threefry's partitionable mode makes each
-    element's bits a function of its index alone.
+    element's bits a function of its index alone. It is read as JAX 0.10.2
+    reads it (``placed_out_sharding``: its errors name the sampler).
     """
 
     @functools.wraps(sampler)
     def wrapper(*args, out_sharding=None, **kwargs):
         out = sampler(*args, **kwargs)
+        if out_sharding is not None:
+            operands = [*args, *kwargs.values()]
+            out_sharding = placed_out_sharding(
+                out_sharding, wrapper.__name__, out, operand_avals(operands)
+            )
         return out if out_sharding is None else reshard(out, out_sharding)
 
     return wrapper
+
+
+def operand_avals(values) -> list:
+    """The types of those of ``values`` that are arrays (keys, parameters)."""
+    avals = []
+    for x in values:
+        try:
+            avals.append(core.to_aval(x))
+        except TypeError:  # a shape, a dtype, a Python scalar: no mesh
+            continue
+    return avals

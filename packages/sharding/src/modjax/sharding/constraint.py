@@ -9,6 +9,7 @@ cotangents the same way; under ``vmap`` the batch dimension is left unsplit.
 from __future__ import annotations
 
 import functools
+import math
 
 from modjax import runtime
 from modjax.autodiff import deflinear
@@ -16,7 +17,7 @@ from modjax.batching import batching_rules
 from modjax.lowering import register_lowering, sharding_constraint
 from modjax.tracecore import core
 from modjax.tracecore.abstract import sharding_entries, with_type_sharding
-from modjax.tracecore.sharding_types import sharding_rules, unreduced_rules
+from modjax.tracecore.sharding_types import _with_axis_types, sharding_rules, unreduced_rules
 from modjax.tracecore.tree_util import (
     tree_flatten,
     tree_leaves,
@@ -213,6 +214,51 @@ def operation_out_sharding(out_sharding, name: str, operand_avals=()):
     """
     if out_sharding is None:
         return None
+    _check_out_sharding(out_sharding, name)
+    if _no_mesh(operand_avals):
+        return None
+    return out_sharding
+
+
+def placed_out_sharding(out_sharding, name: str, result, operand_avals=()):
+    """The sharding ``out_sharding=`` of an operation that makes a new value asks for.
+
+    Creation functions, ``broadcast_to``, ``repeat`` and the random samplers, as
+    JAX 0.10.2 reads it: its ValueErrors as in ``operation_out_sharding``; for
+    operands with no mesh outside a mesh context a NamedSharding on a mesh of
+    automatic axes only is ignored (JAX's result has no type), and one over
+    explicit axes of a mesh of more than one device raises JAX's ValueError
+    eagerly (its program has one device; ``result``, the value before
+    resharding, names the type). Under a trace it is kept: a jitted program may
+    take its mesh from its other arguments, as JAX's does.
+    """
+    if out_sharding is None:
+        return None
+    _check_out_sharding(out_sharding, name)
+    if not _no_mesh(operand_avals):
+        return out_sharding
+    mesh = out_sharding.mesh
+    if all(t is AxisType.Auto for t in mesh.axis_types):
+        return None
+    size = math.prod(mesh.axis_sizes)
+    if size == 1 or not isinstance(core.current_trace(), core.EvalTrace):
+        return out_sharding
+    typed = with_type_sharding(core.to_aval(result), out_sharding)
+    raise ValueError(
+        f"Length of device assignment 1 is not equal to the size of the mesh {size} of aval "
+        f"{_with_axis_types(typed, short_dtypes=True)}. Please enter your `jit` into a mesh "
+        "context via `jax.set_mesh`."
+    )
+
+
+def _check_out_sharding(out_sharding, name: str) -> None:
+    """Raise JAX's errors for an ``out_sharding=`` (not a sharding on a mesh, a spec
+    without a mesh, Auto axes)."""
+    if not isinstance(out_sharding, PartitionSpec | NamedSharding | AbstractNamedSharding):
+        raise TypeError(
+            f"`out_sharding` argument of {name} only supports instances of `NamedSharding` "
+            f"or `PartitionSpec`. Got {out_sharding} of type: {type(out_sharding)}"
+        )
     context = get_abstract_mesh()
     if isinstance(out_sharding, PartitionSpec):
         if context.empty:
@@ -225,9 +271,13 @@ def operation_out_sharding(out_sharding, name: str, operand_avals=()):
     else:
         spec, mesh = out_sharding.spec, out_sharding.mesh
     check_explicit_spec(spec, mesh, name)
-    if context.empty and all(getattr(a, "sharding", None) is None for a in operand_avals):
-        return None
-    return out_sharding
+
+
+def _no_mesh(operand_avals) -> bool:
+    """Outside a mesh context, with operands whose types have no mesh (JAX ignores out_sharding)."""
+    return get_abstract_mesh().empty and all(
+        getattr(a, "sharding", None) is None for a in operand_avals
+    )
 
 
 def check_explicit_spec(spec: PartitionSpec, mesh, name: str) -> None:

@@ -360,9 +360,9 @@ def type_sharding_str(sharding) -> str:
     return str(sharding)
 
 
-def _with_axis_types(aval) -> str:
+def _with_axis_types(aval, short_dtypes: bool = False) -> str:
     """``float32[8@x,8]({Explicit: ('x', 'y')})``: JAX's ``str_short(mesh_axis_types=True)``."""
-    text = aval.str_short()
+    text = aval.str_short(short_dtypes)
     mesh = getattr(aval.sharding, "mesh", None)
     if mesh is None:
         return text + "({})"  # JAX's empty mesh
