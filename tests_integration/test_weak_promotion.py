@@ -124,6 +124,85 @@ WEAK_OPERAND_RESULTS = {
     "jnp.round(w + 1j, 2)": ("complex64", False),
 }
 
+# More of JAX 0.10.2's answers, recorded: power of an inexact base and an integer array
+# (lax.pow unpromoted: weak only if both are), angle, diagonals (the square 2-d diagonal
+# goes through a strongly typed branch in JAX), polyadd/polysub, pad and place (keep the
+# array's weak type), argpartition (weak indices), interp and gradient (arithmetic on the
+# operands), vectorize/frompyfunc (the function's own result); strong: sort_complex,
+# jnp.array of a sequence, piecewise, compress with a size, diagflat, and the reductions
+# and running results that JAX computes by loops (ufunc reduce/accumulate), copysign of a
+# weak and a strong operand. m is a weak float32[3, 3], wc a weak complex64[3], f a
+# strong float32[3], mask a bool[3].
+WEAK_OPERAND_RESULTS |= {
+    "jnp.power(w, jnp.array([1, 2, 3]))": ("float32", False),
+    "jnp.power(2.0, jnp.array([1, 2, 3]))": ("float32", False),
+    "jnp.power(w, wi)": ("float32", True),
+    "jnp.power(w, jnp.array(2))": ("float32", True),
+    "jnp.power(wc, jnp.array([1, 2, 3]))": ("complex64", False),
+    "jnp.power(jnp.ones(3, jnp.float16), wi)": ("float16", False),
+    "jnp.sort_complex(w)": ("complex64", False),
+    "jnp.sort_complex(wc)": ("complex64", False),
+    "jnp.angle(w)": ("float32", True),
+    "jnp.angle(s)": ("float32", False),
+    "jnp.angle(wi)": ("float32", False),
+    "jnp.angle(wc)": ("float32", True),
+    "jnp.angle(w, deg=True)": ("float32", False),
+    "jnp.angle(jnp.asarray(1 + 1j), deg=True)": ("float32", True),
+    "jnp.angle(jnp.float16(1))": ("float32", False),
+    "jnp.diag(w, 1)": ("float32", True),
+    "jnp.diag(wi, -1)": ("int32", True),
+    "jnp.diag(m)": ("float32", False),
+    "jnp.diag(m, 1)": ("float32", True),
+    "jnp.diagonal(m)": ("float32", False),
+    "jnp.diagonal(jnp.full((2, 3, 3), 0.5))": ("float32", True),
+    "jnp.diagflat(w)": ("float32", False),
+    "jnp.diagflat(w, 1)": ("float32", False),
+    "jnp.polyadd(w, w2)": ("float32", True),
+    "jnp.polysub(w2, w)": ("float32", True),
+    "jnp.polyadd(f, w2)": ("float32", False),
+    "jnp.array([w, w])": ("float32", False),
+    "jnp.array([s, 1.0])": ("float32", False),
+    "jnp.array(w)": ("float32", True),
+    "jnp.asarray([w])": ("float32", False),
+    "jnp.piecewise(w, [w < 0.2], [lambda v: v, 1.0])": ("float32", False),
+    "jnp.pad(w, 1)": ("float32", True),
+    "jnp.pad(w, 0)": ("float32", True),
+    'jnp.pad(w, 1, mode="mean")': ("float32", True),
+    'jnp.pad(wi, 1, mode="edge")': ("int32", True),
+    "jnp.pad(f, 1, constant_values=s)": ("float32", False),
+    "jnp.place(w, mask, jnp.array([1.0, 2.0]), inplace=False)": ("float32", True),
+    "jnp.place(f, mask, s, inplace=False)": ("float32", False),
+    "jnp.compress(mask, w, size=2)": ("float32", False),
+    "jnp.compress(mask, w)": ("float32", True),
+    "jnp.argpartition(w, 1)": ("int32", True),
+    "jnp.argpartition(f, 1)": ("int32", False),
+    "jnp.interp(w, w, w)": ("float32", True),
+    "jnp.interp(2.0, w, w)": ("float32", True),
+    "jnp.interp(w, w, w, left=jnp.float32(0))": ("float32", False),
+    "jnp.interp(jnp.full(3, 0.5, jnp.float16), jnp.full(3, 0.5, jnp.float16), w)": (
+        "float16",
+        False,
+    ),
+    "jnp.gradient(w)": ("float32", True),
+    "jnp.gradient(m)[1]": ("float32", True),
+    "jnp.gradient(wi)": ("float32", True),
+    "jnp.gradient(w, f)": ("float32", False),
+    "jnp.vectorize(lambda x: x)(w)": ("float32", True),
+    "jnp.vectorize(lambda x: x * 2)(w)": ("float32", True),
+    "jnp.vectorize(lambda x, y: x + y)(w, f)": ("float32", False),
+    "jnp.frompyfunc(lambda x, y: x * y, 2, 1)(w, w)": ("float32", True),
+    "jnp.frompyfunc(lambda x, y: x * y, 2, 1).reduce(w)": ("float32", False),
+    "jnp.frompyfunc(lambda x, y: x * y, 2, 1).accumulate(w)": ("float32", False),
+    "jnp.frompyfunc(lambda x, y: x * y, 2, 1).outer(w, w)": ("float32", True),
+    "jnp.subtract.reduce(w)": ("float32", False),
+    "jnp.add.reduce(w)": ("float32", False),
+    "jnp.add.accumulate(w)": ("float32", False),
+    "jnp.bitwise_and.reduce(wi)": ("int32", False),
+    "jnp.copysign(w, f)": ("float32", False),
+    "jnp.copysign(2.0, f)": ("float32", False),
+    "jnp.copysign(w, 1.0)": ("float32", True),
+}
+
 
 @pytest.mark.parametrize("text", list(WEAK_OPERAND_RESULTS))
 def test_weak_operands_give_jax_s_result_type(text):
@@ -133,6 +212,10 @@ def test_weak_operands_give_jax_s_result_type(text):
         "wi": jnp.full(3, 2),
         "w2": jnp.full(2, 0.5),
         "s": jnp.asarray(0.5),
+        "m": jnp.full((3, 3), 0.5),
+        "wc": jnp.full(3, 0.5 + 1j),
+        "f": jnp.ones(3, jnp.float32),
+        "mask": jnp.array([True, False, True]),
     }
     r = eval(text, env)
     assert (str(r.dtype), r.weak_type) == WEAK_OPERAND_RESULTS[text]

@@ -103,9 +103,11 @@ def _apply_excluded(func, excluded, args, kwargs):
 
 
 def _as_array(x):
+    """``x`` as ``vmap`` takes it: arrays and tracers (anything with an ``aval``) as they
+    are, their weak type kept as JAX's ``jnp.asarray`` keeps it; lists become numpy arrays."""
     if isinstance(x, Tracer | np.ndarray | np.generic | bool | int | float | complex):
         return x
-    return np.asarray(x)
+    return x if hasattr(x, "aval") else np.asarray(x)
 
 
 def vectorize(

@@ -251,6 +251,8 @@ def _array(object: Any, dtype: Any, copy: bool, order: str | None, ndmin: int, n
         out = _stack_nested(object, dt)
         if isinstance(out, np.ndarray):
             out = _put_host(out)
+        elif aval(out).weak_type:  # a sequence is not weakly typed, whatever it holds (JAX)
+            out = _convert_element_type(out, dt, weak_type=False)
     elif hasattr(object, "__jax_array__"):
         return _array(object.__jax_array__(), dtype, copy, order, ndmin, name)
     else:
@@ -823,7 +825,8 @@ def diag(v: Any, k: int = 0):
     if av.ndim != 1:
         raise ValueError("diag input must be 1d or 2d")
     n = av.shape[0] + abs(k)
-    padded = lax.pad(v, _host_scalar(0, av.dtype), [(0, abs(k), 0)]) if k else v
+    zero = lax.full_like(v, 0, shape=())  # weakly typed like v, so is the result (as JAX's)
+    padded = lax.pad(v, zero, [(0, abs(k), 0)]) if k else v
     axis_of_v = 0 if k >= 0 else 1  # v runs along the rows above the diagonal, else the columns
     values = lax.broadcast_in_dim(padded, (n, n), (axis_of_v,))
     rows = lax.broadcasted_iota(np.int32, (n, n), 0)
@@ -836,7 +839,8 @@ def diagflat(v: Any, k: int = 0):
     """Build a 2-d array with the flattened ``v`` on the ``k``-th diagonal (jax.numpy.diagflat)."""
     check_arraylike("diagflat", v)
     v = asarray(v)
-    return diag(lax.reshape(v, (aval(v).size,)), k)
+    out = diag(lax.reshape(v, (aval(v).size,)), k)
+    return lax.convert_element_type(out, aval(v).dtype)  # strongly typed, as JAX's
 
 
 def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False):

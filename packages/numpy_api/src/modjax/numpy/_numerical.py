@@ -16,6 +16,7 @@ import operator
 from collections.abc import Sequence
 
 import numpy as np
+from modjax import lax
 from modjax.lax._common import kind
 from modjax.tracecore import dtypes
 
@@ -89,6 +90,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     check_arraylike("interp", x, xp, fp)
     x, xp = (asarray(v) for v in promote_dtypes_inexact(x, xp))
     (fp,) = (asarray(v) for v in promote_dtypes_inexact(fp))
+    if kind(aval(x).dtype) == "c":
+        raise ValueError("jnp.interp: complex x values not supported.")
     if aval(xp).ndim != 1 or aval(fp).ndim != 1 or aval(xp).shape != aval(fp).shape:
         raise ValueError("xp and fp must be one-dimensional arrays of equal size")
     n = aval(xp).shape[0]
@@ -119,8 +122,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     if period is None:
         inside = where(x < xp[0], _edge_value("left", left, fp[0], low), inside)
         inside = where(x > xp[-1], _edge_value("right", right, fp[-1], high), inside)
-    dtype = dtypes.promote_types(aval(x).dtype, aval(fp).dtype)
-    return asarray(inside).astype(dtype)
+    return asarray(inside)
 
 
 # --- derivatives and integrals --------------------------------------------------------------------
@@ -182,8 +184,8 @@ def gradient(f, *varargs, axis: int | Sequence[int] | None = None, edge_order: i
         axes = (canonicalize_axis(axis, ndim),)
     if not axes:
         return []
-    if not spacing:
-        spacing = [asarray(1.0, dtype=aval(f).dtype)] * len(axes)
+    if not spacing:  # a unit spacing typed like f, weak type included (as JAX's)
+        spacing = [lax.full_like(f, 1, shape=())] * len(axes)
     elif len(spacing) == 1:
         spacing = spacing * len(axes)
     elif len(spacing) != len(axes):

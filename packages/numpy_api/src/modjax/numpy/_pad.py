@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from modjax import lax
 from modjax.lax._common import kind
+from modjax.lax.elementwise import _convert_element_type
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import Tracer, concrete_or_error
 
@@ -297,9 +298,18 @@ def pad(array: Any, pad_width: Any, mode: str | Callable = "constant", **kwargs:
     even/odd), ``linear_ramp`` (``end_values``), ``maximum``/``minimum``/
     ``mean``/``median`` (``stat_length``) or a callable
     ``f(vector, pad_width, iaxis, kwargs)`` returning the padded vector.
+    The result is weakly typed when ``array`` is, whatever the mode (as JAX's).
     """
     array = _array(array, "pad")
-    widths = _pad_widths(pad_width, aval(array).ndim)
+    out = _pad_mode(array, _pad_widths(pad_width, aval(array).ndim), mode, kwargs)
+    a, a_out = aval(array), aval(out)
+    if a.weak_type and not a_out.weak_type and a_out.dtype == a.dtype:
+        out = _convert_element_type(out, a.dtype, weak_type=True)
+    return out
+
+
+def _pad_mode(array: Any, widths: list, mode: str | Callable, kwargs: dict):
+    """``array`` padded by ``widths`` in ``mode`` (the body of ``pad``)."""
     if callable(mode):
         return _pad_callable(array, widths, mode, kwargs)
     if mode not in _PAD_KWARGS:

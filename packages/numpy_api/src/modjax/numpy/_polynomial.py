@@ -15,6 +15,7 @@ from __future__ import annotations
 import operator
 
 import numpy as np
+from modjax import lax
 from modjax.tracecore.core import concrete_or_error
 
 from ._creation import arange, asarray, zeros
@@ -57,11 +58,11 @@ def _order(name: str, what: str, m) -> int:
 
 
 def _pad_front(a, n: int):
-    """``a`` with zeros before it, to length ``n``."""
+    """``a`` with zeros before it, to length ``n``, keeping its weak type (as JAX's sum)."""
     k = aval(a).shape[0]
     if k == n:
         return a
-    return concatenate([zeros((n - k,), aval(a).dtype), a])
+    return concatenate([lax.full_like(a, 0, shape=(n - k,)), a])
 
 
 def poly(seq_of_zeros):

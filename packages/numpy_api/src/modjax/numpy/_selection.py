@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from modjax import lax
 from modjax.lax._common import kind
+from modjax.lax.elementwise import _convert_element_type
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import concrete_or_error
 
@@ -54,8 +55,8 @@ __all__ = [
 
 def _like(value: Any, a_aval) -> Any:
     """``value`` cast to the dtype (and weak type) of the array it is placed into."""
-    if isinstance(value, ARRAY_TYPES):
-        return lax.convert_element_type(value, a_aval.dtype)
+    if isinstance(value, ARRAY_TYPES):  # as a scatter into the array would (JAX's place)
+        return _convert_element_type(value, a_aval.dtype, a_aval.weak_type)
     return asarray(convert(value, a_aval.dtype, a_aval.weak_type))
 
 
@@ -128,7 +129,7 @@ def piecewise(x: Any, condlist: Any, funclist: Sequence, *args: Any, **kw: Any):
     Each function of ``funclist`` (or constant) is evaluated on the whole of
     ``x`` and picked where its condition holds, later conditions winning; an
     extra last function gives the value where no condition holds (else 0).
-    The result has ``x``'s dtype.
+    The result has ``x``'s dtype, strongly typed (as JAX's).
     """
     x = _array(x, "piecewise")
     dtype = aval(x).dtype
@@ -155,7 +156,7 @@ def piecewise(x: Any, condlist: Any, funclist: Sequence, *args: Any, **kw: Any):
         if aval(c).dtype != np.bool_:
             c = lax.ne(c, np.zeros((), aval(c).dtype))
         out = lax.select_n(_util.broadcast_to(c, aval(x).shape), out, value(f))
-    return out
+    return lax.convert_element_type(out, dtype)  # strongly typed, as JAX's (cast branches)
 
 
 def clip(arr: Any = None, /, min: Any = None, max: Any = None):  # noqa: A002
@@ -292,7 +293,8 @@ def compress(
     valid = lax.reshape(lax.lt(keep, lax.full((), length, aval(keep).dtype)), tuple(valid_shape))
     out_shape = aval(picked).shape
     fill = broadcast_to(_like(fill_value, a_aval), out_shape)
-    return lax.select_n(broadcast_to(valid, out_shape), fill, picked)
+    out = lax.select_n(broadcast_to(valid, out_shape), fill, picked)
+    return lax.convert_element_type(out, a_aval.dtype)  # strongly typed, as JAX's with a size
 
 
 def extract(condition: Any, arr: Any, *, size: int | None = None, fill_value: Any = 0):

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from modjax import lax
 from modjax.lax._common import kind
+from modjax.lax.elementwise import _convert_element_type
 from modjax.lax.sorting import argsort as _lax_argsort
 from modjax.lax.sorting import sort_p
 from modjax.tracecore import dtypes
@@ -140,14 +141,14 @@ def lexsort(keys, axis: int = -1):
 def sort_complex(a):
     """Sort ``a`` along its last axis by real then imaginary part (jax.numpy.sort_complex).
 
-    The result is complex (real input is converted).
+    The result is complex (real input is converted) and strongly typed, as JAX's; a 0-d
+    ``a`` has no last axis (ValueError, as JAX and numpy).
     """
-    a = sort(a, axis=-1 if aval(_asarray("sort_complex", a)).ndim else None)
+    a = sort(_asarray("sort_complex", a), axis=-1)
     dtype = aval(a).dtype
     if kind(dtype) != "c":
-        target = dtypes.canonicalize_dtype(dtypes.promote_types(dtype, np.complex64))
-        a = lax.convert_element_type(a, target)
-    return a
+        dtype = dtypes.canonicalize_dtype(dtypes.promote_types(dtype, np.complex64))
+    return lax.convert_element_type(a, dtype)
 
 
 # --- partition ---------------------------------------------------------------------------------
@@ -179,7 +180,10 @@ def argpartition(a, kth: int, axis: int = -1):
         raise TypeError("argpartition: input must have at least one dimension")
     axis = canonicalize_axis(axis, ndim)
     _check_kth(kth, aval(a).shape[axis])
-    return _lax_argsort(a, axis)
+    out = _lax_argsort(a, axis)
+    if aval(a).weak_type:  # JAX's indices (from top_k) are weakly typed when ``a`` is
+        out = _convert_element_type(out, aval(out).dtype, weak_type=True)
+    return out
 
 
 def _check_kth(kth, n: int) -> None:

@@ -21,6 +21,7 @@ from ._ufunc_factories import (
     _as_bool,
     _dtype,
     _full_like,
+    _strong,
     _where,
 )
 from ._util import (
@@ -142,7 +143,8 @@ class ufunc:  # noqa: N801 - numpy's and JAX's name
         fast = _REDUCERS.get(self._builtin)
         if fast is not None:
             return fast(x, axis, keepdims, initial, where)
-        return self._generic_reduce(self._promote(x), axis, keepdims, initial, where)
+        # JAX reduces these by a loop whose carry is cast to the result dtype: strongly typed.
+        return _strong(self._generic_reduce(self._promote(x), axis, keepdims, initial, where))
 
     def _promote(self, x):
         """``x`` in the dtype the ufunc computes in, so that reductions keep one dtype."""
@@ -214,6 +216,10 @@ class ufunc:  # noqa: N801 - numpy's and JAX's name
         custom = self._custom["accumulate"]
         if custom is not None:
             return custom(a, axis=axis, dtype=dtype)
+        # JAX's running results are cast to the result dtype: strongly typed.
+        return _strong(self._accumulate(a, axis, dtype))
+
+    def _accumulate(self, a, axis: int, dtype):
         x = _asarray(a)
         if dtype is not None:
             x = _convert_element_type(x, canonical_dtype(dtype, f"{self.__name__}.accumulate"))

@@ -22,7 +22,7 @@ from modjax import lax
 from modjax.autodiff import custom_jvp
 from modjax.lax._common import kind, python_scalar_as
 from modjax.lax.elementwise import _convert_element_type
-from modjax.tracecore import dtypes
+from modjax.tracecore import Tracer, dtypes
 
 from ._eager_jit import compiled_on_values
 from ._ufunc import _make_ufunc, frompyfunc, ufunc
@@ -480,15 +480,23 @@ def conj(x, /):
 
 
 def angle(z, deg: bool = False):
-    """Return the angle of complex ``z`` in radians, or degrees with ``deg`` (jax.numpy.angle)."""
-    (z,) = promote_args_inexact("angle", z)
+    """Return the angle of complex ``z`` in radians, or degrees with ``deg`` (jax.numpy.angle).
+
+    Types follow JAX's: a real ``z`` of one or more dimensions keeps its dtype and weak
+    type (its imaginary part is zeros like it); integers, bools and 0-d reals are taken
+    in the default float type, strongly typed.
+    """
+    (z,) = promote_args("angle", z)
+    z = _as_array(z)
     if kind(_dtype(z)) == "c":
         re, im = lax.real(z), lax.imag(z)
     else:
-        re, im = z, _full_like(_as_array(z), 0)
+        re, im = z, _full_like(z, 0)
+    if kind(_dtype(re)) != "f" or (kind(_dtype(z)) == "f" and not aval(z).shape):
+        float_dtype = dtypes.default_float_dtype()
+        re, im = (_convert_element_type(v, float_dtype, weak_type=False) for v in (re, im))
     out = lax.atan2(im, re)
-    out = rad2deg(out) if deg else out
-    return out if kind(_dtype(z)) == "c" else _strong(out)
+    return rad2deg(out) if deg else out
 
 
 def isreal(x, /):
@@ -864,9 +872,18 @@ def power(x1, x2, /):
     Bools compute in the default integer type.
     """
     check_arraylike("power", x1, x2)
-    if type(x2) is int:  # the base keeps its own dtype, as in JAX
+    exponent = _concrete_integer(x2)
+    if exponent is not None:  # the base keeps its own dtype, as in JAX
         (x1,) = promote_args("power", x1)
-        return lax.integer_pow(_bool_as_int(x1), x2)
+        return lax.integer_pow(_bool_as_int(x1), exponent)
+    d1, d2 = dtypes.dtype(x1, canonicalize=True), dtypes.dtype(x2, canonicalize=True)
+    if kind(d1) in "fc" and kind(d2) in "iu":
+        # An inexact base and an integer exponent go to lax.pow unpromoted, as JAX's do:
+        # the base's dtype, weakly typed only when both operands are.
+        ((x1,), (x2,)) = promote_args("power", x1), promote_args("power", x2)
+        x1, x2 = promote_shapes("power", x1, x2)
+        _check_example_shapes(lax.pow, x1, x2)
+        return lax.pow(x1, x2)
     x1, x2 = promote_args("power", x1, x2)
     x1, x2 = _bool_as_int(x1), _bool_as_int(x2)
     k = kind(_dtype(x1))
@@ -874,6 +891,22 @@ def power(x1, x2, /):
         _check_example_shapes(lax.pow, x1, x2)
         return lax.pow(x1, x2)
     return _integer_power(x1, x2)
+
+
+def _concrete_integer(x):
+    """Return ``x`` as a Python int when it is a concrete integer scalar, else None.
+
+    JAX's ``power`` takes ``integer_pow`` for such exponents (Python ints and bools,
+    numpy integers, concrete 0-d integer arrays), whatever their container.
+    """
+    if isinstance(x, Tracer):
+        x = x.to_concrete_value()
+    if x is None:
+        return None
+    try:
+        return operator.index(x)
+    except TypeError:
+        return None
 
 
 def _integer_power(base, exponent):
@@ -937,6 +970,8 @@ def copysign(x1, x2, /):
         raise TypeError("copysign does not support complex-valued inputs")
     x1, x2 = broadcast_all(x1, x2)
     magnitude = lax.abs(x1)
+    if aval(x1).weak_type and not aval(x2).weak_type:  # promotion made both strong
+        magnitude = _strong(magnitude)
     return _where(signbit(x2), lax.neg(magnitude), magnitude)
 
 
