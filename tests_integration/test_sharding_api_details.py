@@ -24,6 +24,7 @@ from modjax.sharding import PartitionSpec as P
 from modjax.sharding.testing import main
 
 DATA = np.arange(32, dtype=np.float32).reshape(8, 4)
+KEY = jax.random.key(0)
 
 
 def _meshes():
@@ -169,11 +170,6 @@ def check_contraction_out_sharding_as_jax():
 # mesh context, as JAX 0.10.2 answers (recorded eagerly and under jit).
 
 
-def _key():
-    """A key made inside each call: a jit closing over a key array fails in modjax (a bug)."""
-    return jax.random.key(0)
-
-
 # JAX ignores it: the result keeps its unsharded type (the name is the one its errors use).
 IGNORING = {
     "reshape": lambda o: jnp.reshape(DATA.reshape(4, 8), (8, 4), out_sharding=o),
@@ -200,16 +196,16 @@ PLACING = {
     ".set": lambda o: jnp.asarray(DATA).at[0].set(1.0, out_sharding=o),
     ".multiply": lambda o: jnp.asarray(DATA).at[0].mul(2.0, out_sharding=o),
     ".divide": lambda o: jnp.asarray(DATA).at[0].divide(2.0, out_sharding=o),
-    "normal": lambda o: jax.random.normal(_key(), (8, 4), out_sharding=o),
-    "uniform": lambda o: jax.random.uniform(_key(), (8, 4), out_sharding=o),
-    "exponential": lambda o: jax.random.exponential(_key(), (8, 4), out_sharding=o),
-    "randint": lambda o: jax.random.randint(_key(), (8, 4), 0, 3, out_sharding=o),
-    "bits": lambda o: jax.random.bits(_key(), (8, 4), out_sharding=o),
-    "bernoulli": lambda o: jax.random.bernoulli(_key(), 0.5, (8, 4), out_sharding=o),
-    "gamma": lambda o: jax.random.gamma(_key(), 1.0, (8, 4), out_sharding=o),
-    "permutation": lambda o: jax.random.permutation(_key(), DATA, out_sharding=o),
-    "categorical": lambda o: jax.random.categorical(_key(), DATA, shape=(8,), out_sharding=o),
-    "normal ": lambda o: jax.nn.initializers.normal()(_key(), (8, 4), out_sharding=o),
+    "normal": lambda o: jax.random.normal(KEY, (8, 4), out_sharding=o),
+    "uniform": lambda o: jax.random.uniform(KEY, (8, 4), out_sharding=o),
+    "exponential": lambda o: jax.random.exponential(KEY, (8, 4), out_sharding=o),
+    "randint": lambda o: jax.random.randint(KEY, (8, 4), 0, 3, out_sharding=o),
+    "bits": lambda o: jax.random.bits(KEY, (8, 4), out_sharding=o),
+    "bernoulli": lambda o: jax.random.bernoulli(KEY, 0.5, (8, 4), out_sharding=o),
+    "gamma": lambda o: jax.random.gamma(KEY, 1.0, (8, 4), out_sharding=o),
+    "permutation": lambda o: jax.random.permutation(KEY, DATA, out_sharding=o),
+    "categorical": lambda o: jax.random.categorical(KEY, DATA, shape=(8,), out_sharding=o),
+    "normal ": lambda o: jax.nn.initializers.normal()(KEY, (8, 4), out_sharding=o),
 }
 PLACED_TYPES = {
     "jnp.arange": "i32[8@x]",
@@ -280,11 +276,27 @@ def check_out_sharding_without_a_mesh_as_jax():
     assert str(jax.typeof(got)) == "float32[8@x,4]" and got.sharding.spec == P("x", None)
 
 
+def check_jit_closing_over_a_key_array():
+    """A key array closed over is a constant of the program, passed as its data (key data
+    has one dimension more than the key: its sharding annotation too); it raised."""
+    mesh = jax.make_mesh((8,), ("x",))
+    expected = np.asarray(jax.random.normal(KEY, (8,)))
+    np.testing.assert_array_equal(jax.jit(lambda: jax.random.normal(KEY, (8,)))(), expected)
+    sharded = NS(mesh, P("x"))
+    f = jax.jit(lambda x: x + jax.random.normal(KEY, (8,)), in_shardings=sharded)
+    got = f(jnp.zeros(8))
+    np.testing.assert_array_equal(got, expected)
+    assert got.sharding.spec == P("x"), got.sharding
+    g = jax.jit(lambda k, x: x + jax.random.normal(k, (8,)), in_shardings=(NS(mesh, P()), sharded))
+    np.testing.assert_array_equal(g(KEY, jnp.zeros(8)), expected)
+
+
 CHECKS = [
     check_array_device_sharding_is_a_constraint,
     check_make_array_from_process_local_data_is_device_put_in_one_process,
     check_contraction_out_sharding_as_jax,
     check_out_sharding_without_a_mesh_as_jax,
+    check_jit_closing_over_a_key_array,
 ]
 
 results, test_on_8_devices = device_tests(__file__, CHECKS)

@@ -171,3 +171,11 @@ def test_pad_with_a_key_fills_with_that_key():
     np.testing.assert_array_equal(data, expected)
     with pytest.raises(ValueError, match="from key<rbg> to key<fry>|convert_element_type"):
         jnp.pad(ks, 1, constant_values=random.key(0, impl="rbg"))
+
+
+def test_jit_closing_over_a_key_array():
+    # The key is a constant of the program, passed as its data (it raised TypeError).
+    key = random.key(0)
+    np.testing.assert_array_equal(jit(lambda: random.normal(key, (3,)))(), random.normal(key, (3,)))
+    shifted = jit(lambda x: x + random.uniform(key, (3,)))(jnp.ones(3))
+    np.testing.assert_array_equal(shifted, 1 + random.uniform(key, (3,)))

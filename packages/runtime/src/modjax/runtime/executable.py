@@ -204,13 +204,13 @@ class Executable:
         self.extended = any(is_extended_aval(a) for a in (*in_avals, *out_avals))
         if self.extended:
             execute = _physical_execute(execute)
-        if kept is None and not const_args:
+        # A closed-over key array is a const whose program input is its data.
+        consts = [physical(c) for c in const_args]
+        if kept is None and not consts:
             self.call = execute
         elif kept is None:
-            consts = list(const_args)
             self.call = lambda args: execute([*consts, *args])
         else:
-            consts = list(const_args)
             self.call = lambda args: execute([*consts, *[args[i] for i in kept]])
 
     def place(self, values: Sequence[Any]) -> list[Any]:
@@ -650,8 +650,10 @@ def _spmd_annotations(target: SpmdTarget, pruned, n_consts: int, used_args) -> d
         if s is not None and s._sdy_mesh not in names:
             names[s._sdy_mesh] = sdy_mesh_symbol(len(names))
 
-    def text(s, aval):
-        return None if s is None else s._to_sdy_sharding(len(aval.shape), names[s._sdy_mesh])
+    def text(s, aval):  # a key array's argument is its data, one dimension more
+        if s is None:
+            return None
+        return s._to_sdy_sharding(len(physical_aval(aval).shape), names[s._sdy_mesh])
 
     arg_texts = [text(s, a) for s, a in zip(in_shardings, in_avals, strict=True)]
     result_texts = [text(s, a) for s, a in zip(outs, out_avals, strict=True)]
