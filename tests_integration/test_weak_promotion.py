@@ -203,6 +203,29 @@ WEAK_OPERAND_RESULTS |= {
     "jnp.copysign(w, 1.0)": ("float32", True),
 }
 
+# Comparisons (and is_finite) of weakly typed operands give a weak bool in JAX 0.10.2;
+# two weak bools promote to a strong one, and isinf/isin compare with strong constants.
+WEAK_OPERAND_RESULTS |= {
+    "w > 0": ("bool", True),
+    "s > 0": ("bool", True),
+    "w > f": ("bool", False),
+    "jnp.equal(w, True)": ("bool", True),
+    "jnp.less(wc, wc)": ("bool", True),
+    "jnp.isnan(w)": ("bool", True),
+    "jnp.isnan(wi)": ("bool", True),
+    "jnp.isfinite(w)": ("bool", True),
+    "jnp.isfinite(wi)": ("bool", False),
+    "jnp.isfinite(wc)": ("bool", True),
+    "jnp.isinf(w)": ("bool", False),
+    "(w > 0) & (w > 0)": ("bool", False),
+    "(w > 0) + 1": ("int32", True),
+    "jnp.logical_not(w > 0)": ("bool", True),
+    "jnp.logical_and(w > 0, w > 0)": ("bool", False),
+    "jnp.concatenate([w > 0, w > 0])": ("bool", False),
+    "jnp.isin(w, w)": ("bool", False),
+    "jnp.sum(w > 0)": ("int32", False),
+}
+
 
 @pytest.mark.parametrize("text", list(WEAK_OPERAND_RESULTS))
 def test_weak_operands_give_jax_s_result_type(text):

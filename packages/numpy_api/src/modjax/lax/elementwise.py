@@ -152,8 +152,8 @@ def _unary_abstract_eval(name, accepted, result, aval):
     check_dtype(name, aval, accepted)
     if result == "same":
         return aval
-    if result == "bool":
-        return ShapedArray(aval.shape, np.dtype(np.bool_))
+    if result == "bool":  # is_finite: a bool as weakly typed as the operand (JAX's)
+        return ShapedArray(aval.shape, np.dtype(np.bool_), aval.weak_type)
     return ShapedArray(aval.shape, real_dtype(aval.dtype), aval.weak_type)  # "real"
 
 
@@ -699,9 +699,9 @@ def _binary_abstract_eval(name, accepted, out_bool, x, y):
         check_dtype(name, y, accepted, 1)
         check_same_dtypes(name, (x, y))
     shape = x.shape if x.shape == y.shape else broadcast_shapes(name, (x.shape, y.shape))
-    if out_bool:
-        return ShapedArray(shape, np.dtype(np.bool_))
     weak_type = x.weak_type and y.weak_type
+    if out_bool:  # comparisons: a bool as weakly typed as the operands together (JAX's)
+        return ShapedArray(shape, np.dtype(np.bool_), weak_type)
     if shape == x.shape and weak_type == x.weak_type:
         return x  # avals are immutable: share the operand's (one fewer per equation)
     return ShapedArray(shape, x.dtype, weak_type)

@@ -177,7 +177,7 @@ def isin(
     found = _contains(_flat(e), _flat(t), method)
     if invert:
         found = lax.bitwise_not(found)
-    return lax.reshape(found, shape)
+    return lax.convert_element_type(lax.reshape(found, shape), np.bool_)  # strong, as JAX's
 
 
 def union1d(ar1, ar2, *, size: int | None = None, fill_value=None):

@@ -373,9 +373,7 @@ def isfinite(x, /):
 def isnan(x, /):
     """Tell elementwise whether ``x`` is NaN; complex if either part is (jax.numpy.isnan)."""
     (x,) = promote_args("isnan", x)
-    if kind(_dtype(x)) in "biu":
-        return _full_like(x, False, np.bool_)
-    return lax.ne(x, x)
+    return lax.ne(x, x)  # for integers too, as JAX's (a weakly typed x gives a weak bool)
 
 
 def isinf(x, /):
@@ -773,7 +771,8 @@ def bitwise_right_shift(x1, x2, /):
 def _logical(lax_fn, name: str, what: str):
     def fn(x1, x2, /):
         check_arraylike(name, x1, x2)
-        return lax_fn(*promote_shapes(name, _as_bool(x1, name), _as_bool(x2, name)))
+        out = lax_fn(*promote_shapes(name, _as_bool(x1, name), _as_bool(x2, name)))
+        return _strong(out) if aval(out).weak_type else out  # bools promote to strong ones
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{what} elementwise, on the truth values of the arguments (jax.numpy.{name})."

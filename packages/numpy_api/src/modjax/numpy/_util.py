@@ -92,9 +92,10 @@ def convert(x: Any, dtype: np.dtype, weak_type: bool = False) -> Any:
         return _convert_numpy(x, dtype, weak_type)
     if x.dtype == dtype and (weak_type or not x.aval.weak_type):
         return x
-    if trace_state.trace is eval_trace:
+    if trace_state.trace is eval_trace and dtype != _BOOL:
         # Eagerly a weak operand of a strong result needs nothing: the result type is
-        # the same without it, so no dispatch is spent on it.
+        # the same without it, so no dispatch is spent on it. Not so for bools: weak bools
+        # (comparisons of weak operands) promote to a strong bool among themselves.
         return x if x.dtype == dtype else _convert_element_type(x, dtype, weak_type)
     if type(x) is Array and x.shape == ():
         return _convert_numpy(np.asarray(x), dtype, weak_type)
@@ -316,9 +317,12 @@ def promote_binary(name: str, x1: Any, x2: Any):
             if a1.dtype == a2.dtype and (
                 len(a1.shape) == len(a2.shape) or not a1.shape or not a2.shape
             ):
-                if a1.weak_type == a2.weak_type or trace_state.trace is eval_trace:
+                if a1.weak_type and a2.weak_type and a1.dtype == _BOOL:
+                    pass  # two weak bools (comparisons' results) promote to a strong bool
+                elif a1.weak_type == a2.weak_type or trace_state.trace is eval_trace:
                     return x1, x2
-                return convert(x1, a1.dtype), convert(x2, a1.dtype)  # the weak one made strong
+                else:
+                    return convert(x1, a1.dtype), convert(x2, a1.dtype)  # the weak made strong
         elif not a1.weak_type and _fits(type(x2), a1.dtype):
             return x1, convert(x2, a1.dtype)
     elif a2 is not None and not a2.weak_type and _fits(type(x1), a2.dtype):
