@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from modjax.lowering import make_context
 from modjax.tracecore.config import config
 
 from . import _xla
@@ -185,6 +186,10 @@ def _create(name: str) -> Backend:
         _failed[name] = f"{type(err).__name__}: {err}"
         raise RuntimeError(f"Backend '{name}' failed to initialize: {err}") from err
     _backends[name] = client
+    # Every program a backend runs is lowered first; the first lowering loads jaxlib's
+    # MLIR dialects (30-40 ms). Loading them with the client, as JAX does at import,
+    # keeps that one-time cost out of the first jitted call.
+    make_context()
     return client
 
 
