@@ -274,8 +274,10 @@ def test_eager_calls_skip_the_jit_wrapper_but_not_its_checks():
         np.testing.assert_allclose(np.asarray(jnp.sin(x)), np.sin(X), rtol=1e-6)
         np.testing.assert_allclose(np.asarray(jnp.cov(x)), np.cov(X), rtol=1e-6)
         np.testing.assert_array_equal(np.asarray(x > 0), X > 0)
-    text = str(make_jaxpr(lambda: (jnp.sin(x), jnp.cov(x), x > 0))())
+        np.testing.assert_array_equal(np.asarray(jnp.median(x, axis=0)), np.median(X, axis=0))
+    text = str(make_jaxpr(lambda: (jnp.sin(x), jnp.cov(x), x > 0, jnp.median(x, axis=0)))())
     assert "sin" in text and "dot_general" in text and "gt" in text  # recorded, not run
+    assert "sort" in text
     with disable_jit():
         np.testing.assert_allclose(np.asarray(jnp.sin(x)), np.sin(X), rtol=1e-6)
     gone = jnp.asarray(X)
@@ -288,3 +290,30 @@ def test_eager_calls_skip_the_jit_wrapper_but_not_its_checks():
         jnp.add._func.__wrapped__(x, jnp.ones(4))
     with pytest.raises(type(plain.value)):
         jnp.add(x, jnp.ones(4))
+
+
+def test_known_type_signatures_keep_every_check_of_the_classified_call():
+    # A composite's call whose argument types alone decide its statics goes straight to
+    # C++ once seen; debug modes, values that decide by their size, NaN statics and
+    # signatures that need values still take the full path.
+    from modjax.runtime import debug_nans
+
+    x = jnp.asarray(X)
+    nan = jnp.asarray(np.array([[1.0, np.nan]], np.float32))
+    for _ in range(2):
+        assert np.isnan(np.asarray(jnp.median(nan, axis=1))).all()
+    with debug_nans(True), pytest.raises(FloatingPointError):
+        jnp.median(nan, axis=1)
+    for bound in (1.0, 2**40, 1.0, 2**40, 3, 3):  # an int there decides by its size
+        if bound == 2**40:  # JAX's OverflowError too
+            with pytest.raises(OverflowError):
+                jnp.clip(x, 0.0, bound)
+            continue
+        want = np.clip(X, 0.0, float(bound))
+        np.testing.assert_array_equal(np.asarray(jnp.clip(x, 0.0, bound)), want)
+    for _ in range(2):  # a NaN float static never keys a compilation
+        got = jnp.nan_to_num(x, nan=float("nan"))
+        np.testing.assert_array_equal(np.asarray(got), X)
+    rows = [jnp.where(x > 0)[0] for _ in range(3)]  # needs values: op by op each time
+    for r in rows:
+        np.testing.assert_array_equal(np.asarray(r), np.nonzero(X > 0)[0])

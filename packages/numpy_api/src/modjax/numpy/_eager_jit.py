@@ -128,7 +128,7 @@ def compiled_on_arrays(fn: Callable, values: str = "") -> Callable:
     # keyword calls, of static keywords), so that jit's C++ fast path flattens, hashes
     # the statics and looks up the call without Python.
     by_pattern: dict[tuple, tuple] = {(): _entry(jit(fn))}
-    by_keywords: dict[tuple, Callable] = {}
+    by_keywords: dict[tuple, tuple] = {}
     # The keywords a call with n positional arguments may give (``allowed[n]``), or with
     # ``**kwargs``, the ones it may not (``taken[n]``: positional-only or given already).
     taken = [frozenset(positional_only).union(positional[:n]) for n in range(len(positional) + 1)]
@@ -136,8 +136,36 @@ def compiled_on_arrays(fn: Callable, values: str = "") -> Callable:
     value_positions = frozenset(i for i, name in enumerate(positional) if name in value_names)
     needs_values: set = set()
 
-    @functools.wraps(fn)
-    def dispatch(*args, **kwargs):
+    # The C++ fast path of each *type signature* (the types of the arguments in order,
+    # then the keywords' names and types) whose types alone decide which arguments are
+    # static: a call of a known signature goes straight to C++, without the
+    # classification below. Python ints in value parameters decide by their size, floats
+    # elsewhere by being NaN or not, other objects by hashing: those never enter.
+    by_types: dict[tuple, Callable] = {}
+    # Type signatures one of whose calls needed concrete values: always classified.
+    unmemoized: set = set()
+
+    def typed(value: Any, value_parameter: bool) -> bool:
+        kind = type(value)
+        if kind is Array:
+            return True
+        if value_parameter:
+            return kind is not int and (kind in _NUMBERS or kind in _PLAIN_STATICS)
+        return kind in _PLAIN_STATICS
+
+    def run(entry: tuple, args: tuple, kwargs: dict, signature: tuple, memo: bool):
+        program, fast = entry
+        if fast is not None and _trace_state.trace is _eval_trace and not flags.slow:
+            try:
+                result = fast(*args, **kwargs)  # jit's C++ fast path, without its wrapper
+            except Exception:
+                return program(*args, **kwargs)  # the wrapper raises it as the user sees it
+            if memo and signature not in unmemoized:
+                by_types[signature] = fast
+            return result
+        return program(*args, **kwargs)
+
+    def classified(signature: tuple, args: tuple, kwargs: dict):
         if not args or type(args[0]) is not Array or len(args) > len(positional):
             return fn(*args, **kwargs)
         if kwargs and not (
@@ -147,7 +175,9 @@ def compiled_on_arrays(fn: Callable, values: str = "") -> Callable:
         ):
             return fn(*args, **kwargs)  # the plain function raises its TypeError
         static_at = []
+        memo = True
         for i, value in enumerate(args):
+            memo = memo and typed(value, i in value_positions)
             if type(value) is Array or (i in value_positions and _operand(value)):
                 continue
             if type(value) in _PLAIN_STATICS or (
@@ -163,19 +193,16 @@ def compiled_on_arrays(fn: Callable, values: str = "") -> Callable:
             entry = by_pattern.get(pattern)
             if entry is None:
                 entry = by_pattern[pattern] = _entry(jit(fn, static_argnums=pattern))
-            program, fast = entry
             try:
-                if fast is not None and _trace_state.trace is _eval_trace and not flags.slow:
-                    try:
-                        return fast(*args)  # jit's C++ fast path, without its Python wrapper
-                    except Exception:
-                        pass  # the wrapper raises it as the user sees it
-                return program(*args)
+                return run(entry, args, kwargs, signature, memo)
             except _NEEDS_VALUES:
                 needs_values.add(_positional_key(args, pattern))
+                unmemoized.add(signature)
+                by_types.pop(signature, None)
                 return fn(*args)
         static_names = []
         for name, value in kwargs.items():
+            memo = memo and typed(value, name in value_names)
             if type(value) is Array or (name in value_names and _operand(value)):
                 continue
             if type(value) in _PLAIN_STATICS or (
@@ -188,14 +215,33 @@ def compiled_on_arrays(fn: Callable, values: str = "") -> Callable:
         key = (tuple(static_at), tuple(static_names))
         if needs_values and _keyword_key(args, kwargs, key) in needs_values:
             return fn(*args, **kwargs)
-        program = by_keywords.get(key)
-        if program is None:
-            program = by_keywords[key] = jit(fn, static_argnums=key[0], static_argnames=key[1])
+        entry = by_keywords.get(key)
+        if entry is None:
+            entry = by_keywords[key] = _entry(
+                jit(fn, static_argnums=key[0], static_argnames=key[1])
+            )
         try:
-            return program(*args, **kwargs)
+            return run(entry, args, kwargs, signature, memo)
         except _NEEDS_VALUES:
             needs_values.add(_keyword_key(args, kwargs, key))
+            unmemoized.add(signature)
+            by_types.pop(signature, None)
             return fn(*args, **kwargs)
+
+    @functools.wraps(fn)
+    def dispatch(*args, **kwargs):
+        signature = (
+            (*map(type, args), *kwargs, *map(type, kwargs.values()))
+            if kwargs
+            else tuple(map(type, args))
+        )
+        fast = by_types.get(signature)
+        if fast is not None and _trace_state.trace is _eval_trace and not flags.slow:
+            try:
+                return fast(*args, **kwargs)
+            except Exception:
+                pass  # classified again below, which raises it as the user sees it
+        return classified(signature, args, kwargs)
 
     # The signatures that ran the plain function (for tests: a value parameter must trace).
     dispatch.needs_values = needs_values  # type: ignore[attr-defined]

@@ -653,8 +653,15 @@ def _quantile(name, a, q, axis, out, method, keepdims, skip_nan, weights=None, o
             "method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' or "
             "'inverted_cdf'"
         )
-    a, q = _asarray(name, a), _asarray(name, q)
-    dtype = to_inexact(_util.result_type(a, q)[0])
+    a = _asarray(name, a)
+    if type(q) in (int, float):
+        # A Python number (median's 0.5) stays a literal of the program: as an Array it
+        # would be one more operand of every call.
+        dtype = to_inexact(_util.result_type(a, q)[0])
+        q = np.asarray(q, dtype)
+    else:
+        q = _asarray(name, q)
+        dtype = to_inexact(_util.result_type(a, q)[0])
     if kind(dtype) == "c":
         raise ValueError(
             f"{name} does not support complex input, as the operation is poorly defined."
