@@ -317,3 +317,42 @@ def test_known_type_signatures_keep_every_check_of_the_classified_call():
     rows = [jnp.where(x > 0)[0] for _ in range(3)]  # needs values: op by op each time
     for r in rows:
         np.testing.assert_array_equal(np.asarray(r), np.nonzero(X > 0)[0])
+
+
+def test_operators_of_arrays_give_the_plain_functions_results():
+    # Array's binary operators take the compiled ufunc's C++ path for an Array and an
+    # Array or a Python number; everything else (weak Arrays, numpy scalars, bools,
+    # lists) goes through the ufunc, and non-array operands answer NotImplemented.
+    import operator
+
+    x, i = jnp.asarray(X), jnp.asarray(np.arange(6, dtype=np.int32).reshape(2, 3))
+    weak = jnp.asarray(2.0)
+    pairs = [(x, 2), (3, x), (x, i), (i, 1.5), (2.5, i), (x, weak), (weak, i), (i, True),
+             (x, np.float16(2)), (np.int8(3), i), (x, 1 + 1j), (i, x)]  # fmt: skip
+    ops = (operator.add, operator.sub, operator.mul, operator.truediv, operator.gt,
+           operator.le, operator.eq, operator.pow)  # fmt: skip
+    plain = {operator.add: jnp.add, operator.sub: jnp.subtract, operator.mul: jnp.multiply,
+             operator.truediv: jnp.true_divide, operator.gt: jnp.greater,
+             operator.le: jnp.less_equal, operator.eq: jnp.equal, operator.pow: jnp.power}  # fmt: skip
+    for op in ops:
+        for a, b in pairs:
+            fn = getattr(plain[op], "_func", plain[op])
+            got, want = op(a, b), getattr(fn, "__wrapped__", fn)(a, b)
+            assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type), (op, a, b)
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+    assert (x == "text") is False and (x != None) is True  # noqa: E711
+    with pytest.raises(TypeError):
+        x + [1.0, 2.0]  # noqa: B018
+
+
+def test_eager_calls_under_a_trace_are_recorded_as_their_equations():
+    # Concrete Arrays closed over by a traced function: the ufuncs and composites called
+    # on them are recorded as the plain function's equations, as with tracer arguments
+    # (JAX's jnp ufuncs are inlined jits too), not as a nested jit.
+    from modjax.tracecore import make_jaxpr
+
+    x = jnp.asarray(X)
+    jnp.sin(x), x + x, jnp.cov(x), jnp.median(x, axis=0)  # their programs exist already
+    text = str(make_jaxpr(lambda y: jnp.sin(x) + x * y + jnp.cov(x).sum() + jnp.median(x, 0))(1.0))
+    assert "jit[" not in text and "pjit" not in text
+    assert "sin" in text and "dot_general" in text and "sort" in text

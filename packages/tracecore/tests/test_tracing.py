@@ -206,6 +206,28 @@ def test_unregistered_operators_raise_type_error():
         core.tracer_operators.update(saved)
 
 
+def test_operator_listeners_see_every_change_of_the_table():
+    # An array type of a higher layer installs registered operators as its own methods;
+    # it hears of registrations and of any other change (tests restore the table whole).
+    seen = []
+    saved = dict(core.tracer_operators)
+    core.operator_listeners.append(lambda name, fn: seen.append((name, fn)))
+    add = lambda a, b: "add"  # noqa: E731
+    try:
+        core.register_tracer_operator("__add__", add)
+        assert seen[-1] == ("__add__", add)
+        core.tracer_operators.pop("__add__")
+        assert seen[-1] == ("__add__", None)
+        core.tracer_operators.update({"__sub__": add})
+        assert seen[-1] == ("__sub__", add)
+        core.tracer_operators.clear()
+        assert ("__sub__", None) in seen and not core.tracer_operators
+    finally:
+        core.operator_listeners.pop()
+        core.tracer_operators.clear()
+        core.tracer_operators.update(saved)
+
+
 def test_tracer_attributes_and_shape_properties():
     seen = {}
 

@@ -155,7 +155,7 @@ def compiled_on_arrays(fn: Callable, values: str = "") -> Callable:
 
     def run(entry: tuple, args: tuple, kwargs: dict, signature: tuple, memo: bool):
         program, fast = entry
-        if fast is not None and _trace_state.trace is _eval_trace and not flags.slow:
+        if fast is not None and not flags.slow:
             try:
                 result = fast(*args, **kwargs)  # jit's C++ fast path, without its wrapper
             except Exception:
@@ -166,7 +166,12 @@ def compiled_on_arrays(fn: Callable, values: str = "") -> Callable:
         return program(*args, **kwargs)
 
     def classified(signature: tuple, args: tuple, kwargs: dict):
-        if not args or type(args[0]) is not Array or len(args) > len(positional):
+        if (
+            not args
+            or type(args[0]) is not Array
+            or len(args) > len(positional)
+            or _trace_state.trace is not _eval_trace  # recorded as its equations
+        ):
             return fn(*args, **kwargs)
         if kwargs and not (
             allowed[len(args)].issuperset(kwargs)

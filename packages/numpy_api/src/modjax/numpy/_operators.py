@@ -11,13 +11,22 @@ from __future__ import annotations
 
 import functools
 
+from modjax.runtime import Array
+from modjax.runtime.fast_path_cpp import flags
+from modjax.tracecore.config import enable_x64
+from modjax.tracecore.core import eval_trace as _eval_trace
 from modjax.tracecore.core import register_tracer_attribute, register_tracer_operator
+from modjax.tracecore.core import trace_state as _trace_state
 
 from . import _at, _indexing, _manipulation, _reductions, _selection, _ufuncs
-from ._util import ARRAYLIKE
+from ._ufunc_factories import _NUMBERS, INT_LIMIT
+from ._util import ARRAYLIKE, NUMBER_OPERAND_TYPE
 
 
 def _binary_operator(fn, reflected: bool = False):
+    fast = getattr(getattr(fn, "_func", fn), "fast_path", None)
+    if fast is not None:
+        return _compiled_operator(fn, fast, reflected)
     if reflected:
 
         def op(self, other):
@@ -32,6 +41,48 @@ def _binary_operator(fn, reflected: bool = False):
                 return NotImplemented
             return fn(self, other)
 
+    return op
+
+
+def _compiled_operator(fn, fast, reflected: bool):
+    """``x <op> y`` of a compiled ufunc: an Array and an Array or a Python number go
+    straight to jit's C++ fast path (as ``fn``'s dispatch would, one and two frames
+    sooner: ``m > 0`` is the most common eager call); anything else takes ``fn``."""
+
+    def op(self, other):
+        kind = type(other)
+        if type(self) is Array and _trace_state.trace is _eval_trace and not flags.slow:
+            operands = None
+            if kind is Array:
+                operands = (other, self) if reflected else (self, other)
+            elif kind in _NUMBERS:
+                # _with_number's conversion, inlined: a number of the Array's kind (or a
+                # narrower one) is a weakly typed operand of the Array's dtype.
+                aval = self.aval
+                x64 = enable_x64.value
+                as_type = (
+                    None if aval.weak_type else NUMBER_OPERAND_TYPE.get((kind, aval.dtype, x64))
+                )
+                if as_type is not None and (
+                    kind is not int or -INT_LIMIT[x64] <= other < INT_LIMIT[x64]
+                ):
+                    number = as_type(other)
+                    operands = (number, self) if reflected else (self, number)
+            if operands is not None:
+                try:
+                    return fast(*operands)
+                except Exception:
+                    pass  # ``fn`` raises it as the user sees it
+        if not isinstance(other, ARRAYLIKE):
+            return NotImplemented
+        return fn(other, self) if reflected else fn(self, other)
+
+    return op
+
+
+def _named(op, name: str):
+    # Arrays take these as their own methods: ``Array.__add__`` reads as such in tracebacks.
+    op.__name__ = op.__qualname__ = name
     return op
 
 
@@ -77,11 +128,12 @@ def _round(self, ndigits=None):
 def register_operators() -> None:
     """Fill tracecore's operator and attribute tables with modjax.numpy's implementations."""
     for name, fn in _BINARY.items():
-        register_tracer_operator(f"__{name}__", _binary_operator(fn))
-        register_tracer_operator(f"__r{name}__", _binary_operator(fn, reflected=True))
+        register_tracer_operator(f"__{name}__", _named(_binary_operator(fn), f"__{name}__"))
+        reflected = _binary_operator(fn, reflected=True)
+        register_tracer_operator(f"__r{name}__", _named(reflected, f"__r{name}__"))
     register_tracer_operator("__pow__", _pow)
     for name, fn in _COMPARISONS.items():
-        register_tracer_operator(f"__{name}__", _binary_operator(fn))
+        register_tracer_operator(f"__{name}__", _named(_binary_operator(fn), f"__{name}__"))
     unary = {
         "neg": _ufuncs.negative,
         "pos": _ufuncs.positive,

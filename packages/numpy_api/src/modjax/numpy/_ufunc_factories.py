@@ -103,7 +103,7 @@ _NUMBERS = (int, float, complex)
 
 
 # The ints of the default integer type lie in [-limit, limit), by x64.
-_INT_LIMIT = {False: 2**31, True: 2**63}
+INT_LIMIT = {False: 2**31, True: 2**63}
 
 
 def _with_number(args: tuple) -> tuple | None:
@@ -132,7 +132,7 @@ def _with_number(args: tuple) -> tuple | None:
     as_type = NUMBER_OPERAND_TYPE.get((type(number), a.dtype, x64))
     if as_type is None:
         return None
-    if type(number) is int and not -_INT_LIMIT[x64] <= number < _INT_LIMIT[x64]:
+    if type(number) is int and not -INT_LIMIT[x64] <= number < INT_LIMIT[x64]:
         dtypes.check_int_range(number, dtypes.default_int_dtype())  # convert's OverflowError
     number = as_type(number)
     return (array, number) if array is x1 else (number, array)
@@ -152,20 +152,23 @@ def _compiled(fn):
 
     @functools.wraps(fn)
     def dispatch(*args):
+        if _trace_state.trace is not _eval_trace:
+            return fn(*args)  # recorded as its equations, as with tracer arguments
+        operands = args
         for arg in args:
             if type(arg) is not Array:
                 operands = _with_number(args) if len(args) == 2 else None
                 if operands is None:
                     return fn(*args)
-                args = operands
                 break
-        if fast is not None and _trace_state.trace is _eval_trace and not flags.slow:
+        if fast is not None and not flags.slow:
             try:
-                return fast(*args)  # jit's C++ fast path, without its Python wrapper
+                return fast(*operands)  # jit's C++ fast path, without its Python wrapper
             except Exception:
                 pass  # the wrapper raises it as the user sees it
-        return compiled(*args)
+        return compiled(*operands)
 
+    dispatch.fast_path = fast  # type: ignore[attr-defined]  # for the operators of Arrays
     return dispatch
 
 

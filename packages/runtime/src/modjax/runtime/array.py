@@ -840,6 +840,14 @@ _OWN = {"__format__", "__copy__", "__deepcopy__"}
 _BINARY_OPERATORS = set(core.BINARY_OPERATOR_NAMES)
 
 
+def _install_operator(name: str, fn) -> None:
+    """Make a registered binary operator ``fn`` Array's own method (``x + 1`` is then one
+    Python frame fewer than through the forwarder, which reads the table per call); the
+    forwarder comes back when ``name`` leaves the table."""
+    if name in _BINARY_OPERATORS:
+        setattr(ArrayImpl, name, _make_operator(name, True) if fn is None else fn)
+
+
 # C++ methods of ArrayImpl that crash the process (or raise an obscure error) when
 # called on a deleted Array: each gets a Python guard raising JAX's RuntimeError first.
 _GUARDED_METHODS = (
@@ -888,6 +896,9 @@ def _graft() -> None:
         if full in _OWN:
             continue
         setattr(ArrayImpl, full, _make_operator(full, full in _BINARY_OPERATORS))
+    for full, fn in core.tracer_operators.items():
+        _install_operator(full, fn)
+    core.operator_listeners.append(_install_operator)
     ArrayImpl.__doc__ = (
         "A multidimensional array on one or more devices (``jax.Array``); made by "
         "device_put, jit and eager operations, never constructed directly."

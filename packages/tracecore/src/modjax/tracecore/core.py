@@ -36,6 +36,7 @@ __all__ = [
     "register_tracer_operator",
     "register_tracer_attribute",
     "tracer_operators",
+    "operator_listeners",
     "tracer_attributes",
     "trace_state",
     "OPERATOR_NAMES",
@@ -301,7 +302,56 @@ def concrete_or_error(value, context: str = ""):
 
 # Operators and attributes of tracers live in replaceable tables so that a higher
 # layer (numpy_api, or a DSL) decides what ``x + y`` or ``x.T`` means.
-tracer_operators: dict[str, Callable] = {}
+# Called as ``listener(name, fn)`` after each change of ``tracer_operators`` (``fn`` is
+# None once ``name`` is gone): an array type of a higher layer (runtime's Array) may
+# install ``fn`` as its own method, a frame cheaper per operator than a method that
+# reads the table on every call.
+operator_listeners: list[Callable[[str, Callable | None], None]] = []
+
+
+class _OperatorTable(dict):
+    """A dict that tells ``operator_listeners`` of every change, however it is made."""
+
+    def _changed(self, names) -> None:
+        for listener in operator_listeners:
+            for name in names:
+                listener(name, self.get(name))
+
+    def __setitem__(self, name, fn):
+        super().__setitem__(name, fn)
+        self._changed((name,))
+
+    def __delitem__(self, name):
+        super().__delitem__(name)
+        self._changed((name,))
+
+    def clear(self):
+        names = list(self)
+        super().clear()
+        self._changed(names)
+
+    def update(self, *args, **kwargs):
+        new = dict(*args, **kwargs)
+        super().update(new)
+        self._changed(list(new))
+
+    def pop(self, name, *default):
+        fn = super().pop(name, *default)
+        self._changed((name,))
+        return fn
+
+    def popitem(self):
+        item = super().popitem()
+        self._changed((item[0],))
+        return item
+
+    def setdefault(self, name, default=None):
+        fn = super().setdefault(name, default)
+        self._changed((name,))
+        return fn
+
+
+tracer_operators: dict[str, Callable] = _OperatorTable()
 tracer_attributes: dict[str, Callable] = {}
 
 
