@@ -242,3 +242,51 @@ def test_weak_operands_give_jax_s_result_type(text):
     }
     r = eval(text, env)
     assert (str(r.dtype), r.weak_type) == WEAK_OPERAND_RESULTS[text]
+
+
+# Gradients and tangents at a weakly typed x (the Python float 2.0 unless the text
+# applies grad itself), recorded from JAX 0.10.2. lax.pow's derivative in the base is a
+# strongly typed factor (JAX converts both operands to the result dtype first), and a
+# lax op that takes a weak operand directly leaves its cotangent strong: the gradient of
+# x ** int_array is strong, as is x ** 1.5's; where jnp promotes (a float exponent
+# array) the recorded conversion makes it weak again. The special functions' rules
+# multiply by JAX's constants, weak next to a rank-0 weak operand only.
+GRAD_RESULTS = {
+    "grad(lambda x: (x ** jnp.arange(3)).sum())(2.0)": ("float32", False),
+    "grad(lambda x: (x ** jnp.arange(3.0)).sum())(2.0)": ("float32", True),
+    "grad(lambda x: x ** jnp.asarray(2))(2.0)": ("float32", True),
+    "grad(lambda x: (x ** jnp.full(3, 2)).sum())(2.0)": ("float32", False),
+    "grad(lambda x: (x ** jnp.full(3, 2)).sum())(jnp.full(3, 2.0))": ("float32", False),
+    "grad(lambda x: x ** 1.5)(3.0)": ("float32", False),
+    "grad(lambda y: 2.0 ** y)(3.0)": ("float32", True),
+    "grad(lambda x, y: x ** y, argnums=(0, 1))(3.0, 2.0)[0]": ("float32", False),
+    "grad(lambda x, y: x ** y, argnums=(0, 1))(3.0, 2.0)[1]": ("float32", True),
+    "grad(lambda x: lax.pow(x, jnp.arange(3)).sum())(2.0)": ("float32", False),
+    "jvp(lambda x: x ** jnp.arange(3), (2.0,), (1.0,))[1]": ("float32", False),
+    "jvp(lambda x: lax.pow(x, 1.5), (2.0,), (1.0,))[0]": ("float32", True),
+    "jvp(lambda x: lax.pow(x, 1.5), (2.0,), (1.0,))[1]": ("float32", False),
+    "vjp(lambda x: x ** jnp.arange(3), 2.0)[1](jnp.ones(3))[0]": ("float32", False),
+    "grad(lambda x: lax.mul(x, jnp.ones((), jnp.float32)))(2.0)": ("float32", False),
+    "grad(lambda x: lax.div(x, jnp.float32(2)))(2.0)": ("float32", False),
+    "grad(lambda x: lax.rem(jnp.float32(0.3), x))(0.5)": ("float32", False),
+    "grad(lambda x: (x * jnp.arange(3)).sum())(2.0)": ("float32", True),
+    "grad(lambda x: (x + jnp.ones(3)).sum())(2.0)": ("float32", True),
+    "grad(lax.erf)(0.5)": ("float32", True),
+    "grad(lambda x: lax.erf(x).sum())(jnp.full(3, 0.5))": ("float32", False),
+    "grad(lax.erfc)(0.5)": ("float32", True),
+    "grad(lax.erf_inv)(0.5)": ("float32", True),
+    "grad(lambda x: lax.erf_inv(x).sum())(jnp.full(3, 0.5))": ("float32", False),
+    "grad(lax.digamma)(0.5)": ("float32", True),
+    "grad(lambda x: lax.digamma(x).sum())(jnp.full(3, 0.5))": ("float32", False),
+    "grad(lax.bessel_i1e)(0.5)": ("float32", True),
+    "grad(lambda x: lax.bessel_i1e(x).sum())(jnp.full(3, 0.5))": ("float32", True),
+    "grad(jax.scipy.special.i1)(0.5)": ("float32", True),
+    "grad(jnp.log2)(0.5)": ("float32", False),
+}
+
+
+@pytest.mark.parametrize("text", list(GRAD_RESULTS))
+def test_derivatives_at_weak_values_have_jax_s_type(text):
+    env = {"jnp": jnp, "lax": jax.lax, "jax": jax, "grad": jax.grad, "jvp": jax.jvp}
+    r = eval(text, env | {"vjp": jax.vjp})
+    assert (str(r.dtype), r.weak_type) == GRAD_RESULTS[text]

@@ -1,9 +1,9 @@
 """Weak types of cotangents from vjp and linear_transpose, against JAX 0.10.2.
 
-JAX's jaxprs convert a weakly typed operand of an op with a strongly typed result
-(``2 * x``, ``x * jnp.asarray(2.0)``) before the op; modjax's ops take it directly,
-and their transposes act as if the conversion were there. The table was measured
-with JAX 0.10.2 on CPU.
+JAX's jaxprs convert a weakly typed constant operand of an op with a strongly typed
+result (``2 * x``, ``x * jnp.asarray(2.0)``) before the op; modjax's ops may take it
+directly, and their transposes multiply by the converted constant. The table was
+measured with JAX 0.10.2 on CPU.
 """
 
 from __future__ import annotations

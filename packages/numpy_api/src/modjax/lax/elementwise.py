@@ -786,9 +786,9 @@ def _operand_aval(v) -> ShapedArray:
 def _strong_result(x, y) -> bool:
     """Whether a binary op's result is strongly typed while an operand is weak.
 
-    JAX's jaxpr then holds an explicit ``convert_element_type`` of the weak operand (its
-    weak type dropped) before the op; here the op takes it directly. Transposes act as
-    if the conversion were there, so cotangents get JAX's weak types.
+    JAX's ``jnp`` promotion then converts a weak constant operand (its weak type
+    dropped: a strong literal); modjax's op may take the constant directly, so a
+    transpose multiplies by the converted constant, as JAX's does.
     """
     wx, wy = _operand_aval(x).weak_type, _operand_aval(y).weak_type
     return wx != wy
@@ -804,11 +804,15 @@ def _as_converted(v, strong: bool):
 
 
 def _ct_of_operand(operand, ct, strong: bool):
-    """The cotangent of ``operand`` back through JAX's conversion (its weak type restored)."""
-    ct = unbroadcast(operand.aval, ct)
-    if strong and operand.aval.weak_type:
-        return _convert_element_type(ct, operand.aval.dtype, weak_type=True)
-    return ct
+    """The cotangent of an operand: ``ct`` summed back to its shape.
+
+    Its weak type is not restored: where JAX converts a weakly typed traced operand
+    (``jnp`` promotion), modjax's jaxpr holds the same ``convert_element_type``, whose
+    transpose restores it; a ``lax`` op that takes a weak operand directly (JAX's rules
+    do: pow's JVP multiplies a weak tangent by a strong factor) leaves its cotangent
+    strong, as JAX's transposes do.
+    """
+    return unbroadcast(operand.aval, ct)
 
 
 def _add_transpose(ct, x, y):
@@ -1095,23 +1099,32 @@ def _pow_lowering(ctx, x, y):
 
 
 def _pow_jvp_lhs(g, ans, x, y):
-    """d(x ** y)/dx = y x ** (y - 1); 0 where an integer y is 0 (JAX's conventions)."""
-    y_aval = to_aval(y)
-    if kind(y_aval.dtype) in "iu":
-        x_aval = to_aval(x)
-        y_as_x = _convert_element_type(y, x_aval.dtype, x_aval.weak_type)
+    """d(x ** y)/dx = y x ** (y - 1); 0 where an integer y is 0 (JAX's conventions).
+
+    The factor is strongly typed, as JAX's (which converts both operands to the result
+    dtype first), so the tangent and a weak base's cotangent are strong
+    (``grad(lambda x: (x ** jnp.arange(3)).sum())(2.0)``).
+    """
+    dtype = to_aval(x).dtype
+    x = _convert_element_type(x, dtype, weak_type=False)
+    if kind(to_aval(y).dtype) in "iu":
+        y_as_x = _convert_element_type(y, dtype, weak_type=False)
         jac = mul(y_as_x, pow(x, sub(y, const(y, 1))))
         jac = select_n(brcast(eq(y, const(y, 0)), _shape(jac)), jac, zeros(to_aval(jac)))
     else:
+        y = _convert_element_type(y, dtype, weak_type=False)
         jac = mul(y, pow(x, sub(y, const(y, 1))))
     return mul(g, jac)
 
 
 def _pow_jvp_rhs(g, ans, x, y):
-    """d(x ** y)/dy = log(x) x ** y, taking log(1) where x is 0 (so 0 there, as JAX)."""
+    """d(x ** y)/dy = log(x) x ** y, taking log(1) where x is 0 (so 0 there, as JAX).
+
+    Strongly typed in y's dtype, as JAX's.
+    """
     aval = to_aval(x)
     x_or_one = add(x, _convert_element_type(eq(x, const(x, 0)), aval.dtype, aval.weak_type))
-    return mul(g, mul(log(x_or_one), ans))
+    return _convert_element_type(mul(g, mul(log(x_or_one), ans)), to_aval(y).dtype)
 
 
 pow_p = Primitive("pow")

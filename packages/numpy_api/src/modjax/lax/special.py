@@ -42,6 +42,7 @@ from ._common import (
     check_same_dtypes,
     convert_weak_scalars,
 )
+from ._rules import const
 from .control_flow.loops import while_loop
 from .elementwise import _hlo_binary, _hlo_unary, binary_primitive, unary_primitive
 
@@ -86,6 +87,16 @@ def _dtype(x) -> np.dtype:
 def _c(value, like):
     """``value`` as a rank-0 constant of ``like``'s dtype (lax ops need equal dtypes)."""
     return np.asarray(value, _dtype(like))[()]
+
+
+def _jvp_c(value, like):
+    """``value`` as a constant of a derivative rule, typed as JAX's ``_const``: weakly
+    typed when ``like`` is a weakly typed rank-0 value, strong otherwise (so that
+    ``grad(erf)(0.5)`` is weak and the cotangent of a weak array is strong, as in JAX)."""
+    aval = aval_of(like)
+    if aval.weak_type and not aval.shape:
+        return const(like, value)
+    return _c(value, like)
 
 
 def _full(value, like):
@@ -209,7 +220,7 @@ _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
 
 
 def _erf_jvp(g, x):
-    return ew.mul(g, ew.mul(_c(_TWO_OVER_SQRT_PI, x), ew.exp(ew.neg(ew.mul(x, x)))))
+    return ew.mul(g, ew.mul(_jvp_c(_TWO_OVER_SQRT_PI, x), ew.exp(ew.neg(ew.mul(x, x)))))
 
 
 def _erfc_jvp(g, x):
@@ -217,7 +228,7 @@ def _erfc_jvp(g, x):
 
 
 def _erf_inv_jvp(g, ans, x):
-    return ew.mul(g, ew.mul(_c(_SQRT_PI_OVER_TWO, x), ew.exp(ew.mul(ans, ans))))
+    return ew.mul(g, ew.mul(_jvp_c(_SQRT_PI_OVER_TWO, x), ew.exp(ew.mul(ans, ans))))
 
 
 def _bessel_i0e_jvp(g, ans, x):
@@ -229,7 +240,9 @@ def _bessel_i1e_jvp(g, ans, x):
     eps = _c(np.finfo(_dtype(x)).eps, x)
     not_tiny = ew.gt(ew.abs(x), eps)
     safe_x = _where(not_tiny, x, _full(eps, x))
-    dy = ew.sub(bessel_i0e(safe_x), ew.mul(ans, ew.add(ew.sign(safe_x), ew.div(_c(1, x), safe_x))))
+    dy = ew.sub(
+        bessel_i0e(safe_x), ew.mul(ans, ew.add(ew.sign(safe_x), ew.div(const(x, 1), safe_x)))
+    )
     return ew.mul(g, _where(not_tiny, dy, _full(0.5, x)))
 
 
@@ -237,7 +250,7 @@ defjvp(erf_p, _erf_jvp)
 defjvp(erfc_p, _erfc_jvp)
 defjvp2(erf_inv_p, _erf_inv_jvp)
 defjvp(lgamma_p, lambda g, x: ew.mul(g, digamma(x)))
-defjvp(digamma_p, lambda g, x: ew.mul(g, polygamma(_c(1, x), x)))
+defjvp(digamma_p, lambda g, x: ew.mul(g, polygamma(_jvp_c(1, x), x)))
 defjvp2(bessel_i0e_p, _bessel_i0e_jvp)
 defjvp2(bessel_i1e_p, _bessel_i1e_jvp)
 for _p in (erf_p, erfc_p, erf_inv_p, lgamma_p, digamma_p, bessel_i0e_p, bessel_i1e_p):
