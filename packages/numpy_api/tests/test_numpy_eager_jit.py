@@ -331,9 +331,11 @@ def test_operators_of_arrays_give_the_plain_functions_results():
              (x, np.float16(2)), (np.int8(3), i), (x, 1 + 1j), (i, x)]  # fmt: skip
     ops = (operator.add, operator.sub, operator.mul, operator.truediv, operator.gt,
            operator.le, operator.eq, operator.pow)  # fmt: skip
-    plain = {operator.add: jnp.add, operator.sub: jnp.subtract, operator.mul: jnp.multiply,
-             operator.truediv: jnp.true_divide, operator.gt: jnp.greater,
-             operator.le: jnp.less_equal, operator.eq: jnp.equal, operator.pow: jnp.power}  # fmt: skip
+    plain = {
+        operator.add: jnp.add, operator.sub: jnp.subtract, operator.mul: jnp.multiply,
+        operator.truediv: jnp.true_divide, operator.gt: jnp.greater,
+        operator.le: jnp.less_equal, operator.eq: jnp.equal, operator.pow: jnp.power,
+    }  # fmt: skip
     for op in ops:
         for a, b in pairs:
             fn = getattr(plain[op], "_func", plain[op])

@@ -139,13 +139,27 @@ def test_jit_of_closure_method_and_partial():
     assert R.jit(functools.partial(mul, x))(x).tolist() == [1.0, 4.0]
 
 
-def test_closed_over_arrays_become_arguments():
-    w = put(np.full(3, 2.0))
-    f = R.jit(lambda x: mul(x, w))
+def test_small_closed_over_arrays_are_embedded_and_large_ones_passed_in():
+    # As JAX embeds closed-over values in the program: a small one costs no argument per
+    # call. One above EMBEDDED_CONST_MAX_BYTES (or past the total) stays an argument.
+    from modjax.runtime import executable
+
+    small = put(np.full(3, 2.0))
+    f = R.jit(lambda x: mul(x, small))
     text = f.lower(put(np.ones(3))).as_text()
-    assert text.count("%arg") >= 2  # w is passed in, not baked in as a constant
-    for i in range(3):  # the fast path passes w too
+    assert "%arg1" not in text and "dense<2.0" in text
+    n_large = executable.EMBEDDED_CONST_MAX_BYTES // 4 + 1
+    large = put(np.full(n_large, 3.0, np.float32))
+    g = R.jit(lambda x: mul(x, large))
+    text = g.lower(put(np.ones(n_large, np.float32))).as_text()
+    assert "%arg1" in text and "dense<3.0" not in text
+    for i in range(3):  # the fast path, with and without the argument
         assert f(put(np.full(3, float(i)))).tolist() == [2.0 * i] * 3
+        out = g(put(np.full(n_large, float(i), np.float32)))
+        np.testing.assert_array_equal(np.asarray(out), np.full(n_large, 3.0 * i, np.float32))
+    many = [put(np.full(4, float(k), np.float32)) for k in range(3)]
+    h = R.jit(lambda x: mul(mul(x, many[0]), mul(many[1], many[2])))
+    assert h(put(np.ones(4, np.float32))).tolist() == [0.0] * 4
 
 
 def test_wrapper_metadata():
