@@ -290,3 +290,41 @@ def test_derivatives_at_weak_values_have_jax_s_type(text):
     env = {"jnp": jnp, "lax": jax.lax, "jax": jax, "grad": jax.grad, "jvp": jax.jvp}
     r = eval(text, env | {"vjp": jax.vjp})
     assert (str(r.dtype), r.weak_type) == GRAD_RESULTS[text]
+
+
+# jnp.vectorize converts each argument that is neither excluded nor None with
+# jnp.asarray, so the function and its result see Arrays: (dtype, weak type) of each
+# result, recorded from JAX 0.10.2; "float" is a Python float that the function
+# returned itself (JAX does not convert results).
+VECTORIZE_RESULTS = {
+    "vectorize(lambda x: x)(2.0)": [("float32", True)],
+    "vectorize(lambda x: x)(2)": [("int32", True)],
+    "vectorize(lambda x: x)(True)": [("bool", False)],
+    "vectorize(lambda x: x)(1j)": [("complex64", True)],
+    "vectorize(lambda x: x)(np.float32(2))": [("float32", False)],
+    "vectorize(lambda x: x)(np.float64(2))": [("float32", False)],
+    "vectorize(lambda x: x)(np.ones(2))": [("float32", False)],
+    "vectorize(lambda x: x)([1.0, 2.0])": [("float32", False)],
+    "vectorize(lambda x: x * 2)(2.0)": [("float32", True)],
+    "vectorize(lambda x: (x, x + 1))(2.0)": [("float32", True), ("float32", True)],
+    "vectorize(lambda x, y: x, excluded={1})(2.0, 3.0)": [("float32", True)],
+    "vectorize(lambda x, y: y, excluded={1})(2.0, 3.0)": ["float"],
+    "vectorize(lambda x: 3.0)(2.0)": ["float"],
+    "vectorize(lambda x: x, signature='()->()')(2.0)": [("float32", True)],
+    "vectorize(lambda x: x.sum(), signature='(n)->()')([1.0, 2.0])": [("float32", False)],
+    "vectorize(lambda x: x, signature='(n)->(n)')([1.0, 2.0])": [("float32", False)],
+    "vectorize(lambda x, y: x + y)(2.0, 3)": [("float32", True)],
+    "vectorize(lambda x, y: x + y)(2.0, jnp.ones(2))": [("float32", False)],
+}
+
+
+@pytest.mark.parametrize("text", list(VECTORIZE_RESULTS))
+def test_vectorize_converts_arguments_as_jax(text):
+    r = eval(text, {"jnp": jnp, "np": np, "vectorize": jnp.vectorize})
+    got = [
+        "float" if type(v) is float else (str(v.dtype), v.weak_type)
+        for v in (r if isinstance(r, tuple) else (r,))
+    ]
+    assert got == VECTORIZE_RESULTS[text]
+    if got != ["float"]:
+        assert all(isinstance(v, jax.Array) for v in (r if isinstance(r, tuple) else (r,)))

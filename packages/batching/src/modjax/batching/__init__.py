@@ -73,6 +73,6 @@ from .rules import (
     shift_axes,
     vectorized_rule,
 )
-from .vectorize import parse_gufunc_signature, vectorize
+from .vectorize import parse_gufunc_signature, register_vectorize_asarray, vectorize
 
 __version__ = "0.1.0"

@@ -13,7 +13,7 @@ from modjax.tracecore.core import Tracer
 from .api import vmap
 from .primitives import expand_dims, squeeze
 
-__all__ = ["vectorize", "parse_gufunc_signature"]
+__all__ = ["vectorize", "parse_gufunc_signature", "register_vectorize_asarray"]
 
 _DIM = r"\w+"
 _CORE_DIMS = f"(?:{_DIM}(?:,{_DIM})*)?"
@@ -110,6 +110,25 @@ def _as_array(x):
     return x if hasattr(x, "aval") else np.asarray(x)
 
 
+# How ``vectorize`` turns its (non-excluded) arguments into arrays. Batching alone has no
+# device arrays, so a DSL built on it gets host values; modjax.numpy installs its
+# ``asarray`` here, so that, as JAX's, a vectorized function receives Arrays and a
+# Python-scalar argument gives an Array result (``vectorize(lambda x: x)(2.0)``).
+_array_conversion: list[Callable] = [_as_array]
+
+
+def register_vectorize_asarray(rule: Callable) -> None:
+    """Make ``vectorize`` convert each argument it maps with ``rule``.
+
+    ``rule`` takes an argument that is neither excluded nor None (a scalar, a
+    sequence, a numpy or device array, a tracer) and returns the array the function
+    should receive; the default keeps scalars, arrays and tracers as they are and
+    makes sequences numpy arrays. No JAX counterpart: JAX's vectorize calls
+    ``jnp.asarray``, which modjax.numpy registers here.
+    """
+    _array_conversion[0] = rule
+
+
 def vectorize(
     pyfunc: Callable, *, excluded: Collection = frozenset(), signature: str | None = None
 ):
@@ -147,7 +166,7 @@ def vectorize(
             in_core = [c for i, c in enumerate(in_core) if i not in none_args]
         if kwargs:
             func = functools.partial(func, **kwargs)
-        args = [_as_array(a) for a in args]
+        args = [_array_conversion[0](a) for a in args]
         if len(args) != len(in_core):
             raise TypeError(
                 f"wrong number of positional arguments: expected {len(in_core)!r}, got "

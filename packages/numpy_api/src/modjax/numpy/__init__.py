@@ -16,7 +16,7 @@ from modjax.tracecore import dtypes as _tracecore_dtypes
 from modjax.tracecore import source_info as _source_info
 from modjax.tracecore.basearray import Array as _Array
 
-from . import _array_methods, _jacobian_support, _operators, fft  # noqa: F401
+from . import _array_methods, _jacobian_support, _operators, _vectorize_support, fft  # noqa: F401
 from ._array_api import *  # noqa: F403
 from ._bits_pack import *  # noqa: F403
 from ._comparison import *  # noqa: F403
