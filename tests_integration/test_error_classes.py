@@ -113,6 +113,11 @@ BAD_ARGUMENTS = [
     ("take float array", lambda: jnp.take(jnp.ones(3), jnp.array([0.5])), ValueError),
     ("take numpy float", lambda: jnp.take(jnp.ones(3), np.float32(1)), ValueError),
     ("device_put to a string", lambda: modjax.device_put(jnp.ones(3), "cpu"), ValueError),
+    ("argpartition of 0-d", lambda: jnp.argpartition(jnp.asarray(1.0), 0), ValueError),
+    ("argpartition of a float", lambda: jnp.argpartition(1.0, 0), ValueError),
+    ("argpartition of 0-d axis 0", lambda: jnp.argpartition(jnp.asarray(1), 0, 0), ValueError),
+    ("partition of 0-d", lambda: jnp.partition(jnp.asarray(1.0), 0), ValueError),
+    ("partition kth out of bounds", lambda: jnp.partition(jnp.ones(3), 5), ValueError),
 ]
 
 

@@ -161,10 +161,8 @@ def partition(a, kth: int, axis: int = -1):
     sorts the whole axis, which is one valid such arrangement.
     """
     a = _asarray("partition", a)
-    ndim = aval(a).ndim
-    if ndim == 0:
-        raise TypeError("partition: input must have at least one dimension")
-    axis = canonicalize_axis(axis, ndim)
+    # A 0-d ``a`` has no axis to partition: canonicalize_axis raises JAX's ValueError.
+    axis = canonicalize_axis(axis, aval(a).ndim)
     _check_kth(kth, aval(a).shape[axis])
     return lax.sort(a, axis)
 
@@ -175,10 +173,8 @@ def argpartition(a, kth: int, axis: int = -1):
     The indices of a full stable sort, which is one valid partition.
     """
     a = _asarray("argpartition", a)
-    ndim = aval(a).ndim
-    if ndim == 0:
-        raise TypeError("argpartition: input must have at least one dimension")
-    axis = canonicalize_axis(axis, ndim)
+    # A 0-d ``a`` has no axis to partition: canonicalize_axis raises JAX's ValueError.
+    axis = canonicalize_axis(axis, aval(a).ndim)
     _check_kth(kth, aval(a).shape[axis])
     out = _lax_argsort(a, axis)
     if aval(a).weak_type:  # JAX's indices (from top_k) are weakly typed when ``a`` is
