@@ -6,8 +6,8 @@ combined with Python scalars, numpy scalars, 0-d and 1-d numpy arrays and concre
 ``convert_element_type``'s dtype and weak type), the result's dtype and weak type, the
 gradient's and the eager result's. The conversions matter beyond the printout: the
 transpose of the one that makes a weak input strong is what makes its gradient weak
-(``grad(lambda x: x + np.float32(2))(1.0)``). The one difference left is not compared:
-a 0-d ``jnp`` array the program closes over is a constvar here, a literal in JAX.
+(``grad(lambda x: x + np.float32(2))(1.0)``). A ``jnp`` array the program closes over
+(0-d too) is a constvar in both libraries, a numpy scalar a literal in both.
 """
 
 from __future__ import annotations
