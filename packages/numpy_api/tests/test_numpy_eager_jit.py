@@ -358,3 +358,49 @@ def test_eager_calls_under_a_trace_are_recorded_as_their_equations():
     text = str(make_jaxpr(lambda y: jnp.sin(x) + x * y + jnp.cov(x).sum() + jnp.median(x, 0))(1.0))
     assert "jit[" not in text and "pjit" not in text
     assert "sin" in text and "dot_general" in text and "sort" in text
+
+
+def test_functions_with_declared_statics_are_bare_pjit_functions():
+    # clip, where, cov, corrcoef and the median/quantile family are jaxlib PjitFunctions,
+    # as JAX's jitted jnp functions: a seen signature runs without a Python frame. Other
+    # calls, traces, debug checks and rules run with the eval trace current inside a
+    # transformation go through the Python dispatch, with the same results and errors.
+    from modjax import custom_jvp, jvp, make_jaxpr, vmap
+
+    x = jnp.asarray(X)
+    for fn in (jnp.clip, jnp.where, jnp.cov, jnp.corrcoef, jnp.median, jnp.quantile):
+        assert type(fn).__name__ == "PjitFunction", fn
+        assert fn.__doc__ and fn.__wrapped__.__name__ == fn.__name__
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(jnp.clip(x, 0.0, 1.0)), np.clip(X, 0, 1))
+        np.testing.assert_array_equal(np.asarray(jnp.clip(x, None, 1)), np.clip(X, None, 1))
+        q = jnp.quantile(x, 0.25, axis=1, method="lower", keepdims=True)
+        np.testing.assert_array_equal(
+            np.asarray(q), np.quantile(X, 0.25, axis=1, method="lower", keepdims=True)
+        )
+        np.testing.assert_allclose(np.asarray(jnp.corrcoef(x)), np.corrcoef(X), rtol=1e-5)
+    stats = dict(compile_cache.stats)
+    jnp.clip(x, -3.0, 0.5), jnp.quantile(x, 0.75, axis=1, method="lower", keepdims=True)
+    assert compile_cache.stats == stats  # new numbers in value parameters: operands
+    with pytest.raises(ValueError, match="Non-hashable static"):
+        jnp.median(x, axis=[0])  # JAX's error: axis is static
+    with pytest.raises(TypeError, match="clip requires ndarray"):
+        jnp.clip(x, [0.0], 1.0)
+    np.testing.assert_array_equal(np.asarray(jnp.where(x > 0, size=2)[1]), [0, 2])
+    text = str(make_jaxpr(lambda y: jnp.clip(x, y, 1.0) + jnp.clip(x, 0.0, 1.0))(0.0))
+    assert text.count("max") == 2 and "pjit" not in text and "jit[" not in text
+    got = vmap(lambda row: jnp.median(row))(x)
+    np.testing.assert_array_equal(np.asarray(got), np.median(X, axis=1))
+
+    @custom_jvp
+    def g(v):
+        return jnp.clip(v, 0.0, 1.0)
+
+    @g.defjvp
+    def g_jvp(primals, tangents):
+        (v,), (t,) = primals, tangents
+        return g(v), jnp.where((v > 0) & (v < 1), t, 0.0)
+
+    out, tangent = jvp(g, (x,), (jnp.ones_like(x),))
+    np.testing.assert_array_equal(np.asarray(out), np.clip(X, 0, 1))
+    np.testing.assert_array_equal(np.asarray(tangent), ((X > 0) & (X < 1)).astype(np.float32))

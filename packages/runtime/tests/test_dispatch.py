@@ -68,3 +68,33 @@ def test_outputs_are_uncommitted_unless_inputs_are():
     x = R.device_put(np.ones(2, np.float32))
     assert not sin(x).committed
     assert sin(R.device_put(x, R.devices()[0])).committed
+
+
+def test_cpp_fast_paths_stay_out_of_traces_and_checks():
+    # A PjitFunction cannot see Python's trace state: while a thread traces, and while
+    # a check or disable_jit is on, jaxlib's disable_jit state sends each one to its
+    # Python function; jit's own wrapper keeps out then anyway, and stays correct when
+    # a rule runs with the eval trace current inside a transformation.
+    from modjax.runtime import cpp_dispatch
+    from modjax.tracecore import core
+    from modjax.tracecore.tracing import make_jaxpr
+
+    if not cpp_dispatch.available:
+        pytest.skip("no C++ fast path")
+    state = cpp_dispatch._to_python
+    seen = []
+    f = R.jit(lambda v: sin(v))
+    x = R.device_put(np.float32(0.5))
+
+    def traced(v):
+        seen.append(state.value)
+        with core.set_current_trace(core.eval_trace):  # as a rule does inside a transform
+            seen.append(float(f(x)))  # jit's wrapper: compiled, via its Python path
+        return sin(v)
+
+    make_jaxpr(traced)(1.0)
+    assert seen == [True, pytest.approx(np.sin(0.5))]
+    assert state.value is False and float(f(x)) == pytest.approx(np.sin(0.5))
+    with R.debug_nans(True):
+        assert state.value is True
+    assert state.value is False

@@ -124,3 +124,29 @@ def test_derivative_inside_make_jaxpr_keeps_source_lines():
     for eqn in closed.jaxpr.eqns:
         assert eqn.source_info.frame.file_name == __file__
     assert not any(isinstance(v, Literal) and v.val is None for e in closed.eqns for v in e.invars)
+
+
+def test_eval_transition_hooks_fire_only_when_tracing_starts_and_stops():
+    # set_current_trace tells the hooks when a thread leaves the eval trace and comes
+    # back, handing back what leaving returned; swaps between traces say nothing.
+    events = []
+    saved = list(core._eval_hooks)  # runtime's, when it is imported in this process
+    core.set_eval_transition_hooks(
+        lambda: events.append("leave") or len(events), lambda kept: events.append(kept)
+    )
+    try:
+        outer = core.EvalTrace()  # any trace other than the eval trace
+        inner = core.EvalTrace()
+        with core.set_current_trace(outer):
+            assert events == ["leave"]
+            with core.set_current_trace(inner), core.set_current_trace(core.eval_trace):
+                assert events == ["leave"]  # swaps: nothing
+                with core.set_current_trace(outer):  # leaves the eval trace again
+                    assert events == ["leave", "leave"]
+                assert events == ["leave", "leave", 2]
+        assert events == ["leave", "leave", 2, 1]
+        with core.set_current_trace(core.eval_trace):
+            pass
+        assert events == ["leave", "leave", 2, 1]
+    finally:
+        core.set_eval_transition_hooks(*saved)

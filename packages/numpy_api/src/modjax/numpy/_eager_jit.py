@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 from modjax.runtime import Array, jit
+from modjax.runtime.cpp_dispatch import make_fast_function
 from modjax.runtime.fast_path_cpp import eager_fast_path, flags
 from modjax.tracecore.config import enable_x64
 from modjax.tracecore.core import (
@@ -99,7 +100,7 @@ def _entry(program: Callable) -> tuple:
     return program, eager_fast_path(program)
 
 
-def compiled_on_arrays(fn: Callable, values: str = "") -> Callable:
+def compiled_on_arrays(fn: Callable, values: str = "", statics: str | None = None) -> Callable:
     """Return ``fn`` with one compiled program per signature for calls on device Arrays.
 
     ``fn`` must return arrays. It may take ``**kwargs`` but not ``*args``. ``values``
@@ -107,6 +108,12 @@ def compiled_on_arrays(fn: Callable, values: str = "") -> Callable:
     configuration: a Python number given there is an operand of the program (a
     weakly typed scalar, as JAX's jit takes it), so a new number compiles nothing.
     ``fn`` must trace with a tracer in each of them.
+
+    ``statics`` (space-separated, possibly empty) names the parameters that are always
+    configuration, JAX's ``static_argnames`` of the function. Given, the result is a
+    bare C++ ``PjitFunction`` (as JAX's jitted jnp functions are): a call of a known
+    signature runs without a Python frame. A static given an unhashable value then
+    raises jit's ValueError, as in JAX.
     """
     parameters = inspect.signature(fn).parameters.values()
     if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
@@ -250,20 +257,114 @@ def compiled_on_arrays(fn: Callable, values: str = "") -> Callable:
 
     # The signatures that ran the plain function (for tests: a value parameter must trace).
     dispatch.needs_values = needs_values  # type: ignore[attr-defined]
-    return dispatch
+    if statics is None:
+        return dispatch
+    operands = _OperandRule(value_names, value_positions, len(positional), allowed, taken)
+    return _bare(fn, dispatch, operands, tuple(statics.split()))
 
 
-def compile_on_arrays(namespace: dict, names: str, values: dict[str, str] | None = None) -> None:
+class _OperandRule:
+    """Which calls a bare ``PjitFunction``'s compiled programs serve (``_bare``).
+
+    Those whose first argument is a device Array and whose every argument outside
+    the statics is a device Array, None, or a Python number in a value parameter:
+    what ``compiled_on_arrays``'s dispatch would compile with no static beyond them.
+    """
+
+    __slots__ = ("names", "positions", "n_positional", "allowed", "taken")
+
+    def __init__(self, names, positions, n_positional, allowed, taken):
+        self.names, self.positions, self.n_positional = names, positions, n_positional
+        self.allowed, self.taken = allowed, taken
+
+    def serves(self, args: tuple, kwargs: dict, static_positions, static_names) -> bool:
+        if not args or type(args[0]) is not Array or len(args) > self.n_positional:
+            return False
+        if kwargs and not (
+            self.allowed[len(args)].issuperset(kwargs)
+            if self.allowed
+            else self.taken[len(args)].isdisjoint(kwargs)
+        ):
+            return False
+        for i, value in enumerate(args):
+            if i in static_positions:
+                if not _static(value):
+                    return False
+            elif not _dynamic(value, i in self.positions):
+                return False
+        for name, value in kwargs.items():
+            if name in static_names:
+                if not _static(value):
+                    return False
+            elif not _dynamic(value, name in self.names):
+                return False
+        return True
+
+
+def _dynamic(value: Any, value_parameter: bool) -> bool:
+    return type(value) is Array or value is None or (value_parameter and _operand(value))
+
+
+def _bare(fn: Callable, dispatch: Callable, operands: _OperandRule, statics: tuple) -> Callable:
+    """Return ``fn`` as a C++ ``PjitFunction`` over ``dispatch``, or ``dispatch`` itself.
+
+    The PjitFunction's entries are jit's, for ``fn`` with ``statics`` static; on a
+    miss, a call those entries serve (``operands``) compiles through that jit and
+    hands the C++ side its record; any other call, and every call while the thread
+    traces or a debugging check is on (the C++ side then calls its Python function),
+    goes to ``dispatch``.
+    """
+    program = jit(fn, static_argnames=statics)
+    inner = getattr(program, "_jit", None)
+    if eager_fast_path(program) is None or inner is None:
+        return dispatch  # no C++ fast path (the option is off): the Python one
+    static_positions = frozenset(inner.static_argnums)
+    static_names = frozenset(inner.static_argnames)
+    # Signatures whose trace needed concrete values: ``dispatch`` runs them as it does.
+    needs_values: set = set()
+
+    def miss(*args, **kwargs):
+        if (
+            _trace_state.trace is _eval_trace
+            and not flags.slow
+            and operands.serves(args, kwargs, static_positions, static_names)
+        ):
+            key = _keyword_key(args, kwargs, (static_positions, static_names))
+            if key not in needs_values:
+                try:
+                    return inner.cpp_cache_miss(*args, **kwargs)
+                except _NEEDS_VALUES:
+                    needs_values.add(key)
+                except Exception:
+                    pass  # ``dispatch`` raises it as the user sees it
+        return dispatch(*args, **kwargs), None, False
+
+    bare = make_fast_function(fn.__name__, dispatch, miss, inner.static_argnums, statics)
+    functools.update_wrapper(bare, fn)
+    bare.needs_values = dispatch.needs_values
+    return bare
+
+
+def compile_on_arrays(
+    namespace: dict,
+    names: str,
+    values: dict[str, str] | None = None,
+    statics: dict[str, str] | None = None,
+) -> None:
     """Replace each function named in ``names`` (space-separated) in ``namespace``.
 
-    ``values`` maps a function's name to its value parameters (``compiled_on_arrays``).
+    ``values`` maps a function's name to its value parameters, ``statics`` to its
+    static ones, which make it a bare ``PjitFunction`` (``compiled_on_arrays``).
     """
     values = values or {}
-    unknown = set(values) - set(names.split())
+    statics = statics or {}
+    unknown = (set(values) | set(statics)) - set(names.split())
     if unknown:
-        raise TypeError(f"compile_on_arrays: value parameters of unlisted {sorted(unknown)}")
+        raise TypeError(f"compile_on_arrays: parameters given of unlisted {sorted(unknown)}")
     for name in names.split():
-        namespace[name] = compiled_on_arrays(namespace[name], values.get(name, ""))
+        namespace[name] = compiled_on_arrays(
+            namespace[name], values.get(name, ""), statics.get(name)
+        )
 
 
 # Python scalars a whole-program call takes as (weakly typed) operands.

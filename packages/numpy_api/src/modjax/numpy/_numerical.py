@@ -436,4 +436,5 @@ compile_on_arrays(
     globals(),
     "corrcoef cov histogram2d histogramdd interp trapezoid unwrap",
     values={"interp": "left right period", "trapezoid": "dx", "unwrap": "discont period"},
+    statics={"cov": "rowvar bias ddof dtype", "corrcoef": "rowvar dtype"},
 )

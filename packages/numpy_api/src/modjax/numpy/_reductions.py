@@ -843,6 +843,16 @@ _VALUES = {
     **dict.fromkeys("nanstd nanvar".split(), "ddof"),
     **dict.fromkeys("nanpercentile nanquantile percentile quantile".split(), "q"),
 }
+# The static parameters of those made bare PjitFunctions (JAX's ``static_argnames``).
+_STATICS = {
+    **dict.fromkeys("median nanmedian".split(), "axis overwrite_input keepdims"),
+    **dict.fromkeys(
+        "nanpercentile nanquantile percentile quantile".split(),
+        "axis overwrite_input keepdims method",
+    ),
+}
 for _name in __all__:
-    globals()[_name] = compiled_on_arrays(globals()[_name], _VALUES.get(_name, ""))
+    globals()[_name] = compiled_on_arrays(
+        globals()[_name], _VALUES.get(_name, ""), _STATICS.get(_name)
+    )
 del _name

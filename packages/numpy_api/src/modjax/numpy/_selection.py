@@ -438,4 +438,5 @@ compile_on_arrays(
         "place": "vals",
         "put": "ind v",
     },
+    statics={"clip": "", "where": "size"},
 )

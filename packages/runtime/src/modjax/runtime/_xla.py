@@ -309,19 +309,21 @@ def pytree_registry():
     return _jax.pytree.PyTreeRegistry()
 
 
-def install_jit_states(enable_x64: bool) -> Callable[[bool], None]:
-    """Create the process-wide states the C++ fast path keys on; return their setters.
+def install_jit_states(enable_x64: bool) -> tuple[Callable[[bool], None], Any]:
+    """Create the process-wide states the C++ fast path keys on.
 
     The C++ side reads x64 mode and disable_jit on every call (both part of its
-    cache key; disable_jit stays False, runtime's wrapper handles it) and a post
-    hook (unused: None). Returns the setter of x64 mode.
+    cache key) and a post hook (unused: None). Returns the setter of x64 mode and
+    the disable_jit state: while it is True, globally (``set_global``) or in one
+    thread (``swap_local``), a ``PjitFunction`` calls its Python function
+    instead of looking up its compiled programs.
     """
     x64 = _jax.config.Config("modjax_enable_x64", enable_x64, include_in_jit_key=True)
     _jax.jax_jit.set_enable_x64_state(x64)
     disable = _jax.config.Config("modjax_disable_jit", False, include_in_jit_key=True)
     _jax.jax_jit.set_disable_jit_state(disable)
     _jax.jax_jit.set_post_hook_state(_jax.config.Config("modjax_post_hook", None))
-    return x64.set_global
+    return x64.set_global, disable
 
 
 def pjit_cache(capacity: int):

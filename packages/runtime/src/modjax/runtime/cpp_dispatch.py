@@ -23,9 +23,11 @@ from typing import Any, NamedTuple
 
 from modjax.tracecore import tree_util
 from modjax.tracecore.config import config, enable_x64
+from modjax.tracecore.core import set_eval_transition_hooks
 
 from . import _xla
 from .array import ArrayImpl, _canonical_host_value, copy_to_sharding, put_host_value
+from .debugging import flags
 
 __all__ = [
     "available",
@@ -53,8 +55,18 @@ registry = _xla.pytree_registry()
 
 if available:
     # States the C++ fast path reads on every call; they are part of its cache key.
-    enable_x64.add_hook(_xla.install_jit_states(enable_x64.value))
+    _set_x64, _to_python = _xla.install_jit_states(enable_x64.value)
+    enable_x64.add_hook(_set_x64)
     _cache = _xla.pjit_cache(8192)
+    # A PjitFunction cannot see Python's trace state or debugging checks: while a thread
+    # traces, or while a check or disable_jit is on, every PjitFunction calls its Python
+    # function (jit's wrapper never calls its own then; a bare one, a library function
+    # made a PjitFunction, gets there its Python dispatch).
+    set_eval_transition_hooks(
+        lambda: _to_python.swap_local(True), lambda kept: _to_python.swap_local(kept)
+    )
+    flags.slow_listeners.append(_to_python.set_global)
+    _to_python.set_global(flags.slow)
 
 
 class FastpathData(NamedTuple):

@@ -62,17 +62,24 @@ explain_cache_misses = config.define_bool_option(
 
 
 class _Flags:
-    """What the hot paths must know: whether any check is on, whether to leave them."""
+    """What the hot paths must know: whether any check is on, whether to leave them.
 
-    __slots__ = ("checks", "slow")
+    ``slow_listeners`` are called with the new ``slow`` after each update (the C++
+    fast paths' own switch, ``cpp_dispatch``).
+    """
+
+    __slots__ = ("checks", "slow", "slow_listeners")
 
     def __init__(self):
         self.checks = False
         self.slow = False
+        self.slow_listeners: list = []
 
     def update(self, _value=None) -> None:
         self.checks = debug_nans.value or debug_infs.value
         self.slow = self.checks or _disable_jit.value
+        for listener in self.slow_listeners:
+            listener(self.slow)
 
 
 flags = _Flags()

@@ -34,10 +34,16 @@ _eval_trace = core.eval_trace
 def cpp_wrapper(fn: JitFunction) -> Callable:
     """The fast path in C++: jaxlib's PjitFunction, missing into ``fn.cpp_cache_miss``."""
     fn.use_cpp = True
-    fast = cpp_dispatch.make_fast_function(
-        fn.name, fn.fun, fn.cpp_cache_miss, fn.static_argnums, fn.static_argnames
-    )
     call_slow = fn.call_slow
+
+    def python_path(*args, **kwargs):
+        # What the C++ side calls while it is told to stay out (``cpp_dispatch``): in a
+        # rule run with the eval trace current inside a transformation, for one.
+        return call_slow(args, kwargs)
+
+    fast = cpp_dispatch.make_fast_function(
+        fn.name, python_path, fn.cpp_cache_miss, fn.static_argnums, fn.static_argnames
+    )
     has_statics = bool(fn.static_argnums or fn.static_argnames)
 
     def wrapped(*args, **kwargs):

@@ -15,6 +15,7 @@ import inspect
 import operator
 import threading
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -32,6 +33,7 @@ __all__ = [
     "eval_trace",
     "current_trace",
     "set_current_trace",
+    "set_eval_transition_hooks",
     "primitives_by_name",
     "register_tracer_operator",
     "register_tracer_attribute",
@@ -199,22 +201,51 @@ def current_trace() -> Trace:
     return _state.trace
 
 
+# What ``set_current_trace`` calls when this thread leaves the eval trace for another
+# (``leave``, whose result it keeps) and when it comes back (``reenter(kept)``). Only
+# those transitions call them: swaps between traces, one per traced equation, do not.
+_eval_hooks: list = [None, None]
+_NOTHING_KEPT = object()
+
+
+def set_eval_transition_hooks(
+    leave: Callable[[], Any] | None, reenter: Callable[[Any], Any] | None
+) -> None:
+    """Call ``leave()`` when a thread starts tracing, ``reenter(leave's result)`` when it stops.
+
+    "Tracing" is: ``set_current_trace`` made a trace other than the eval trace current
+    where the eval trace was. The hooks may fire while a thread is in fact evaluating
+    (a transformation's rule runs with its parent trace current, which may be the eval
+    trace, without them), never the other way round: whatever they gate must treat
+    "tracing" as "maybe tracing". runtime uses them to keep jaxlib's C++ fast paths,
+    which cannot see Python's trace state, out of traces. None removes them.
+    """
+    _eval_hooks[0] = leave
+    _eval_hooks[1] = reenter
+
+
 class set_current_trace:
     """Make ``trace`` current inside a ``with`` block (jax.core.set_current_trace)."""
 
-    __slots__ = ("trace", "saved")
+    __slots__ = ("trace", "saved", "kept")
 
     def __init__(self, trace: Trace):
         self.trace = trace
+        self.kept = _NOTHING_KEPT
 
     def __enter__(self):
         state = _state
-        self.saved = state.trace
-        state.trace = self.trace
-        return self.trace
+        saved = self.saved = state.trace
+        trace = state.trace = self.trace
+        if saved is eval_trace and trace is not eval_trace and _eval_hooks[0] is not None:
+            self.kept = _eval_hooks[0]()
+        return trace
 
     def __exit__(self, *exc):
         _state.trace = self.saved
+        if self.kept is not _NOTHING_KEPT:
+            kept, self.kept = self.kept, _NOTHING_KEPT
+            _eval_hooks[1](kept)
 
 
 # --- errors ---------------------------------------------------------------------------
