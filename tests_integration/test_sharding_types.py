@@ -59,7 +59,10 @@ def check_cases_match_jax():
             got = {"type": jax.typeof(r).str_short(short_dtypes=True)}
             if "type" in want:
                 got_value = np.asarray(r).astype(np.float64)  # bfloat16 and bool too
-                np.testing.assert_allclose(got_value, np.asarray(want["value"]), rtol=1e-5)
+                # XLA's CPU code differs between CPUs (vector widths, so the order of a
+                # matmul's sums): sin/cos of products near 100 then differ by ~4e-5
+                # relative from the recording (seen on an AMD EPYC VM, before and after).
+                np.testing.assert_allclose(got_value, np.asarray(want["value"]), rtol=1e-4)
         except AssertionError as ex:
             wrong.append(f"{name}: values differ: {ex}")
             continue

@@ -365,7 +365,9 @@ def test_functions_with_declared_statics_are_bare_pjit_functions():
     # as JAX's jitted jnp functions: a seen signature runs without a Python frame. Other
     # calls, traces, debug checks and rules run with the eval trace current inside a
     # transformation go through the Python dispatch, with the same results and errors.
-    from modjax import custom_jvp, jvp, make_jaxpr, vmap
+    from modjax.autodiff import custom_jvp, jvp
+    from modjax.batching import vmap
+    from modjax.tracecore import make_jaxpr
 
     x = jnp.asarray(X)
     for fn in (jnp.clip, jnp.where, jnp.cov, jnp.corrcoef, jnp.median, jnp.quantile):

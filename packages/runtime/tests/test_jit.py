@@ -244,12 +244,15 @@ def test_static_arguments():
     assert counts(g)["traces"] == 2  # positional and keyword spellings are distinct keys
 
 
-def test_unhashable_static_argument_names_it():
+def test_unhashable_static_argument_raises_value_error():
+    # The Python fast path names the argument; the C++ one (a bare PjitFunction, as in
+    # JAX) raises JAX's own message.
     f = R.jit(lambda x, shape: x, static_argnums=1)
-    with pytest.raises(ValueError, match=r"static argument 'shape' \(position 1\) is a list"):
+    named = r"static argument 'shape' \(position 1\) is a list|Non-hashable static.*list"
+    with pytest.raises(ValueError, match=named):
         f(put(1.0), [1, 2])
     g = R.jit(lambda x, *, opts: x, static_argnames="opts")
-    with pytest.raises(ValueError, match="static argument 'opts' is a dict"):
+    with pytest.raises(ValueError, match="static argument 'opts' is a dict|Non-hashable.*dict"):
         g(put(1.0), opts={})
 
 
@@ -271,8 +274,10 @@ def test_donation_deletes_inputs():
     assert x.is_deleted() and not y.is_deleted()
     with pytest.raises(RuntimeError, match="Array has been deleted"):
         np.asarray(x)
-    with pytest.raises(RuntimeError, match="Array has been deleted"):
-        f(x, y)  # the fast path reports it too
+    # The fast path reports it too: as JAX's C++ path does (a ValueError from the
+    # executable, donated buffers not being marked deleted there), or as a deleted Array.
+    with pytest.raises((RuntimeError, ValueError), match="has been deleted|deleted or donated"):
+        f(x, y)
     x2 = put(np.ones(3))
     f(x2, y)
     assert x2.is_deleted()

@@ -38,7 +38,7 @@ from modjax.tracecore.core import trace_state as _trace_state
 
 from ._util import ARRAY_TYPES
 
-__all__ = ["compile_on_arrays", "compiled_on_arrays", "compiled_on_values"]
+__all__ = ["bare_pjit_function", "compile_on_arrays", "compiled_on_arrays", "compiled_on_values"]
 
 # What a trace raises when the function needs the values, not just the shapes.
 _NEEDS_VALUES = (ConcretizationTypeError, TracerArrayConversionError, TracerIntegerConversionError)
@@ -260,7 +260,9 @@ def compiled_on_arrays(fn: Callable, values: str = "", statics: str | None = Non
     if statics is None:
         return dispatch
     operands = _OperandRule(value_names, value_positions, len(positional), allowed, taken)
-    return _bare(fn, dispatch, operands, tuple(statics.split()))
+    bare = _bare(fn, dispatch, operands, tuple(statics.split()))
+    bare.needs_values = needs_values  # type: ignore[attr-defined]
+    return bare
 
 
 class _OperandRule:
@@ -306,30 +308,39 @@ def _dynamic(value: Any, value_parameter: bool) -> bool:
 
 
 def _bare(fn: Callable, dispatch: Callable, operands: _OperandRule, statics: tuple) -> Callable:
-    """Return ``fn`` as a C++ ``PjitFunction`` over ``dispatch``, or ``dispatch`` itself.
-
-    The PjitFunction's entries are jit's, for ``fn`` with ``statics`` static; on a
-    miss, a call those entries serve (``operands``) compiles through that jit and
-    hands the C++ side its record; any other call, and every call while the thread
-    traces or a debugging check is on (the C++ side then calls its Python function),
-    goes to ``dispatch``.
-    """
+    """``fn`` as a bare ``PjitFunction`` with ``statics`` static (``bare_pjit_function``)."""
     program = jit(fn, static_argnames=statics)
     inner = getattr(program, "_jit", None)
+    if inner is None:
+        return dispatch
+    positions, names = frozenset(inner.static_argnums), frozenset(inner.static_argnames)
+    return bare_pjit_function(
+        fn, dispatch, program, lambda args, kwargs: operands.serves(args, kwargs, positions, names)
+    )
+
+
+def bare_pjit_function(
+    fn: Callable, dispatch: Callable, program: Callable, serves: Callable[[tuple, dict], bool]
+) -> Callable:
+    """Return ``fn`` as a C++ ``PjitFunction`` over ``dispatch``, or ``dispatch`` itself.
+
+    ``program`` is ``jit`` of ``fn`` (with its statics); the PjitFunction's entries
+    are its programs. On a miss, a call that ``serves(args, kwargs)`` accepts compiles
+    through ``program`` and hands the C++ side its record; any other call, and every
+    call while the thread traces or a debugging check is on (the C++ side then calls
+    its Python function), goes to ``dispatch``, which must handle every call ``fn``
+    takes. Without the C++ fast path (option ``cpp_dispatch`` off): ``dispatch``.
+    """
+    inner = getattr(program, "_jit", None)
     if eager_fast_path(program) is None or inner is None:
-        return dispatch  # no C++ fast path (the option is off): the Python one
-    static_positions = frozenset(inner.static_argnums)
-    static_names = frozenset(inner.static_argnames)
+        return dispatch
+    key_of = (frozenset(inner.static_argnums), frozenset(inner.static_argnames))
     # Signatures whose trace needed concrete values: ``dispatch`` runs them as it does.
     needs_values: set = set()
 
     def miss(*args, **kwargs):
-        if (
-            _trace_state.trace is _eval_trace
-            and not flags.slow
-            and operands.serves(args, kwargs, static_positions, static_names)
-        ):
-            key = _keyword_key(args, kwargs, (static_positions, static_names))
+        if _trace_state.trace is _eval_trace and not flags.slow and serves(args, kwargs):
+            key = _keyword_key(args, kwargs, key_of)
             if key not in needs_values:
                 try:
                     return inner.cpp_cache_miss(*args, **kwargs)
@@ -339,9 +350,10 @@ def _bare(fn: Callable, dispatch: Callable, operands: _OperandRule, statics: tup
                     pass  # ``dispatch`` raises it as the user sees it
         return dispatch(*args, **kwargs), None, False
 
-    bare = make_fast_function(fn.__name__, dispatch, miss, inner.static_argnums, statics)
+    bare = make_fast_function(
+        fn.__name__, dispatch, miss, inner.static_argnums, inner.static_argnames
+    )
     functools.update_wrapper(bare, fn)
-    bare.needs_values = dispatch.needs_values
     return bare
 
 

@@ -22,6 +22,7 @@ from modjax.tracecore.core import eval_trace as _eval_trace
 from modjax.tracecore.core import trace_state as _trace_state
 from modjax.tracecore.tracing import make_jaxpr
 
+from ._eager_jit import bare_pjit_function
 from ._util import (
     ARRAY_TYPES,
     NUMBER_OPERAND_TYPE,
@@ -172,6 +173,20 @@ def _compiled(fn):
     return dispatch
 
 
+def _one_array(args: tuple, kwargs: dict) -> bool:
+    return len(args) == 1 and not kwargs and type(args[0]) is Array
+
+
+def _compiled_unary(fn):
+    """``_compiled`` for a one-argument function: a bare ``PjitFunction``, as JAX's ``jnp.sin``.
+
+    A call on a device Array of a seen signature then runs without a Python frame;
+    every other call goes to ``_compiled``'s dispatch (``bare_pjit_function``).
+    """
+    dispatch = _compiled(fn)
+    return bare_pjit_function(fn, dispatch, jit(fn), _one_array)
+
+
 def _unary_inexact(lax_fn, name: str, what: str):
     """A unary function that computes in floating point (ints and bools become float)."""
 
@@ -183,7 +198,7 @@ def _unary_inexact(lax_fn, name: str, what: str):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{what} elementwise (jax.numpy.{name})."
-    return _compiled(fn)
+    return _compiled_unary(fn)
 
 
 def _unary(lax_fn, name: str, what: str):
@@ -195,7 +210,7 @@ def _unary(lax_fn, name: str, what: str):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{what} elementwise (jax.numpy.{name})."
-    return _compiled(fn)
+    return _compiled_unary(fn)
 
 
 def _check_example_shapes(lax_fn, x1, x2) -> None:

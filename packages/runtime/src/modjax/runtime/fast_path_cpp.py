@@ -1,4 +1,4 @@
-"""jit's fast path in C++: jaxlib's ``PjitFunction`` behind a thin Python wrapper.
+"""jit's fast path in C++: jaxlib's ``PjitFunction``, with no Python wrapper.
 
 This is the default fast path (option ``cpp_dispatch``). The C++ callable
 flattens the arguments, computes each leaf's signature and, on a hit, runs the
@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING
 
 from modjax.tracecore import core
 from modjax.tracecore.traceback_util import filter_exception, register_boundary
-from modjax.tracecore.tree_util import tree_flatten
 
 from . import cpp_dispatch
-from .arguments import CallArgs, split_statics
+from .arguments import CallArgs
 from .debugging import flags
-from .executable import Executable, raise_if_deleted
+from .executable import Executable
 from .extended import call_checks, physical
 
 if TYPE_CHECKING:
@@ -32,49 +31,54 @@ _eval_trace = core.eval_trace
 
 
 def cpp_wrapper(fn: JitFunction) -> Callable:
-    """The fast path in C++: jaxlib's PjitFunction, missing into ``fn.cpp_cache_miss``."""
+    """Return jit's C++ fast path itself: jaxlib's PjitFunction, missing into ``fn``.
+
+    There is no Python wrapper around it, as in JAX: a cached call runs without a
+    Python frame. While the thread traces, or a debugging check or ``disable_jit``
+    is on, jaxlib's disable_jit state is True (``cpp_dispatch``) and the C++ side
+    calls ``python_path``, the slow path, which binds ``jit_p`` under a trace. A
+    deleted Array or an unhashable static raises the C++ side's RuntimeError or
+    ValueError, JAX's.
+    """
     fn.use_cpp = True
     call_slow = fn.call_slow
+    cpp_cache_miss = fn.cpp_cache_miss
 
     def python_path(*args, **kwargs):
-        # What the C++ side calls while it is told to stay out (``cpp_dispatch``): in a
-        # rule run with the eval trace current inside a transformation, for one.
-        return call_slow(args, kwargs)
-
-    fast = cpp_dispatch.make_fast_function(
-        fn.name, python_path, fn.cpp_cache_miss, fn.static_argnums, fn.static_argnames
-    )
-    has_statics = bool(fn.static_argnums or fn.static_argnames)
-
-    def wrapped(*args, **kwargs):
         try:
-            if _state.trace is _eval_trace and not flags.slow:
-                try:
-                    return fast(*args, **kwargs)
-                except (ValueError, RuntimeError):
-                    # Say it our way when it is an unhashable static or a deleted Array.
-                    if has_statics:
-                        split_statics(fn, args, kwargs)
-                    raise_if_deleted(tree_flatten((args, kwargs))[0])
-                    raise
             return call_slow(args, kwargs)
         except Exception as e:  # an API boundary: the user sees their frames
             filter_exception(e)
             raise
 
-    register_boundary(wrapped.__code__)
+    def cache_miss(*args, **kwargs):
+        try:
+            if _state.trace is not _eval_trace or flags.slow:
+                # The disable_jit state is True while this thread traces, so only a
+                # trace made current without set_current_trace gets here: the slow
+                # path, remembering nothing.
+                return call_slow(args, kwargs), None, False
+            return cpp_cache_miss(*args, **kwargs)
+        except Exception as e:  # an API boundary: the user sees their frames
+            filter_exception(e)
+            raise
+
+    register_boundary(python_path.__code__)
+    register_boundary(cache_miss.__code__)
+    # The PjitFunction's ``__signature__`` is its Python function's: the user's.
+    python_path.__wrapped__ = fn.fun  # type: ignore[attr-defined]
+    fast = cpp_dispatch.make_fast_function(
+        fn.name, python_path, cache_miss, fn.static_argnums, fn.static_argnames
+    )
     fn.cpp_fast = fast
-    return wrapped
+    return fast
 
 
 def eager_fast_path(jitted: Callable) -> Callable | None:
-    """Return the C++ callable behind ``jitted`` (a ``jit`` result), or None if it has none.
+    """Return the C++ callable of ``jitted`` (a ``jit`` result), or None if it has none.
 
-    For library functions that call ``jitted`` eagerly on device Arrays, one Python
-    frame cheaper than calling ``jitted`` (its wrapper is most of what a cached call of
-    a few microseconds spends in Python). Call it only where ``jitted``'s wrapper would:
-    while ``core.trace_state.trace is core.eval_trace and not flags.slow``; on any
-    exception call ``jitted`` itself, which raises the error as the user sees it.
+    With the C++ fast path on, that is ``jitted`` itself (a ``PjitFunction``); with
+    it off (``cpp_dispatch``), None. Library code tests it to pick its own path.
     """
     fn = getattr(jitted, "_jit", None)
     return getattr(fn, "cpp_fast", None) if getattr(fn, "use_cpp", False) else None
