@@ -60,6 +60,20 @@ def const(x, value):
     return _scalar(to_aval(x), value)
 
 
+def strong_const(x, value):
+    """Return ``value`` as a rank-0 constant of ``x``'s dtype, weak only for a weak 0-d ``x``.
+
+    JAX's ``_const`` exactly: derivative rules written with it (``sqrt``'s 0.5,
+    ``tan``'s 1, ...) make the tangent of a weakly typed array strong, and of a weakly
+    typed scalar weak, as JAX's do; ``const`` keeps every weak ``x`` weak (JAX's
+    ``_one``/``full_like``).
+    """
+    aval = to_aval(x)
+    if aval.weak_type and not aval.shape:
+        return const(x, value)
+    return np.asarray(value, aval.dtype)[()]
+
+
 def zeros(aval: ShapedArray):
     """Return zeros of type ``aval`` made of lax primitives (lowerable in any program)."""
     zero = _scalar(aval, 0)

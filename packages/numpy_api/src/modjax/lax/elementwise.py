@@ -78,6 +78,7 @@ from ._rules import (
     broadcast_in_dim,
     const,
     instantiate,
+    strong_const,
     unbroadcast,
     zeros,
 )
@@ -301,7 +302,7 @@ exp_p = unary_primitive("exp", INEXACT, _accurate_unary(hlo.exponential))
 defjvp2(exp_p, lambda g, ans, x, accuracy=None: mul(g, ans))
 defvectorized(exp_p)
 exp2_p = unary_primitive("exp2", INEXACT, _AccurateLowering(_exp2_lowering))
-defjvp2(exp2_p, lambda g, ans, x, accuracy=None: mul(g, mul(ans, const(x, math.log(2)))))
+defjvp2(exp2_p, lambda g, ans, x, accuracy=None: mul(g, mul(ans, strong_const(x, math.log(2)))))
 defvectorized(exp2_p)
 log_p = unary_primitive("log", INEXACT, _accurate_unary(hlo.log))
 defjvp(log_p, lambda g, x, accuracy=None: div(g, x))
@@ -325,16 +326,16 @@ cos_p = unary_primitive("cos", INEXACT, _accurate_unary(hlo.cosine, real_only=Tr
 defjvp(cos_p, lambda g, x, accuracy=None: neg(mul(g, sin(x, accuracy=accuracy))))
 defvectorized(cos_p)
 tan_p = unary_primitive("tan", INEXACT, _accurate_unary(hlo.tan))
-defjvp2(tan_p, lambda g, ans, x, accuracy=None: mul(g, add(const(ans, 1), mul(ans, ans))))
+defjvp2(tan_p, lambda g, ans, x, accuracy=None: mul(g, add(strong_const(ans, 1), mul(ans, ans))))
 defvectorized(tan_p)
 asin_p = unary_primitive("asin", INEXACT, _hlo_unary(chlo.asin))
-defjvp(asin_p, lambda g, x: mul(g, rsqrt(_one_minus_square(x))))
+defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(strong_const(x, 1), mul(x, x)))))
 defvectorized(asin_p)
 acos_p = unary_primitive("acos", INEXACT, _hlo_unary(chlo.acos))
-defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(_one_minus_square(x)))))
+defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(sub(strong_const(x, 1), mul(x, x))))))
 defvectorized(acos_p)
 atan_p = unary_primitive("atan", INEXACT, _hlo_unary(chlo.atan))
-defjvp(atan_p, lambda g, x: div(g, add(const(x, 1), mul(x, x))))
+defjvp(atan_p, lambda g, x: div(g, add(strong_const(x, 1), mul(x, x))))
 defvectorized(atan_p)
 sinh_p = unary_primitive("sinh", INEXACT, _hlo_unary(chlo.sinh))
 defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
@@ -352,15 +353,15 @@ atanh_p = unary_primitive("atanh", INEXACT, _hlo_unary(chlo.atanh))
 defjvp(atanh_p, lambda g, x: div(g, _one_minus_square(x)))
 defvectorized(atanh_p)
 sqrt_p = unary_primitive("sqrt", INEXACT, _accurate_unary(hlo.sqrt))
-defjvp2(sqrt_p, lambda g, ans, x, accuracy=None: div(mul(g, const(g, 0.5)), ans))  # inf at 0
+defjvp2(sqrt_p, lambda g, ans, x, accuracy=None: div(mul(g, strong_const(g, 0.5)), ans))  # inf at 0
 defvectorized(sqrt_p)
 rsqrt_p = unary_primitive("rsqrt", INEXACT, _accurate_unary(hlo.rsqrt))
-defjvp2(rsqrt_p, lambda g, ans, x, accuracy=None: mul(g, mul(const(x, -0.5), div(ans, x))))
+defjvp2(rsqrt_p, lambda g, ans, x, accuracy=None: mul(g, mul(strong_const(x, -0.5), div(ans, x))))
 defvectorized(rsqrt_p)
 cbrt_p = unary_primitive("cbrt", [FLOAT], _accurate_unary(hlo.cbrt))
 defjvp2(
     cbrt_p,
-    lambda g, ans, x, accuracy=None: mul(g, mul(const(x, 1 / 3), integer_pow(ans, -2))),
+    lambda g, ans, x, accuracy=None: mul(g, mul(strong_const(x, 1 / 3), integer_pow(ans, -2))),
 )
 defvectorized(cbrt_p)
 abs_p = unary_primitive("abs", [SIGNED, FLOAT, COMPLEX], _hlo_unary(hlo.abs), result="real")
@@ -645,7 +646,7 @@ def _integer_pow_jvp(g, x, *, y):
         return Zero(to_aval(g))
     if y == 1:
         return g
-    return mul(g, mul(const(x, y), x if y == 2 else integer_pow(x, y - 1)))
+    return mul(g, mul(strong_const(x, y), x if y == 2 else integer_pow(x, y - 1)))
 
 
 def _integer_pow_transpose(ct, x, *, y):
@@ -678,7 +679,7 @@ def _square_lowering(ctx, x):
 
 
 square_p = unary_primitive("square", NUM, _square_lowering)
-defjvp(square_p, lambda g, x: mul(g, mul(const(x, 2), x)))
+defjvp(square_p, lambda g, x: mul(g, mul(strong_const(x, 2), x)))
 defvectorized(square_p)
 
 
