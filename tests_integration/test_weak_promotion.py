@@ -308,6 +308,17 @@ GRAD_RESULTS = {
     "grad(lambda x: lax.integer_pow(x, -2).sum())(jnp.full(3, 0.5))": ("float32", False),
     "grad(lambda x: lax.atanh(x).sum())(jnp.full(3, 0.5))": ("float32", True),
     "grad(lambda x: lax.tanh(x).sum())(jnp.full(3, 0.5))": ("float32", True),
+    # A slice's transpose pads with JAX's _const 0: strong next to a weak array.
+    "grad(lambda x: jnp.ediff1d(x).sum())(jnp.full(3, 0.5))": ("float32", False),
+    "grad(lambda x: lax.slice(x, (1,), (3,)).sum())(jnp.full(3, 0.5))": ("float32", False),
+    "grad(lambda x: x[1:].sum())(jnp.full(3, 0.5))": ("float32", False),
+    "grad(lambda x: x[::2].sum())(jnp.full(3, 0.5))": ("float32", False),
+    "grad(lambda x: jnp.diff(x).sum())(jnp.full(3, 0.5))": ("float32", False),
+    "grad(lambda x: jnp.split(x, 3)[0].sum())(jnp.full(3, 0.5))": ("float32", True),
+    "grad(lambda x: (x[1:] * x[:-1]).sum())(jnp.full(3, 0.5))": ("float32", False),
+    "grad(lambda x: jnp.roll(x, 1)[0])(jnp.full(3, 0.5))": ("float32", False),
+    "grad(lambda x: jnp.trapezoid(x))(jnp.full(3, 0.5))": ("float32", False),
+    "grad(lambda x: jnp.convolve(x, x).sum())(jnp.full(3, 0.5))": ("float32", True),
 }
 
 

@@ -44,7 +44,7 @@ from ._common import (
     check_same_dtypes,
     python_scalar_as,
 )
-from ._rules import batch_size, const, linear_jvp
+from ._rules import batch_size, const, linear_jvp, strong_const
 from .elementwise import select_n_p, sub
 
 __all__ = [
@@ -479,7 +479,8 @@ def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
     for start, stride, size, taken in zip(start_indices, strides, shape, ct_shape, strict=True):
         end = start + (taken - 1) * stride + 1 if taken else start
         config.append((start, size - end, stride - 1))
-    return [pad_p.bind(ct, const(ct, 0), padding_config=tuple(config))]
+    # JAX pads with _const: strong next to a weak array (the gradient of a slice is).
+    return [pad_p.bind(ct, strong_const(ct, 0), padding_config=tuple(config))]
 
 
 def _slice_batching_rule(args, dims, *, start_indices, limit_indices, strides):
