@@ -308,6 +308,11 @@ GRAD_RESULTS = {
     "grad(lambda x: lax.integer_pow(x, -2).sum())(jnp.full(3, 0.5))": ("float32", False),
     "grad(lambda x: lax.atanh(x).sum())(jnp.full(3, 0.5))": ("float32", True),
     "grad(lambda x: lax.tanh(x).sum())(jnp.full(3, 0.5))": ("float32", True),
+    # real/imag transpose with a strong zero imaginary (real) part, as JAX's np.zeros.
+    "grad(lambda x: jnp.real(lax.conj(x)))(0.5)": ("float32", False),
+    "grad(lambda x: jnp.real(lax.conj(x)).sum())(jnp.full(3, 0.5))": ("float32", False),
+    "grad(lambda x: jnp.imag(lax.complex(x, x)).sum())(jnp.full(3, 0.5))": ("float32", False),
+    "grad(lambda x: jnp.real(lax.complex(x, 1.0)))(0.5)": ("float32", False),
     # A slice's transpose pads with JAX's _const 0: strong next to a weak array.
     "grad(lambda x: jnp.ediff1d(x).sum())(jnp.full(3, 0.5))": ("float32", False),
     "grad(lambda x: lax.slice(x, (1,), (3,)).sum())(jnp.full(3, 0.5))": ("float32", False),

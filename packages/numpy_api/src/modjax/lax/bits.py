@@ -97,7 +97,9 @@ def _unbroadcast(aval: ShapedArray, x):
 
 
 def _zeros_like_real(t):
-    return st.full_like(t, 0)
+    # Strongly typed, as JAX's np.zeros in these rules: the cotangent of a weak real
+    # array through real/imag (lax.conj of a real array) is strong.
+    return st.full_like(t, 0, dtype=st.aval_of(t).dtype)
 
 
 real_p = unary_primitive("real", [COMPLEX], _hlo_unary(hlo.real), result="real")
