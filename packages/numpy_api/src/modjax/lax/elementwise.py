@@ -326,7 +326,7 @@ cos_p = unary_primitive("cos", INEXACT, _accurate_unary(hlo.cosine, real_only=Tr
 defjvp(cos_p, lambda g, x, accuracy=None: neg(mul(g, sin(x, accuracy=accuracy))))
 defvectorized(cos_p)
 tan_p = unary_primitive("tan", INEXACT, _accurate_unary(hlo.tan))
-defjvp2(tan_p, lambda g, ans, x, accuracy=None: mul(g, add(strong_const(ans, 1), mul(ans, ans))))
+defjvp2(tan_p, lambda g, ans, x, accuracy=None: mul(g, add(strong_const(x, 1), mul(ans, ans))))
 defvectorized(tan_p)
 asin_p = unary_primitive("asin", INEXACT, _hlo_unary(chlo.asin))
 defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(strong_const(x, 1), mul(x, x)))))
@@ -353,7 +353,7 @@ atanh_p = unary_primitive("atanh", INEXACT, _hlo_unary(chlo.atanh))
 defjvp(atanh_p, lambda g, x: div(g, _one_minus_square(x)))
 defvectorized(atanh_p)
 sqrt_p = unary_primitive("sqrt", INEXACT, _accurate_unary(hlo.sqrt))
-defjvp2(sqrt_p, lambda g, ans, x, accuracy=None: div(mul(g, strong_const(g, 0.5)), ans))  # inf at 0
+defjvp2(sqrt_p, lambda g, ans, x, accuracy=None: div(mul(g, strong_const(x, 0.5)), ans))  # inf at 0
 defvectorized(sqrt_p)
 rsqrt_p = unary_primitive("rsqrt", INEXACT, _accurate_unary(hlo.rsqrt))
 defjvp2(rsqrt_p, lambda g, ans, x, accuracy=None: mul(g, mul(strong_const(x, -0.5), div(ans, x))))

@@ -172,20 +172,20 @@ def compiled_on_arrays(fn: Callable, values: str = "", statics: str | None = Non
             return result
         return program(*args, **kwargs)
 
-    def classified(signature: tuple, args: tuple, kwargs: dict):
-        if (
-            not args
-            or type(args[0]) is not Array
-            or len(args) > len(positional)
-            or _trace_state.trace is not _eval_trace  # recorded as its equations
-        ):
-            return fn(*args, **kwargs)
-        if kwargs and not (
+    def call_fits(args: tuple, kwargs: dict) -> bool:
+        """An Array first, no more positional arguments than ``fn`` takes, known keywords."""
+        if not args or type(args[0]) is not Array or len(args) > len(positional):
+            return False
+        return not kwargs or (
             allowed[len(args)].issuperset(kwargs)
             if allowed
             else taken[len(args)].isdisjoint(kwargs)
-        ):
-            return fn(*args, **kwargs)  # the plain function raises its TypeError
+        )
+
+    def classified(signature: tuple, args: tuple, kwargs: dict):
+        if _trace_state.trace is not _eval_trace or not call_fits(args, kwargs):
+            # Recorded as its equations; or the plain function raises its TypeError.
+            return fn(*args, **kwargs)
         static_at = []
         memo = True
         for i, value in enumerate(args):
@@ -259,64 +259,31 @@ def compiled_on_arrays(fn: Callable, values: str = "", statics: str | None = Non
     dispatch.needs_values = needs_values  # type: ignore[attr-defined]
     if statics is None:
         return dispatch
-    operands = _OperandRule(value_names, value_positions, len(positional), allowed, taken)
-    bare = _bare(fn, dispatch, operands, tuple(statics.split()))
+    program = jit(fn, static_argnames=tuple(statics.split()))
+    static_positions = frozenset(program._jit.static_argnums)  # type: ignore[attr-defined]
+    static_names = frozenset(program._jit.static_argnames)  # type: ignore[attr-defined]
+
+    def serves(args: tuple, kwargs: dict) -> bool:
+        # The calls ``program`` compiles as dispatch would, with no static beyond the
+        # declared ones: every other argument an Array, None, or a number in a value
+        # parameter.
+        if not call_fits(args, kwargs):
+            return False
+        return all(
+            _static(v) if i in static_positions else _dynamic(v, i in value_positions)
+            for i, v in enumerate(args)
+        ) and all(
+            _static(v) if k in static_names else _dynamic(v, k in value_names)
+            for k, v in kwargs.items()
+        )
+
+    bare = bare_pjit_function(fn, dispatch, program, serves)
     bare.needs_values = needs_values  # type: ignore[attr-defined]
     return bare
 
 
-class _OperandRule:
-    """Which calls a bare ``PjitFunction``'s compiled programs serve (``_bare``).
-
-    Those whose first argument is a device Array and whose every argument outside
-    the statics is a device Array, None, or a Python number in a value parameter:
-    what ``compiled_on_arrays``'s dispatch would compile with no static beyond them.
-    """
-
-    __slots__ = ("names", "positions", "n_positional", "allowed", "taken")
-
-    def __init__(self, names, positions, n_positional, allowed, taken):
-        self.names, self.positions, self.n_positional = names, positions, n_positional
-        self.allowed, self.taken = allowed, taken
-
-    def serves(self, args: tuple, kwargs: dict, static_positions, static_names) -> bool:
-        if not args or type(args[0]) is not Array or len(args) > self.n_positional:
-            return False
-        if kwargs and not (
-            self.allowed[len(args)].issuperset(kwargs)
-            if self.allowed
-            else self.taken[len(args)].isdisjoint(kwargs)
-        ):
-            return False
-        for i, value in enumerate(args):
-            if i in static_positions:
-                if not _static(value):
-                    return False
-            elif not _dynamic(value, i in self.positions):
-                return False
-        for name, value in kwargs.items():
-            if name in static_names:
-                if not _static(value):
-                    return False
-            elif not _dynamic(value, name in self.names):
-                return False
-        return True
-
-
 def _dynamic(value: Any, value_parameter: bool) -> bool:
     return type(value) is Array or value is None or (value_parameter and _operand(value))
-
-
-def _bare(fn: Callable, dispatch: Callable, operands: _OperandRule, statics: tuple) -> Callable:
-    """``fn`` as a bare ``PjitFunction`` with ``statics`` static (``bare_pjit_function``)."""
-    program = jit(fn, static_argnames=statics)
-    inner = getattr(program, "_jit", None)
-    if inner is None:
-        return dispatch
-    positions, names = frozenset(inner.static_argnums), frozenset(inner.static_argnames)
-    return bare_pjit_function(
-        fn, dispatch, program, lambda args, kwargs: operands.serves(args, kwargs, positions, names)
-    )
 
 
 def bare_pjit_function(
@@ -331,9 +298,9 @@ def bare_pjit_function(
     its Python function), goes to ``dispatch``, which must handle every call ``fn``
     takes. Without the C++ fast path (option ``cpp_dispatch`` off): ``dispatch``.
     """
-    inner = getattr(program, "_jit", None)
-    if eager_fast_path(program) is None or inner is None:
+    if eager_fast_path(program) is None:
         return dispatch
+    inner = program._jit  # type: ignore[attr-defined]
     key_of = (frozenset(inner.static_argnums), frozenset(inner.static_argnames))
     # Signatures whose trace needed concrete values: ``dispatch`` runs them as it does.
     needs_values: set = set()
@@ -372,7 +339,7 @@ def compile_on_arrays(
     statics = statics or {}
     unknown = (set(values) | set(statics)) - set(names.split())
     if unknown:
-        raise TypeError(f"compile_on_arrays: parameters given of unlisted {sorted(unknown)}")
+        raise TypeError(f"compile_on_arrays: values or statics of unlisted {sorted(unknown)}")
     for name in names.split():
         namespace[name] = compiled_on_arrays(
             namespace[name], values.get(name, ""), statics.get(name)

@@ -170,6 +170,7 @@ def _compiled(fn):
         return compiled(*operands)
 
     dispatch.fast_path = fast  # type: ignore[attr-defined]  # for the operators of Arrays
+    dispatch.program = compiled  # type: ignore[attr-defined]
     return dispatch
 
 
@@ -184,7 +185,7 @@ def _compiled_unary(fn):
     every other call goes to ``_compiled``'s dispatch (``bare_pjit_function``).
     """
     dispatch = _compiled(fn)
-    return bare_pjit_function(fn, dispatch, jit(fn), _one_array)
+    return bare_pjit_function(fn, dispatch, dispatch.program, _one_array)
 
 
 def _unary_inexact(lax_fn, name: str, what: str):

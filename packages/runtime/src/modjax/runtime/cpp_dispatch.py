@@ -62,9 +62,7 @@ if available:
     # traces, or while a check or disable_jit is on, every PjitFunction calls its Python
     # function (jit's wrapper never calls its own then; a bare one, a library function
     # made a PjitFunction, gets there its Python dispatch).
-    set_eval_transition_hooks(
-        lambda: _to_python.swap_local(True), lambda kept: _to_python.swap_local(kept)
-    )
+    set_eval_transition_hooks(lambda: _to_python.swap_local(True), _to_python.swap_local)
     flags.slow_listeners.append(_to_python.set_global)
     _to_python.set_global(flags.slow)
 
