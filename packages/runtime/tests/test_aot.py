@@ -3,8 +3,10 @@ import pytest
 from runtime_test_prims import add, mul, sin
 
 from modjax import runtime as R
+from modjax.runtime._xla import JaxRuntimeError
 from modjax.tracecore.abstract import ShapeDtypeStruct
 from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.tree_util import tree_map, tree_structure
 
 pytestmark = pytest.mark.usefixtures("runtime_operators")
 
@@ -83,3 +85,108 @@ def test_eval_shape():
     assert R.eval_shape(lambda x: sin(x), R.device_put(np.ones(4, np.float16))) == (
         ShapeDtypeStruct((4,), np.float16)
     )
+
+
+@pytest.fixture(scope="module")
+def donating():
+    """A jitted function with a static, a pytree, a keyword, donations and an unused argument."""
+    fn = R.jit(lambda pair, unused, s, z: mul(add(pair[0], z), s), static_argnums=2,
+               donate_argnums=(0, 3))  # fmt: skip
+    x3, x2 = R.device_put(np.ones(3, np.float32)), R.device_put(np.ones(2, np.float32))
+    traced = fn.trace((x3, x2), R.device_put(np.ones(1, np.float32)), 2.0, z=x3)
+    with pytest.warns(UserWarning, match="donated buffers were not usable: float32"):
+        lowered = traced.lower()  # pair[1] has no output to reuse it, as JAX warns too
+    return traced, lowered, lowered.compile()
+
+
+def _aval_strs(tree):
+    return tree_map(lambda a: a.str_short(), tree)
+
+
+def test_stages_describe_arguments_as_jax(donating):
+    # JAX 0.10.2's answers for the same function: args_info, in_tree and donate_argnums
+    # cover the (positional, keyword) pair without the static argument.
+    for stage in donating:
+        info = stage.args_info
+        assert tree_structure(info) == stage.in_tree
+        assert str(stage.in_tree) == "PyTreeDef((((*, *), *), {'z': *}))"
+        (pair, unused), kwargs = info
+        assert [a.donated for a in (*pair, unused, kwargs["z"])] == [True, True, False, True]
+        assert pair[1].shape == (2,) and pair[1].dtype == np.float32
+        assert stage.donate_argnums == (0, 1, 3)
+        assert _aval_strs(stage.in_avals) == (
+            (("float32[3]", "float32[2]"), "float32[1]"),
+            {"z": "float32[3]"},
+        )
+        assert str(stage.out_tree) == "PyTreeDef(*)"
+    traced = donating[0]
+    assert traced.fun_name == "<lambda>"
+    assert traced.out_avals.str_short() == "float32[3]"
+
+
+def test_traced_call_evaluates_the_jaxpr(donating):
+    traced = donating[0]
+    ones = R.device_put(np.ones(3, np.float32))
+    out = traced((ones, R.device_put(np.ones(2, np.float32))), ones, z=ones)
+    assert out.tolist() == [4.0, 4.0, 4.0]  # (1 + 1) * 2, with the static 2 bound
+    with pytest.raises(TypeError, match="pytree"):
+        traced(ones, ones, z=ones)
+
+
+def test_compiled_shardings_and_formats(donating):
+    compiled = donating[2]
+    device = R.devices()[0]
+    here = R.SingleDeviceSharding(device)
+    (pair, unused), kwargs = compiled.input_shardings
+    # The program drops pair[1] and `unused`: no sharding, and an empty Format, as in JAX.
+    assert (pair[0], pair[1], unused, kwargs["z"]) == (here, None, None, here)
+    assert compiled.output_shardings == here
+    (fpair, funused), fkw = compiled.input_formats
+    assert repr(fpair[1]) == repr(funused) == "Format(layout=None, sharding=None)"
+    assert repr(fkw["z"]) == (
+        "Format(layout=Layout(major_to_minor=(0,), tiling=(), sub_byte_element_size_in_bits=0), "
+        f"sharding={here!r})"
+    )
+    assert compiled.output_formats.layout.major_to_minor == (0,)
+    assert compiled.out_info.sharding == here
+    assert compiled.runtime_executable() is compiled._executable.xla
+    stats = compiled.memory_analysis()
+    assert stats.argument_size_in_bytes > 0 and stats.output_size_in_bytes == 12
+
+
+def test_lowered_hlo_and_cost(f, args):
+    lowered = f.lower(*args)
+    text = lowered.as_text("hlo")
+    assert text.startswith("HloModule jit__lambda, entry_computation_layout=")
+    assert "metadata=" not in text and "metadata=" in lowered.as_text("hlo", debug_info=True)
+    assert type(lowered.compiler_ir("hlo")).__name__ == "XlaComputation"
+    assert lowered.as_text("stablehlo") == lowered.as_text()
+    for method in (lowered.as_text, lowered.compiler_ir):
+        with pytest.raises(ValueError, match="unknown dialect: mhlo"):
+            method("mhlo")
+    cost = lowered.cost_analysis()
+    assert cost["flops"] == 3.0 and cost["transcendentals"] == 3.0
+
+
+def test_compile_with_compiler_options(f, args):
+    lowered = f.lower(*args)
+    compiled = lowered.compile(
+        {"xla_backend_optimization_level": 0, "xla_cpu_enable_fast_math": False}
+    )
+    a, _ = compiled(*args)
+    assert a.tolist() == [3.0, 3.0, 3.0]
+    assert compiled._executable is not lowered.compile()._executable
+    with pytest.raises(JaxRuntimeError, match="No such compile option: 'no_such_flag'"):
+        lowered.compile({"no_such_flag": 1})
+    with pytest.raises(JaxRuntimeError, match="not a valid int32 value"):
+        lowered.compile({"xla_backend_optimization_level": "high"})
+
+
+def test_compile_device_assignment_must_match(f, args):
+    lowered = f.lower(*args)
+    assert lowered.compile(device_assignment=tuple(R.devices()[:1]))(*args)[0].tolist() == [3.0] * 3
+    with pytest.raises(ValueError, match=r"must match the device_assignment.*\[0\]"):
+        lowered.compile(device_assignment=())
+    with pytest.raises(NotImplementedError, match="lowering_platforms"):
+        f.trace(*args).lower(lowering_platforms=("tpu",))
+    assert isinstance(f.trace(*args).lower(lowering_platforms=("cpu",)), R.Lowered)

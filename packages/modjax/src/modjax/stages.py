@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Protocol
 
-from modjax.runtime import Compiled, Lowered, Traced
+from modjax.runtime.stages import ArgInfo, Compiled, Lowered, Traced
 
 __all__ = ["ArgInfo", "Compiled", "CompilerOptions", "Lowered", "Traced", "Wrapped"]
 
@@ -25,26 +24,3 @@ class Wrapped(Protocol):
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Trace and lower for these arguments."""
-
-
-@dataclass(frozen=True, slots=True)
-class ArgInfo:
-    """An argument of a lowered or compiled function: its abstract value and whether
-    it is donated (jax.stages.ArgInfo)."""
-
-    _aval: Any
-    donated: bool
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """The argument's shape."""
-        if not hasattr(self._aval, "shape"):
-            raise TypeError(f"No shape attribute with aval of type {type(self._aval)}")
-        return self._aval.shape
-
-    @property
-    def dtype(self):
-        """The argument's dtype."""
-        if not hasattr(self._aval, "dtype"):
-            raise TypeError(f"No dtype attribute with aval of type {type(self._aval)}")
-        return self._aval.dtype

@@ -24,12 +24,12 @@ executable's ``execute_sharded``, the results' ``consume_with_handlers`` and an
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 import jaxlib
 import numpy as np
-from jaxlib import _jax, _profile_data, _profiler, utils, xla_client
+from jaxlib import _hlo, _jax, _profile_data, _profiler, utils, xla_client
 
 __all__ = [
     "Array",
@@ -61,14 +61,20 @@ __all__ = [
     "distributed_service",
     "dlpack_to_buffer",
     "encode_inspect_sharding_callback",
+    "executable_layouts",
     "gloo_collectives",
     "hlo_sharding",
     "hlo_sharding_from_string",
+    "hlo_cost_analysis",
+    "hlo_module_text",
     "hlo_text",
     "install_jit_states",
     "jaxlib_include_dir",
     "jaxlib_version",
+    "layout_fields",
     "make_cpu_client",
+    "memory_analysis",
+    "module_to_xla_computation",
     "pjit",
     "pjit_cache",
     "explicit_transfer",
@@ -196,11 +202,14 @@ def compile_options(
     shardy: bool = False,
     propagate_to_parameters: Sequence[bool] | None = None,
     propagate_to_output: Sequence[bool] | None = None,
+    compiler_options: Mapping[str, Any] | None = None,
 ) -> CompileOptions:
     """Return compile options for one replica partitioned over the devices ``device_ids``.
 
     ``shardy`` selects the Shardy partitioner; ``propagate_to_parameters`` /
-    ``propagate_to_output`` say per input / output whether XLA chooses its sharding.
+    ``propagate_to_output`` say per input / output whether XLA chooses its sharding;
+    ``compiler_options`` are XLA's flags by name (``Lowered.compile(compiler_options)``),
+    the four effort settings of the build options among them, as JAX passes them.
     """
     options = xla_client.CompileOptions()
     options.num_replicas = 1
@@ -215,7 +224,22 @@ def compile_options(
         build.allow_spmd_sharding_propagation_to_parameters = list(propagate_to_parameters)
     if propagate_to_output is not None:
         build.allow_spmd_sharding_propagation_to_output = list(propagate_to_output)
+    if compiler_options:
+        overrides = dict(compiler_options)
+        for name in _BUILD_OPTION_NAMES:
+            if name in overrides:
+                setattr(build, name, overrides.pop(name))
+        options.env_option_overrides = list(overrides.items())
     return options
+
+
+# Compiler options that are fields of the build options rather than XLA flags.
+_BUILD_OPTION_NAMES = (
+    "exec_time_optimization_effort",
+    "memory_fitting_effort",
+    "optimization_level",
+    "memory_fitting_level",
+)
 
 
 def serialize_compile_options(options: CompileOptions) -> bytes:
@@ -262,6 +286,39 @@ def hlo_text(executable) -> str:
 def cost_analysis(executable) -> dict[str, Any]:
     """Return XLA's cost estimate of a loaded executable (flops, bytes accessed, ...)."""
     return dict(executable.cost_analysis())
+
+
+def memory_analysis(executable):
+    """Return XLA's memory estimate of a loaded executable (jaxlib's CompiledMemoryStats)."""
+    return executable.get_compiled_memory_stats()
+
+
+def executable_layouts(executable) -> tuple[list, list]:
+    """Return the PjRtLayouts of a loaded executable's parameters and outputs."""
+    return executable.get_parameter_layouts(), executable.get_output_layouts()
+
+
+def layout_fields(pjrt_layout) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...], int]:
+    """Return a PjRtLayout's minor-to-major order, tiling and sub-byte element size."""
+    layout = pjrt_layout._xla_layout()
+    return tuple(layout.minor_to_major()), tuple(layout.tiling()), layout.element_size_in_bits()
+
+
+def module_to_xla_computation(bytecode: bytes):
+    """Return the HLO XlaComputation of a StableHLO module given as MLIR bytecode."""
+    return _jax.mlir.mlir_module_to_xla_computation(bytecode, use_tuple_args=False)
+
+
+def hlo_module_text(computation, debug_info: bool = False) -> str:
+    """Return an XlaComputation's HLO text (XLA's short parsable form; metadata on request)."""
+    options = _hlo.HloPrintOptions.short_parsable()
+    options.print_metadata = debug_info
+    return computation.as_hlo_module().to_string(options)
+
+
+def hlo_cost_analysis(backend: Client, computation) -> dict[str, Any]:
+    """Return XLA's cost estimate of an unoptimized XlaComputation on ``backend``."""
+    return dict(_jax.hlo_module_cost_analysis(backend, computation.as_hlo_module()))
 
 
 def xla_shardings(executable) -> tuple[list, list]:

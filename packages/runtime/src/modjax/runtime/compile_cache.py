@@ -23,7 +23,7 @@ import struct
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -122,13 +122,19 @@ def clear_caches() -> None:
         _memory.clear()
 
 
-def compile_options_for(devices: Sequence[Device]) -> _xla.CompileOptions:
+def compile_options_for(
+    devices: Sequence[Device], compiler_options: Mapping[str, Any] | None = None
+) -> _xla.CompileOptions:
     """Return compile options running one program replica on each of ``devices`` in order.
 
     A module with several partitions (SPMD) gets ``num_partitions`` devices instead;
-    see ``compile_or_get_cached``.
+    see ``compile_or_get_cached``. ``compiler_options``: XLA's flags by name.
     """
-    return _xla.compile_options([d.id for d in devices], spmd_partitioning=len(devices) > 1)
+    return _xla.compile_options(
+        [d.id for d in devices],
+        spmd_partitioning=len(devices) > 1,
+        compiler_options=compiler_options,
+    )
 
 
 def cache_key(module_text: str, options: _xla.CompileOptions, backend) -> str:

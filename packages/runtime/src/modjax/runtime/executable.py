@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import time
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,7 +39,7 @@ from .array import (
     shared_aval,
 )
 from .backends import Device, default_device
-from .compile_cache import compile_or_get_cached
+from .compile_cache import compile_options_for, compile_or_get_cached
 from .extended import ExtendedArray, is_extended_aval, physical, wrap
 from .memory import space_memory_kind
 from .sharding import Sharding, SingleDeviceSharding, single_device_sharding, typed_aval
@@ -488,16 +488,21 @@ class LoweredProgram:
         self.donated = donated
         self.name = name
 
-    def compile(self, committed: bool = False) -> Executable:
-        """Compile (or fetch from the caches) and return the Executable."""
+    def compile(
+        self, committed: bool = False, compiler_options: Mapping[str, Any] | None = None
+    ) -> Executable:
+        """Compile (or fetch from the caches) and return the Executable.
+
+        ``compiler_options``: XLA's flags by name, as ``Lowered.compile`` takes them.
+        """
         start = time.perf_counter()
         target = self.device
         if isinstance(target, SpmdTarget):
-            result = compile_or_get_cached(
-                self.module, target.devices, _spmd_options(target, self), with_info=True
-            )
+            options = _spmd_options(target, self, compiler_options)
+            result = compile_or_get_cached(self.module, target.devices, options, with_info=True)
         else:
-            result = compile_or_get_cached(self.module, [target], with_info=True)
+            options = compile_options_for([target], compiler_options)
+            result = compile_or_get_cached(self.module, [target], options, with_info=True)
         seconds = time.perf_counter() - start
         return Executable(
             result.executable,
@@ -789,7 +794,7 @@ def _memory_kind_annotations(
     }
 
 
-def _spmd_options(target: SpmdTarget, program):
+def _spmd_options(target: SpmdTarget, program, compiler_options: Mapping[str, Any] | None = None):
     """Compile options of an SPMD program: partitions, Shardy, and where XLA may choose."""
     n_consts = len(program.const_args)
     ins = [True] * n_consts + [
@@ -804,6 +809,7 @@ def _spmd_options(target: SpmdTarget, program):
         shardy=True,
         propagate_to_parameters=[not given for given in ins],
         propagate_to_output=[s is None for s in outs],
+        compiler_options=compiler_options,
     )
 
 

@@ -9,24 +9,31 @@ jitted function's own cache. ``jit(f).eval_shape(*args)`` is here too.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from modjax.tracecore.abstract import ShapeDtypeStruct
+from modjax.tracecore.evaluation import jaxpr_as_fun
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.tokens import AbstractToken
-from modjax.tracecore.tree_util import tree_unflatten
+from modjax.tracecore.tree_util import tree_flatten, tree_unflatten
 
+from . import _xla
 from .arguments import CallArgs, committed_of, leaf_aval
 from .array import ArrayImpl
 from .backends import Device
 from .executable import Executable
 from .executable import placement as _placement
+from .layout import Format, layouts_of
 from .sharding import SingleDeviceSharding
+from .spmd import SpmdTarget
 
 if TYPE_CHECKING:
     from .jit_function import JitFunction, TracedProgram
 
 __all__ = [
+    "ArgInfo",
     "Compiled",
     "Lowered",
     "Traced",
@@ -35,6 +42,74 @@ __all__ = [
     "jit_eval_shape",
     "shape_structs",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class ArgInfo:
+    """An argument of a traced, lowered or compiled function: its abstract value and
+    whether it is donated (``jax.stages.ArgInfo``)."""
+
+    _aval: Any
+    donated: bool
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The argument's shape."""
+        if not hasattr(self._aval, "shape"):
+            raise TypeError(f"No shape attribute with aval of type {type(self._aval)}")
+        return self._aval.shape
+
+    @property
+    def dtype(self):
+        """The argument's dtype."""
+        if not hasattr(self._aval, "dtype"):
+            raise TypeError(f"No dtype attribute with aval of type {type(self._aval)}")
+        return self._aval.dtype
+
+
+class _Stage:
+    """What every stage knows of its arguments and results (JAX's ``stages.Stage``).
+
+    The arguments are the pair (positional, keyword) of the call without its
+    static arguments, as JAX has them.
+    """
+
+    _call: CallArgs
+    _traced: TracedProgram
+
+    @property
+    def args_info(self):
+        """The tree of (positional, keyword) arguments, each an :class:`ArgInfo`."""
+        infos = [
+            ArgInfo(aval, donated)
+            for aval, donated in zip(self._traced.in_avals, self._call.donated, strict=True)
+        ]
+        return tree_unflatten(self._call.in_tree, infos)
+
+    @property
+    def in_tree(self):
+        """The tree structure of the pair (positional arguments, keyword arguments)."""
+        return self._call.in_tree
+
+    @property
+    def in_avals(self):
+        """The tree of the arguments' abstract values."""
+        return tree_unflatten(self._call.in_tree, list(self._traced.in_avals))
+
+    @property
+    def donate_argnums(self) -> tuple[int, ...]:
+        """The flat indices of the donated argument leaves."""
+        return tuple(i for i, donated in enumerate(self._call.donated) if donated)
+
+    @property
+    def out_tree(self):
+        """The tree structure of the results."""
+        return self._traced.out_tree
+
+    @property
+    def out_info(self):
+        """The tree of the results' ShapeDtypeStructs."""
+        return tree_unflatten(self._traced.out_tree, shape_structs(self._traced.closed.out_avals))
 
 
 def _spec_placement(leaves) -> tuple[Device, bool]:
@@ -47,11 +122,11 @@ def _spec_placement(leaves) -> tuple[Device, bool]:
     return device, committed
 
 
-class Traced:
+class Traced(_Stage):
     """A function traced for given argument types (``jax.stages.Traced``).
 
     ``jaxpr`` is the ClosedJaxpr; ``out_info`` the output ShapeDtypeStructs;
-    ``lower()`` gives the :class:`Lowered` module.
+    ``lower()`` gives the :class:`Lowered` module; calling it evaluates the jaxpr.
     """
 
     def __init__(self, fn: JitFunction, call: CallArgs, traced: TracedProgram, device, committed):
@@ -63,25 +138,57 @@ class Traced:
 
     @property
     def jaxpr(self) -> ClosedJaxpr:
+        """The traced program."""
         return self._traced.closed
 
     @property
-    def in_avals(self):
-        return self._traced.in_avals
+    def fun_name(self) -> str:
+        """The name of the traced function."""
+        return self._fn.name
 
     @property
-    def out_info(self):
-        return tree_unflatten(self._traced.out_tree, shape_structs(self._traced.closed.out_avals))
+    def out_avals(self):
+        """The tree of the results' abstract values."""
+        return tree_unflatten(self._traced.out_tree, list(self._traced.closed.out_avals))
 
-    def lower(self) -> Lowered:
-        """Lower the traced program to StableHLO."""
+    def __call__(self, *args, **kwargs):
+        """Evaluate the traced program on the dynamic arguments (statics are bound)."""
+        leaves, tree = tree_flatten((args, kwargs))
+        if tree != self._call.in_tree:
+            raise TypeError(
+                "Traced function called with input pytree that does not match the one it "
+                f"was traced with: traced with {self._call.in_tree}, called with {tree}"
+            )
+        return tree_unflatten(self._traced.out_tree, jaxpr_as_fun(self._traced.closed)(*leaves))
+
+    def lower(self, *, lowering_platforms: Sequence[str] | None = None) -> Lowered:
+        """Lower the traced program to StableHLO (``Traced.lower``).
+
+        ``lowering_platforms`` may only name the platform the program runs on: lowering
+        for another one is not supported yet.
+        """
+        if lowering_platforms is not None:
+            platform = _platform_of(self._device)
+            if tuple(lowering_platforms) != (platform,):
+                raise NotImplementedError(
+                    f"Traced.lower(lowering_platforms={tuple(lowering_platforms)!r}): modjax "
+                    f"lowers only for the platform the program runs on, {platform!r}"
+                )
         return Lowered(self._fn, self._call, self._traced, self._device, self._committed)
 
 
-class Lowered:
+def _devices_of(device) -> list[Device]:
+    return list(device.devices) if isinstance(device, SpmdTarget) else [device]
+
+
+def _platform_of(device) -> str:
+    return _devices_of(device)[0].platform
+
+
+class Lowered(_Stage):
     """A function lowered to a StableHLO module (``jax.stages.Lowered``).
 
-    ``as_text()`` prints the module, ``compiler_ir()`` returns it and
+    ``as_text()`` prints the module (or its HLO), ``compiler_ir()`` returns it and
     ``compile()`` gives the :class:`Compiled` program.
     """
 
@@ -95,29 +202,70 @@ class Lowered:
         self._program = fn.lower(traced, device)
         self._module = self._program.module
 
-    def as_text(self, debug_info: bool = False) -> str:
-        """Return the StableHLO text of the module (``Lowered.as_text``)."""
-        return self._module.as_text(debug_info=debug_info)
+    def _hlo(self):
+        return _xla.module_to_xla_computation(self._module.as_bytecode())
 
-    def compiler_ir(self, dialect: str = "stablehlo"):
-        """Return the MLIR module (``Lowered.compiler_ir``)."""
-        if dialect != "stablehlo":
-            raise ValueError(f"only the 'stablehlo' dialect is available, not {dialect!r}")
-        return self._module.module
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+        """Return the module as StableHLO text, or as HLO for ``dialect="hlo"``.
 
-    @property
-    def out_info(self):
-        return tree_unflatten(self._traced.out_tree, shape_structs(self._traced.closed.out_avals))
+        The counterpart of ``jax.stages.Lowered.as_text``.
+        """
+        if dialect in (None, "stablehlo"):
+            return self._module.as_text(debug_info=debug_info)
+        if dialect == "hlo":
+            return _xla.hlo_module_text(self._hlo(), debug_info=debug_info)
+        raise ValueError(f"unknown dialect: {dialect}")
 
-    def compile(self) -> Compiled:
-        """Compile the module with XLA (``Lowered.compile``)."""
-        executable, _ = self._fn.executable(
-            self._call, self._traced.in_avals, self._device, self._committed, self._program
-        )
+    def compiler_ir(self, dialect: str | None = None):
+        """Return the MLIR module, or its HLO XlaComputation for ``dialect="hlo"``.
+
+        The counterpart of ``jax.stages.Lowered.compiler_ir``.
+        """
+        if dialect in (None, "stablehlo"):
+            return self._module.module
+        if dialect == "hlo":
+            return self._hlo()
+        raise ValueError(f"unknown dialect: {dialect}")
+
+    def cost_analysis(self) -> dict[str, Any]:
+        """Return XLA's cost estimate of the unoptimized module (``Lowered.cost_analysis``)."""
+        backend = _devices_of(self._device)[0].client
+        return _xla.hlo_cost_analysis(backend, self._hlo())
+
+    def compile(
+        self,
+        compiler_options: Mapping[str, Any] | None = None,
+        *,
+        device_assignment: Sequence[Device] | None = None,
+    ) -> Compiled:
+        """Compile the module with XLA (``Lowered.compile``).
+
+        ``compiler_options`` are XLA's flags by name (``{"xla_cpu_enable_fast_math":
+        True}``); a program compiled with them is not shared with the jitted function's
+        cache. ``device_assignment`` must name the devices the program was lowered for.
+        """
+        if device_assignment is not None:
+            given = [d.id for d in device_assignment]
+            lowered_for = [d.id for d in _devices_of(self._device)]
+            if given != lowered_for:
+                platform = _platform_of(self._device).upper()
+                raise ValueError(
+                    "device_assignment passed to `.compile` must match the device_assignment "
+                    "calculated from array shardings and out_shardings. Got device ids passed "
+                    f"to compile {given} on platform {platform} and devices ids calculated "
+                    f"from array shardings and out_shardings {lowered_for} on platform "
+                    f"{platform}"
+                )
+        if compiler_options:
+            executable = self._program.compile(self._committed, compiler_options=compiler_options)
+        else:
+            executable, _ = self._fn.executable(
+                self._call, self._traced.in_avals, self._device, self._committed, self._program
+            )
         return Compiled(self._fn, self._call, self._traced, executable)
 
 
-class Compiled:
+class Compiled(_Stage):
     """A compiled program for fixed argument types (``jax.stages.Compiled``).
 
     Call it with arguments of exactly those types (a mismatch is a TypeError).
@@ -164,9 +312,71 @@ class Compiled:
         """Return XLA's cost estimate: flops, bytes accessed, ... (``Compiled.cost_analysis``)."""
         return self._executable.cost_analysis()
 
+    def memory_analysis(self):
+        """Return XLA's memory estimate: argument, output and temporary sizes...
+
+        The counterpart of ``jax.stages.Compiled.memory_analysis``.
+        """
+        return _xla.memory_analysis(self._executable.xla)
+
+    def runtime_executable(self):
+        """Return jaxlib's loaded executable (``Compiled.runtime_executable``)."""
+        return self._executable.xla
+
+    @property
+    def input_shardings(self):
+        """The tree of the arguments' shardings (None for an argument the program drops)."""
+        return tree_unflatten(self._call.in_tree, list(self._executable.arg_shardings))
+
+    @property
+    def output_shardings(self):
+        """The tree of the results' shardings."""
+        return tree_unflatten(self._traced.out_tree, list(self._executable.out_shardings))
+
+    def _layouts(self) -> tuple[list, list]:
+        params, outs = layouts_of(self._executable.xla)
+        n_tokens = len(self._executable.ordered_effects)
+        params = params[len(self._executable.const_args) + n_tokens :]
+        kept = self._executable.kept
+        if kept is not None:
+            by_arg: list = [None] * len(self._traced.in_avals)
+            for i, layout in zip(kept, params, strict=True):
+                by_arg[i] = layout
+            params = by_arg
+        return params, outs[n_tokens:]
+
+    @property
+    def input_formats(self):
+        """The tree of the arguments' Formats: XLA's layout and the sharding of each."""
+        layouts, _ = self._layouts()
+        formats = [
+            Format(layout, sharding)
+            for layout, sharding in zip(layouts, self._executable.arg_shardings, strict=True)
+        ]
+        return tree_unflatten(self._call.in_tree, formats)
+
+    @property
+    def output_formats(self):
+        """The tree of the results' Formats: XLA's layout and the sharding of each."""
+        _, layouts = self._layouts()
+        formats = [
+            Format(layout, sharding)
+            for layout, sharding in zip(layouts, self._executable.out_shardings, strict=True)
+        ]
+        return tree_unflatten(self._traced.out_tree, formats)
+
     @property
     def out_info(self):
-        return tree_unflatten(self._traced.out_tree, shape_structs(self._traced.closed.out_avals))
+        """The tree of the results' ShapeDtypeStructs, with the shardings they come in."""
+        structs = [
+            s if type(s) is AbstractToken else s.update(sharding=sharding)
+            for s, sharding in zip(
+                shape_structs(self._traced.closed.out_avals),
+                self._executable.out_shardings,
+                strict=True,
+            )
+        ]
+        return tree_unflatten(self._traced.out_tree, structs)
 
 
 def _prepare_aot(fn: JitFunction, args, kwargs):
