@@ -391,6 +391,15 @@ def test_jit_equals_eager():
             np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
+def test_result_containers_are_jaxs():
+    # JAX 0.10.2 returns the primitive's list from these, a tuple from the others.
+    a = np.eye(3, dtype=np.float32)
+    lists = (L.lu, L.eig, L.schur, L.hessenberg, L.tridiagonal, lambda x: lax.top_k(x[0], 2))
+    assert all(type(f(a)) is list for f in lists)
+    tuples = (L.qr, L.svd, L.eigh)
+    assert all(type(f(a)) is tuple for f in tuples)
+
+
 def test_batch_dims_are_native():
     # One custom call for the whole batch: the jaxpr holds one equation, no loop.
     a = np.ones((4, 2, 3, 3), np.float32)

@@ -370,5 +370,5 @@ def top_k(operand, k: int, *, axis: int = -1):
     if not aval.shape:
         raise ValueError("axis -1 is out of bounds for array of dimension 0")
     axis = _canonical_dimension(axis, aval.ndim, "top_k")
-    values, indices = top_k_p.bind(operand, k=k, axis=axis)
-    return values, indices
+    # A list, as JAX's (the primitive's results)
+    return list(top_k_p.bind(operand, k=k, axis=axis))

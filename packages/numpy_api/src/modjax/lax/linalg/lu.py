@@ -186,8 +186,7 @@ def lu(x):
     ``U`` on and above it; ``pivots`` (int32, ``[..., min(m, n)]``) are the
     0-based row swaps and ``permutation`` (int32, ``[..., m]``) their result.
     """
-    lu_, pivots, permutation = lu_p.bind(x)
-    return lu_, pivots, permutation
+    return list(lu_p.bind(x))
 
 
 def _permute_rows(x, permutation):

@@ -272,7 +272,7 @@ def schur(
     out = schur_p.bind(
         x, compute_schur_vectors=bool(compute_schur_vectors), sort_eig_vals=bool(sort_eig_vals)
     )
-    return tuple(out) if compute_schur_vectors else out[0]
+    return list(out) if compute_schur_vectors else out[0]
 
 
 # --- hessenberg ---------------------------------------------------------------------------------
@@ -317,5 +317,4 @@ def hessenberg(a):
     triangle and first subdiagonal hold the Hessenberg matrix, the entries
     below it the reflectors, whose scale factors are ``taus`` (``[..., n - 1]``).
     """
-    out, taus = hessenberg_p.bind(a)
-    return out, taus
+    return list(hessenberg_p.bind(a))

@@ -81,8 +81,7 @@ def tridiagonal(a, *, lower: bool = True):
     super-diagonal; ``a`` also holds the Householder reflectors, scaled by
     ``taus``. Only the ``lower`` (or upper) triangle of ``a`` is read.
     """
-    out, d, e, taus = tridiagonal_p.bind(a, lower=bool(lower))
-    return out, d, e, taus
+    return list(tridiagonal_p.bind(a, lower=bool(lower)))
 
 
 # --- tridiagonal_solve --------------------------------------------------------------------------
