@@ -136,6 +136,12 @@ def test_method_matches_numpy_eagerly_and_under_jit(case):
     _check(jitted, expected)
 
 
+def test_dir_lists_the_methods():
+    names = dir(jnp.ones(3))
+    assert {"sum", "reshape", "at", "astype", "T", "mT", "format", "sharding"} <= set(names)
+    assert names == sorted(names)
+
+
 def test_methods_of_0d_and_empty_arrays():
     s = jnp.asarray(np.float32(2.5))
     assert s.cumsum().shape == (1,)

@@ -121,6 +121,21 @@ def test_metadata():
     assert R.device_put(np.ones((2, 3), np.float32)).aval is x.aval
 
 
+def test_format_and_removed_buffer_attributes():
+    x = R.device_put(np.zeros((2, 3), np.float32))
+    here = SingleDeviceSharding(R.devices()[0])
+    assert repr(x.format) == (  # JAX 0.10.2's
+        "Format(layout=Layout(major_to_minor=(0, 1), tiling=(), "
+        f"sub_byte_element_size_in_bits=0), sharding={here!r})"
+    )
+    with pytest.raises(AttributeError, match=r"Use arr.addressable_data\(0\)"):
+        x.device_buffer  # noqa: B018
+    with pytest.raises(AttributeError, match="device_buffers has been deprecated"):
+        x.device_buffers  # noqa: B018
+    x.delete()
+    assert x.format.layout is None and x.format.sharding == here
+
+
 REPRS = [
     (np.arange(3.0, dtype=np.float32), "Array([0., 1., 2.], dtype=float32)"),
     (2.0, "Array(2., dtype=float32, weak_type=True)"),

@@ -34,6 +34,7 @@ from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_structure
 from . import _xla
 from .backends import Device, default_device
 from .device_reshard import reshard_between_devices
+from .layout import Format, Layout
 from .memory import MemorySpace, kind_memory_space, space_memory_kind
 from .sharding import (
     Sharding,
@@ -588,6 +589,13 @@ class _ArrayMethods:
             Shard(d, index_map[d], local.get(d), replicas[d]) for d in sharding._device_assignment
         ]
 
+    @property
+    def format(self):
+        """The data's memory layout and sharding (``jax.Array.format``), a :class:`Format`."""
+        if self.is_deleted():
+            return Format(None, self._sharding)
+        return Format(Layout.from_pjrt_layout(self._pjrt_layout), self._sharding)
+
     def addressable_data(self, index: int) -> Array:
         """Return the data of this process's ``index``-th shard as a single-device Array."""
         self._check_if_deleted()
@@ -788,14 +796,29 @@ class _ArrayMethods:
 
     # --- everything else: the shared attribute table ---
 
+    def __dir__(self):
+        # The table's attributes (sum, reshape, at, ...) are the Array's too, as in JAX.
+        return sorted({*object.__dir__(self), *core.tracer_attributes})
+
     def __getattr__(self, name: str):
         # Reached only when normal lookup fails; dunders are never table entries.
         if name.startswith("__"):
             raise AttributeError(name)
         fn = core.tracer_attributes.get(name)
         if fn is None:
-            raise AttributeError(f"'Array' object has no attribute '{name}'")
+            raise AttributeError(
+                _REMOVED_ATTRIBUTES.get(name, f"'Array' object has no attribute '{name}'")
+            )
         return fn(self)
+
+
+# Attributes JAX removed, with the messages its Array gives.
+_REMOVED_ATTRIBUTES = {
+    "device_buffer": "arr.device_buffer has been deprecated. Use arr.addressable_data(0)",
+    "device_buffers": (
+        "arr.device_buffers has been deprecated. Use [x.data for x in arr.addressable_shards]"
+    ),
+}
 
 
 def _unpickle_array(value: np.ndarray, weak_type: bool) -> Array:
