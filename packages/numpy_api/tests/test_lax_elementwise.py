@@ -460,3 +460,25 @@ def test_weak_types_of_results():
     assert lax.lt(2.0, 1.0).weak_type  # a weak bool, as JAX 0.10.2 gives
     assert not lax.lt(np.float32(2.0), 1.0).weak_type
     assert lax.neg(2).weak_type and lax.neg(2).dtype == np.int32
+
+
+def test_total_order_comparisons_match_jax():
+    # JAX 0.10.2's lax.eq_to_p / le_to_p / lt_to_p on these values: -0 < +0 and NaN equal
+    # to itself and above everything, eagerly, under jit and under vmap.
+    from modjax.batching import vmap
+
+    x = np.array([-0.0, 0.0, np.nan, -np.inf, 1.0], np.float32)
+    y = np.array([0.0, -0.0, np.nan, 2.0, np.nan], np.float32)
+    expected = {
+        lax.eq_to_p: [False, False, True, False, False],
+        lax.le_to_p: [True, False, True, True, True],
+        lax.lt_to_p: [True, False, False, True, True],
+    }
+    for prim, want in expected.items():
+        for fn in (prim.bind, jit(prim.bind), vmap(prim.bind)):
+            assert np.asarray(fn(x, y)).tolist() == want
+    assert np.asarray(lax.lt_to_p.bind(np.arange(3, dtype=np.int32), 1)).tolist() == [
+        True,
+        False,
+        False,
+    ]

@@ -960,6 +960,35 @@ defjvp_zero(ge_p)
 defbroadcasting(ge_p)
 
 
+def _total_order_lowering(direction):
+    # Floats compare by IEEE total order (-NaN < -inf < -0 < +0 < inf < NaN), as sorting
+    # does; other dtypes as the plain comparisons.
+    def rule(ctx, x, y):
+        ax, ay = ctx.avals_in
+        shape = ctx.avals_out[0].shape
+        x, y = broadcast_to(x, ax, shape), broadcast_to(y, ay, shape)
+        if kind(ax.dtype) not in "fc":
+            return compare(x, y, direction, ax.dtype)
+        return hlo.compare(
+            x,
+            y,
+            hlo.ComparisonDirectionAttr.get(direction),
+            compare_type=hlo.ComparisonTypeAttr.get("TOTALORDER"),
+        )
+
+    return rule
+
+
+# JAX's total-order comparison primitives (lax.eq_to_p, le_to_p, lt_to_p): no wrapper
+# function, bound directly.
+eq_to_p = binary_primitive("eq_to", ANY, _total_order_lowering("EQ"), out_bool=True)
+le_to_p = binary_primitive("le_to", [INT, FLOAT, BOOL], _total_order_lowering("LE"), out_bool=True)
+lt_to_p = binary_primitive("lt_to", [INT, FLOAT, BOOL], _total_order_lowering("LT"), out_bool=True)
+for _prim in (eq_to_p, le_to_p, lt_to_p):
+    defjvp_zero(_prim)
+    defbroadcasting(_prim)
+
+
 def _bind_binary(prim, x, y):
     if type(x) in PYTHON_SCALARS or type(y) in PYTHON_SCALARS:
         x, y = convert_weak_scalars((x, y))
