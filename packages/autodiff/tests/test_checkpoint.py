@@ -168,6 +168,20 @@ def test_static_argnums_and_make_jaxpr():
     )
 
 
+def test_static_argnames_and_removed_concrete():
+    def g(x, n):
+        for _ in range(n):
+            x = sin(x)
+        return x
+
+    gc = checkpoint(g, static_argnames="n")
+    want = np.cos(np.sin(X)) * np.cos(X)
+    np.testing.assert_allclose(grad(lambda x: sum_all(gc(x, n=2)))(X), want, rtol=1e-6)
+    np.testing.assert_allclose(grad(lambda x: sum_all(gc(x, 2)))(X), want, rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="`concrete` option .* removed in JAX v0.10"):
+        checkpoint(g, concrete=False)
+
+
 def test_checkpoint_with_closures_calls_and_nesting():
     y = np.float32(3.0)
 

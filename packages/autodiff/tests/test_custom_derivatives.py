@@ -125,6 +125,28 @@ def test_custom_jvp_nondiff_argnums_and_kwargs():
     np.testing.assert_allclose(grad(lambda x: app(fn=sin, x=x))(f32(1.0)), 7.0)
 
 
+def test_nondiff_argnames_name_positions():
+    # JAX 0.10's nondiff_argnames: parameter names, turned into nondiff_argnums.
+    @functools.partial(custom_jvp, nondiff_argnames=("fn",))
+    def app(x, fn):
+        return fn(x)
+
+    @app.defjvp
+    def app_jvp(fn, primals, tangents):
+        return app(primals[0], fn), mul(tangents[0], 7.0)
+
+    assert app.nondiff_argnums == (1,)
+    np.testing.assert_allclose(grad(lambda x: app(x, fn=sin))(f32(1.0)), 7.0)
+
+    @functools.partial(custom_vjp, nondiff_argnums=(0,), nondiff_argnames="scale")
+    def scaled(k, x, scale):
+        return mul(x, scale)
+
+    scaled.defvjp(lambda k, x, scale: (mul(x, scale), None), lambda k, scale, r, ct: (mul(ct, k),))
+    assert scaled.nondiff_argnums == (0, 2)
+    np.testing.assert_allclose(grad(lambda x: scaled(10.0, x, 2.0))(f32(1.0)), 10.0)
+
+
 def test_custom_jvp_symbolic_zeros():
     received = []
 

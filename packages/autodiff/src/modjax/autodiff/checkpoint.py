@@ -32,7 +32,7 @@ from modjax.tracecore.pretty import register_param_printer
 from modjax.tracecore.state import register_call_discharge
 from modjax.tracecore.tracing import arg_aval, convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.tree_util import tree_flatten, tree_map, tree_unflatten
-from modjax.tracecore.wrapped_fun import debug_info, flatten_fun, wrap_init
+from modjax.tracecore.wrapped_fun import debug_info, flatten_fun, infer_nums_and_names, wrap_init
 
 from .jvp import jvp_call_rule
 from .tangents import jvp_rules, transpose_rules
@@ -280,26 +280,40 @@ def checkpoint(
     prevent_cse: bool = True,
     policy: Callable | None = None,
     static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    concrete: bool | None = None,
 ) -> Callable:
     """Make ``fun`` recompute its intermediates in reverse mode (jax.checkpoint / jax.remat).
 
     Under ``grad``/``vjp`` only the values that ``policy`` calls saveable are stored
     by the forward pass (by default none: only the inputs); everything else is
-    recomputed during the backward pass. ``static_argnums`` are passed to ``fun`` as
-    Python values; ``prevent_cse`` asks the compiler not to merge the recomputation
-    with the forward pass.
+    recomputed during the backward pass. ``static_argnums`` and ``static_argnames``
+    are passed to ``fun`` as Python values; ``prevent_cse`` asks the compiler not to
+    merge the recomputation with the forward pass. ``concrete`` was removed in JAX
+    0.10: giving it raises NotImplementedError, as there.
     """
+    if concrete is not None:
+        raise NotImplementedError(
+            "The `concrete` option to `jax.checkpoint` was deprecated in JAX v0.8.2, and "
+            "removed in JAX v0.10.0. In its place please use `static_argnums`; for details "
+            "refer to https://docs.jax.dev/en/latest/jep/11830-new-remat-checkpoint.html."
+        )
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+    static, _ = infer_nums_and_names(fun, static, names)  # names given by position too
 
     @functools.wraps(fun)
     def fun_remat(*args, **kwargs):
         nargs = len(args)
         static_pos = {i % nargs if i < 0 else i for i in static} if nargs else set()
         dyn_args = tuple(a for i, a in enumerate(args) if i not in static_pos)
+        static_kwargs = {k: v for k, v in kwargs.items() if k in names}
+        kwargs = {k: v for k, v in kwargs.items() if k not in names}
 
         def bound(*dyn, **kw):
             it = iter(dyn)
-            return fun(*[args[i] if i in static_pos else next(it) for i in range(nargs)], **kw)
+            full = [args[i] if i in static_pos else next(it) for i in range(nargs)]
+            return fun(*full, **kw, **static_kwargs)
 
         args_flat, in_tree = tree_flatten((dyn_args, kwargs))
         info = debug_info(fun, args, kwargs, static_argnums=tuple(static_pos))

@@ -38,7 +38,7 @@ from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.tracing import arg_aval, convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
-from modjax.tracecore.wrapped_fun import wrap_init
+from modjax.tracecore.wrapped_fun import infer_nums_and_names, wrap_init
 
 from .api import stop_gradient
 from .jvp import rules_with_user_code
@@ -252,6 +252,13 @@ def _stop_gradient_leaves(x):
     return tree_map(stop, x)
 
 
+def _nondiff_positions(fun: Callable, argnums: Sequence[int], argnames: str | Sequence[str]):
+    """The sorted positions of ``argnums`` and of the positional parameters named ``argnames``."""
+    names = (argnames,) if isinstance(argnames, str) else tuple(argnames)
+    nums, _ = infer_nums_and_names(fun, tuple(argnums), names)
+    return tuple(sorted(set(nums)))
+
+
 class custom_jvp:
     """Make a function whose JVP is given by a rule of the user's (jax.custom_jvp).
 
@@ -261,10 +268,15 @@ class custom_jvp:
     differentiated; they are passed first to the rule.
     """
 
-    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+    def __init__(
+        self,
+        fun: Callable,
+        nondiff_argnums: Sequence[int] = (),
+        nondiff_argnames: str | Sequence[str] = (),
+    ):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(sorted(set(nondiff_argnums)))
+        self.nondiff_argnums = _nondiff_positions(fun, nondiff_argnums, nondiff_argnames)
         self.jvp: Callable | None = None
         self.symbolic_zeros = False
 
@@ -589,10 +601,15 @@ class custom_vjp:
     ``bwd`` and must not be traced values. Forward mode (``jvp``) is not supported.
     """
 
-    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+    def __init__(
+        self,
+        fun: Callable,
+        nondiff_argnums: Sequence[int] = (),
+        nondiff_argnames: str | Sequence[str] = (),
+    ):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(sorted(set(nondiff_argnums)))
+        self.nondiff_argnums = _nondiff_positions(fun, nondiff_argnums, nondiff_argnames)
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
         self.symbolic_zeros = False

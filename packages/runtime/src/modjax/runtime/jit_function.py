@@ -29,7 +29,7 @@ from modjax.tracecore.sharding_types import context_mesh_sharding
 from modjax.tracecore.state import check_no_ref_outputs
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.tree_util import tree_unflatten
-from modjax.tracecore.wrapped_fun import debug_info, flatten_fun, wrap_init
+from modjax.tracecore.wrapped_fun import debug_info, flatten_fun, infer_nums_and_names, wrap_init
 
 from . import cpp_dispatch, refs
 from .arguments import (
@@ -37,7 +37,6 @@ from .arguments import (
     broadcast_shardings,
     committed_of,
     flat_shardings,
-    infer_nums_and_names,
     leaf_aval,
     normalize_indices,
     normalize_names,

@@ -255,3 +255,26 @@ def cache(compute: Callable) -> Callable:
 
     cached.cache_clear = cache_clear  # type: ignore[attr-defined]  # as functools.cache's
     return cached
+
+
+def infer_nums_and_names(fun, nums, names) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Complete argnums from argnames and back through ``fun``'s signature, as JAX does."""
+    if not nums and not names:
+        return nums, names  # nothing to complete: spare a fresh wrapper the signature
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return nums, names
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    nums_set = set(nums)
+    for name in names:
+        if name in positional and positional.index(name) not in nums_set:
+            nums_set.add(positional.index(name))
+    names_set = list(names)
+    for i in nums:
+        j = i if i >= 0 else len(positional) + i
+        if 0 <= j < len(positional):
+            p = params[j]
+            if p.kind is p.POSITIONAL_OR_KEYWORD and p.name not in names_set:
+                names_set.append(p.name)
+    return tuple(sorted(nums_set)), tuple(names_set)
