@@ -572,6 +572,9 @@ TABLE: dict[str, Entry | Excluded] = {
     "le": via(lax.le, X, X),
     "gt": via(lax.gt, f32(1, 3), X),
     "ge": via(lax.ge, X, X),
+    "eq_to": bound({}, X, X),
+    "le_to": bound({}, ints(2, 3, lo=0, hi=2), ints(2, 3, lo=0, hi=2)),
+    "lt_to": bound({}, X, f32()),
     "igamma": via(lax.igamma, POS, POS, jvp_argnums=(1,), max_examples=1),
     "igammac": via(lax.igammac, POS, POS, jvp_argnums=(1,), max_examples=1),
     "igamma_grad_a": via(

@@ -758,7 +758,7 @@ def _repr_dict(kind, aux, parts):
 
 
 def _repr_custom(kind, aux, parts):
-    label = kind.label or f"{kind.type.__name__}[{aux!r}]"
+    label = kind.label or f"{kind.type.__name__}[{aux}]"  # str(aux), as JAX prints it
     return f"CustomNode({label}, [{', '.join(parts)}])"
 
 
