@@ -381,6 +381,17 @@ def test_grad_and_vmap_of_indexing():
 # --- errors -------------------------------------------------------------------------------
 
 
+def test_lists_inside_a_tuple_index_are_index_arrays():
+    # JAX 0.10.2 takes a list inside a tuple index as an array (only a top-level list
+    # is an error): m[[0, 1], [1, 2]] == [1, 6], m[1, [0, 3]] == [4, 7].
+    m = jnp.arange(12.0).reshape(3, 4)
+    assert m[[0, 1], [1, 2]].tolist() == [1.0, 6.0]
+    assert m[1, [0, 3]].tolist() == [4.0, 7.0]
+    assert m[([True, False, True],)].tolist() == [[0, 1, 2, 3], [8, 9, 10, 11]]
+    assert m.at[[0, 1], [1, 2]].set(-1.0)[1].tolist() == [4.0, 5.0, -1.0, 7.0]
+    assert jit(lambda i: m[1, [i, 3]])(0).tolist() == [4.0, 7.0]
+
+
 def test_indexing_errors():
     x = jnp.asarray(_x((2, 3)))
     with pytest.raises(TypeError, match="non-tuple sequence"):

@@ -178,15 +178,10 @@ def _classify(item: Any) -> tuple[str, Any]:
         return "bool", bool(item)
     if isinstance(item, _INTEGER):
         return "int", int(item)
-    if isinstance(item, list):
-        raise TypeError(
-            "Using a non-tuple sequence for multidimensional indexing is not allowed; use "
-            "`arr[array(seq)]` instead of `arr[seq]`."
-        )
     if isinstance(item, str):
         raise TypeError(f"modjax does not support string indexing; got idx={item!r}")
-    if isinstance(item, tuple):
-        item = np.asarray(item)
+    if isinstance(item, tuple | list):  # inside a tuple index, a sequence is an index array
+        item = _sequence_index(item)
     if isinstance(item, (np.ndarray, np.generic, *ARRAY_TYPES)):
         item_aval = aval(item)
         k = kind(item_aval.dtype)
@@ -206,8 +201,22 @@ def _classify(item: Any) -> tuple[str, Any]:
     )
 
 
+def _sequence_index(items: tuple | list):
+    """An index array from a sequence of ints/bools (or arrays, which are stacked)."""
+    if any(isinstance(x, ARRAY_TYPES) for x in items):
+        from ._creation import asarray
+
+        return asarray(items)
+    return np.asarray(items)
+
+
 def _parse(shape: tuple[int, ...], idx: Any) -> list[_Item]:
     """Parse ``idx`` for an array of ``shape`` into items covering every dimension."""
+    if isinstance(idx, list):
+        raise TypeError(
+            "Using a non-tuple sequence for multidimensional indexing is not allowed; use "
+            "`arr[array(seq)]` instead of `arr[seq]`."
+        )
     raw = [_classify(i) for i in (idx if isinstance(idx, tuple) else (idx,))]
     if sum(k == "ellipsis" for k, _ in raw) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
