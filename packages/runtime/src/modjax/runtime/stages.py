@@ -349,21 +349,13 @@ class Compiled(_Stage):
     def input_formats(self):
         """The tree of the arguments' Formats: XLA's layout and the sharding of each."""
         layouts, _ = self._layouts()
-        formats = [
-            Format(layout, sharding)
-            for layout, sharding in zip(layouts, self._executable.arg_shardings, strict=True)
-        ]
-        return tree_unflatten(self._call.in_tree, formats)
+        return _formats(self._call.in_tree, layouts, self._executable.arg_shardings)
 
     @property
     def output_formats(self):
         """The tree of the results' Formats: XLA's layout and the sharding of each."""
         _, layouts = self._layouts()
-        formats = [
-            Format(layout, sharding)
-            for layout, sharding in zip(layouts, self._executable.out_shardings, strict=True)
-        ]
-        return tree_unflatten(self._traced.out_tree, formats)
+        return _formats(self._traced.out_tree, layouts, self._executable.out_shardings)
 
     @property
     def out_info(self):
@@ -377,6 +369,11 @@ class Compiled(_Stage):
             )
         ]
         return tree_unflatten(self._traced.out_tree, structs)
+
+
+def _formats(tree, layouts, shardings):
+    formats = [Format(lay, sh) for lay, sh in zip(layouts, shardings, strict=True)]
+    return tree_unflatten(tree, formats)
 
 
 def _prepare_aot(fn: JitFunction, args, kwargs):
