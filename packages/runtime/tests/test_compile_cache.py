@@ -92,6 +92,19 @@ def test_no_temporary_files_are_left(cache_dir):
     assert all(p.suffix == ".xla" for p in cache_dir.iterdir())
 
 
+def test_modules_with_objects_kept_alive_by_address_are_never_cached(cache_dir):
+    # Such a module names a live object by its address; once that object dies a later
+    # program may reuse the address, so equal text does not mean the same program.
+    lowered = R.jit(lambda x: mul(x, 2.0)).lower(np.ones(2, np.float32))._module
+    lowered.keepalive = (object(),)
+    sources = [
+        compile_cache.compile_or_get_cached(lowered, R.devices()[:1], with_info=True).source
+        for _ in range(2)
+    ]
+    assert sources == ["compiled", "compiled"]
+    assert entries(cache_dir) == []
+
+
 def test_cache_key_parts():
     client = R.get_backend()
     options = compile_cache.compile_options_for(R.devices())

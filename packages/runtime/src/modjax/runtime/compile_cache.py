@@ -220,17 +220,18 @@ def compile_or_get_cached(
     in the persistent cache when ``compilation_cache_dir`` is set, else compile
     with the devices' client and remember the result in both. With
     ``with_info=True`` return a CompileResult telling where the executable came
-    from and how long it took. A module with host callbacks is always compiled
-    (with its callables) and never cached.
+    from and how long it took. A module with host callbacks, or naming objects
+    kept alive by address, is always compiled (with its callables), never cached.
     """
     start = time.perf_counter()
     devices = list(devices)
     backend = devices[0].client
     options = compile_options if compile_options is not None else compile_options_for(devices)
     host_callbacks = list(getattr(lowered, "host_callbacks", ()))
-    if host_callbacks:
-        # The Python callables are not part of the module's text, so no cache may
-        # hand this executable to another program (JAX skips its caches too).
+    if host_callbacks or getattr(lowered, "keepalive", ()):
+        # The Python callables are not part of the module's text (or are named in it
+        # only by an address a later program may reuse), so no cache may hand this
+        # executable to another program (JAX skips its caches too).
         executable = _xla.compile_and_load(
             backend, lowered.module, devices, options, host_callbacks=host_callbacks
         )
