@@ -71,7 +71,15 @@ def test_num_cpu_devices_cannot_change_after_creation():
     backends.get_backend("cpu")
     with pytest.raises(RuntimeError, match="before the CPU backend is created"):
         config.update("num_cpu_devices", 7)
-    assert config.num_cpu_devices == 1
+    assert config.num_cpu_devices == -1  # JAX's default: one device unless XLA_FLAGS says more
+
+
+def test_xla_flags_set_the_default_cpu_device_count():
+    # JAX users' usual way to get several CPU devices; an explicit count wins over it.
+    code = "from modjax import runtime as R; print(R.device_count())"
+    flags = "--xla_force_host_platform_device_count=3"
+    assert run_python(code, XLA_FLAGS=flags).stdout.split() == ["3"]
+    assert run_python(code, XLA_FLAGS=flags, MODJAX_NUM_CPU_DEVICES="2").stdout.split() == ["2"]
 
 
 def test_several_cpu_devices_in_a_fresh_process():

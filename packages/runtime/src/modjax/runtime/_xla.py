@@ -134,8 +134,12 @@ def quiet_native_logs() -> None:
     utils.absl_set_min_log_level(1)
 
 
-def make_cpu_client(num_devices: int, **options: Any) -> Client:
-    """Return a CPU client with ``num_devices`` devices (``options``: the distributed ones)."""
+def make_cpu_client(num_devices: int | None, **options: Any) -> Client:
+    """Return a CPU client with ``num_devices`` devices (``options``: the distributed ones).
+
+    None leaves the count to XLA: one device unless ``XLA_FLAGS`` holds
+    ``--xla_force_host_platform_device_count``.
+    """
     return xla_client.make_cpu_client(num_devices=num_devices, **options)
 
 

@@ -51,7 +51,7 @@ def _check_num_cpu_devices(value: Any) -> None:
         raise ValueError(
             f"num_cpu_devices must be a positive int or -1 (the default), got {value!r}"
         )
-    if "cpu" in _backends and _cpu_device_count(value) != _backends["cpu"].device_count():
+    if "cpu" in _backends and value not in (-1, _backends["cpu"].device_count()):
         raise RuntimeError(
             "num_cpu_devices must be set before the CPU backend is created (before the first "
             "use of devices, arrays or jit); it is already created with "
@@ -59,8 +59,9 @@ def _check_num_cpu_devices(value: Any) -> None:
         )
 
 
-def _cpu_device_count(value: int) -> int:
-    return 1 if value == -1 else value  # -1: JAX's "the default", one device
+def _cpu_device_count(value: int) -> int | None:
+    # -1: JAX's "the default": one device, or XLA_FLAGS' --xla_force_host_platform_device_count.
+    return None if value == -1 else value
 
 
 class _Factory:
@@ -121,11 +122,12 @@ register_backend_factory("cpu", _make_cpu_client, priority=0)
 
 num_cpu_devices = config.define_option(
     "num_cpu_devices",
-    1,
+    -1,
     env_var="MODJAX_NUM_CPU_DEVICES",
     parse=int,
     validator=_check_num_cpu_devices,
-    help="How many devices the CPU backend exposes (jax_num_cpu_devices).",
+    help="How many devices the CPU backend exposes (jax_num_cpu_devices); -1: one, or "
+    "XLA_FLAGS' --xla_force_host_platform_device_count.",
 )
 
 
