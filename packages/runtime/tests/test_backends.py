@@ -109,11 +109,24 @@ def test_several_cpu_devices_in_a_fresh_process():
         print(w.devices() == {devs[3]}, w.tolist(), P.sin(w).devices() == {devs[3]})
         v = R.device_put(w, devs[1], donate=True)
         print(w.is_deleted(), v.tolist())
+        # jit(device=) moves every argument to its device, committed ones too (as JAX)
+        import warnings
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pinned = R.jit(lambda a, b: P.add(a, b), device=devs[3])
+        u = pinned(v, b=R.device_put(np.ones(3, np.float32), devs[2]))
+        print(u.devices() == {devs[3]}, u.committed, u.tolist())
+        # an argument committed elsewhere may not meet in_shardings on another device
+        S = R.SingleDeviceSharding
+        for ins in [(S(devs[1]), None), (S(devs[1]), S(devs[2]))]:
+            try:
+                R.jit(lambda a, b: P.add(a, b), in_shardings=ins)(v, x)
+            except ValueError as e:
+                print("ValueError", "incompatible devices" in str(e))
         """,
         MODJAX_NUM_CPU_DEVICES="4",
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split("\n")[:8] == [
+    assert result.stdout.split("\n")[:11] == [
         "4 4",
         "True True",
         "True True [0.0, 2.0, 4.0]",
@@ -122,6 +135,9 @@ def test_several_cpu_devices_in_a_fresh_process():
         "ValueError True",
         "True [0.0, 1.0, 2.0] True",
         "True [0.0, 1.0, 2.0]",
+        "True True [1.0, 2.0, 3.0]",
+        "ValueError True",
+        "ValueError True",
     ]
     # The client's INFO lines about its devices are not printed.
     assert "PjRt" not in result.stderr and "CpuDevice" not in result.stderr, result.stderr

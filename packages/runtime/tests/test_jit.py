@@ -263,6 +263,49 @@ def test_invalid_options():
         R.jit(lambda x: x, static_argnums="x")
 
 
+def test_jit_without_a_function_is_a_decorator():
+    @R.jit(static_argnames="n")
+    def f(x, n):
+        return scale(x, n)
+
+    assert f(put([1.0, 2.0]), n=3.0).tolist() == [3.0, 6.0]
+    assert counts(f) == {"traces": 1, "compiles": 1}
+    with pytest.raises(TypeError, match="positional-only"):
+        R.jit(fun=lambda x: x)
+    with pytest.raises(TypeError, match="Expected a callable value, got None"):
+        R.jit(None)
+
+
+def test_compiler_options_reach_xla_for_every_compilation():
+    f = R.jit(lambda x: mul(x, 3.0), compiler_options={"xla_cpu_multi_thread_eigen": False})
+    assert f(put(2.0)).tolist() == 6.0
+    assert f.lower(put(2.0)).compile()(put(2.0)).tolist() == 6.0
+    bad = R.jit(lambda x: mul(x, 3.0), compiler_options={"xla_cpu_multi_thread_eigen": "no"})
+    with pytest.raises(Exception, match="'no' is not a valid bool value"):
+        bad(put(2.0))
+    # Options given to Lowered.compile go over jit's.
+    with pytest.raises(Exception, match="No such compile option: 'no_such_flag'"):
+        f.lower(put(2.0)).compile({"no_such_flag": 1})
+
+
+def test_device_and_backend_pin_the_program_and_warn():
+    device = R.devices()[0]
+    for options in ({"device": device}, {"backend": "cpu"}):
+        with pytest.warns(DeprecationWarning, match="backend and device argument on jit"):
+            f = R.jit(lambda x, y: add(x, y), **options)
+        out = f(np.float32(1.0), y=np.float32(2.0))
+        assert out.tolist() == 3.0 and out.committed and out.devices() == {device}
+    with pytest.warns(DeprecationWarning):
+        with pytest.raises(ValueError, match="can't specify both a device and a backend"):
+            R.jit(lambda x: x, device=device, backend="cpu")
+        with pytest.raises(ValueError, match="then in_shardings should not be specified"):
+            R.jit(lambda x: x, device=device, in_shardings=R.SingleDeviceSharding(device))
+        with pytest.raises(ValueError, match="then out_shardings should not be specified"):
+            R.jit(lambda x: x, backend="cpu", out_shardings=R.SingleDeviceSharding(device))
+        with pytest.raises(RuntimeError, match="Unknown backend 'bogus'"):
+            R.jit(lambda x: x, backend="bogus")
+
+
 # --- donation ----------------------------------------------------------------------------
 
 

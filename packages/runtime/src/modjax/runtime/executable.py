@@ -376,11 +376,26 @@ def one_device_placement(leaves, inner, ins=None, outs=None) -> tuple[Device | S
     ``in_shardings`` (arguments committed elsewhere are moved there, as in JAX)
     and ``out_shardings`` (a committed argument elsewhere is JAX's ValueError).
     """
+    given_in = [s for s in ins or () if type(s) is SingleDeviceSharding]
+    if given_in:  # arguments with a given sharding go there, wherever they are committed
+        leaves = [x for x, s in zip(leaves, ins, strict=True) if type(s) is not SingleDeviceSharding]
     device, committed = placement(leaves)
     if isinstance(device, SpmdTarget):  # a committed multi-device argument decides
         return device, committed
-    given_in = [s for s in ins or () if type(s) is SingleDeviceSharding]
     if given_in:
+        ids = sorted({s._device.id for s in given_in})
+        if len(ids) > 1:
+            raise ValueError(
+                "Received incompatible devices for jitted computation. Got in_shardings "
+                f"on several devices, with device ids {ids}"
+            )
+        if committed and device != given_in[0]._device:
+            raise ValueError(
+                "Received incompatible devices for jitted computation. Got argument with "
+                f"device ids [{device.id}] on platform {device.platform.upper()} and "
+                f"in_shardings with device ids [{given_in[0]._device.id}] on platform "
+                f"{given_in[0]._device.platform.upper()}"
+            )
         device, committed = given_in[0]._device, True
     for s in outs or ():
         if type(s) is not SingleDeviceSharding:

@@ -26,12 +26,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from modjax.tracecore.wrapped_fun import check_callable
 
 from . import cpp_dispatch
+from .backends import Device, local_devices
+from .sharding import SingleDeviceSharding
 from .eval_shape import eval_shape
 from .fast_path_cpp import cpp_wrapper
 from .fast_path_python import python_wrapper
@@ -50,17 +53,33 @@ __all__ = [
 ]
 
 
+class _NotSpecified:
+    """The default of jit's ``fun``: no function yet, so ``jit(...)`` is a decorator."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<not-specified>"
+
+
+_NOT_SPECIFIED: Any = _NotSpecified()
+
+
 def jit(
-    fun: Callable,
+    fun: Callable = _NOT_SPECIFIED,
+    /,
     *,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
     static_argnums: int | Sequence[int] | None = None,
     static_argnames: str | Iterable[str] | None = None,
     donate_argnums: int | Sequence[int] | None = None,
     donate_argnames: str | Iterable[str] | None = None,
     keep_unused: bool = False,
+    device: Any = None,
+    backend: str | None = None,
     inline: bool = False,
-    in_shardings: Any = None,
-    out_shardings: Any = None,
+    compiler_options: dict[str, Any] | None = None,
 ) -> Callable:
     """Return a version of ``fun`` compiled with XLA on first use per signature (``jax.jit``).
 
@@ -77,8 +96,19 @@ def jit(
     prefixes of the positional arguments / of the output with Shardings and None
     (unspecified: committed inputs keep theirs, XLA chooses the rest); with a
     multi-device sharding the program is partitioned over its devices.
+    ``device``/``backend`` (deprecated, as in JAX) run the program on that device,
+    or on the first device of that backend, moving every argument there.
+    ``compiler_options`` are XLA's flags by name, used for every compilation.
+    Without ``fun``, return a decorator that applies these options.
     """
+    if fun is _NOT_SPECIFIED:
+        options = {k: v for k, v in locals().items() if k != "fun"}
+        return lambda f: jit(f, **options)
     check_callable(fun)
+    if device is not None or backend is not None:
+        in_shardings, out_shardings = _device_shardings(
+            device, backend, in_shardings, out_shardings
+        )
     fn = JitFunction(
         fun,
         static_argnums,
@@ -89,6 +119,7 @@ def jit(
         inline,
         in_shardings,
         out_shardings,
+        compiler_options,
     )
     wrapped: Any  # a function object that carries the attributes set below
     if cpp_dispatch.cpp_dispatch.value and cpp_dispatch.available:
@@ -106,3 +137,33 @@ def jit(
     wrapped._cache_size = lambda: len(fn.executables)
     wrapped._stats = fn.stats
     return wrapped
+
+
+def _device_shardings(device, backend, in_shardings, out_shardings):
+    """Return the in/out shardings that pin a jit to ``device`` or ``backend``'s first device."""
+    warnings.warn(
+        "backend and device argument on jit is deprecated. You can use "
+        '`jax.device_put(..., jax.local_devices(backend="cpu")[0])` on the inputs to the '
+        "jitted function to get the same behavior.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    if device is not None and backend is not None:
+        raise ValueError(
+            "can't specify both a device and a backend for jit, "
+            f"got device={device!r} and backend={backend!r}"
+        )
+    if in_shardings is not None:
+        raise ValueError(
+            "If backend or device is specified on jit, then in_shardings should not be specified."
+        )
+    if out_shardings is not None:
+        raise ValueError(
+            "If backend or device is specified on jit, then out_shardings should not be specified."
+        )
+    if device is None:
+        device = local_devices(backend=backend)[0]
+    elif not isinstance(device, Device):
+        raise TypeError(f"jit: device must be a Device, got {device!r}")
+    pinned = SingleDeviceSharding(device)
+    return pinned, pinned

@@ -188,6 +188,7 @@ class JitFunction:
         "cpp_fast",
         "in_shardings",
         "out_shardings",
+        "compiler_options",
         "seen",
         "__weakref__",
     )
@@ -203,10 +204,12 @@ class JitFunction:
         inline,
         in_shardings=None,
         out_shardings=None,
+        compiler_options=None,
     ):
         self.fun = fun
         self.in_shardings = in_shardings
         self.out_shardings = out_shardings
+        self.compiler_options = dict(compiler_options) if compiler_options else None
         self.name = getattr(fun, "__name__", None) or type(fun).__name__
         self.static_argnums, self.static_argnames = infer_nums_and_names(
             fun,
@@ -373,7 +376,7 @@ class JitFunction:
         traced_at = time.perf_counter()
         if program is None:
             program = self.lower(traced, device)
-        executable = program.compile(committed)
+        executable = program.compile(committed, compiler_options=self.compiler_options)
         self.stats["compiles"] += 1
         self.executables[key] = executable
         signature = (traced.arg_names, in_avals, call.statics, call.in_tree, device)

@@ -241,8 +241,8 @@ class Lowered(_Stage):
         """Compile the module with XLA (``Lowered.compile``).
 
         ``compiler_options`` are XLA's flags by name (``{"xla_cpu_enable_fast_math":
-        True}``); a program compiled with them is not shared with the jitted function's
-        cache. ``device_assignment`` must name the devices the program was lowered for.
+        True}``), over those given to jit; a program compiled with them is not shared
+        with the jitted function's cache. ``device_assignment`` must name the devices the program was lowered for.
         """
         if device_assignment is not None:
             given = [d.id for d in device_assignment]
@@ -257,7 +257,8 @@ class Lowered(_Stage):
                     f"{platform}"
                 )
         if compiler_options:
-            executable = self._program.compile(self._committed, compiler_options=compiler_options)
+            merged = {**(self._fn.compiler_options or {}), **compiler_options}
+            executable = self._program.compile(self._committed, compiler_options=merged)
         else:
             executable, _ = self._fn.executable(
                 self._call, self._traced.in_avals, self._device, self._committed, self._program

@@ -73,6 +73,10 @@ def _coerce_bool(value: Any) -> bool:
     raise TypeError(f"expected a bool, got {value!r} of type {type(value).__name__}")
 
 
+# The default of ``option()``: no new value given.
+_NO_VALUE: Any = object()
+
+
 class Option:
     """One configuration option (counterpart of JAX's ``config.State``).
 
@@ -124,9 +128,17 @@ class Option:
         self._hooks.append(hook)
 
     @contextlib.contextmanager
-    def __call__(self, value: Any) -> Iterator[None]:
+    def __call__(self, new_val: Any = _NO_VALUE) -> Iterator[None]:
+        """Set the option for the ``with`` block (a boolean one to True when not given)."""
+        if new_val is _NO_VALUE:
+            if self._coerce is not _coerce_bool:
+                raise TypeError(
+                    f"Context manager for {self.name} config option requires an argument "
+                    "representing the new value for the config option."
+                )
+            new_val = True
         previous = self.value
-        self.set(value)
+        self.set(new_val)
         try:
             yield
         finally:
