@@ -443,6 +443,56 @@ def check_values_made_under_set_mesh():
     assert r.sharding == jax.sharding.SingleDeviceSharding(jax.devices()[0]), r.sharding
 
 
+def check_out_sharding_parameters_of_lax_and_numpy():
+    # JAX 0.10.2's answers on a 2x2 mesh (the record in this session's differential run).
+    explicit = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+    auto = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    x = jnp.arange(16.0).reshape(4, 4)
+
+    def typed(v):
+        return jax.typeof(v).str_short(short_dtypes=True)
+
+    on_x = NS(explicit, P("x"))
+    assert typed(lax.full((4, 2), 3.0, sharding=on_x)) == "f32[4@x,2]"
+    assert typed(lax.full_like(x, 2.0, sharding=on_x)) == "f32[4@x,4]"
+    placed = lax.full((4, 2), 3.0, sharding=NS(auto, P("x")))
+    assert typed(placed) == "f32[4,2]" and placed.sharding.spec == P("x")
+    # Operands with no mesh outside one: the operation ignores the sharding.
+    assert typed(lax.reduce_sum(x, (1,), out_sharding=on_x)) == "f32[4]"
+    assert typed(lax.reduce(x, 0.0, lax.add, (1,), on_x)) == "f32[4]"
+    assert typed(jnp.ravel(x, out_sharding=on_x)) == "f32[16]"
+    for make in (
+        lambda s: lax.broadcasted_iota(jnp.int32, (4, 2), 1, out_sharding=s),
+        lambda s: lax.reduce_sum(x, (1,), out_sharding=s),
+        lambda s: lax.rng_bit_generator(jnp.zeros(4, jnp.uint32), (4, 2), out_sharding=s),
+        lambda s: jnp.ravel(x, out_sharding=s),
+        lambda s: jnp.percentile(x, 50.0, axis=1, out_sharding=s),
+        lambda s: jnp.bincount(jnp.array([0, 1, 1, 3]), length=4, out_sharding=s),
+    ):
+        try:
+            make(NS(auto, P("x")))
+        except ValueError as e:
+            assert "cannot contain axis names that are of type Auto" in str(e), e
+        else:
+            raise AssertionError("an Auto axis in out_sharding must be JAX's ValueError")
+    counts = jnp.bincount(jnp.array([0, 1, 1, 3]), length=4, out_sharding=NS(auto, P()))
+    assert counts.tolist() == [1, 2, 0, 1]
+    try:
+        jnp.bincount(jnp.array([0, 1, 1, 3]), length=4, out_sharding=on_x)
+    except Exception as e:
+        assert type(e).__name__ == "ShardingTypeError" and "fully replicated" in str(e), e
+    else:
+        raise AssertionError("a sharded bincount result must be JAX's ShardingTypeError")
+    xs = jax.device_put(x, NS(explicit, P("x", "y")))
+    with jax.set_mesh(explicit):
+        assert typed(lax.reduce_sum(xs, (1,), out_sharding=P("x"))) == "f32[4@x]"
+        half = jnp.percentile(xs, 50.0, axis=1, out_sharding=P("x"))
+        assert typed(half) == "f32[4@x]" and half.tolist() == [1.5, 5.5, 9.5, 13.5]
+        assert typed(jnp.ravel(xs, out_sharding=P("x"))) == "f32[16@x]"
+        under_jit = jax.jit(lambda a: jnp.percentile(a, 50.0, axis=0, out_sharding=P("y")))(xs)
+        assert typed(under_jit) == "f32[4@y]" and under_jit.tolist() == [6.0, 7.0, 8.0, 9.0]
+
+
 CHECKS = [
     check_cases_match_jax,
     check_values_made_under_set_mesh,
@@ -454,6 +504,7 @@ CHECKS = [
     check_inspect_array_sharding_inside_jit,
     check_inspect_array_sharding_chosen_by_xla,
     check_eager_results_typed_as_under_jit,
+    check_out_sharding_parameters_of_lax_and_numpy,
 ]
 
 

@@ -173,6 +173,21 @@ def test_errors_as_jax_raises_them():
         grad(3)
 
 
+def test_reduce_axes_is_refused_as_in_jax():
+    # Deprecated in JAX: an empty one is accepted, any axis is its NotImplementedError.
+    assert grad(sin, 0, False, False, False, ())(f32(0.0)) == 1.0
+    for make, what in [
+        (lambda: grad(sin, reduce_axes=("i",)), "grad"),
+        (lambda: value_and_grad(sin, reduce_axes=("i",)), "grad"),
+        (lambda: vjp(sin, f32(1.0), reduce_axes=("i",)), "vjp"),
+        (lambda: linear_transpose(sin, f32(1.0), reduce_axes=("i",)), "transpose"),
+    ]:
+        with pytest.raises(NotImplementedError, match=f"reduce_axes argument to {what} is"):
+            make()
+    out, pullback = vjp(sin, f32(0.0), reduce_axes=())
+    assert pullback(f32(1.0)) == (1.0,)
+
+
 def test_argnums_takes_any_index_as_jax_does():
     two = lambda x, y: mul(x, y)  # noqa: E731
     assert grad(two, argnums=np.int64(1))(f32(3.0), f32(2.0)) == 3.0

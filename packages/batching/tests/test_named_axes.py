@@ -8,6 +8,7 @@ from modjax.batching import (
     AxisData,
     axis_frames,
     axis_index,
+    axis_index_p,
     axis_names,
     axis_primitive_batchers,
     axis_size,
@@ -83,6 +84,21 @@ def test_extend_axis_env_for_other_mapping_transforms():
     with extend_axis_env(AxisData("dev", 8)):
         assert axis_size("dev") == 8 and axis_names() == ("dev",)
     assert axis_names() == ()
+
+
+def test_make_jaxpr_axis_env_binds_names_while_tracing():
+    def f(x):
+        return mul_p.bind(x, axis_size(("i", "j"))), axis_index("j")
+
+    closed = make_jaxpr(f, axis_env=[("i", 2), ("j", 3)])(np.float32(1.0))
+    assert [e.primitive for e in closed.jaxpr.eqns] == [mul_p, axis_index_p]
+    mul_eqn, index_eqn = closed.jaxpr.eqns
+    assert mul_eqn.invars[1].val == 6 and index_eqn.params == {"axis_name": "j"}
+    assert axis_names() == ()  # unbound again afterwards
+    closed, shape = make_jaxpr(lambda x: axis_index("i"), (), [("i", 4)], True)(1.0)
+    assert shape.shape == () and shape.dtype == np.int32
+    with pytest.raises(NameError, match="unbound axis name: k"):
+        make_jaxpr(lambda x: axis_index("k"), axis_env=[("i", 2)])(1.0)
 
 
 def test_axis_index_inside_a_call_with_unbatched_operands():

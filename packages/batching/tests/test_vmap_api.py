@@ -138,6 +138,17 @@ def test_out_axes_none_for_a_batched_output():
         vmap(lambda a: a, out_axes=None, axis_name="i")(X)
 
 
+def test_sum_match_sums_a_mapped_output_whose_out_axes_is_none():
+    out = vmap(lambda a, b: (sin_p.bind(a), b), in_axes=(1, None), out_axes=None, sum_match=True)(
+        X, Y
+    )
+    np.testing.assert_allclose(out[0], np.sin(X).sum(1), rtol=1e-6)
+    assert out[1] is Y  # an unmapped output is kept as it is
+    mixed = vmap(lambda a: {"s": a, "m": a}, out_axes={"s": None, "m": 1}, sum_match=True)(X)
+    np.testing.assert_array_equal(mixed["s"], X.sum(0))
+    np.testing.assert_array_equal(mixed["m"], X.T)
+
+
 def test_tree_prefix_mismatches():
     with pytest.raises(
         ValueError, match="different lengths of tuple at key path\n    vmap in_axes\\[0\\]"

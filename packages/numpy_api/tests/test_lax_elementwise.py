@@ -399,6 +399,17 @@ def test_convert_element_type_canonicalizes_and_is_strong():
     assert lax.convert_element_type(1.0, np.int32).dtype == np.int32
 
 
+def test_mul_out_dtype_converts_the_operands_first():
+    # JAX 0.10.2's answers: mixed dtypes allowed, the product in out_dtype.
+    wide = lax.mul(np.int8(100), np.int8(3), out_dtype=np.int32)
+    assert wide.dtype == np.int32 and int(wide) == 300
+    mixed = lax.mul(np.float16(2), np.float32(3), out_dtype="float32")
+    assert mixed.dtype == np.float32 and float(mixed) == 6.0
+    assert float(lax.mul(np.int32(3), 2.5, out_dtype=np.float32)) == 7.5
+    with pytest.raises(TypeError, match="lax.mul requires arguments to have the same dtypes"):
+        lax.mul(np.int8(1), np.int16(2))
+
+
 @given(data=st.data())
 def test_select_n_matches_numpy(data):
     dtype = data.draw(st.sampled_from(FLOATS + INTS + BOOL))

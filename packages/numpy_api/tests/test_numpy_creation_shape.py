@@ -701,6 +701,15 @@ def test_selection_details():
     assert jnp.trim_zeros(jnp.array([0, 0, 1, 0, 2, 0])).tolist() == [1, 0, 2]
     assert jnp.trim_zeros(jnp.array([0, 1, 0]), "f").tolist() == [1, 0]
     assert jnp.trim_zeros(jnp.array([0, 0])).tolist() == []
+    # N-d arrays and axis, as JAX 0.10.2 answers.
+    m = np.zeros((4, 5), np.float32)
+    m[1:3, 1:4] = 1
+    assert jnp.trim_zeros(m).shape == (2, 3) and jnp.trim_zeros(m, "f").shape == (3, 4)
+    assert jnp.trim_zeros(m, axis=0).shape == (2, 5)
+    assert jnp.trim_zeros(m, "fb", -1).shape == (4, 3)
+    assert jnp.trim_zeros(m, "").shape == (4, 5)
+    assert jnp.trim_zeros(np.zeros((3, 3))).shape == (0, 0)
+    assert jnp.trim_zeros(jnp.array(3.0)).shape == ()
     with pytest.raises(ConcretizationTypeError):
         jit(jnp.trim_zeros)(jnp.array([0, 1, 0]))
     with pytest.raises(ValueError, match="length equal"):

@@ -105,6 +105,22 @@ def test_device_put_donate():
     assert y.committed and y.tolist() == [0.0, 1.0, 2.0] and x.tolist() == y.tolist()
 
 
+def test_device_put_may_alias_and_src():
+    # As JAX 0.10.2: an Array already in place is returned as it is unless may_alias=False,
+    # which always makes a new buffer; may_alias and donate exclude each other.
+    x = R.device_put(np.arange(3.0))
+    assert R.device_put(x) is x and R.device_put(x, may_alias=True) is x
+    for target in (None, R.devices()[0]):
+        y = R.device_put(x, target, may_alias=False)
+        assert y is not x and y.unsafe_buffer_pointer() != x.unsafe_buffer_pointer()
+        assert y.tolist() == x.tolist() and y.committed == (target is not None)
+    pair = R.device_put([x, x], may_alias=[False, True])
+    assert pair[0] is not x and pair[1] is x
+    assert R.device_put(x, R.devices()[0], src=R.devices()[0]).tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(ValueError, match="may_alias and donate cannot be True at the same"):
+        R.device_put(x, donate=True, may_alias=True)
+
+
 def test_metadata():
     x = R.device_put(np.zeros((2, 3), np.float32))
     assert x.aval == ShapedArray((2, 3), np.float32)

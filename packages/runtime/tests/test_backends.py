@@ -67,6 +67,12 @@ def test_plugin_registry():
         backends._failed.pop("fake_gpu", None)
 
 
+def test_local_devices_takes_the_old_host_id_name_with_a_warning():
+    with pytest.warns(UserWarning, match="renamed from `host_id` to `process_index`"):
+        assert backends.local_devices(host_id=0) == backends.local_devices(0)
+    assert backends.local_devices(None, "cpu", None) == backends.devices()
+
+
 def test_num_cpu_devices_cannot_change_after_creation():
     backends.get_backend("cpu")
     with pytest.raises(RuntimeError, match="before the CPU backend is created"):

@@ -6,6 +6,14 @@ from modjax.tracecore.dtypes import *  # noqa: F403
 from modjax.tracecore.dtypes import __all__  # noqa: F401
 
 
+def issubdtype(a, b) -> bool:
+    """Return whether dtype ``a`` is ``b`` or lies in category ``b`` (``jax.dtypes.issubdtype``).
+
+    ``jax.numpy.issubdtype`` is the same test, its parameters named ``arg1``, ``arg2``.
+    """
+    return _tracecore_dtypes.issubdtype(a, b)
+
+
 def __getattr__(name: str):
     # bfloat16, float8_*, int4, ...: loaded on first use (see modjax.tracecore.dtypes).
     if name in NARROW_DTYPE_NAMES:  # noqa: F405

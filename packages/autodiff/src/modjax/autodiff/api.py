@@ -263,14 +263,21 @@ class _LinearizedJVP:
 
 
 @api_boundary
-def vjp(fun: Callable, *primals, has_aux: bool = False):
+def _check_no_reduce_axes(reduce_axes, what: str) -> None:
+    if reduce_axes:
+        raise NotImplementedError(f"reduce_axes argument to {what} is deprecated")
+
+
+def vjp(fun: Callable, *primals, has_aux: bool = False, reduce_axes=()):
     """Compute ``fun(*primals)`` and a function pulling cotangents back (jax.vjp).
 
     Return ``(primals_out, vjp_fun)`` (plus ``aux`` when ``has_aux``); ``vjp_fun(ct)``
     takes a cotangent with the structure, shapes and dtypes of ``primals_out`` and
     returns a tuple with one cotangent per primal (``float0`` zeros for integer ones).
     ``vjp_fun`` is a pytree (its residuals are leaves), so it can cross transformations.
+    ``reduce_axes`` is deprecated in JAX: only an empty one is accepted.
     """
+    _check_no_reduce_axes(reduce_axes, "vjp")
     _check_callable(fun)
     ps_flat, in_tree = tree_flatten(primals)
     ps_flat = [_canonical_numpy(p) for p in ps_flat]
@@ -545,6 +552,7 @@ def value_and_grad(
     has_aux: bool = False,
     holomorphic: bool = False,
     allow_int: bool = False,
+    reduce_axes=(),
 ) -> Callable:
     """Return a function computing ``fun`` and its gradient (jax.value_and_grad).
 
@@ -552,8 +560,10 @@ def value_and_grad(
     int gives one gradient, a tuple a tuple of them). ``fun`` must return a real scalar
     (complex with ``holomorphic=True``); with ``has_aux`` it returns ``(value, aux)``
     and the result is ``((value, aux), grad)``. Integer inputs need ``allow_int``
-    (their gradient is ``float0`` zeros).
+    (their gradient is ``float0`` zeros). ``reduce_axes`` is deprecated in JAX: only
+    an empty one is accepted.
     """
+    _check_no_reduce_axes(reduce_axes, "grad")
     _check_callable(fun)
     argnums = ensure_index(argnums)
 
@@ -615,11 +625,13 @@ def grad(
     has_aux: bool = False,
     holomorphic: bool = False,
     allow_int: bool = False,
+    reduce_axes=(),
 ) -> Callable:
     """Return a function computing the gradient of scalar-valued ``fun`` (jax.grad).
 
     Arguments as for ``value_and_grad``; with ``has_aux`` the result is ``(grad, aux)``.
     """
+    _check_no_reduce_axes(reduce_axes, "grad")
     value_and_grad_f = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @wraps_transform(fun, _GRAD_DOC, argnums=ensure_index(argnums))
@@ -633,13 +645,15 @@ def grad(
 # --- linear_transpose -------------------------------------------------------------------
 
 
-def linear_transpose(fun: Callable, *primals) -> Callable:
+def linear_transpose(fun: Callable, *primals, reduce_axes=()) -> Callable:
     """Return the transpose of ``fun``, which is promised to be linear (jax.linear_transpose).
 
     ``primals`` (arrays, ``ShapeDtypeStruct``s or pytrees of them) give only the input
     types. The result maps a cotangent of ``fun``'s output to a tuple of cotangents of
     its inputs, of exactly the primals' dtypes. Integer inputs are not supported.
+    ``reduce_axes`` is deprecated in JAX: only an empty one is accepted.
     """
+    _check_no_reduce_axes(reduce_axes, "transpose")
     _check_callable(fun)
     ps_flat, in_tree = tree_flatten(primals)
     in_avals = [arg_aval(x) for x in ps_flat]

@@ -309,12 +309,13 @@ def deflinear(primitive: Primitive, transpose_rule: TransposeRule) -> None:
     transpose_rules[primitive] = transpose_rule
 
 
-def defbilinear(primitive: Primitive, lhs_rule: Callable, rhs_rule: Callable) -> None:
-    """Declare a binary ``primitive`` linear in each operand separately (``ad.defbilinear``).
+def defbilinear(prim: Primitive, lhs_rule: Callable, rhs_rule: Callable) -> None:
+    """Declare a binary ``prim`` linear in each operand separately (``ad.defbilinear``).
 
     Its JVP is ``f(tx, y) + f(x, ty)``. When transposing, ``lhs_rule(ct, x, y, **params)``
     gives the cotangent of ``x`` (an ``UndefinedPrimal``) and ``rhs_rule`` that of ``y``.
     """
+    primitive = prim
     defjvp(
         primitive,
         lambda g, x, y, **params: primitive.bind(g, y, **params),

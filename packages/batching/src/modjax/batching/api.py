@@ -53,6 +53,7 @@ def vmap(
     axis_name: Any = None,
     axis_size: int | None = None,
     spmd_axis_name: Any = None,
+    sum_match: bool = False,
 ) -> Callable:
     """Return a version of ``fun`` mapped over an axis of its arguments (jax.vmap).
 
@@ -65,6 +66,8 @@ def vmap(
     for ``axis_index`` and collectives; ``axis_size`` gives the size when no
     argument is mapped (and must agree with mapped arguments otherwise).
     ``spmd_axis_name`` is recorded in the axis data for sharding-aware rules.
+    With ``sum_match``, a mapped output whose ``out_axes`` is None is summed over
+    the mapped axis instead of being an error.
     """
     check_callable(fun)
     if spmd_axis_name is not None and not isinstance(spmd_axis_name, tuple):
@@ -104,7 +107,7 @@ def vmap(
             out_tree_value = tree_unflatten(treedef, [_LEAF] * treedef.num_leaves)
             dests = _flatten_axes("vmap out_axes", out_tree_value, out_axes)
             outs = [
-                _match_output(axis_data, i, val, dim, dst, treedef)
+                _match_output(axis_data, i, val, dim, dst, treedef, sum_match)
                 for i, (val, dim, dst) in enumerate(zip(vals, dims, dests, strict=True))
             ]
         return tree_unflatten(treedef, outs)
@@ -287,7 +290,7 @@ def _inconsistent_sizes_message(fun, args, kwargs, args_flat, in_axes_flat, size
 # --- outputs ------------------------------------------------------------------------------
 
 
-def _match_output(axis_data: AxisData, i: int, val, dim, dst, treedef):
+def _match_output(axis_data: AxisData, i: int, val, dim, dst, treedef, sum_match=False):
     try:
         aval = to_aval(val)
     except TypeError:
@@ -299,6 +302,8 @@ def _match_output(axis_data: AxisData, i: int, val, dim, dst, treedef):
     if dst is None:
         if dim is None:
             return val
+        if sum_match:
+            return _sum_over(val, dim)
         if axis_data.name is not None:
             raise ValueError(
                 f"vmap has mapped output (axis_name={axis_data.name}) but out_axes is {dst}"
@@ -311,3 +316,15 @@ def _match_output(axis_data: AxisData, i: int, val, dim, dst, treedef):
         )
     ndim = len(aval.shape) + (dim is None)
     return matchaxis(axis_data.size, dim, canonicalize_axis(dst, ndim), val)
+
+
+def _sum_over(val, axis: int):
+    """``val`` summed over ``axis``, with the array library's ``sum`` (vmap's ``sum_match``)."""
+    try:
+        total = val.sum
+    except AttributeError:
+        raise NotImplementedError(
+            f"vmap(sum_match=True) sums a mapped output with its .sum method, which "
+            f"{type(val).__name__} lacks (import modjax.numpy to give arrays one)"
+        ) from None
+    return total(axis)

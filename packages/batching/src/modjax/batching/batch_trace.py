@@ -38,6 +38,7 @@ from modjax.tracecore.core import (
 )
 from modjax.tracecore.leaks import check_leaks, check_tracer_leaks
 from modjax.tracecore.state import AbstractRef
+from modjax.tracecore.tracing import register_axis_env_binder
 
 __all__ = [
     "not_mapped",
@@ -132,6 +133,10 @@ def extend_axis_env(axis_data: AxisData):
         yield
     finally:
         env.frames = saved
+
+
+# make_jaxpr(axis_env=[(name, size), ...]) binds its names here.
+register_axis_env_binder(lambda name, size: extend_axis_env(AxisData(name, size)))
 
 
 # --- tracers and the trace ---------------------------------------------------------------

@@ -432,14 +432,25 @@ def _all_gather_batcher(
 axis_primitive_batchers[all_gather_p] = _all_gather_batcher
 
 
-def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False):
+_ALL_GATHER_TO = ("varying", "reduced", "invarying")
+
+
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to="varying"):
     """Gather ``x`` (a pytree) from every member of ``axis_name`` (jax.lax.all_gather).
 
     The members' values are stacked along a new axis ``axis`` (concatenated along
     the existing axis ``axis`` when ``tiled``). ``axis_index_groups`` (lists of
     positions along the axis, of one size) gathers within each group only
-    (over shard_map's and pmap's axes, not vmap's).
+    (over shard_map's and pmap's axes, not vmap's). ``to`` is the result's
+    manual axis type: only JAX's default, ``"varying"``, is supported.
     """
+    if to not in _ALL_GATHER_TO:
+        raise ValueError(
+            "Got unexpected `to` value for `jax.lax.all_gather`. Allowed `to` values are: "
+            f"{set(_ALL_GATHER_TO)}"
+        )
+    if to != "varying":
+        raise NotImplementedError(f"lax.all_gather(to={to!r}): only to='varying' is supported")
     names = _single_name("all_gather", axis_name)
     _check_bound(names)
     groups, size = _group_params("all_gather", axis_index_groups, _axis_size(names))

@@ -334,8 +334,14 @@ def axis_index(axis_name):
 # --- putting batch dims where rules want them ---------------------------------------------------
 
 
-def bdim_at_front(x, bdim: int | None, size: int):
-    """Return ``x`` with its batch axis at 0, broadcasting it if unbatched (jax's bdim_at_front)."""
+def bdim_at_front(x, bdim: int | None, size: int, mesh_axis=None):
+    """Return ``x`` with its batch axis at 0, broadcasting it if unbatched (jax's bdim_at_front).
+
+    ``mesh_axis`` (JAX's explicit mesh axis of the batch, for a sharded broadcast)
+    must be None: batching here has no mesh axes of its own.
+    """
+    if mesh_axis is not None:
+        raise NotImplementedError(f"bdim_at_front(mesh_axis={mesh_axis!r}): only None")
     if bdim is None:
         return broadcast_batch_p.bind(x, size=size, axis=0)
     return moveaxis(x, bdim, 0)

@@ -1005,8 +1005,15 @@ def sub(x, y):
     return _bind_binary(sub_p, x, y)
 
 
-def mul(x, y):
-    """Multiply ``x`` and ``y`` elementwise (jax.lax.mul)."""
+def mul(x, y, *, out_dtype=None):
+    """Multiply ``x`` and ``y`` elementwise (jax.lax.mul).
+
+    With ``out_dtype`` the operands (which may then differ in dtype) are converted
+    to it before multiplying, so the product has that dtype.
+    """
+    if out_dtype is not None:
+        out_dtype = dtypes.check_and_canonicalize_user_dtype(out_dtype, "mul")
+        x, y = convert_element_type(x, out_dtype), convert_element_type(y, out_dtype)
     return _bind_binary(mul_p, x, y)
 
 

@@ -21,6 +21,7 @@ from modjax.autodiff import Zero, jvp, jvp_rules
 from modjax.batching import batching_rules, bdim_at_front
 from modjax.lowering import hlo, ir, ir_type, lower_jaxpr_inline, register_lowering
 from modjax.runtime import apply_primitive
+from modjax.sharding.constraint import resharded_result
 from modjax.tracecore import make_jaxpr, tree_util
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive, Tracer
@@ -224,7 +225,9 @@ def _monoid(computation, dtype, init):
     return None
 
 
-def reduce(operands, init_values, computation: Callable, dimensions: Sequence[int]):
+def reduce(
+    operands, init_values, computation: Callable, dimensions: Sequence[int], out_sharding=None
+):
     """Reduce ``operands`` over ``dimensions`` with ``computation`` (jax.lax.reduce).
 
     ``operands`` and ``init_values`` are matching pytrees (arrays of one shape,
@@ -232,7 +235,15 @@ def reduce(operands, init_values, computation: Callable, dimensions: Sequence[in
     be associative and commutative, with the init values as identity. Known
     monoids bind ``reduce_sum``/``reduce_max``/...; other computations are
     traced to a jaxpr and lowered as the region of ``stablehlo.reduce``.
+    ``out_sharding`` (a NamedSharding, or a PartitionSpec on the current mesh)
+    is the sharding of every result.
     """
+    if out_sharding is not None:
+        out = reduce(operands, init_values, computation, dimensions)
+        avals = [aval_of(x) for x in tree_util.tree_leaves(operands)]
+        return tree_util.tree_map(
+            lambda r: resharded_result(r, out_sharding, "reduce", avals, operation=True), out
+        )
     flat_ops, tree = tree_util.tree_flatten(operands)
     flat_inits, init_tree = tree_util.tree_flatten(init_values)
     if tree != init_tree:

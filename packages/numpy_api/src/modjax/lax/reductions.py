@@ -19,6 +19,7 @@ from modjax.autodiff import defjvp_zero, deflinear, jvp_rules
 from modjax.batching import defreducer
 from modjax.lowering import hlo, ir, ir_type, register_lowering
 from modjax.runtime import apply_primitive
+from modjax.sharding.constraint import resharded_result
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive, to_aval
@@ -255,9 +256,16 @@ def _axes(axes) -> tuple[int, ...]:
         raise TypeError(f"reduction axes must be a sequence of integers, got {axes!r}") from None
 
 
-def reduce_sum(operand, axes: Sequence[int]):
-    """Sum ``operand`` over ``axes`` (jax.lax.reduce_sum)."""
-    return reduce_sum_p.bind(operand, axes=_axes(axes))
+def reduce_sum(operand, axes: Sequence[int], *, out_sharding=None):
+    """Sum ``operand`` over ``axes`` (jax.lax.reduce_sum).
+
+    ``out_sharding`` (a NamedSharding, or a PartitionSpec on the current mesh) is
+    the result's sharding.
+    """
+    out = reduce_sum_p.bind(operand, axes=_axes(axes))
+    if out_sharding is None:
+        return out
+    return resharded_result(out, out_sharding, "reduce_sum", [to_aval(operand)], operation=True)
 
 
 def reduce_prod(operand, axes: Sequence[int]):

@@ -25,9 +25,10 @@ from modjax.autodiff import defjvp_zero
 from modjax.batching import batching_rules, moveaxis
 from modjax.lowering import dtype_to_ir_type, hlo, ir, ir_constant, ir_type, register_lowering
 from modjax.runtime import apply_primitive
+from modjax.sharding.constraint import resharded_result
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray, canonicalize_shape
-from modjax.tracecore.core import Primitive
+from modjax.tracecore.core import Primitive, to_aval
 from modjax.tracecore.parse import register_param_parser
 from modjax.tracecore.pretty import register_param_printer
 
@@ -124,19 +125,24 @@ register_param_printer(rng_bit_generator_p, "algorithm", lambda a: RandomAlgorit
 register_param_parser(rng_bit_generator_p, "algorithm", lambda text: RandomAlgorithm[text])
 
 
-def rng_bit_generator(key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG_DEFAULT):
+def rng_bit_generator(
+    key, shape, dtype=np.uint32, algorithm=RandomAlgorithm.RNG_DEFAULT, *, out_sharding=None
+):
     """Return ``(new_key, bits)``: XLA's stateless bit generator (jax.lax.rng_bit_generator).
 
     ``key`` is uint32[4] (or uint64[2]); ``dtype`` an unsigned integer dtype
     (uint64 needs x64). The bits depend on the platform's algorithm.
+    ``out_sharding`` (a NamedSharding, or a PartitionSpec on the current mesh)
+    is the sharding of the bits.
     """
     shape = canonicalize_shape(shape)
     dt = np.dtype(dtype)
     if dt not in _OUT_DTYPES or dtypes.canonicalize_dtype(dt) != dt:
         raise TypeError(f"rng_bit_generator: unsupported dtype {dt}")
-    return tuple(
-        rng_bit_generator_p.bind(key, shape=shape, dtype=dt, algorithm=RandomAlgorithm(algorithm))
+    new_key, bits = rng_bit_generator_p.bind(
+        key, shape=shape, dtype=dt, algorithm=RandomAlgorithm(algorithm)
     )
+    return new_key, resharded_result(bits, out_sharding, "rng_bit_generator", [to_aval(key)])
 
 
 # --- rng_uniform -------------------------------------------------------------------------------

@@ -27,9 +27,13 @@ from modjax.batching import (
     shift_axes,
 )
 from modjax.lowering import hlo, ir_type, register_lowering
-from modjax.runtime import apply_primitive
+from modjax.runtime import apply_primitive, device_put
 from modjax.sharding import reshard, with_sharding_constraint
-from modjax.sharding.constraint import operation_out_sharding, placed_out_sharding
+from modjax.sharding.constraint import (
+    operation_out_sharding,
+    placed_out_sharding,
+    resharded_result,
+)
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray, canonicalize_shape, sharding_entries
 from modjax.tracecore.core import Primitive, to_aval
@@ -735,14 +739,19 @@ def iota(dtype, size: int):
     return broadcasted_iota(dtype, (size,), 0)
 
 
-def broadcasted_iota(dtype, shape: Sequence[int], dimension: int):
-    """Return an array of ``shape`` counting along ``dimension`` (jax.lax.broadcasted_iota)."""
+def broadcasted_iota(dtype, shape: Sequence[int], dimension: int, *, out_sharding=None):
+    """Return an array of ``shape`` counting along ``dimension`` (jax.lax.broadcasted_iota).
+
+    ``out_sharding`` (a NamedSharding, or a PartitionSpec on the current mesh) is
+    the result's sharding.
+    """
     dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "broadcasted_iota")
     try:
         shape = tuple(operator.index(d) for d in shape)
     except TypeError:
         raise TypeError(f"iota shape must be a sequence of integers, got {shape!r}") from None
-    return iota_p.bind(dtype=dtype, shape=shape, dimension=operator.index(dimension))
+    out = iota_p.bind(dtype=dtype, shape=shape, dimension=operator.index(dimension))
+    return resharded_result(out, out_sharding, "broadcasted_iota")
 
 
 def _copy_lowering(ctx, x):
@@ -775,12 +784,15 @@ def _full_extended(shape, fill_value, dtype):
     return rule(canonicalize_shape(shape), fill_value, dtype)
 
 
-def full(shape: Sequence[int], fill_value, dtype=None):
+def full(shape: Sequence[int], fill_value, dtype=None, *, sharding=None):
     """Return an array of ``shape`` filled with the scalar ``fill_value`` (jax.lax.full).
 
     Without ``dtype`` the result takes ``fill_value``'s dtype and weak type
-    (``full((2,), 3)`` is a weakly typed int32 array).
+    (``full((2,), 3)`` is a weakly typed int32 array). The result is put on
+    ``sharding`` when given (as ``device_put``).
     """
+    if sharding is not None:
+        return device_put(full(shape, fill_value, dtype), sharding)
     shape = canonicalize_shape(shape)
     fill_shape = _shape_of(fill_value)
     if fill_shape:
@@ -818,11 +830,14 @@ def _as_dtype(value, dtype):
     return _convert_element_type(value, dtype, weak_type=False)
 
 
-def full_like(x, fill_value, dtype=None, shape=None):
+def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     """Return ``fill_value`` in the shape and dtype of ``x`` unless given (jax.lax.full_like).
 
-    The result is weakly typed when ``x`` is and no ``dtype`` is given.
+    The result is weakly typed when ``x`` is and no ``dtype`` is given. It is put
+    on ``sharding`` when given (as ``device_put``); without it it has ``x``'s type.
     """
+    if sharding is not None:
+        return device_put(full_like(x, fill_value, dtype, shape), sharding)
     aval = aval_of(x)
     weak = dtype is None and aval.weak_type
     if dtype is None:

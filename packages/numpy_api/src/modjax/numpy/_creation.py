@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -142,13 +143,32 @@ def _stack_nested(obj: Any, dtype: np.dtype) -> Any:
     return convert(obj, dtype, False)
 
 
+def _positional_array_options(args: tuple, copy, order, ndmin) -> list:
+    """``copy, order, ndmin`` of ``jnp.array`` given (deprecated) as positional arguments."""
+    if len(args) > 3:
+        raise TypeError(
+            f"array() takes at most 5 positional arguments but {len(args) + 2} were given"
+        )
+    given = [copy, order, ndmin]
+    for i, name in enumerate(("copy", "order", "ndmin")):
+        if i < len(args) and given[i] != [True, "K", 0][i]:
+            raise TypeError(f"array() got multiple values for argument '{name}'")
+    warnings.warn(
+        "Passing the copy, order, and ndmin arguments to jnp.array positionally is "
+        "deprecated. Use keyword arguments instead.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return (list(args) + given[len(args) :])[:3]
+
+
 def array(
     object: Any,
     dtype: Any = None,
+    *args: Any,
     copy: bool = True,
     order: str | None = "K",
     ndmin: int = 0,
-    *,
     device: Any = None,
     out_sharding: Any = None,
 ):  # noqa: A002
@@ -159,8 +179,11 @@ def array(
     a NamedSharding is a sharding constraint, as in JAX) when given, or resharded
     to ``out_sharding`` (ignored where JAX 0.10.2 ignores it: see
     :func:`_out_sharding_for`). A Python int out of the default
-    integer range raises OverflowError, as in JAX.
+    integer range raises OverflowError, as in JAX. ``copy``, ``order`` and ``ndmin``
+    passed positionally still work, with JAX's DeprecationWarning.
     """
+    if args:
+        copy, order, ndmin = _positional_array_options(args, copy, order, ndmin)
     out_sharding = _out_sharding_for(object, dtype, copy, ndmin, device, out_sharding)
     named = _named_sharding(device)
     if out_sharding is None and named is None:
@@ -419,9 +442,9 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None, out_
     return _with_out_sharding(out, out_sharding, device, "jnp.ones_like")
 
 
-def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device=None):
-    """Return zeros with the shape and dtype of ``a`` (jax.numpy.empty_like)."""
-    return _like("empty_like", a, 0, dtype, shape)
+def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device=None):
+    """Return zeros with the shape and dtype of ``prototype`` (jax.numpy.empty_like)."""
+    return _placed(_like("empty_like", prototype, 0, dtype, shape), device, None)
 
 
 def full_like(

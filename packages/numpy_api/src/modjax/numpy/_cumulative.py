@@ -17,8 +17,10 @@ from typing import Any
 import numpy as np
 from modjax import lax
 from modjax.lax._common import kind
+from modjax.sharding.constraint import operation_out_sharding, resharded_result
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import concrete_or_error
+from modjax.tracecore.sharding_types import ShardingTypeError
 
 from ._eager_jit import compile_on_arrays
 from ._util import (
@@ -241,14 +243,26 @@ def _scatter_add_1d(length: int, indices, updates, dtype):
     return scatter_add(zeros, index, updates, dn, mode="drop")
 
 
-def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None):
+def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None, out_sharding=None):
     """Count the occurrences of each non-negative integer in ``x`` (jax.numpy.bincount).
 
     The result has ``length`` bins (by default ``max(x) + 1``, at least
     ``minlength``: that needs a concrete ``x``, so pass ``length`` under ``jit``);
     negative values count in bin 0 and values past the last bin are dropped,
-    as in JAX. With ``weights``, bins sum the weights instead.
+    as in JAX. With ``weights``, bins sum the weights instead. ``out_sharding``
+    (a replicated NamedSharding, or PartitionSpec on the current mesh) is the result's.
     """
+    if out_sharding is not None:
+        operation_out_sharding(out_sharding, "jnp.bincount")  # JAX's errors come first
+        spec = getattr(out_sharding, "spec", out_sharding)
+        if any(entry is not None for entry in spec):
+            raise ShardingTypeError(
+                "out_sharding passed to `jnp.bincount` can only be fully replicated or fully "
+                "unreduced along all mesh axes"
+            )
+        out = bincount(x, weights, minlength, length=length)
+        operands = [aval(_asarray("bincount", x))]
+        return resharded_result(out, out_sharding, "jnp.bincount", operands)
     arr = _asarray("bincount", x)
     if kind(aval(arr).dtype) not in "iu":
         raise TypeError(

@@ -202,9 +202,9 @@ def reshape(
     raise ValueError(f"reshape: order must be 'C' or 'F', got {order!r}")
 
 
-def ravel(a: Any, order: str = "C"):
-    """Flatten ``a`` to one dimension (jax.numpy.ravel)."""
-    return reshape(a, (-1,), order)
+def ravel(a: Any, order: str = "C", *, out_sharding=None):
+    """Flatten ``a`` to one dimension (jax.numpy.ravel); ``out_sharding`` as ``reshape``'s."""
+    return reshape(a, (-1,), order, out_sharding=out_sharding)
 
 
 def transpose(a: Any, axes: Sequence[int] | None = None):
@@ -860,22 +860,35 @@ def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)):
 # --- trimming -------------------------------------------------------------------------------
 
 
-def trim_zeros(filt: Any, trim: str = "fb"):
-    """Drop the leading (``f``) and/or trailing (``b``) zeros of a 1-d array (jax.numpy.trim_zeros).
+def trim_zeros(filt: Any, trim: str = "fb", axis: int | Sequence[int] | None = None):
+    """Drop the leading (``f``) and/or trailing (``b``) zeros of ``filt`` (jax.numpy.trim_zeros).
 
-    The result's size depends on the values, so ``filt`` must be concrete.
+    Along each axis of ``axis`` (all by default) the result keeps the span of
+    slices holding a nonzero element. Its size depends on the values, so
+    ``filt`` must be concrete.
     """
     filt = _array(filt, "trim_zeros")
     values = np.asarray(concrete_or_error(filt, "the `filt` argument of trim_zeros()"))
-    if values.ndim != 1:
-        raise ValueError(f"trim_zeros requires a 1-d array, got shape {values.shape}")
-    nonzero = np.flatnonzero(values)
+    ndim = values.ndim
+    if axis is None:
+        axes = set(range(ndim))
+    else:
+        axes = {canonicalize_axis(a, ndim) for a in ((axis,) if np.ndim(axis) == 0 else axis)}
     trim = trim.lower()
-    if nonzero.size == 0:
-        return _slice_axis(filt, 0, 0, 0)
-    start = int(nonzero[0]) if "f" in trim else 0
-    stop = int(nonzero[-1]) + 1 if "b" in trim else values.shape[0]
-    return _slice_axis(filt, start, stop, 0)
+    if not axes or ("f" not in trim and "b" not in trim):
+        return filt
+
+    def span(ax: int) -> slice:
+        if ax not in axes:
+            return slice(None)
+        nonzero = np.flatnonzero(values.any(axis=tuple(i for i in range(ndim) if i != ax)))
+        if nonzero.size == 0:
+            return slice(0, 0)
+        start = int(nonzero[0]) if "f" in trim else None
+        stop = int(nonzero[-1]) + 1 if "b" in trim else None
+        return slice(start, stop)
+
+    return filt[tuple(span(ax) for ax in range(ndim))]
 
 
 # --- dtypes and copies ----------------------------------------------------------------------

@@ -795,12 +795,33 @@ def percentile(
     keepdims=False,
     *,
     weights=None,
+    out_sharding=None,
 ):
-    """Return the ``q``-th percentiles over ``axis`` (jax.numpy.percentile)."""
+    """Return the ``q``-th percentiles over ``axis`` (jax.numpy.percentile).
+
+    With ``out_sharding`` (a NamedSharding, or a PartitionSpec on the current
+    mesh) the percentiles are computed with the mesh's explicit axes automatic
+    and the result takes that sharding, as in JAX.
+    """
     q = _percent(q)
-    return _quantile(
-        "percentile", a, q, axis, out, method, keepdims, False, weights, overwrite_input
-    )
+
+    def percentiles(a, q, weights):
+        return _quantile(
+            "percentile", a, q, axis, out, method, keepdims, False, weights, overwrite_input
+        )
+
+    if out_sharding is not None:
+        from modjax.sharding import auto_axes, reshard  # noqa: PLC0415 - only sharded programs
+        from modjax.sharding.constraint import out_named_sharding  # noqa: PLC0415
+
+        a = _asarray("percentile", a)
+        sharding = out_named_sharding(out_sharding, "jnp.percentile", [aval(a)])
+        explicit = () if sharding is None else sharding.mesh.explicit_axes
+        if explicit:
+            return auto_axes(percentiles, out_sharding=sharding, axes=explicit)(a, q, weights)
+        if sharding is not None:
+            return reshard(percentiles(a, q, weights), sharding)
+    return percentiles(a, q, weights)
 
 
 def nanpercentile(

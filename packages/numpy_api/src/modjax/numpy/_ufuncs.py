@@ -311,7 +311,10 @@ def _trunc(x):
     return _where(lax.lt(x, _zero(x)), lax.ceil(x), lax.floor(x))
 
 
-trunc = _integral_identity(_trunc, "trunc", "Round toward zero")
+def trunc(x):
+    """Round toward zero elementwise; integers are returned unchanged (jax.numpy.trunc)."""
+    (x,) = promote_args("trunc", x)
+    return _as_array(x) if kind(_dtype(x)) in "biu" else _trunc(x)
 
 
 def _round_even(x):
@@ -388,7 +391,9 @@ def isinf(x, /):
 
 
 def _isinf_signed(name: str, value: float):
-    def fn(x, /):
+    def fn(x, /, out=None):
+        if out is not None:
+            raise NotImplementedError("The 'out' argument to isneginf/isposinf is not supported.")
         (x,) = promote_args(name, x)
         dtype = _dtype(x)
         if kind(dtype) == "c":
@@ -497,7 +502,7 @@ def angle(z, deg: bool = False):
     return rad2deg(out) if deg else out
 
 
-def isreal(x, /):
+def isreal(x):
     """Tell elementwise whether the imaginary part of ``x`` is zero (jax.numpy.isreal)."""
     (x,) = promote_args("isreal", x)
     if kind(_dtype(x)) != "c":
@@ -505,7 +510,7 @@ def isreal(x, /):
     return lax.eq(lax.imag(x), np.zeros((), lax._common.real_dtype(_dtype(x))))
 
 
-def iscomplex(x, /):
+def iscomplex(x):
     """Tell elementwise whether the imaginary part of ``x`` is nonzero (jax.numpy.iscomplex)."""
     return logical_not(isreal(x))
 
@@ -523,7 +528,7 @@ def sinc(x, /):
     return _where(is_zero, _full_like(x, 1), lax.div(lax.sin(safe), safe))
 
 
-def i0(x, /):
+def i0(x):
     """Compute the modified Bessel function of the first kind, order 0 (jax.numpy.i0)."""
     (x,) = promote_args_inexact("i0", x)
     if kind(_dtype(x)) == "c":
@@ -989,7 +994,7 @@ def heaviside(x1, x2, /):
 
 
 def _fminmax(name: str, compare):
-    def fn(x1, x2, /):
+    def fn(x1, x2):
         x1, x2 = promote_args(name, x1, x2)
         x1, x2 = broadcast_all(x1, x2)
         if kind(_dtype(x1)) in "biu":
@@ -1119,13 +1124,13 @@ def _int_args(name, x1, x2):
     return broadcast_all(_as_array(x1), _as_array(x2))
 
 
-def gcd(x1, x2, /):
+def gcd(x1, x2):
     """Return the greatest common divisor of ``|x1|`` and ``|x2|`` (jax.numpy.gcd)."""
     x1, x2 = _int_args("gcd", x1, x2)
     return _gcd(x1, x2)
 
 
-def lcm(x1, x2, /):
+def lcm(x1, x2):
     """Return the least common multiple of ``|x1|`` and ``|x2|`` (jax.numpy.lcm)."""
     x1, x2 = _int_args("lcm", x1, x2)
     g = _gcd(x1, x2)

@@ -56,9 +56,9 @@ __all__ = [
 ]
 
 
-def key_dtype(impl=None) -> KeyTy:
+def key_dtype(impl_spec=None) -> KeyTy:
     """Return the dtype of typed keys of an implementation (jax.random.key_dtype)."""
-    return KeyTy(resolve_prng_impl(impl))
+    return KeyTy(resolve_prng_impl(impl_spec))
 
 
 # --- checking keys -------------------------------------------------------------------------------

@@ -257,7 +257,12 @@ def _put_leaf(x: Any, sharding: Sharding | None, committed: bool):
 
 
 def device_put(
-    x: Any, device: Device | Sharding | MemorySpace | None = None, *, donate: bool = False
+    x: Any,
+    device: Device | Sharding | MemorySpace | None = None,
+    *,
+    src: Any = None,
+    donate: Any = False,
+    may_alias: Any = None,
 ):
     """Place ``x`` (a pytree of arrays and scalars) on ``device`` (``jax.device_put``).
 
@@ -269,23 +274,42 @@ def device_put(
     may move them); an explicit target commits the result to it. numpy arrays
     are copied (never aliased) and their dtype canonicalized; Python scalars
     become weakly typed arrays. With ``donate=True`` the source Arrays are
-    deleted once copied.
+    deleted once copied; with ``may_alias=False`` the result is always a new
+    buffer (by default an Array already in place is returned as it is).
+    ``src`` names where ``x`` is (recorded under a trace; eagerly it is known).
+    ``src``, ``donate`` and ``may_alias`` may also be pytree prefixes of ``x``.
     """
     leaves, treedef = tree_flatten(x)
+    donates = _per_leaf(donate, x, leaves)
+    aliases = _per_leaf(may_alias, x, leaves)
+    if any(d and a for d, a in zip(donates, aliases, strict=True)):
+        raise ValueError("may_alias and donate cannot be True at the same time.")
+    copies = [a is not None and not a for a in aliases]
+    targets = [device] * len(leaves) if _is_target(device) else _broadcast_targets(device, x)
+    if any(_records_equation(t, [leaf]) for t, leaf in zip(targets, leaves, strict=True)) or (
+        _is_target(device) and _records_equation(device, leaves)
+    ):  # one device_put equation, as JAX records it
+        srcs = _per_leaf(src, x, leaves)
+        return tree_unflatten(treedef, _bind_put(leaves, targets, srcs, donates, copies))
     if _is_target(device):
-        if _records_equation(device, leaves):  # one device_put equation, as JAX records it
-            return tree_unflatten(treedef, _bind_put(leaves, [device] * len(leaves), donate))
         out = _put_leaves(leaves, device)
-    else:  # a pytree prefix of x: one target per leaf (JAX's rule)
-        targets = _broadcast_targets(device, x)
-        if any(_records_equation(t, [leaf]) for t, leaf in zip(targets, leaves, strict=True)):
-            return tree_unflatten(treedef, _bind_put(leaves, targets, donate))
+    else:
         out = [_put_leaves([leaf], t)[0] for leaf, t in zip(leaves, targets, strict=True)]
-    if donate:
-        for leaf, new in zip(leaves, out, strict=True):
-            if type(leaf) is ArrayImpl and new is not leaf and not _shares_buffers(leaf, new):
+    for i, (leaf, new) in enumerate(zip(leaves, out, strict=True)):
+        if type(leaf) is not ArrayImpl or (new is not leaf and not _shares_buffers(leaf, new)):
+            if donates[i] and type(leaf) is ArrayImpl:
                 leaf.delete()
+            continue
+        if copies[i]:
+            out[i] = _xla.copy_to_devices(new, new.sharding)
     return tree_unflatten(treedef, out)
+
+
+def _per_leaf(option: Any, x: Any, leaves: list) -> list:
+    """One value of a ``device_put`` option per leaf of ``x`` (the option or a prefix of x)."""
+    if not isinstance(option, tuple | list | dict):
+        return [option] * len(leaves)
+    return _broadcast_targets(option, x)
 
 
 def _is_target(device: Any) -> bool:
@@ -315,11 +339,17 @@ def _broadcast_targets(prefix: Any, x: Any) -> list:
     return out
 
 
-def _bind_put(leaves: list, targets: list, donate: bool) -> list:
-    semantics = CopySemantics.DONATE_INPUT if donate else CopySemantics.REUSE_INPUT
-    n = len(leaves)
+def _bind_put(leaves: list, targets: list, srcs: list, donates: list, copies: list) -> list:
+    semantics = tuple(
+        CopySemantics.DONATE_INPUT
+        if donate
+        else CopySemantics.ALWAYS_COPY
+        if copy
+        else CopySemantics.REUSE_INPUT
+        for donate, copy in zip(donates, copies, strict=True)
+    )
     return device_put_p.bind(
-        *leaves, devices=tuple(targets), srcs=(None,) * n, copy_semantics=(semantics,) * n
+        *leaves, devices=tuple(targets), srcs=tuple(srcs), copy_semantics=semantics
     )
 
 
@@ -373,14 +403,24 @@ device_put_p.def_abstract_eval(_put_abstract_eval)
 memory_space_rules[device_put_p] = _put_memory_spaces
 device_put_p.def_impl(
     lambda *xs, devices, srcs, copy_semantics: [
-        device_put(x, d, donate=c == CopySemantics.DONATE_INPUT)
+        device_put(
+            x,
+            d,
+            donate=c == CopySemantics.DONATE_INPUT,
+            may_alias=False if c == CopySemantics.ALWAYS_COPY else None,
+        )
         for x, d, c in zip(xs, devices, copy_semantics, strict=True)
     ]
 )
 
 
 def explicit_device_put(
-    x: Any, device: Device | Sharding | MemorySpace | None = None, *, donate: bool = False
+    x: Any,
+    device: Device | Sharding | MemorySpace | None = None,
+    *,
+    src: Any = None,
+    donate: Any = False,
+    may_alias: Any = None,
 ):
     """``device_put`` as a user calls it: its transfers are *explicit* (``jax.device_put``).
 
@@ -389,7 +429,7 @@ def explicit_device_put(
     of a numpy array, count as implicit, as in JAX).
     """
     with _xla.explicit_transfer("explicit_device_put"):
-        return device_put(x, device, donate=donate)
+        return device_put(x, device, src=src, donate=donate, may_alias=may_alias)
 
 
 def device_get(x: Any):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -272,8 +273,22 @@ def devices(backend: str | Backend | None = None) -> list[Device]:
     return get_backend(backend).devices()
 
 
-def local_devices(process_index: int | None = None, backend: str | Backend | None = None):
-    """Return the devices of ``backend`` attached to this process (``jax.local_devices``)."""
+def local_devices(
+    process_index: int | None = None,
+    backend: str | Backend | None = None,
+    host_id: int | None = None,
+):
+    """Return the devices of ``backend`` attached to this process (``jax.local_devices``).
+
+    ``host_id`` is the old name of ``process_index`` (a warning says so, as in JAX).
+    """
+    if host_id is not None:
+        warnings.warn(
+            "The argument to jax.local_devices has been renamed from `host_id` to "
+            "`process_index`. This alias will eventually be removed; please update your code.",
+            stacklevel=2,
+        )
+        process_index = host_id
     client = get_backend(backend)
     index = client.process_index() if process_index is None else process_index
     return [d for d in client.devices() if d.process_index == index]

@@ -378,7 +378,9 @@ def one_device_placement(leaves, inner, ins=None, outs=None) -> tuple[Device | S
     """
     given_in = [s for s in ins or () if type(s) is SingleDeviceSharding]
     if given_in:  # arguments with a given sharding go there, wherever they are committed
-        leaves = [x for x, s in zip(leaves, ins, strict=True) if type(s) is not SingleDeviceSharding]
+        leaves = [
+            x for x, s in zip(leaves, ins, strict=True) if type(s) is not SingleDeviceSharding
+        ]
     device, committed = placement(leaves)
     if isinstance(device, SpmdTarget):  # a committed multi-device argument decides
         return device, committed

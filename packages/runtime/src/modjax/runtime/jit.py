@@ -34,12 +34,12 @@ from modjax.tracecore.wrapped_fun import check_callable
 
 from . import cpp_dispatch
 from .backends import Device, local_devices
-from .sharding import SingleDeviceSharding
 from .eval_shape import eval_shape
 from .fast_path_cpp import cpp_wrapper
 from .fast_path_python import python_wrapper
 from .jit_function import JitFunction, clear_caches
 from .jit_primitive import jit_p
+from .sharding import SingleDeviceSharding
 from .stages import Compiled, Lowered, Traced, aot_lower, aot_trace, jit_eval_shape
 
 __all__ = [

@@ -242,7 +242,8 @@ class Lowered(_Stage):
 
         ``compiler_options`` are XLA's flags by name (``{"xla_cpu_enable_fast_math":
         True}``), over those given to jit; a program compiled with them is not shared
-        with the jitted function's cache. ``device_assignment`` must name the devices the program was lowered for.
+        with the jitted function's cache. ``device_assignment`` must name the devices
+        the program was lowered for.
         """
         if device_assignment is not None:
             given = [d.id for d in device_assignment]

@@ -251,6 +251,29 @@ def placed_out_sharding(out_sharding, name: str, result, operand_avals=()):
     )
 
 
+def out_named_sharding(out_sharding, name: str, operand_avals=()):
+    """The NamedSharding an operation's ``out_sharding=`` names (a PartitionSpec on the
+    current mesh), or None where JAX 0.10.2 ignores it (``operation_out_sharding``)."""
+    sharding = operation_out_sharding(out_sharding, name, operand_avals)
+    return None if sharding is None else _as_sharding(sharding, name)
+
+
+def resharded_result(out, out_sharding, name: str, operand_avals=(), *, operation=False):
+    """``out`` resharded to what ``out_sharding=`` asks for, as JAX 0.10.2 reads it.
+
+    ``out`` is a new value made from operands of types ``operand_avals``
+    (``placed_out_sharding``), or with ``operation`` the result of an operation
+    on them (``operation_out_sharding``). Unchanged where JAX ignores the sharding.
+    """
+    if out_sharding is None:
+        return out
+    if operation:
+        sharding = operation_out_sharding(out_sharding, name, operand_avals)
+    else:
+        sharding = placed_out_sharding(out_sharding, name, out, operand_avals)
+    return out if sharding is None else reshard(out, sharding)
+
+
 def _check_out_sharding(out_sharding, name: str) -> None:
     """Raise JAX's errors for an ``out_sharding=`` (not a sharding on a mesh, a spec
     without a mesh, Auto axes)."""

@@ -761,13 +761,14 @@ def _join_pairs(pairs: tuple[tuple[Any, bool], ...]) -> tuple[Any, bool]:
 # --------------------------------------------------------------------------
 
 
-def issubdtype(a: Any, b: Any) -> bool:
-    """Return whether dtype ``a`` is ``b`` or lies in category ``b`` (``jax.numpy.issubdtype``).
+def issubdtype(arg1: Any, arg2: Any) -> bool:
+    """Return whether dtype ``arg1`` is ``arg2`` or in category ``arg2`` (jax.numpy.issubdtype).
 
     Unlike numpy's version, it places the ml_dtypes types in numpy's hierarchy:
     bfloat16 and the float8s are ``np.floating``, int4 is ``np.signedinteger``.
     Python types are concrete dtypes, as in numpy: ``float`` means float64.
     """
+    a, b = arg1, arg2
     if isinstance(a, ExtendedDType):
         return b is extended or a == b or (isinstance(b, type) and issubclass(a.type, b))
     if isinstance(a, type) and issubclass(a, np.generic):

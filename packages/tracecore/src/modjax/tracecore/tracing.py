@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -39,6 +40,7 @@ __all__ = [
     "JaxprTracer",
     "trace_to_jaxpr",
     "make_jaxpr",
+    "register_axis_env_binder",
     "convert_constvars_jaxpr",
     "arg_aval",
 ]
@@ -221,16 +223,43 @@ def arg_aval(x) -> ShapedArray:
     return to_aval(x)
 
 
+# How make_jaxpr's ``axis_env`` binds axis names: ``binder(name, size)`` returns a context
+# manager. tracecore has no named axes; the package that owns them (batching) registers it.
+_axis_env_binder: list[Callable[[Any, int], Any] | None] = [None]
+
+
+def register_axis_env_binder(binder: Callable[[Any, int], Any]) -> None:
+    """Make ``make_jaxpr(axis_env=...)`` bind each (name, size) with ``binder(name, size)``."""
+    _axis_env_binder[0] = binder
+
+
+def _bind_axis_env(axis_env) -> contextlib.ExitStack:
+    stack = contextlib.ExitStack()
+    if not axis_env:
+        return stack
+    binder = _axis_env_binder[0]
+    if binder is None:
+        raise NotImplementedError(
+            "make_jaxpr(axis_env=...) needs a package that binds axis names (modjax.batching)"
+        )
+    for name, size in axis_env:
+        stack.enter_context(binder(name, size))
+    return stack
+
+
 def make_jaxpr(
     fun: Callable,
     static_argnums: int | Sequence[int] = (),
+    axis_env: Sequence[tuple[Any, int]] | None = None,
     return_shape: bool = False,
 ) -> Callable:
     """Return a function that traces ``fun`` and gives its ClosedJaxpr (jax.make_jaxpr).
 
     Arguments may be arrays, Python scalars (traced as weakly-typed inputs),
     ``ShapeDtypeStruct`` or any pytree of them; keyword arguments are traced too.
-    ``static_argnums`` positions are passed to ``fun`` as they are. With
+    ``static_argnums`` positions are passed to ``fun`` as they are. ``axis_env``,
+    a sequence of (axis name, size) pairs, binds names for collectives
+    (``psum(x, 'i')``) outside any vmap or shard_map. With
     ``return_shape=True`` the result is ``(closed_jaxpr, out_shapes)`` where
     ``out_shapes`` is a pytree of ShapeDtypeStruct.
     """
@@ -255,7 +284,8 @@ def make_jaxpr(
         info = debug_info(fun, args, kwargs, static_argnums=tuple(static_pos))
         args_flat, in_tree = tree_flatten((dynamic, kwargs))
         flat_fun, out_tree = flatten_fun(wrap_init(bound, info), in_tree)
-        jaxpr, consts = trace_to_jaxpr(flat_fun, [arg_aval(x) for x in args_flat])
+        with _bind_axis_env(axis_env):
+            jaxpr, consts = trace_to_jaxpr(flat_fun, [arg_aval(x) for x in args_flat])
         closed = ClosedJaxpr(jaxpr, consts)
         if not return_shape:
             return closed

@@ -172,9 +172,9 @@ def check_one_scope(shapes: Sequence[Sequence[Any]], fun_name: str) -> None:
                 first.scope._check_same_scope(d, f"when exporting {fun_name}")  # type: ignore[union-attr]
 
 
-def is_symbolic_dim(d: Any) -> bool:
-    """Tell whether ``d`` is a symbolic dimension (``jax.export.is_symbolic_dim``)."""
-    return isinstance(d, DimExpr)
+def is_symbolic_dim(p: Any) -> bool:
+    """Tell whether ``p`` is a symbolic dimension (``jax.export.is_symbolic_dim``)."""
+    return isinstance(p, DimExpr)
 
 
 class _Parser:
@@ -420,7 +420,7 @@ def _env_text(env: dict[str, int]) -> str:
     return ", ".join(f"{k} = {v}" for k, v in env.items())
 
 
-def symbolic_args_specs(args, shapes_specs, *, constraints: Sequence[str] = (), scope=None):
+def symbolic_args_specs(args, shapes_specs, constraints: Sequence[str] = (), scope=None):
     """Return ShapeDtypeStructs of ``args`` with symbolic shapes (``export.symbolic_args_specs``).
 
     ``shapes_specs`` is one shape text for every argument, None (the actual
