@@ -54,6 +54,21 @@ def _worker(process_id: int, port: int) -> None:
     out["sum"] = float(jax.jit(lambda v: v.sum(), out_shardings=replicated)(a))
     b = jax.device_put(B, replicated)
     out["matmul"] = np.asarray(jax.jit(lambda u, w: u @ w, out_shardings=replicated)(a, b)).tolist()
+    from modjax.experimental import multihost_utils as mh
+
+    mine = np.full((2,), process_id, np.int32)
+    out["allgather"] = mh.process_allgather({"v": mine, "s": 1.5 * process_id})
+    out["allgather"] = {k: v.tolist() for k, v in out["allgather"].items()}
+    out["allgather_tiled"] = mh.process_allgather(mine, tiled=True).tolist()
+    out["gathered_global"] = mh.process_allgather(a, tiled=True).tolist()
+    out["broadcast"] = mh.broadcast_one_to_all(mine + 5).tolist()
+    out["broadcast_from_1"] = mh.broadcast_one_to_all(mine + 5, is_source=process_id == 1).tolist()
+    mh.sync_global_devices("step")
+    mh.assert_equal({"w": np.arange(3.0)})
+    try:
+        mh.assert_equal(mine, "differs")
+    except AssertionError as err:
+        out["assert_equal_error"] = str(err).split(".")[0]
     print(_MARK + json.dumps(out), flush=True)
     jax.distributed.shutdown()
 
@@ -114,6 +129,15 @@ def test_replicated_sum_and_sharded_matmul(results):
     for out in results:
         np.testing.assert_allclose(out["sum"], A.sum(), rtol=1e-6)
         np.testing.assert_allclose(out["matmul"], A @ B, rtol=1e-5, atol=1e-6)
+
+
+def test_multihost_utils_across_processes(results):
+    for out in results:
+        assert out["allgather"] == {"v": [[0, 0], [1, 1]], "s": [0.0, 1.5]}
+        assert out["allgather_tiled"] == [0, 0, 1, 1]
+        np.testing.assert_allclose(out["gathered_global"], A, rtol=1e-6)
+        assert out["broadcast"] == [5, 5] and out["broadcast_from_1"] == [6, 6]
+        assert out["assert_equal_error"] == "differs"
 
 
 if __name__ == "__main__":
