@@ -228,7 +228,7 @@ def compile_or_get_cached(
     backend = devices[0].client
     options = compile_options if compile_options is not None else compile_options_for(devices)
     host_callbacks = list(getattr(lowered, "host_callbacks", ()))
-    if host_callbacks or getattr(lowered, "keepalive", ()):
+    if host_callbacks or getattr(lowered, "keepalive", None):
         # The Python callables are not part of the module's text (or are named in it
         # only by an address a later program may reuse), so no cache may hand this
         # executable to another program (JAX skips its caches too).

@@ -33,7 +33,7 @@ from typing import Any
 from modjax.tracecore.wrapped_fun import check_callable
 
 from . import cpp_dispatch
-from .backends import Device, local_devices
+from .backends import local_devices
 from .eval_shape import eval_shape
 from .fast_path_cpp import cpp_wrapper
 from .fast_path_python import python_wrapper
@@ -163,7 +163,7 @@ def _device_shardings(device, backend, in_shardings, out_shardings):
         )
     if device is None:
         device = local_devices(backend=backend)[0]
-    elif not isinstance(device, Device):
+    elif not hasattr(device, "client"):
         raise TypeError(f"jit: device must be a Device, got {device!r}")
     pinned = SingleDeviceSharding(device)
     return pinned, pinned
