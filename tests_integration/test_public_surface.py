@@ -50,6 +50,25 @@ NOT_YET = _table(
         "max/min-pool gradient JAX uses",
     ),
     (
+        "jax.experimental.multihost_utils",
+        "global_array_to_host_local_array_impl global_array_to_host_local_array_p "
+        "gtl_abstract_eval host_local_array_to_global_array_impl "
+        "host_local_array_to_global_array_p ltg_abstract_eval ltg_batcher",
+        "JAX-internal primitives (and their rules) of its host-local/global conversions; "
+        "modjax converts with make_array_from_process_local_data, without a primitive",
+    ),
+    (
+        "jax.experimental.multihost_utils",
+        "live_devices",
+        "JAX's fault tolerance (a block over the devices still alive): modjax has none",
+    ),
+    (
+        "jax.extend.core.primitives",
+        "empty2_p select_and_scatter_p",
+        "no such primitive in modjax (jnp.empty fills zeros with broadcast_in_dim; "
+        "select_and_scatter_p: see jax.lax above)",
+    ),
+    (
         "jax.custom_derivatives",
         "remat_opt_p",
         "JAX-internal primitive of its custom_vjp-under-remat optimization; modjax's "

@@ -16,9 +16,16 @@ import numpy as np
 from modjax import distributed
 from modjax.runtime import devices, jit, local_device_count, process_count, process_index
 from modjax.sharding import Mesh, NamedSharding, PartitionSpec, make_array_from_process_local_data
-from modjax.tracecore.tree_util import tree_leaves, tree_map
+from modjax.sharding import PartitionSpec as P  # noqa: F401  (JAX's module has it)
+from modjax.tracecore.tree_util import (  # noqa: F401  (JAX's module has them)
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_unflatten,
+)
 
 __all__ = [
+    "ProcessFailureError",
     "assert_equal",
     "broadcast_one_to_all",
     "global_array_to_host_local_array",
@@ -27,6 +34,10 @@ __all__ = [
     "reached_preemption_sync_point",
     "sync_global_devices",
 ]
+
+
+class ProcessFailureError(Exception):
+    """A process of the run failed (JAX's fault-tolerance error; modjax never raises it)."""
 
 
 def _process_mesh() -> Mesh:

@@ -1,0 +1,11 @@
+"""Interfaces for libraries that extend JAX (``jax.extend``).
+
+``core`` (jaxpr types, primitives and JAX's helper functions over them, and
+``core.primitives``), ``backend``, ``random`` (defining PRNG implementations),
+``linear_util``, ``source_info_util`` and ``sharding``. JAX's ``pallas``,
+``mlir``, ``lowering`` and ``xla`` submodules have no modjax counterpart yet.
+"""
+
+from modjax.extend import backend, core, linear_util, random, sharding, source_info_util
+
+__all__ = ["backend", "core", "linear_util", "random", "sharding", "source_info_util"]
