@@ -32,6 +32,7 @@ from modjax.tracecore.parse import (
     parse_open_jaxpr,
     parse_param_value,
     parse_scalar,
+    register_param_defaults,
     register_param_parser,
 )
 from modjax.tracecore.pretty import (
@@ -39,6 +40,8 @@ from modjax.tracecore.pretty import (
     format_scalar,
     pp_eqn,
     pp_jaxpr,
+    register_aliased_jaxpr,
+    register_param_order,
     register_param_printer,
     var_name,
 )
@@ -620,6 +623,72 @@ def test_registered_param_printer_and_parser_compose():
             "{ lambda ; a:f32[]. let b:f32[] = twindow[window=<x .. 1>] a in (b,) }",
             primitives={"twindow": twindow_p},
         )
+
+
+tnamed_call_p = Primitive("tnamed_call")
+tnamed_call_p.multiple_results = True
+tnamed_call_p.def_impl(lambda *args, body, **_: eval_jaxpr(body.jaxpr, body.consts, *args))
+tnamed_call_p.def_abstract_eval(lambda *avals, body, **_: body.out_avals)
+register_param_order(tnamed_call_p, ("name",))
+register_aliased_jaxpr(tnamed_call_p, "body")
+register_param_printer(
+    tnamed_call_p, "flags", lambda flags: format_param_value(flags) if any(flags) else None
+)
+register_param_defaults(tnamed_call_p, lambda n: {"flags": (False,) * n})
+
+
+def _named_call(fn, *args, flags=None):
+    body = make_jaxpr(fn)(*args)
+    flags = (False,) * len(args) if flags is None else flags
+    return tnamed_call_p.bind(*args, body=body, flags=flags, name=fn.__name__)
+
+
+def test_aliased_jaxpr_takes_the_equation_names_and_defaults_read_back():
+    def twice(u, v):
+        return [tadd(u, v), u, tsin(u)]
+
+    def outer(x, y):
+        a, b, _ = _named_call(twice, tsin(x), y)
+        (c,) = _named_call(lambda w: [tneg(w)], a, flags=(True,))
+        (d,) = _named_call(lambda w, z: [w], b, b)  # one operand twice: a fresh name
+        return [tmul(c, d)]
+
+    cj = make_jaxpr(outer)(np.float32(1), np.float32(2))
+    prims = {**PRIMS, "tnamed_call": tnamed_call_p}
+    text = pp_jaxpr(cj)
+    assert text == (
+        "{ lambda ; a:f32[] b:f32[]. let\n"
+        "    c:f32[] = tsin a\n"
+        "    d:f32[] e:f32[] _:f32[] = tnamed_call[\n"
+        "      name=twice\n"
+        "      body={ lambda ; c:f32[] b:f32[]. let\n"
+        "          d:f32[] = tadd c b\n"
+        "          f:f32[] = tsin c\n"
+        "        in (d, c, f) }\n"
+        "    ] c b\n"
+        "    g:f32[] = tnamed_call[\n"
+        "      name=<lambda>\n"
+        "      body={ lambda ; d:f32[]. let g:f32[] = tneg d in (g,) }\n"
+        "      flags=(True,)\n"
+        "    ] d\n"
+        "    h:f32[] = tnamed_call[\n"
+        "      name=<lambda>\n"
+        "      body={ lambda ; e:f32[] i:f32[]. let  in (e,) }\n"
+        "    ] e e\n"
+        "    j:f32[] = tmul g h\n"
+        "  in (j,) }"
+    )
+    back = parse_jaxpr(text, primitives=prims)
+    assert pp_jaxpr(back) == text
+    assert [eqn.params["flags"] for eqn in back.eqns[1:4]] == [
+        (False, False),
+        (True,),
+        (False, False),
+    ]
+    args = (np.float32(0.5), np.float32(2.0))
+    np.testing.assert_array_equal(
+        eval_jaxpr(back.jaxpr, back.consts, *args), eval_jaxpr(cj.jaxpr, cj.consts, *args)
+    )
 
 
 # --- random programs ----------------------------------------------------------------------------

@@ -36,6 +36,8 @@ from modjax.tracecore.call import check_call_operands
 from modjax.tracecore.core import Primitive, Tracer, UnexpectedTracerError, to_aval
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.parse import register_param_defaults
+from modjax.tracecore.pretty import register_param_printer
 from modjax.tracecore.tracing import arg_aval, convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
 from modjax.tracecore.wrapped_fun import infer_nums_and_names, wrap_init
@@ -364,6 +366,11 @@ custom_vjp_call_p = Primitive("custom_vjp_call")
 custom_vjp_call_p.multiple_results = True
 custom_vjp_call_p.def_impl(_custom_call_impl)
 custom_vjp_call_p.def_abstract_eval(_custom_call_abstract_eval(custom_vjp_call_p))
+
+# As JAX's text: num_consts prints only when nonzero (the parser restores a zero).
+for _call_p in (custom_jvp_call_p, custom_vjp_call_p):
+    register_param_printer(_call_p, "num_consts", lambda n: None if n == 0 else str(n))
+    register_param_defaults(_call_p, lambda _: {"num_consts": 0})
 
 custom_lin_p = Primitive("custom_lin")
 custom_lin_p.multiple_results = True

@@ -31,7 +31,14 @@ from modjax.tracecore.call import check_call_operands, register_call_rules
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr, Literal
 from modjax.tracecore.jaxpr_cache import JaxprCache
+from modjax.tracecore.parse import register_param_defaults
 from modjax.tracecore.partial_eval import partial_eval_rules
+from modjax.tracecore.pretty import (
+    format_param_value,
+    register_aliased_jaxpr,
+    register_param_order,
+    register_param_printer,
+)
 from modjax.tracecore.state import Ref, register_call_discharge
 
 from .arguments import leaf_aval
@@ -169,6 +176,19 @@ jit_p.def_abstract_eval(_jit_abstract_eval)
 jit_p.def_impl(_jit_impl)
 register_call_rules(jit_p, update_params=jit_update_params)
 register_lowering(jit_p, _jit_lowering)
+
+# JAX's text of a jit equation: name first, flags only when set, the program's
+# variables named after the equation's (the parser restores the flags).
+register_param_order(jit_p, ("name",))
+register_aliased_jaxpr(jit_p, "jaxpr")
+register_param_printer(
+    jit_p, "donated_invars", lambda flags: format_param_value(flags) if any(flags) else None
+)
+for _flag in ("inline", "keep_unused"):
+    register_param_printer(jit_p, _flag, lambda flag: "True" if flag else None)
+register_param_defaults(
+    jit_p, lambda n: {"donated_invars": (False,) * n, "inline": False, "keep_unused": False}
+)
 
 
 def _discharge_params(params, n, jaxpr):

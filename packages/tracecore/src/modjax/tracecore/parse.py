@@ -42,6 +42,7 @@ __all__ = [
     "parse_open_jaxpr",
     "parse_param_value",
     "parse_scalar",
+    "register_param_defaults",
     "register_param_parser",
 ]
 
@@ -63,6 +64,20 @@ def register_param_parser(primitive, param_name: str, fn: Callable[[str], Any]) 
     the position of the param.
     """
     _param_parsers[(primitive, param_name)] = fn
+
+
+# primitive -> function giving the params its printer leaves out when at their defaults.
+_param_defaults: dict[Any, Callable[[int], dict[str, Any]]] = {}
+
+
+def register_param_defaults(primitive, fn: Callable[[int], dict[str, Any]]) -> None:
+    """Fill in the params ``primitive``'s printer leaves out at their default values.
+
+    ``fn(operand_count)`` returns each such param's default (for example one
+    ``False`` per operand); an equation read back gets those its text does not give,
+    so rules see the params the printed equation had.
+    """
+    _param_defaults[primitive] = fn
 
 
 # --- scalars and param values -------------------------------------------------------------
@@ -561,6 +576,9 @@ class _Parser:
             var = DropVar(aval) if out_name == "_" else Var(aval)
             self.define(out_name, var)
             outvars.append(var)
+        defaults = _param_defaults.get(primitive)
+        if defaults is not None:
+            params = {**defaults(len(invars)), **params}
         if effects is not None and unprinted_effects:  # effects the text leaves out
             effects |= primitive_effects(primitive, params) & unprinted_effects
         eqn = JaxprEqn(primitive, invars, outvars, params, None, effects)

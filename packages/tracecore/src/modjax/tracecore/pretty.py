@@ -14,7 +14,12 @@ with one deliberate difference: a weakly typed value prints a ``~`` before its
 dtype (``a:~f32[]``, ``2.0:~f32[]``), so that the text is lossless. Literal
 values print as the shortest text that parses back to exactly the same value
 of their dtype. Variables are named ``a``, ``b``, ... ``z``, ``ba``, ... in order
-of first appearance; nested jaxprs continue the naming with fresh names.
+of first appearance; nested jaxprs continue the naming with fresh names, except
+where a primitive's author declared a nested jaxpr aliased with its equation
+(:func:`register_aliased_jaxpr`, as jit's is): its inputs and outputs then take
+the names of the equation's operands and results, as in JAX's text. As in JAX's
+text too, a result of the printed jaxpr's equations that nothing reads prints as
+``_`` (it reads back as a ``DropVar``).
 An equation with effects writes them in braces after its primitive's name
 (``debug_callback{OrderedDebug}[...] a``), a second addition to JAX's text.
 
@@ -42,6 +47,8 @@ __all__ = [
     "pp_jaxpr",
     "pp_eqn",
     "register_param_printer",
+    "register_param_order",
+    "register_aliased_jaxpr",
     "format_param_value",
     "format_scalar",
     "format_aval",
@@ -66,6 +73,33 @@ def register_param_printer(primitive, param_name: str, fn: Callable[[Any], str |
     also assume when the param is absent, as a parsed equation has it).
     """
     _param_printers[(primitive, param_name)] = fn
+
+
+# primitive -> param names printed first (the rest follow in alphabetical order).
+_leading_params: dict[Any, tuple[str, ...]] = {}
+
+# primitive -> name of the param holding a jaxpr whose inputs are the equation's
+# operands and whose outputs are its results.
+_aliased_jaxprs: dict[Any, str] = {}
+
+
+def register_param_order(primitive, leading: tuple[str, ...]) -> None:
+    """Print ``leading`` params of ``primitive``'s equations first, in that order.
+
+    The other params follow in alphabetical order (JAX puts a jit's ``name`` first).
+    """
+    _leading_params[primitive] = tuple(leading)
+
+
+def register_aliased_jaxpr(primitive, param_name: str) -> None:
+    """Name the jaxpr in param ``param_name`` after the equation it sits in.
+
+    Its inputs print with the names of the equation's operands and its outputs with
+    those of the equation's results, where those are distinct variables (JAX's text
+    of a nested jit does so); the text still parses back, each jaxpr having its own
+    scope.
+    """
+    _aliased_jaxprs[primitive] = param_name
 
 
 def var_name(index: int) -> str:
@@ -289,6 +323,9 @@ class _Printer:
     def __init__(self, source_info: bool, name_stack: bool, width: int):
         self.names: dict[int, str] = {}
         self.keep: list[Any] = []  # keeps named vars alive so ids stay unique
+        self.fresh = 0  # the number of fresh names given
+        self.suggested: dict[int, str] = {}  # id(var) -> the name its binder takes
+        self.unused: set[int] = set()  # ids of results printed as ``_``
         self.source_info = source_info
         self.name_stack = name_stack
         self.annotate = source_info or name_stack
@@ -299,7 +336,8 @@ class _Printer:
             return "_"
         name = self.names.get(id(var))
         if name is None:
-            name = self.names[id(var)] = var_name(len(self.keep))
+            name = self.names[id(var)] = var_name(self.fresh)
+            self.fresh += 1
             self.keep.append(var)
         return name
 
@@ -307,9 +345,61 @@ class _Printer:
         # A binder always takes a fresh name: a jaxpr held twice (vecmat is matvec for a
         # symmetric linear solve) binds the same variables twice, and the text must read
         # as two programs, as it parses back.
+        if id(var) in self.unused:
+            return f"_:{format_aval(var.aval)}"
         if not isinstance(var, DropVar):
             self.names.pop(id(var), None)
+            suggested = self.suggested.pop(id(var), None)
+            if suggested is not None:
+                self.names[id(var)] = suggested
+                self.keep.append(var)
         return f"{self.name(var)}:{format_aval(var.aval)}"
+
+    def fresh_name(self, var) -> str:
+        """Give ``var`` the next fresh name, for its binder to take."""
+        name = self.suggested[id(var)] = var_name(self.fresh)
+        self.fresh += 1
+        return name
+
+    def mark_unused(self, jaxpr: Jaxpr) -> None:
+        """Let the equation results ``jaxpr`` never reads print as ``_``, as JAX's do."""
+        used = {id(v) for v in jaxpr.outvars if not isinstance(v, Literal)}
+        for eqn in reversed(jaxpr.eqns):
+            self.unused.update(id(v) for v in eqn.outvars if id(v) not in used)
+            used.update(id(v) for v in eqn.invars if not isinstance(v, Literal))
+
+    def suggest_names(self, eqn: JaxprEqn, jaxpr) -> None:
+        """Let ``jaxpr``'s binders take the names of ``eqn``'s operands and results.
+
+        Called before ``eqn``'s results are bound, so that a result named here keeps
+        that name (JAX's order of naming).
+        """
+        if isinstance(jaxpr, ClosedJaxpr):
+            jaxpr = jaxpr.jaxpr
+        pairs: list[tuple[list[Any], list[Any], bool]] = [
+            (list(jaxpr.invars), list(eqn.invars), False),
+            (list(jaxpr.outvars), list(eqn.outvars), True),
+        ]
+        if any(len(inner) != len(outer) for inner, outer, _ in pairs):
+            return  # a malformed equation prints with fresh names
+        for inner_vars, outer_vars, results in pairs:
+            used: set[int] = set()
+            for inner, outer in zip(inner_vars, outer_vars, strict=True):
+                if (
+                    isinstance(inner, Literal | DropVar)
+                    or isinstance(outer, Literal | DropVar)
+                    or id(outer) in self.unused
+                    or id(outer) in used
+                    or id(inner) in self.suggested
+                    or not (results or id(outer) in self.names)
+                ):
+                    continue
+                used.add(id(outer))
+                if results:
+                    name = self.suggested.get(id(outer)) or self.fresh_name(outer)
+                else:
+                    name = self.names[id(outer)]
+                self.suggested[id(inner)] = name
 
     def atom(self, atom) -> str:
         if isinstance(atom, Literal):
@@ -400,12 +490,16 @@ class _Printer:
         kind = ref_syntax.get(eqn.primitive)
         if kind is not None and not self.annotate_effects(eqn):
             return [[pad + self.ref_eqn(eqn, kind), self.comment(eqn)]]
+        aliased = _aliased_jaxprs.get(eqn.primitive)
+        if aliased is not None and aliased in eqn.params:
+            self.suggest_names(eqn, eqn.params[aliased])
         lhs = " ".join(self.binder(v) for v in eqn.outvars)
         name = eqn.primitive.name + format_effects(eqn.effects)
         head = f"{pad}{lhs} = {name}" if lhs else f"{pad}{name}"
         comment = self.comment(eqn)
         params: list[tuple[str, str | None, Any]] = []  # (name, text or None, jaxprs or None)
-        for key in sorted(eqn.params):
+        leading = [key for key in _leading_params.get(eqn.primitive, ()) if key in eqn.params]
+        for key in leading + sorted(set(eqn.params).difference(leading)):
             value = eqn.params[key]
             printer = _param_printers.get((eqn.primitive, key))
             if printer is not None:
@@ -476,6 +570,7 @@ def pp_jaxpr(
     whose text fits in ``width`` columns prints on one line.
     """
     printer = _Printer(source_info, name_stack, width)
+    printer.mark_unused(jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr)
     return printer.render(printer.jaxpr_block(jaxpr, 0))
 
 

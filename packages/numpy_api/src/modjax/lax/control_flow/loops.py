@@ -40,6 +40,8 @@ from modjax.tracecore.abstract import ShapedArray, physical_aval
 from modjax.tracecore.core import Primitive, Tracer, concrete_or_error
 from modjax.tracecore.effects import ordered_effects
 from modjax.tracecore.jaxpr import ClosedJaxpr
+from modjax.tracecore.parse import register_param_defaults
+from modjax.tracecore.pretty import format_param_value, register_param_printer
 from modjax.tracecore.state import check_no_ref_outputs
 from modjax.tracecore.tokens import AbstractToken
 from modjax.tracecore.tree_util import tree_flatten, tree_unflatten
@@ -409,6 +411,12 @@ scan_p.def_impl(
 )
 scan_p.def_abstract_eval(_scan_abstract_eval)
 register_lowering(scan_p, _scan_lowering)
+# JAX 0.10's scan has neither param: they print only when set (the parser restores them).
+register_param_printer(
+    scan_p, "linear", lambda flags: format_param_value(flags) if any(flags) else None
+)
+register_param_printer(scan_p, "_split_transpose", lambda flag: "True" if flag else None)
+register_param_defaults(scan_p, lambda n: {"linear": (False,) * n, "_split_transpose": False})
 
 
 def _leading_length(xs_flat, length):
