@@ -192,6 +192,12 @@ def _while_and_cond(jax):
     return f, (ARANGE,)
 
 
+def _layout_constraint(jax):
+    layout = importlib.import_module(jax.__name__ + ".experimental.layout")
+    column_major = layout.Layout(major_to_minor=(1, 0))
+    return (lambda x: layout.with_layout_constraint(x * 2, column_major)), (GRID,)
+
+
 CASES = {
     "token_after_all": _token_after_all,
     "token_create": _token_create,
@@ -224,6 +230,7 @@ CASES = {
     "nested_jit_operand_twice_keep_unused": _nested_jit_operand_twice_keep_unused,
     "scan_with_grad": _scan_with_grad,
     "while_and_cond": _while_and_cond,
+    "layout_constraint": _layout_constraint,
 }
 
 # How much of the lowered module is compared: everything (the default), only the ops
@@ -264,6 +271,9 @@ _MODULE_ATTRS = re.compile(
 )
 _ONE_RESULT = re.compile(r"-> \(([^(),]+)\) \{")
 _TOLERANCE = re.compile(r"<jax\._src\.lax\.lax\.Tolerance object at 0x\w+>|Tolerance\([^()]*\)")
+# JAX lets XLA choose the layout of a result a layout constraint made (modjax's results
+# keep the default layout, as all its Arrays).
+_AUTO_LAYOUT = ', mhlo.layout_mode = "auto"'
 _DEFAULT_PARAMS = re.compile(r"\s*\blinear=\([^()]*\)|\s*\bout_sharding=None\b")
 _DEF = re.compile(r"^\s*(%[\w#]+) = ")
 _VALUE = re.compile(r"%(?!arg\d)[\w]+")
@@ -280,11 +290,11 @@ def normalize_jaxpr(text: str) -> str:
 
 
 def normalize_lowered(text: str, part: str = "all") -> str:
-    """A module's text without JAX's result_info and replica counts, without ops whose
-    result nothing uses (JAX emits a dead copy of each op carrying an accuracy), with
-    values renamed in order of appearance; ``part="accuracy"`` keeps only the ops
-    carrying ``result_accuracy``."""
-    text = _MODULE_ATTRS.sub("", _RESULT_INFO.sub("", text))
+    """A module's text without JAX's result_info, result layout modes and replica counts,
+    without ops whose result nothing uses (JAX emits a dead copy of each op carrying an
+    accuracy), with values renamed in order of appearance; ``part="accuracy"`` keeps only
+    the ops carrying ``result_accuracy``."""
+    text = _MODULE_ATTRS.sub("", _RESULT_INFO.sub("", text.replace(_AUTO_LAYOUT, "")))
     text = _ONE_RESULT.sub(r"-> \1 {", text)
     lines = [re.sub(r" +", " ", line).rstrip() for line in text.strip().splitlines()]
     while True:  # drop dead definitions
