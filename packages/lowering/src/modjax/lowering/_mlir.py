@@ -714,6 +714,11 @@ def sharding_constraint(value: ir.Value, text: str) -> ir.Value:
     return sdy.ShardingConstraintOp(value, ir.Attribute.parse(f"#sdy.sharding{text}")).result
 
 
+def sharding_group(value: ir.Value, group_id: int) -> None:
+    """Emit ``sdy.sharding_group``: values of one group get the same sharding."""
+    sdy.ShardingGroupOp(value, group_id)
+
+
 def manual_computation(
     operands: Sequence[ir.Value],
     result_types: Sequence[ir.Type],

@@ -110,7 +110,8 @@ class ModuleContext:
     program will run as its caller describes it (runtime gives a Device or an
     SpmdTarget; None when unknown), for rules that need the devices (JAX's
     ``axis_context``); ``keepalive`` holds objects the compiled program refers to
-    by address, kept alive with the LoweredModule (JAX's ``add_keepalive``).
+    by address, kept alive with the LoweredModule (JAX's ``add_keepalive``);
+    ``shard_groups`` counts the sharding groups made so far (``shard_alike``).
     """
 
     __slots__ = (
@@ -127,6 +128,7 @@ class ModuleContext:
         "sdy_meshes",
         "placement",
         "keepalive",
+        "shard_groups",
         "_locations",
     )
 
@@ -156,6 +158,8 @@ class ModuleContext:
         self.sdy_meshes: dict[tuple, str] = {}
         self.placement = placement
         self.keepalive: list = []
+        # Sharding groups (shard_alike) numbered per module, so its text is deterministic.
+        self.shard_groups = 0
         self._locations: dict[tuple[str, Any], ir.Location] = {}
 
     def sdy_mesh_name(self, axes: Sequence[tuple[str, int]]) -> str:
