@@ -52,3 +52,12 @@ def test_ravel_under_jit_and_grad():
     np.testing.assert_allclose(g, [1, 1, 0, 2, 4, 6])
     again = jit(lambda p: ravel_pytree(p)[0])(params)
     np.testing.assert_array_equal(again, flat)
+
+
+def test_weak_types_as_jax():
+    # JAX 0.10.2: a vector of weakly typed leaves alone is weak; promotion makes it strong.
+    flat, unravel = ravel_pytree(1.0)
+    assert flat.weak_type and unravel(flat).weak_type
+    assert not ravel_pytree({"a": 1.0, "b": jnp.ones(2)})[0].weak_type
+    flat, unravel = ravel_pytree([1.0, 2])
+    assert not flat.weak_type and [x.dtype for x in unravel(flat)] == [np.float32, np.int32]

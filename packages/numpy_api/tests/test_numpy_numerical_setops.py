@@ -166,11 +166,17 @@ def test_polynomial_dtypes_and_options_are_jax():
     check(jnp.polyint(np.array([3.0, 2, 1]), 2, k=np.array([1.0, 2])), [0.25, 1 / 3, 0.5, 1, 2])
     check(jnp.polyder(np.array([1.0, 2]), 5), np.zeros(0, np.float32), np.float32)
     check(jnp.polyval(np.zeros(0, np.float32), np.arange(3.0)), np.zeros(3), np.float32)
+    rows = np.arange(12.0, dtype=np.float32).reshape(3, 2, 2)  # coefficients along axis 0
+    x2 = np.array([1.0, 2.0], np.float32)
+    check(jnp.polyval(rows, x2), np.polyval(rows, x2), np.float32)
+    check(jnp.polyval(rows[:, 0], np.float32(2)), np.polyval(rows[:, 0], 2.0), np.float32)
     check(grad(lambda x: jnp.polyval(np.array([1.0, 2, 3], np.float32), x))(2.0), 6.0)
     check(jit(jnp.polyder, static_argnums=1)(np.array([1.0, 2, 3]), 1), [2.0, 2.0])
 
 
 def test_polynomial_errors():
+    with pytest.raises(IndexError, match="at least one dimension"):
+        jnp.polyval(np.float32(3), 2.0)
     with pytest.raises(ValueError, match="Order of derivative must be positive"):
         jnp.polyder(np.ones(3), -1)
     with pytest.raises(ValueError, match="Order of integral must be positive"):

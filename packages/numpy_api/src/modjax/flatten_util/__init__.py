@@ -30,11 +30,16 @@ def ravel_pytree(pytree: Any) -> tuple[Any, Callable[[Any], Any]]:
     from_dtypes = tuple(dtypes.dtype(leaf, canonicalize=True) for leaf in leaves)
     to_dtype = jnp.result_type(*leaves)
     shapes = tuple(np.shape(leaf) for leaf in leaves)
-    flat = jnp.concatenate([jnp.ravel(jnp.asarray(leaf, to_dtype)) for leaf in leaves])
     # One dtype throughout: the unravel function keeps whatever dtype it is given, so
-    # that it works on tangents and cotangents of another dtype, as JAX's does.
+    # that it works on tangents and cotangents of another dtype, as JAX's does; the
+    # vector is then weakly typed when every leaf is (ravel_pytree(1.0), as JAX's).
     if all(d == to_dtype for d in from_dtypes):
+        flat = jnp.concatenate([jnp.ravel(leaf) for leaf in leaves])
         from_dtypes, to_dtype = None, None
+    else:
+        flat = jnp.concatenate(
+            [jnp.ravel(lax.convert_element_type(leaf, to_dtype)) for leaf in leaves]
+        )
     return flat, partial(
         _unravel, treedef, shapes, tuple(map(math.prod, shapes)), from_dtypes, to_dtype
     )

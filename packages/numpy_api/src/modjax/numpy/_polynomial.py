@@ -185,12 +185,14 @@ def polyval(p, x, *, unroll: int = 16):
     """Return the value of polynomial ``p`` at ``x`` by Horner's rule (jax.numpy.polyval).
 
     The loop over the coefficients is unrolled while tracing, so ``unroll`` only
-    exists for compatibility.
+    exists for compatibility. As in numpy and JAX, ``p`` may have more dimensions:
+    its rows (along axis 0) are the coefficients, and each broadcasts against ``x``.
     """
     del unroll
     check_arraylike("polyval", p, x)
     p, x = (asarray(a) for a in promote_dtypes(p, x))
-    (p,) = _coefficients("polyval", p)
+    if aval(p).ndim == 0:
+        raise IndexError("jnp.polyval: the coefficients p must have at least one dimension")
     y = zeros(aval(x).shape, aval(x).dtype)
     for i in range(aval(p).shape[0]):
         y = y * x + p[i]
