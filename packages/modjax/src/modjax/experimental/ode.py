@@ -258,18 +258,6 @@ def _odeint_jitted(func, rtol, atol, mxstep, hmax, y0, ts, *args):
     return modjax.vmap(unravel)(ys)
 
 
-def _horner(coeffs, s):
-    """Evaluate the rows of ``coeffs`` (highest power first) as one polynomial at ``s``.
-
-    jnp.polyval's way, from zero (so an infinite ``s`` gives NaN, as in JAX), but
-    with vector coefficients, which modjax's jnp.polyval refuses.
-    """
-    y = jnp.zeros_like(coeffs[0])
-    for c in coeffs:
-        y = y * s + c
-    return y
-
-
 class _Step(NamedTuple):
     """The solver's state between steps: the last kept step and the next step size."""
 
@@ -307,7 +295,7 @@ def _solve(func, rtol, atol, mxstep, hmax, y0, ts, *args):
 
         _, step = lax.while_loop(go_on, try_step, (0, step))
         s = (target_t - step.last_t) / (step.t - step.last_t)
-        return step, _horner(step.coeffs, s.astype(step.coeffs.dtype))
+        return step, jnp.polyval(step.coeffs, s.astype(step.coeffs.dtype))
 
     f0 = f(y0, ts[0])
     dt = jnp.clip(initial_step_size(f, ts[0], y0, 4, rtol, atol, f0), min=0.0, max=hmax)

@@ -1,6 +1,7 @@
 """modjax.scipy: SciPy-style functions on modjax arrays (the counterpart of ``jax.scipy``).
 
-It has the submodules of ``jax.scipy`` but ``sparse``.
+It has the submodules of ``jax.scipy`` (``sparse`` with ``sparse.linalg``'s iterative
+solvers; there are no sparse array types, as in JAX).
 """
 
 __all__ = [
@@ -12,6 +13,7 @@ __all__ = [
     "ndimage",
     "optimize",
     "signal",
+    "sparse",
     "spatial",
     "special",
     "stats",
