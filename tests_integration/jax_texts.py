@@ -198,6 +198,20 @@ def _layout_constraint(jax):
     return (lambda x: layout.with_layout_constraint(x * 2, column_major)), (GRID,)
 
 
+def _xla_metadata(jax):
+    metadata = importlib.import_module(jax.__name__ + ".experimental.xla_metadata")
+    jnp = jax.numpy
+
+    def f(x):
+        with metadata.set_xla_metadata(a="b", n=3):
+            y = jnp.sin(x) * 2
+            with metadata.set_xla_metadata(a="c", flag=True):
+                y = jnp.cos(y)
+        return metadata.set_xla_metadata(y + 1, tag=False)
+
+    return f, (ARANGE,)
+
+
 CASES = {
     "token_after_all": _token_after_all,
     "token_create": _token_create,
@@ -231,6 +245,7 @@ CASES = {
     "scan_with_grad": _scan_with_grad,
     "while_and_cond": _while_and_cond,
     "layout_constraint": _layout_constraint,
+    "xla_metadata": _xla_metadata,
 }
 
 # How much of the lowered module is compared: everything (the default), only the ops

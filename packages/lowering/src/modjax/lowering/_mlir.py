@@ -565,16 +565,36 @@ def mark_compute_type(values: Sequence[ir.Value], compute_type: str) -> None:
         }
     else:
         attrs = {"_xla_compute_type": string_attr(_XLA_COMPUTE_TYPES[compute_type])}
+    mark_frontend_attributes(values, attrs)
+
+
+def mark_frontend_attributes(
+    values: Sequence[ir.Value], attrs: dict[str, ir.Attribute], *, keep_existing: bool = False
+) -> None:
+    """Merge ``attrs`` into ``mhlo.frontend_attributes`` of the ops that define ``values``.
+
+    With ``keep_existing`` an attribute the op already has wins (as JAX merges
+    ``set_xla_metadata``'s); otherwise ``attrs`` do. Block arguments are left alone.
+    """
     for value in values:
         owner = value.owner
         if isinstance(owner, ir.Block):
             continue
         op = owner if isinstance(owner, ir.Operation) else owner.operation
-        merged = dict(attrs)
-        if "mhlo.frontend_attributes" in op.attributes:  # keep the op's own ones
-            old = ir.DictAttr(op.attributes["mhlo.frontend_attributes"])
-            merged = {a.name: a.attr for a in old} | merged
+        old = {}
+        if "mhlo.frontend_attributes" in op.attributes:
+            old = {a.name: a.attr for a in ir.DictAttr(op.attributes["mhlo.frontend_attributes"])}
+        merged = attrs | old if keep_existing else old | attrs
         op.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(merged)
+
+
+def xla_metadata_attrs(pairs: Sequence[tuple[str, Any]]) -> dict[str, ir.Attribute]:
+    """``set_xla_metadata``'s ``(name, value)`` pairs as string attributes (as JAX writes
+    them: ``str`` of the value, bools in lower case)."""
+    return {
+        name: string_attr(str(value).lower() if isinstance(value, bool) else str(value))
+        for name, value in pairs
+    }
 
 
 def u64_attr(value: int) -> ir.IntegerAttr:

@@ -418,14 +418,17 @@ def _lower_jaxpr(mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence, args: Sequ
             and out.type == ir_type(avals_out[0])
         ):
             env[eqn.outvars[0]] = out  # the common case, checked inline
-            if compute_type is not None:
-                _mlir.mark_compute_type([out], compute_type)
+            outs = [out]
         else:
             outs = _check_results(eqn, out, avals_out)
             for var, value in zip(eqn.outvars, outs, strict=True):
                 env[var] = value
-            if compute_type is not None:
-                _mlir.mark_compute_type(outs, compute_type)
+        if compute_type is not None:
+            _mlir.mark_compute_type(outs, compute_type)
+        if info is not None and info.xla_metadata:
+            _mlir.mark_frontend_attributes(
+                outs, _mlir.xla_metadata_attrs(info.xla_metadata), keep_existing=True
+            )
     return [_literal_value(x) if type(x) is Literal else env[x] for x in jaxpr.outvars]
 
 

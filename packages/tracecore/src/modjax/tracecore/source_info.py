@@ -12,7 +12,7 @@ import sys
 import threading
 from contextlib import contextmanager
 from types import FrameType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 __all__ = [
     "Frame",
@@ -25,6 +25,8 @@ __all__ = [
     "name_stack",
     "user_context",
     "compute_type",
+    "current_xla_metadata",
+    "xla_metadata",
 ]
 
 
@@ -43,12 +45,15 @@ class SourceInfo(NamedTuple):
     """An equation's provenance: the innermost user frame and the transform name stack.
 
     ``compute_type`` is the ``compute_on`` block the equation was traced in
-    (``"device_host"``, ...), or None (JAX keeps it in the equation's context).
+    (``"device_host"``, ...), or None (JAX keeps it in the equation's context);
+    ``xla_metadata`` the ``(name, value)`` pairs of the ``set_xla_metadata`` blocks
+    around it (sorted), which lowering adds to its ops' frontend attributes.
     """
 
     frame: Frame | None
     name_stack: tuple[str, ...] = ()
     compute_type: str | None = None
+    xla_metadata: tuple[tuple[str, Any], ...] | None = None
 
     def __str__(self) -> str:
         where = str(self.frame) if self.frame is not None else "<unknown>"
@@ -60,6 +65,7 @@ class _State(threading.local):
         self.name_stack: tuple[str, ...] = ()
         self.override: SourceInfo | None = None
         self.compute_type: str | None = None
+        self.xla_metadata: tuple[tuple[str, Any], ...] | None = None
 
 
 _state = _State()
@@ -127,8 +133,13 @@ def current() -> SourceInfo:
     override = state.override
     if override is not None:
         stack = override.name_stack + state.name_stack if state.name_stack else override.name_stack
-        return SourceInfo(override.frame, stack, state.compute_type or override.compute_type)
-    return SourceInfo(user_frame(), state.name_stack, state.compute_type)
+        return SourceInfo(
+            override.frame,
+            stack,
+            state.compute_type or override.compute_type,
+            state.xla_metadata or override.xla_metadata,
+        )
+    return SourceInfo(user_frame(), state.name_stack, state.compute_type, state.xla_metadata)
 
 
 def name_stack() -> tuple[str, ...]:
@@ -158,6 +169,23 @@ def compute_type(name: str | None):
         yield
     finally:
         state.compute_type = saved
+
+
+def current_xla_metadata() -> tuple[tuple[str, Any], ...] | None:
+    """Return the ``set_xla_metadata`` pairs in force, or None."""
+    return _state.xla_metadata
+
+
+@contextmanager
+def xla_metadata(pairs: tuple[tuple[str, Any], ...] | None):
+    """Record ``pairs`` as the XLA metadata of equations traced in this block."""
+    state = _state
+    saved = state.xla_metadata
+    state.xla_metadata = pairs
+    try:
+        yield
+    finally:
+        state.xla_metadata = saved
 
 
 @contextmanager
