@@ -462,6 +462,11 @@ ProfileEvent: TypeAlias = _profile_data.ProfileEvent
 ProfilePlane: TypeAlias = _profile_data.ProfilePlane
 
 
+def profiled_instructions_proto(tensorboard_dir: str) -> bytes:
+    """Return the serialized ProfiledInstructionsProto of the trace in ``tensorboard_dir``."""
+    return _profiler.get_profiled_instructions_proto(tensorboard_dir)
+
+
 def profiler_server(port: int):
     """Start jaxlib's profiler server on ``port``; it serves until the returned object dies."""
     return _profiler.start_server(port)
