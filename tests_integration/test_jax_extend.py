@@ -159,3 +159,18 @@ def test_names_without_a_counterpart_say_so():
             missing()
     assert sharding.GSPMDSharding is jax.sharding.GSPMDSharding
     assert source_info_util.current() is not None
+
+
+def test_extend_mlir_gives_jaxlibs_bindings_and_stablehlo_helpers():
+    import modjax.extend.mlir as mlir
+    from modjax.core import ShapedArray
+    from modjax.extend.mlir import ir
+    from modjax.extend.mlir.dialects import func, stablehlo
+
+    module = jax.jit(lambda x: x + 1).lower(1.0).compiler_ir()
+    assert isinstance(module, ir.Module)
+    with module.context:
+        artifact = mlir.serialize_portable_artifact(module, stablehlo.get_current_version())
+        back = mlir.deserialize_portable_artifact(artifact)
+    assert "stablehlo.add" in str(back) and func.FuncOp is not None
+    assert mlir.lower_with_sharding_in_types(None, "op", ShapedArray((2,), np.float32)) == "op"

@@ -920,6 +920,21 @@ def refine_polymorphic_shapes(bytecode: bytes) -> bytes:
     )
 
 
+def jaxlib_mlir_module(name: str):
+    """Return jaxlib's MLIR module ``jaxlib.mlir.<name>`` (``ir``, ``dialects.stablehlo``, ...).
+
+    For ``jax.extend.mlir``, which hands extension authors jaxlib's own bindings.
+    """
+    return importlib.import_module(f"jaxlib.mlir.{name}")
+
+
+def jaxlib_mlir_functions():
+    """Return jaxlib's ``_jax.mlir`` functions module (portable artifacts, shape refinement)."""
+    from jaxlib import _jax
+
+    return _jax.mlir
+
+
 # --- XLA custom-call targets -----------------------------------------------------------------
 
 

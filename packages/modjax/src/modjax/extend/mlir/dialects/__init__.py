@@ -1,0 +1,1 @@
+"""``jax.extend.mlir.dialects``: jaxlib's MLIR dialect modules, one submodule each."""
