@@ -16,6 +16,7 @@ see a derivative (kinks, ties, integers for rounding, singular matrices).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -158,6 +159,18 @@ _TOKENS = (
     "tokens hold no data for check_primitive to compare or draw; tests_integration/"
     "test_tokens.py runs them eagerly, under jit, grad, vmap and loops"
 )
+
+
+def _layout_module():
+    return importlib.import_module("modjax.experimental.layout")
+
+
+def _shard_alike_module():
+    return importlib.import_module("modjax.experimental.shard_alike")
+
+
+def _xla_metadata_module():
+    return importlib.import_module("modjax.experimental.xla_metadata")
 
 
 def via(fn, *operands, **options) -> Entry:
@@ -893,6 +906,17 @@ TABLE: dict[str, Entry | Excluded] = {
     ),
     # --- more
     "device_put": via(lambda x, y: device_put((x, y)), X, INT),
+    "layout_constraint": via(
+        lambda x: _layout_module().with_layout_constraint(x, _layout_module().Layout((0, 1))),
+        X,
+        **without("printing", why="its Layout param prints as a constructor call, not a value"),
+    ),
+    "shard_alike": via(lambda x, y: _shard_alike_module().shard_alike(x, y), X, X),
+    "xla_metadata_value": via(lambda x: _xla_metadata_module().set_xla_metadata(x, tag="t"), X),
+    "check": Excluded(
+        "no results to compare; checkify's tests (test_checkify.py) run it eagerly, under "
+        "checkify, jit, vmap, grad and loops against JAX 0.10.2's answers"
+    ),
     "split": via(lambda x: lax.split(x, [1, 2], axis=1), f32(2, 3)),
     "stack": via(lambda x, y: lax.stack([x, y], axis=1), f32(2, 3), f32(2, 3)),
     "unstack": via(lambda x: lax.unstack(x, axis=1), f32(2, 3)),

@@ -171,16 +171,21 @@ def test_jaxpr_types_effects_and_round_trip():
 
     closed = jax.make_jaxpr(g)(jnp.ones(3))
     text = str(closed)
-    # Lines as JAX 0.10.2 prints them (JAX drops the unused swap outputs as `_`).
-    for line in (
-        "b:Ref{f32[3]} = new_ref[kind=None memory_space=None] a",
-        "c:f32[3] <- b[...]",
-        "f:f32[] <- b[0]",
-        "free_ref b",
-        "i:f32[2] <- b[1:]",
-    ):
-        assert f"    {line}\n" in text, (line, text)
-    assert "e:f32[3], b[...] <- b[...], d" in text and "h:f32[], b[0] <- b[0], g" in text
+    # JAX 0.10.2's text (a swap whose old value nothing reads is a plain write), but for
+    # modjax's weak-type marks.
+    assert text.replace("~", "") == (
+        "{ lambda ; a:f32[3]. let\n"
+        "    b:Ref{f32[3]} = new_ref[kind=None memory_space=None] a\n"
+        "    c:f32[3] <- b[...]\n"
+        "    d:f32[3] = mul c 2.0:f32[]\n"
+        "    b[...] <- d\n"
+        "    e:f32[] <- b[0]\n"
+        "    f:f32[] = add e 1.0:f32[]\n"
+        "    b[0] <- f\n"
+        "    g:f32[2] <- b[1:]\n"
+        "    free_ref b\n"
+        "  in (g,) }"
+    )
     assert "{Ref}" not in text
     assert str(parse_jaxpr(text)) == text
 
@@ -223,7 +228,7 @@ def test_reference_syntax_parses_back(fn, args):
     else:
         assert again == text
     if fn is _indexed_writes:
-        for piece in ("<- b[d], 1.0:f32[]", "b[::2] += ", "<- b[1:]", "<- b[a]", "<- b[ds(d,2,1)]"):
+        for piece in ("b[d] <- 1.0:f32[]", "b[::2] += ", "<- b[1:]", "<- b[a]", "<- b[ds(d,2,1)]"):
             assert piece in text, (piece, text)
     r = jax.new_ref(jnp.ones(3))
     closed = jax.make_jaxpr(lambda x: r.__setitem__(..., x))(jnp.ones(3))

@@ -17,6 +17,7 @@ from modjax.tracecore import core
 from modjax.tracecore.core import to_aval
 from modjax.tracecore.tree_util import tree_broadcast, tree_flatten, tree_leaves, tree_unflatten
 
+from .array import ArrayImpl, device_put
 from .layout import Layout
 
 __all__ = ["layout_constraint_p", "with_layout_constraint"]
@@ -26,12 +27,8 @@ layout_constraint_p.def_abstract_eval(lambda x, *, layout: x)
 
 
 def _impl(x, *, layout):
-    from .array import ArrayImpl
-
-    if not isinstance(x, ArrayImpl):
-        raise ValueError(
-            f"with_layout_constraint in eager mode can only be applied to jax.Arrays. Got {type(x)}"
-        )
+    if type(x) is not ArrayImpl:
+        x = device_put(x)  # the primitive itself takes host data too (rule checks do)
     if x.format.layout == layout or layout.major_to_minor == tuple(range(x.ndim)):
         return x  # the default (row-major) layout is every Array's
     raise NotImplementedError(
@@ -94,7 +91,13 @@ def with_layout_constraint(x, layouts):
             "layouts passed to `with_layout_constraint` must be of type `Layout`. Got "
             f"{[type(layout) for layout in flat]}"
         )
+    eager = isinstance(core.current_trace(), core.EvalTrace)
     for leaf, layout in zip(leaves, flat, strict=True):
+        if eager and type(leaf) is not ArrayImpl:
+            raise ValueError(
+                "with_layout_constraint in eager mode can only be applied to jax.Arrays. Got "
+                f"{type(leaf)}"
+            )
         try:
             layout.check_compatible_aval(to_aval(leaf).shape)
         except ValueError as err:

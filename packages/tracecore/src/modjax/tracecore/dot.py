@@ -299,6 +299,7 @@ def to_dot(jaxpr: ClosedJaxpr | Jaxpr, *, title: str | None = None) -> str:
         raise TypeError(f"to_dot expects a ClosedJaxpr or Jaxpr, got {type(jaxpr).__name__}")
     inner = jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
     names = _Printer(False, False, WIDTH)
+    names.mark_unused(inner)
     names.jaxpr_block(inner, 0)  # names variables as str(jaxpr) does
     drawer = _Drawer(names)
     drawer.jaxpr(inner, 0, None)

@@ -481,7 +481,7 @@ class _Printer:
             return f"{self.binder(eqn.outvars[0])} <- {place}"
         if kind == "addupdate":
             return f"{place} += {self.atom(values[0])}"
-        if isinstance(eqn.outvars[0], DropVar):
+        if isinstance(eqn.outvars[0], DropVar) or id(eqn.outvars[0]) in self.unused:
             return f"{place} <- {self.atom(values[0])}"
         return f"{self.binder(eqn.outvars[0])}, {place} <- {place}, {self.atom(values[0])}"
 
