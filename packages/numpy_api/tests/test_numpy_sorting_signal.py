@@ -438,3 +438,24 @@ def test_unique_axis_nan_complex_empty_and_errors():
         jnp.unique(np.ones(3), axis=1)
     with pytest.raises(ConcretizationTypeError, match="size argument of jnp.unique"):
         jit(lambda x: jnp.unique(x, axis=0))(x)
+
+
+def test_partition_orders_as_jax():
+    # JAX 0.10.2's answers: the kth + 1 smallest ascending, then the rest (values
+    # descending; indices in increasing order).
+    x = jnp.array([6, 8, 4, 3, 1, 9, 7, 5, 2, 3])
+    assert jnp.partition(x, 4).tolist() == [1, 2, 3, 3, 4, 9, 8, 7, 6, 5]
+    assert jnp.argpartition(x, 4).tolist() == [4, 8, 3, 9, 2, 0, 1, 5, 6, 7]
+    u = jnp.array([3, 0, 2], jnp.uint8)
+    assert jnp.partition(u, 1).tolist() == [0, 2, 3] and jnp.argpartition(u, 1).tolist() == [
+        1,
+        2,
+        0,
+    ]
+    f = jnp.array([2.0, np.nan, -1.0, 0.0])
+    np.testing.assert_array_equal(jnp.partition(f, 1), [-1.0, 0.0, np.nan, 2.0])
+    assert jnp.argpartition(f, 1).tolist() == [2, 3, 0, 1]
+    with pytest.raises(NotImplementedError, match="complex dtype"):
+        jnp.partition(jnp.array([1 + 1j, 2]), 1)
+    with pytest.raises(TypeError, match="neg does not accept dtype bool"):
+        jnp.argpartition(jnp.array([True, False]), 0)

@@ -157,29 +157,81 @@ def sort_complex(a):
 def partition(a, kth: int, axis: int = -1):
     """Return ``a`` with its ``kth`` element in sorted position (jax.numpy.partition).
 
-    Smaller elements come before it and larger ones after; this implementation
-    sorts the whole axis, which is one valid such arrangement.
+    As JAX's (two ``lax.top_k``): the ``kth + 1`` smallest values come first in
+    ascending order, then the others in descending order. Complex values raise
+    NotImplementedError and bools TypeError, as in JAX.
     """
-    a = _asarray("partition", a)
-    # A 0-d ``a`` has no axis to partition: canonicalize_axis raises JAX's ValueError.
-    axis = canonicalize_axis(axis, aval(a).ndim)
-    _check_kth(kth, aval(a).shape[axis])
-    return lax.sort(a, axis)
+    arr, kth, axis = _partition_operand("partition", a, kth, axis)
+    n = aval(arr).shape[-1]
+    if kind(aval(arr).dtype) == "u":  # negation would wrap zero: shift it first
+        smallest = lax.neg(lax.top_k(lax.neg(lax.add(arr, _one(arr))), kth + 1)[0])
+        bottom = lax.sub(smallest, _one(smallest))
+    else:
+        bottom = lax.neg(lax.top_k(lax.neg(arr), kth + 1)[0])
+    top = lax.top_k(arr, n - kth - 1)[0]
+    return _moved_back(lax.concatenate([bottom, top], aval(arr).ndim - 1), axis)
 
 
 def argpartition(a, kth: int, axis: int = -1):
     """Return indices that partition ``a`` around its ``kth`` element (jax.numpy.argpartition).
 
-    The indices of a full stable sort, which is one valid partition.
+    As JAX's: the indices of the ``kth + 1`` smallest values in ascending order of
+    value, then the other indices in increasing order.
     """
-    a = _asarray("argpartition", a)
-    # A 0-d ``a`` has no axis to partition: canonicalize_axis raises JAX's ValueError.
-    axis = canonicalize_axis(axis, aval(a).ndim)
-    _check_kth(kth, aval(a).shape[axis])
-    out = _lax_argsort(a, axis)
-    if aval(a).weak_type:  # JAX's indices (from top_k) are weakly typed when ``a`` is
+    arr, kth, axis = _partition_operand("argpartition", a, kth, axis)
+    n = aval(arr).shape[-1]
+    operand = lax.add(arr, _one(arr)) if kind(aval(arr).dtype) == "u" else arr
+    bottom = lax.top_k(lax.neg(operand), kth + 1)[1]
+    # The rest in index order: the positions not taken, found as the ones of a mask.
+    taken = _onehot_rows(bottom, n)
+    rest = lax.top_k(lax.sub(_one(taken), taken), n - kth - 1)[1]
+    out = _moved_back(lax.concatenate([bottom, rest], aval(arr).ndim - 1), axis)
+    if aval(arr).weak_type:  # JAX's indices (from top_k) are weakly typed when ``a`` is
         out = _convert_element_type(out, aval(out).dtype, weak_type=True)
     return out
+
+
+def _partition_operand(name: str, a, kth, axis):
+    a = _asarray(name, a)
+    if kind(aval(a).dtype) == "c":
+        raise NotImplementedError(f"jnp.{name} for complex dtype is not implemented.")
+    # A 0-d ``a`` has no axis to partition: canonicalize_axis raises JAX's ValueError.
+    axis = canonicalize_axis(axis, aval(a).ndim)
+    n = aval(a).shape[axis]
+    _check_kth(kth, n)
+    kth = operator.index(kth) % n
+    if kind(aval(a).dtype) == "b":
+        raise TypeError(
+            "neg does not accept dtype bool. Accepted dtypes are subtypes of integer, "
+            "floating, complexfloating."
+        )
+    return _moved_last(a, axis), kth, axis
+
+
+def _moved_last(x, axis: int):
+    ndim = aval(x).ndim
+    if axis == ndim - 1:
+        return x
+    perm = list(range(ndim))
+    perm[axis], perm[-1] = perm[-1], perm[axis]
+    return lax.transpose(x, perm)
+
+
+def _moved_back(x, axis: int):
+    return _moved_last(x, axis)  # swapping two axes undoes itself
+
+
+def _one(x):
+    return lax.full_like(x, 1)
+
+
+def _onehot_rows(indices, n: int):
+    """1 at each of ``indices`` (along the last axis, of length ``n``), 0 elsewhere."""
+    hits = lax.eq(
+        lax.expand_dims(indices, (aval(indices).ndim,)),
+        lax.broadcasted_iota(aval(indices).dtype, (*aval(indices).shape, n), aval(indices).ndim),
+    )
+    return lax.reduce_max(lax.convert_element_type(hits, np.int32), (aval(indices).ndim - 1,))
 
 
 def _check_kth(kth, n: int) -> None:
