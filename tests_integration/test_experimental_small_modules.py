@@ -1,4 +1,4 @@
-"""Small jax.experimental modules: profiler (profiled instructions) and control_deps."""
+"""Small jax.experimental modules: profiler, control_deps and topologies."""
 
 from __future__ import annotations
 
@@ -29,3 +29,18 @@ def test_control_dependencies_keep_values_and_reach_the_module():
 
     assert float(jax.jit(f)(1.0)) == 2.0 and float(f(1.0)) == 2.0
     assert jax.jit(f).lower(1.0).as_text().count("stablehlo.custom_call @control_dep") == 3
+
+
+def test_topologies_as_jax_on_cpu():
+    from modjax.experimental import topologies
+
+    topo = topologies.get_attached_topology()
+    assert topo.devices == jax.devices()
+    mesh = topologies.make_mesh(topo, (1,), ("x",))
+    assert mesh.shape == {"x": 1} and list(mesh.devices.flat) == jax.devices()
+    with pytest.raises(RuntimeError, match="JAX TPU support not installed"):
+        topologies.get_topology_desc("v4:2x2x1")
+    with pytest.raises(NotImplementedError, match="topology not implemented for cpu"):
+        topologies.get_topology_desc("", "cpu")
+    with pytest.raises(RuntimeError, match="Unknown backend: 'gpu' requested"):
+        topologies.get_topology_desc("x", "gpu")

@@ -43,7 +43,9 @@ def test_cpu_backend_and_devices():
 
 
 def test_unknown_backend_is_a_clear_error():
-    with pytest.raises(RuntimeError, match="Unknown backend 'tpu'.*cpu"):
+    with pytest.raises(
+        RuntimeError, match=r"Unknown backend tpu. Available backends are \['cpu'\]"
+    ):
         backends.get_backend("tpu")
 
 

@@ -177,9 +177,14 @@ def _requested_platforms() -> list[str] | None:
 
 def _create(name: str) -> Backend:
     entry = _factories.get(name)
-    if entry is None:
-        known = ", ".join(sorted(_factories))
-        raise RuntimeError(f"Unknown backend '{name}'. Registered backends: {known}")
+    if entry is None:  # JAX's messages
+        known = sorted(_factories)
+        if name == "gpu":
+            raise RuntimeError(
+                "Unknown backend: 'gpu' requested, but no platforms that are instances of gpu "
+                f"are present. Platforms present are: {','.join(known)}"
+            )
+        raise RuntimeError(f"Unknown backend {name}. Available backends are {known}")
     if name in _failed:
         raise RuntimeError(f"Backend '{name}' failed to initialize: {_failed[name]}")
     _quiet_native_logs()
