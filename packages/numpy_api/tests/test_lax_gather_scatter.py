@@ -492,7 +492,7 @@ def test_errors_name_the_primitive():
         lax.scatter_add(np.zeros(3, bool), np.array([[1]]), np.ones(1, bool), sdn)
     with pytest.raises(TypeError, match="dynamic_slice slice_sizes must be nonnegative"):
         lax.dynamic_slice(x, [1], [7])
-    with pytest.raises(TypeError, match="dynamic_slice start_indices must have length"):
+    with pytest.raises(ValueError, match="Length of slice indices must match number of operand"):
         lax.dynamic_slice(x, [1, 2], [1])
     with pytest.raises(TypeError, match="dynamic_update_slice update must have the same dtype"):
         lax.dynamic_update_slice(x, jnp.ones(2, jnp.int32), [1])

@@ -217,10 +217,15 @@ def broadcast_to(x: Any, shape: tuple[int, ...], sharding: Any = None) -> Any:
         return reshard(out, sharding)
     if s == shape:
         return x
-    if len(s) > len(shape) or any(
-        a != 1 and a != b for a, b in zip(s[::-1], shape[::-1], strict=False)
-    ):
-        raise ValueError(f"Incompatible shapes for broadcasting: {s} and requested shape {shape}")
+    if len(s) > len(shape):
+        raise ValueError(
+            f"Cannot broadcast to shape with fewer dimensions: arr_shape={s} shape={shape}"
+        )
+    if any(a != 1 and a != b for a, b in zip(s[::-1], shape[::-1], strict=False)):
+        raise ValueError(  # JAX's text, with the dtype's full name
+            f"Incompatible types for broadcasting: input type={_type_text(x, s)} and "
+            f"requested type={_type_text(x, shape)}"
+        )
     offset = len(shape) - len(s)
     return lax.broadcast_in_dim(x, shape, tuple(range(offset, len(shape))))
 
@@ -399,3 +404,7 @@ def canonicalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     if len(set(axes)) != len(axes):
         raise ValueError(f"repeated axis in reduction: {axis}")
     return tuple(sorted(axes))
+
+
+def _type_text(x, shape) -> str:
+    return f"{np.dtype(aval(x).dtype).name}[{','.join(map(str, shape))}]"

@@ -30,10 +30,9 @@ from .scatter import _scatter_batching, scatter_p
 
 def _check_start_indices(name, operand, starts):
     if len(starts) != operand.ndim:
-        raise TypeError(
-            f"{name} start_indices must have length equal to the number of dimensions of the "
-            f"operand, got start_indices of length {len(starts)} for operand shape "
-            f"{operand.shape}."
+        raise ValueError(  # JAX's text
+            "Length of slice indices must match number of operand dimensions "
+            f"({len(starts)} vs {operand.shape})"
         )
     for s in starts:
         if s.shape or kind(s.dtype) not in "iu":
@@ -251,10 +250,9 @@ def _normalize_starts(name, operand_shape, start_indices, allow_negative_indices
         ]
     starts = list(start_indices)
     if len(starts) != len(operand_shape):
-        raise TypeError(
-            f"{name} start_indices must have length equal to the number of dimensions of the "
-            f"operand, got start_indices of length {len(starts)} for operand shape "
-            f"{operand_shape}."
+        raise ValueError(  # JAX's text
+            "Length of slice indices must match number of operand dimensions "
+            f"({len(starts)} vs {tuple(operand_shape)})"
         )
     if isinstance(allow_negative_indices, bool):
         allow_negative_indices = [allow_negative_indices] * len(starts)
