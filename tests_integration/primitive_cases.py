@@ -29,7 +29,15 @@ from modjax.lax import linalg
 from modjax.random import _threefry
 from modjax.runtime import device_put
 from modjax.testing import Case
-from modjax.tracecore import Jaxpr, Literal, ShapedArray, dtypes, eval_jaxpr, make_jaxpr
+from modjax.tracecore import (
+    Jaxpr,
+    Literal,
+    ShapedArray,
+    ShapeDtypeStruct,
+    dtypes,
+    eval_jaxpr,
+    make_jaxpr,
+)
 
 F32, I32, U32, C64 = np.float32, np.int32, np.uint32, np.complex64
 
@@ -167,6 +175,18 @@ def _layout_module():
 
 def _shard_alike_module():
     return importlib.import_module("modjax.experimental.shard_alike")
+
+
+def _buffer_callback_module():
+    return importlib.import_module("modjax.experimental.buffer_callback")
+
+
+def _shape_of(x):
+    return ShapeDtypeStruct(np.shape(x), x.dtype)
+
+
+def _add_one_in_place(ctx, out, x):
+    np.asarray(out)[...] = np.asarray(x) + 1
 
 
 def _xla_metadata_module():
@@ -913,6 +933,15 @@ TABLE: dict[str, Entry | Excluded] = {
     ),
     "shard_alike": via(lambda x, y: _shard_alike_module().shard_alike(x, y), X, X),
     "xla_metadata_value": via(lambda x: _xla_metadata_module().set_xla_metadata(x, tag="t"), X),
+    "buffer_callback": via(
+        lambda x: _buffer_callback_module().buffer_callback(
+            _add_one_in_place, _shape_of(x), vmap_method="sequential"
+        )(x),
+        X,
+        **without(
+            "printing", "jvp", "transpose", why="not differentiable (as in JAX); " + _CALLBACK
+        ),
+    ),
     "check": Excluded(
         "no results to compare; checkify's tests (test_checkify.py) run it eagerly, under "
         "checkify, jit, vmap, grad and loops against JAX 0.10.2's answers"

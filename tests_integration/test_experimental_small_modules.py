@@ -1,7 +1,8 @@
-"""Small jax.experimental modules: profiler, control_deps and topologies."""
+"""Small jax.experimental modules: profiler, control_deps, topologies, buffer_callback."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import modjax as jax
@@ -44,3 +45,48 @@ def test_topologies_as_jax_on_cpu():
         topologies.get_topology_desc("", "cpu")
     with pytest.raises(RuntimeError, match="Unknown backend: 'gpu' requested"):
         topologies.get_topology_desc("x", "gpu")
+
+
+def _add_one(ctx, out, x):
+    np.asarray(out)[...] = np.asarray(x) + 1
+
+
+def test_buffer_callback_fills_results_in_place_as_jax():
+    from modjax.experimental.buffer_callback import Buffer, ExecutionContext, buffer_callback
+
+    seen = []
+
+    def two(ctx, out, a, b=None):
+        seen.append((type(ctx), type(out[0])))
+        np.asarray(out[0])[...] = np.asarray(a) * 2
+        np.asarray(out[1])[...] = np.asarray(b).sum()
+
+    x = jnp.array(41, dtype=jnp.int32)
+    add_one = buffer_callback(_add_one, jax.ShapeDtypeStruct(x.shape, x.dtype))
+    assert int(add_one(x)) == 42 and int(jax.jit(add_one)(x)) == 42
+    shapes = (jax.ShapeDtypeStruct((3,), jnp.float32), jax.ShapeDtypeStruct((), jnp.float32))
+    doubled, total = buffer_callback(two, shapes)(jnp.arange(3.0), b=jnp.ones(4))
+    assert doubled.tolist() == [0.0, 2.0, 4.0] and float(total) == 4.0
+    assert seen == [(ExecutionContext, Buffer)]
+    scalar = jax.ShapeDtypeStruct((), jnp.float32)
+    for method in ("sequential", "expand_dims", "broadcast_all", "legacy_vectorized"):
+        batched = jax.vmap(buffer_callback(_add_one, scalar, vmap_method=method))
+        assert batched(jnp.arange(3.0)).tolist() == [1.0, 2.0, 3.0]
+    in_place = buffer_callback(
+        _add_one, jax.ShapeDtypeStruct((2,), jnp.float32), input_output_aliases={0: 0}
+    )
+    assert jax.jit(in_place)(jnp.ones(2)).tolist() == [2.0, 2.0]
+
+
+def test_buffer_callback_errors_as_jax():
+    from modjax.experimental.buffer_callback import buffer_callback
+
+    scalar = jax.ShapeDtypeStruct((), jnp.float32)
+    with pytest.raises(ValueError, match="Buffer callbacks do not support JVP"):
+        jax.grad(buffer_callback(_add_one, scalar, vmap_method="sequential"))(1.0)
+    with pytest.raises(NotImplementedError, match="Got vmap_method=None"):
+        jax.vmap(buffer_callback(_add_one, scalar))(jnp.arange(3.0))
+    with pytest.raises(ValueError, match="output index 1 outside the range"):
+        buffer_callback(_add_one, scalar, input_output_aliases={0: 1})(1.0)
+    with pytest.raises(RuntimeError, match="must not return any values"):
+        buffer_callback(lambda ctx, out, v: 3, scalar)(1.0)

@@ -38,7 +38,7 @@ from ._mlir import (
     token_type,
     u8_attr,
 )
-from .host_callbacks import emit_host_callback
+from .host_callbacks import emit_buffer_callback, emit_host_callback
 from .lapack import lapack_target
 from .lowering import (
     LoweredModule,
@@ -83,6 +83,7 @@ __all__ = [
     "set_tokens",
     "region_tokens",
     "token_type",
+    "emit_buffer_callback",
     "emit_host_callback",
     "manual_computation",
     "sdy_return",

@@ -694,6 +694,38 @@ def host_callback_call(
     )
 
 
+_CPU_BUFFER_CALLBACK_TARGET = "xla_buffer_python_cpu_callback"
+
+
+def buffer_callback_call(
+    index: int,
+    operands: Sequence[ir.Value],
+    result_types: Sequence[ir.Type],
+    *,
+    has_side_effect: bool,
+    operand_output_aliases: dict[int, int] | None = None,
+    maximal: str | None = None,
+    module: ir.Module | None = None,
+) -> list[ir.Value]:
+    """Emit XLA's buffer callback of host callback number ``index``; return its results.
+
+    The callback gets XLA's execution context, then the operands' and the results'
+    buffers, to fill the results in place (``jax.experimental.buffer_callback``).
+    """
+    attributes = None
+    if maximal is not None:
+        attributes = _maximal_sharding(module if maximal == "shardy" else None, len(result_types))
+    return custom_call(
+        _CPU_BUFFER_CALLBACK_TARGET,
+        result_types,
+        operands,
+        attributes={"index": u64_attr(index)},
+        has_side_effect=has_side_effect,
+        operand_output_aliases=operand_output_aliases,
+        op_attributes=attributes,
+    )
+
+
 # --- modules, functions, locations ---------------------------------------------------------
 
 

@@ -23,7 +23,7 @@ from modjax.tracecore import dtypes
 from . import _mlir
 from .lowering import LoweringRuleContext, set_tokens, tokens_in
 
-__all__ = ["emit_host_callback", "check_callback_results"]
+__all__ = ["emit_buffer_callback", "emit_host_callback", "check_callback_results"]
 
 
 def check_callback_results(outs, result_avals: Sequence) -> list[np.ndarray]:
@@ -110,6 +110,35 @@ def emit_host_callback(
     if ordered:
         set_tokens(ctx, [ordered_effect], results[:1])
         results = results[1:]
+    if mctx.partitioning is not None:
+        results = [_mlir.replicate_everywhere(r, mctx.partitioning) for r in results]
+    return results
+
+
+def emit_buffer_callback(
+    ctx: LoweringRuleContext,
+    callback: Callable,
+    operands: Sequence,
+    result_avals: Sequence,
+    *,
+    has_side_effect: bool,
+    operand_output_aliases: dict[int, int] | None = None,
+) -> list:
+    """Emit XLA's buffer callback: ``callback(exec_ctx, *operand_buffers, *result_buffers)``
+    fills the results in place on the host (jax.experimental.buffer_callback)."""
+    mctx = ctx.module_ctx
+    if mctx.platform != "cpu":
+        raise ValueError(f"`buffer_callback` not supported on {mctx.platform} backend.")
+    mctx.host_callbacks.append(callback)
+    results = _mlir.buffer_callback_call(
+        len(mctx.host_callbacks) - 1,
+        list(operands),
+        _mlir.ir_types(result_avals),
+        has_side_effect=has_side_effect,
+        operand_output_aliases=operand_output_aliases,
+        maximal=mctx.partitioning,
+        module=mctx.module,
+    )
     if mctx.partitioning is not None:
         results = [_mlir.replicate_everywhere(r, mctx.partitioning) for r in results]
     return results

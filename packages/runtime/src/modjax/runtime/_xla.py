@@ -448,6 +448,15 @@ def dlpack_to_buffer(capsule, device: Device, dl_type: int, copy: bool | None) -
     return _jax.dlpack_managed_tensor_to_buffer(capsule, device, None, copy, int(dl_type))
 
 
+# --- buffer callbacks (jax.experimental.buffer_callback) --------------------------------------
+
+#: A device buffer a buffer callback reads or fills (``__array__``, ``__dlpack__``).
+FfiBuffer: TypeAlias = _jax.ffi.Buffer
+#: What XLA passes a buffer callback first (its stage; the stream on GPU).
+FfiExecutionContext: TypeAlias = _jax.ffi.ExecutionContext
+FfiExecutionStage: TypeAlias = _jax.ffi.ExecutionStage
+
+
 # --- the profiler (jaxlib's TSL profiler: sessions, TraceMe, the server) ----------------------
 
 #: A profiling session: started on creation, ``stop_and_export(log_dir)`` writes the trace.
