@@ -174,3 +174,17 @@ def test_extend_mlir_gives_jaxlibs_bindings_and_stablehlo_helpers():
         back = mlir.deserialize_portable_artifact(artifact)
     assert "stablehlo.add" in str(back) and func.FuncOp is not None
     assert mlir.lower_with_sharding_in_types(None, "op", ShapedArray((2,), np.float32)) == "op"
+
+
+def test_extend_lowering_gives_a_bare_context_and_the_upstream_dialects():
+    from modjax.extend import lowering
+    from modjax.extend.mlir import ir
+    from modjax.lowering import LoweringRuleContext
+
+    context = lowering.JaxIrContext()
+    context.append_dialect_registry(lowering.upstream_dialects)
+    context.load_all_available_dialects()
+    with context:
+        module = ir.Module.parse("func.func @f(%a: i32) -> i32 { return %a : i32 }")
+    assert "func.func @f" in str(module)
+    assert lowering.LoweringRuleContext is LoweringRuleContext

@@ -952,6 +952,29 @@ def refine_polymorphic_shapes(bytecode: bytes) -> bytes:
     )
 
 
+class JaxIrContext(ir.Context):
+    """An MLIR context that loads only the dialects asked for (jax.extend.lowering's).
+
+    ``ir.Context()`` itself loads every dialect linked into jaxlib; this skips its
+    constructor for the bare one underneath.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super(ir.Context, self).__init__(*args, **kwargs)
+
+
+_upstream: list[ir.DialectRegistry] = []
+
+
+def upstream_dialects() -> ir.DialectRegistry:
+    """Return the registry of MLIR's upstream dialects jaxlib links (func, arith, ...)."""
+    if not _upstream:
+        registry = ir.DialectRegistry()
+        _jax_mlir_ext.register_dialects(registry)
+        _upstream.append(registry)
+    return _upstream[0]
+
+
 def jaxlib_mlir_module(name: str):
     """Return jaxlib's MLIR module ``jaxlib.mlir.<name>`` (``ir``, ``dialects.stablehlo``, ...).
 
