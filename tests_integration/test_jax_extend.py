@@ -188,3 +188,21 @@ def test_extend_lowering_gives_a_bare_context_and_the_upstream_dialects():
         module = ir.Module.parse("func.func @f(%a: i32) -> i32 { return %a : i32 }")
     assert "func.func @f" in str(module)
     assert lowering.LoweringRuleContext is LoweringRuleContext
+
+
+def test_extend_xla_runs_registered_passes_on_each_compilation():
+    from modjax.extend import xla
+
+    seen = []
+    xla.register_hlo_module_transformation(lambda proto: seen.append(len(proto)), name="spy")
+    try:
+        assert jax.jit(lambda x: x * 3 + 17)(jnp.ones(4)).tolist() == [20.0] * 4
+        assert seen and all(n > 0 for n in seen)  # a serialized HloModuleProto each time
+    finally:
+        assert xla.clear_hlo_module_transformation("spy") is True
+    assert xla.clear_hlo_module_transformation("spy") is False
+    count = len(seen)
+    jax.jit(lambda x: x * 5 + 19)(jnp.ones(4))
+    assert len(seen) == count
+    with pytest.raises(TypeError, match="stage must be a PipelineStage enum"):
+        xla.register_hlo_module_transformation(lambda proto: None, name="bad", stage=0)

@@ -3,8 +3,8 @@
 ``core`` (jaxpr types, primitives and JAX's helper functions over them, and
 ``core.primitives``), ``backend``, ``random`` (defining PRNG implementations),
 ``linear_util``, ``source_info_util``, ``sharding``, ``mlir`` (jaxlib's MLIR bindings
-and StableHLO helpers) and ``lowering`` (the context types). JAX's ``pallas``, ``xla``
-and ``ifrt_programs`` submodules have no modjax counterpart yet.
+and StableHLO helpers), ``lowering`` (the context types) and ``xla`` (compiler passes).
+JAX's ``pallas`` and ``ifrt_programs`` submodules have no modjax counterpart yet.
 """
 
 from modjax.extend import (
@@ -16,6 +16,7 @@ from modjax.extend import (
     random,
     sharding,
     source_info_util,
+    xla,
 )
 
 __all__ = [
@@ -27,4 +28,5 @@ __all__ = [
     "random",
     "sharding",
     "source_info_util",
+    "xla",
 ]

@@ -448,6 +448,23 @@ def dlpack_to_buffer(capsule, device: Device, dl_type: int, copy: bool | None) -
     return _jax.dlpack_managed_tensor_to_buffer(capsule, device, None, copy, int(dl_type))
 
 
+# --- compiler passes (jax.extend.xla) --------------------------------------------------------
+
+
+def register_cpu_hlo_transform(name: str, stage: int, callback) -> None:
+    """Run ``callback(serialized HloModuleProto) -> bytes | None`` in XLA:CPU's pipeline."""
+    from jaxlib import _xla as _xla_ext
+
+    _xla_ext.register_xla_transform(name, stage, callback)
+
+
+def clear_cpu_hlo_transform(name: str, stage: int) -> bool:
+    """Remove a pass ``register_cpu_hlo_transform`` added; tell whether there was one."""
+    from jaxlib import _xla as _xla_ext
+
+    return bool(_xla_ext.clear_xla_transform(name, stage))
+
+
 # --- buffer callbacks (jax.experimental.buffer_callback) --------------------------------------
 
 #: A device buffer a buffer callback reads or fills (``__array__``, ``__dlpack__``).
