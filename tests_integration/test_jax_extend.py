@@ -206,3 +206,10 @@ def test_extend_xla_runs_registered_passes_on_each_compilation():
     assert len(seen) == count
     with pytest.raises(TypeError, match="stage must be a PipelineStage enum"):
         xla.register_hlo_module_transformation(lambda proto: None, name="bad", stage=0)
+
+
+def test_extend_ifrt_programs_is_jaxlibs_module():
+    from modjax.extend.ifrt_programs import ifrt_programs
+
+    assert callable(ifrt_programs.make_hlo_program)
+    assert callable(ifrt_programs.make_xla_compile_options)

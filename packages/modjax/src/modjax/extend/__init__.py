@@ -3,13 +3,14 @@
 ``core`` (jaxpr types, primitives and JAX's helper functions over them, and
 ``core.primitives``), ``backend``, ``random`` (defining PRNG implementations),
 ``linear_util``, ``source_info_util``, ``sharding``, ``mlir`` (jaxlib's MLIR bindings
-and StableHLO helpers), ``lowering`` (the context types) and ``xla`` (compiler passes).
-JAX's ``pallas`` and ``ifrt_programs`` submodules have no modjax counterpart yet.
+and StableHLO helpers), ``lowering`` (the context types), ``xla`` (compiler passes) and
+``ifrt_programs`` (jaxlib's). JAX's ``pallas`` has no modjax counterpart.
 """
 
 from modjax.extend import (
     backend,
     core,
+    ifrt_programs,
     linear_util,
     lowering,
     mlir,
@@ -22,6 +23,7 @@ from modjax.extend import (
 __all__ = [
     "backend",
     "core",
+    "ifrt_programs",
     "linear_util",
     "lowering",
     "mlir",

@@ -448,6 +448,10 @@ def dlpack_to_buffer(capsule, device: Device, dl_type: int, copy: bool | None) -
     return _jax.dlpack_managed_tensor_to_buffer(capsule, device, None, copy, int(dl_type))
 
 
+#: jaxlib's IFRT program builders (``jax.extend.ifrt_programs.ifrt_programs``).
+ifrt_programs = _jax.ifrt_programs
+
+
 # --- compiler passes (jax.extend.xla) --------------------------------------------------------
 
 
