@@ -15,10 +15,9 @@ neither library by name: the caller passes the module in.
 from __future__ import annotations
 
 import importlib
-import json
-import sys
 
 import numpy as np
+from recorded_answers import raised, write_record
 
 F32 = np.float32
 
@@ -29,28 +28,6 @@ def _checkify(jax):
 
 def _listed(tree, jax):
     return [np.asarray(x).tolist() for x in jax.tree_util.tree_leaves(tree)]
-
-
-def _raised(fn):
-    """The class and first line of the message ``fn()`` raised, or None.
-
-    The class is the builtin one (or JaxRuntimeError) it derives from: modjax's
-    LoweringError around a rule's ValueError is a ValueError too, and its message
-    the rule's after the lowering's prefix.
-    """
-    try:
-        fn()
-    except Exception as e:
-        kind = next(
-            c.__name__
-            for c in type(e).__mro__
-            if c.__module__ == "builtins" or c.__name__ == "JaxRuntimeError"
-        )
-        message = str(e).splitlines()[0]
-        if kind != type(e).__name__:
-            message = message.split(f"{kind}: ", 1)[-1]
-        return [kind, message]
-    return None
 
 
 def _user_check(jax):
@@ -251,7 +228,7 @@ def _check_error_and_debug_check(jax):
         return x + 1
 
     return [
-        _raised(lambda: with_inner_jit(jnp.float32(-1.0))),
+        raised(lambda: with_inner_jit(jnp.float32(-1.0))),
         ck.checkify(with_inner_jit)(jnp.float32(-1.0))[0].get(),
         ck.checkify(with_inner_jit)(jnp.float32(1.0))[0].get(),
         _listed(debug(jnp.float32(0.0)), jax),
@@ -266,18 +243,18 @@ def _errors_and_api(jax):
     err, _ = ck.checkify(lambda x: ck.check(x > 0, "bad {}", x))(jnp.float32(-1.0))
     ok, _ = ck.checkify(lambda x: ck.check(x > 0, "bad {}", x))(jnp.float32(1.0))
     return [
-        _raised(lambda: ck.check(False, "eager failure")),
-        _raised(lambda: ck.check(jnp.array(False), "eager {} {k}", jnp.float32(2), k=jnp.int32(3))),
-        _raised(lambda: ck.check(True, "fine")),
-        _raised(lambda: jax.jit(lambda x: ck.check(x > 0, "staged"))(jnp.float32(1.0))),
-        _raised(lambda: ck.check(jnp.array([True, False]), "vector pred")),
-        _raised(lambda: ck.check(jnp.float32(1), "float pred")),
-        _raised(lambda: ck.check(np.bool_(True), "numpy pred")),
-        _raised(lambda: ck.check(True, "numpy args {}", np.float32(1))),
-        _raised(lambda: ck.check(True, "py args {}", 3)),
-        _raised(lambda: ck.check_error("not an error")),
-        _raised(err.throw),
-        _raised(ok.throw),
+        raised(lambda: ck.check(False, "eager failure")),
+        raised(lambda: ck.check(jnp.array(False), "eager {} {k}", jnp.float32(2), k=jnp.int32(3))),
+        raised(lambda: ck.check(True, "fine")),
+        raised(lambda: jax.jit(lambda x: ck.check(x > 0, "staged"))(jnp.float32(1.0))),
+        raised(lambda: ck.check(jnp.array([True, False]), "vector pred")),
+        raised(lambda: ck.check(jnp.float32(1), "float pred")),
+        raised(lambda: ck.check(np.bool_(True), "numpy pred")),
+        raised(lambda: ck.check(True, "numpy args {}", np.float32(1))),
+        raised(lambda: ck.check(True, "py args {}", 3)),
+        raised(lambda: ck.check_error("not an error")),
+        raised(err.throw),
+        raised(ok.throw),
         [str(err), str(ok), str(ck.init_error), ck.init_error.get()],
         type(err.get_exception()).__name__,
         ok.get_exception() is None,
@@ -306,7 +283,4 @@ def record(jax) -> dict:
 
 
 if __name__ == "__main__":
-    out = record(importlib.import_module("jax"))
-    with open(sys.argv[1], "w") as f:
-        json.dump(out, f, indent=1, sort_keys=True)
-        f.write("\n")
+    write_record(record)

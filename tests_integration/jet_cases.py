@@ -13,10 +13,9 @@ with a Python that has JAX::
 from __future__ import annotations
 
 import importlib
-import json
-import sys
 
 import numpy as np
+from recorded_answers import raised, write_record
 
 F32 = np.float32
 
@@ -27,16 +26,6 @@ def _jet_module(jax):
 
 def _listed(tree, jax):
     return jax.tree_util.tree_map(lambda a: np.asarray(a).tolist(), tree)
-
-
-def _raised(fn, message: bool = True):
-    """The builtin class ``fn()`` raised (and its message's first line), or None."""
-    try:
-        fn()
-    except Exception as e:
-        kind = next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
-        return [kind, str(e).splitlines()[0]] if message else [kind]
-    return None
 
 
 def _functions(jax):
@@ -125,12 +114,12 @@ def _errors(jax):
     jet_module, jnp = _jet_module(jax), jax.numpy
     one, ones = F32(1.0), np.ones(3, F32)
     return [
-        _raised(lambda: jet_module.jet(jnp.sin, (one, one), ((one,), (one, one)))),
-        _raised(lambda: jet_module.jet(lambda t: t[0], ((one,),), ((one,),))),
-        _raised(lambda: jet_module.jet(jnp.sin, (one,), (((one,),),))),
+        raised(lambda: jet_module.jet(jnp.sin, (one, one), ((one,), (one, one)))),
+        raised(lambda: jet_module.jet(lambda t: t[0], ((one,),), ((one,),))),
+        raised(lambda: jet_module.jet(jnp.sin, (one,), (((one,),),))),
         # A primitive without a rule: JAX's KeyError (modjax's also says which rule is missing).
-        _raised(lambda: jet_module.jet(jnp.sort, (ones,), ((ones,),)), message=False),
-        _raised(lambda: jet_module.jet(jnp.sort, (ones,), ((0 * ones,),)), message=False),
+        raised(lambda: jet_module.jet(jnp.sort, (ones,), ((ones,),)), message=False),
+        raised(lambda: jet_module.jet(jnp.sort, (ones,), ((0 * ones,),)), message=False),
     ]
 
 
@@ -147,7 +136,4 @@ def record(jax) -> dict:
 
 
 if __name__ == "__main__":
-    out = record(importlib.import_module("jax"))
-    with open(sys.argv[1], "w") as f:
-        json.dump(out, f, indent=1, sort_keys=True)
-        f.write("\n")
+    write_record(record)

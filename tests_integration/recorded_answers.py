@@ -1,0 +1,48 @@
+"""What the ``*_cases.py`` files share: answers made JSON-able, and their recording.
+
+A cases file defines ``record(jax) -> dict`` and ends with ``write_record(record)``
+under ``if __name__ == "__main__":``; run by a Python that has JAX, it writes JAX's
+answers to the file named on the command line. This module imports neither
+library by name either.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import sys
+from collections.abc import Callable
+
+
+def raised(fn: Callable[[], object], *, message: bool = True) -> list[str] | None:
+    """The class and first message line of what ``fn()`` raised, or None.
+
+    The class is the first builtin one (or ``JaxRuntimeError``) it derives from, so
+    modjax's wrappers compare with JAX's plain errors: a LoweringError around a rule's
+    ValueError is that ValueError, its message the rule's after the lowering's prefix.
+    A function's address in the message (it differs between runs) is elided.
+    """
+    try:
+        fn()
+    except Exception as e:
+        kind = next(
+            c.__name__
+            for c in type(e).__mro__
+            if c.__module__ == "builtins" or c.__name__ == "JaxRuntimeError"
+        )
+        if not message:
+            return [kind]
+        text = str(e).splitlines()[0]
+        if kind != type(e).__name__:
+            text = text.split(f"{kind}: ", 1)[-1]
+        return [kind, re.sub(r" at 0x[0-9a-f]+", " at 0x...", text)]
+    return None
+
+
+def write_record(record: Callable[[object], dict]) -> None:
+    """Write ``record(jax)`` as JSON to the path in ``sys.argv[1]``."""
+    out = record(importlib.import_module("jax"))
+    with open(sys.argv[1], "w") as f:
+        json.dump(out, f, indent=1, sort_keys=True)
+        f.write("\n")
