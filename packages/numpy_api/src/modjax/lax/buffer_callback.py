@@ -11,6 +11,7 @@ differentiable; under vmap it follows ``vmap_method`` as ``pure_callback`` does.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from modjax.autodiff import jvp_rules, transpose_rules
@@ -22,8 +23,7 @@ from modjax.tracecore.core import Primitive, to_aval
 from modjax.tracecore.effects import Effect
 from modjax.tracecore.tree_util import tree_flatten, tree_unflatten
 
-from .callbacks import _sequential
-from .structural import broadcast, moveaxis
+from .callbacks import vmap_method_batching
 
 __all__ = ["buffer_callback", "buffer_callback_p"]
 
@@ -37,14 +37,6 @@ buffer_callback_p.def_effects(
 )
 buffer_callback_p.def_impl(
     lambda *args, **params: apply_primitive(buffer_callback_p, *args, **params)
-)
-
-_VMAP_METHODS = (
-    "sequential",
-    "sequential_unrolled",
-    "expand_dims",
-    "broadcast_all",
-    "legacy_vectorized",
 )
 
 
@@ -86,38 +78,10 @@ def _transpose(*args, **kwargs):
     )
 
 
-def _batching(args, dims, *, vmap_method, result_avals, **params):
-    if vmap_method not in _VMAP_METHODS:
-        raise NotImplementedError(
-            "vmap is only supported for the buffer_callback primitive when vmap_method is one "
-            "of 'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
-            f"'legacy_vectorized'. Got vmap_method={vmap_method!r}."
-        )
-    size = next(x.shape[d] for x, d in zip(args, dims, strict=True) if d is not None)
-    params = {**params, "vmap_method": vmap_method}
-    if vmap_method in ("sequential", "sequential_unrolled"):
-        outs = _sequential(
-            buffer_callback_p, args, dims, size, {**params, "result_avals": result_avals}
-        )
-        return list(outs), [0] * len(outs)
-    # legacy_vectorized leaves unbatched operands as they are; the others give them a
-    # leading axis (of the batch's size for broadcast_all).
-    lead = size if vmap_method == "broadcast_all" else 1
-    moved = [
-        moveaxis(x, d, 0)
-        if d is not None
-        else (x if vmap_method == "legacy_vectorized" else broadcast(x, (lead,)))
-        for x, d in zip(args, dims, strict=True)
-    ]
-    batched = tuple(ShapedArray((size, *a.shape), a.dtype) for a in result_avals)
-    outs = buffer_callback_p.bind(*moved, result_avals=batched, **params)
-    return list(outs), [0] * len(outs)
-
-
 register_lowering(buffer_callback_p, _lowering)
 jvp_rules[buffer_callback_p] = _jvp
 transpose_rules[buffer_callback_p] = _transpose
-batching_rules[buffer_callback_p] = _batching
+batching_rules[buffer_callback_p] = functools.partial(vmap_method_batching, buffer_callback_p)
 
 
 def buffer_callback(

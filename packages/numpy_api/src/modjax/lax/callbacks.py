@@ -462,19 +462,26 @@ def _sequential(primitive, args, dims, size, params):
     return ys
 
 
-def _pure_callback_batching(args, dims, *, callback, result_avals, vmap_method):
+def vmap_method_batching(primitive, args, dims, *, vmap_method, result_avals, **params):
+    """Batch a callback ``primitive`` as its ``vmap_method`` asks (pure and buffer callbacks).
+
+    ``sequential``/``sequential_unrolled`` bind it per element in a scan; the others bind
+    it once on operands with the batch axis in front, unbatched ones broadcast to size 1
+    (``expand_dims``), to the batch's size (``broadcast_all``) or left as they are
+    (``legacy_vectorized``).
+    """
     from .structural import broadcast, moveaxis
 
     if vmap_method not in _VMAP_METHODS:
         raise NotImplementedError(
-            "vmap is only supported for the pure_callback primitive when vmap_method is one of "
-            "'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
+            f"vmap is only supported for the {primitive.name} primitive when vmap_method is "
+            "one of 'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
             f"'legacy_vectorized'. Got vmap_method={vmap_method!r}."
         )
     size = next(x.shape[d] for x, d in zip(args, dims, strict=True) if d is not None)
-    params = {"callback": callback, "result_avals": result_avals, "vmap_method": vmap_method}
+    params = {**params, "result_avals": result_avals, "vmap_method": vmap_method}
     if vmap_method in ("sequential", "sequential_unrolled"):
-        outs = _sequential(pure_callback_p, args, dims, size, params)
+        outs = _sequential(primitive, args, dims, size, params)
         return list(outs), [0] * len(outs)
     moved = [x if d is None else moveaxis(x, d, 0) for x, d in zip(args, dims, strict=True)]
     if vmap_method != "legacy_vectorized":
@@ -483,7 +490,7 @@ def _pure_callback_batching(args, dims, *, callback, result_avals, vmap_method):
             broadcast(x, (lead,)) if d is None else x for x, d in zip(moved, dims, strict=True)
         ]
     params["result_avals"] = _batched_avals(size, result_avals)
-    outs = pure_callback_p.bind(*moved, **params)
+    outs = primitive.bind(*moved, **params)
     return list(outs), [0] * len(outs)
 
 
@@ -493,7 +500,7 @@ def _pure_callback_lowering(ctx, *args, callback, result_avals, vmap_method):
 
 pure_callback_p.def_impl(_pure_callback_impl)
 jvp_rules[pure_callback_p] = _pure_callback_jvp
-batching_rules[pure_callback_p] = _pure_callback_batching
+batching_rules[pure_callback_p] = functools.partial(vmap_method_batching, pure_callback_p)
 register_lowering(pure_callback_p, _pure_callback_lowering)
 
 
