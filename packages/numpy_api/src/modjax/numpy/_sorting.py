@@ -25,6 +25,7 @@ from modjax.tracecore import dtypes
 from modjax.tracecore.core import concrete_or_error
 
 from ._eager_jit import compile_on_arrays
+from ._manipulation import swapaxes
 from ._util import aval, canonicalize_axis, check_arraylike
 
 __all__ = [
@@ -169,7 +170,7 @@ def partition(a, kth: int, axis: int = -1):
     else:
         bottom = lax.neg(lax.top_k(lax.neg(arr), kth + 1)[0])
     top = lax.top_k(arr, n - kth - 1)[0]
-    return _moved_back(lax.concatenate([bottom, top], aval(arr).ndim - 1), axis)
+    return swapaxes(lax.concatenate([bottom, top], aval(arr).ndim - 1), -1, axis)
 
 
 def argpartition(a, kth: int, axis: int = -1):
@@ -185,7 +186,7 @@ def argpartition(a, kth: int, axis: int = -1):
     # The rest in index order: the positions not taken, found as the ones of a mask.
     taken = _onehot_rows(bottom, n)
     rest = lax.top_k(lax.sub(_one(taken), taken), n - kth - 1)[1]
-    out = _moved_back(lax.concatenate([bottom, rest], aval(arr).ndim - 1), axis)
+    out = swapaxes(lax.concatenate([bottom, rest], aval(arr).ndim - 1), -1, axis)
     if aval(arr).weak_type:  # JAX's indices (from top_k) are weakly typed when ``a`` is
         out = _convert_element_type(out, aval(out).dtype, weak_type=True)
     return out
@@ -205,20 +206,7 @@ def _partition_operand(name: str, a, kth, axis):
             "neg does not accept dtype bool. Accepted dtypes are subtypes of integer, "
             "floating, complexfloating."
         )
-    return _moved_last(a, axis), kth, axis
-
-
-def _moved_last(x, axis: int):
-    ndim = aval(x).ndim
-    if axis == ndim - 1:
-        return x
-    perm = list(range(ndim))
-    perm[axis], perm[-1] = perm[-1], perm[axis]
-    return lax.transpose(x, perm)
-
-
-def _moved_back(x, axis: int):
-    return _moved_last(x, axis)  # swapping two axes undoes itself
+    return swapaxes(a, axis, -1), kth, axis
 
 
 def _one(x):
