@@ -35,7 +35,7 @@ from modjax.autodiff import jvp_rules
 from modjax.autodiff.checkpoint import remat_p
 from modjax.autodiff.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from modjax.batching import batching_rules
-from modjax.lax.control_flow.common import trace_closed
+from modjax.lax.control_flow.common import join_consts, trace_closed
 from modjax.lowering import register_lowering
 from modjax.runtime.array import ArrayImpl
 from modjax.runtime.jit_primitive import jit_p
@@ -742,8 +742,8 @@ def _discharge_check(error: Error, enabled, eqn, invals) -> Error:
 class _Checked:
     """A program traced to take and return the error: ``(*consts, *inputs) -> outputs``."""
 
-    def __init__(self, closed: ClosedJaxpr, consts: list, out_tree, n_error_in: int):
-        self.closed = closed
+    def __init__(self, jaxpr: ClosedJaxpr, consts: list, out_tree, n_error_in: int):
+        self.jaxpr = jaxpr
         self.consts = consts
         self.out_tree = out_tree
         self.n_error_in = n_error_in
@@ -776,19 +776,6 @@ def _trace(fun: Callable, error: Error, in_groups: Sequence[Sequence[Any]]) -> _
     return _Checked(traced.jaxpr, list(traced.consts), traced.out_tree, len(tree_leaves(error)))
 
 
-def _avals(values) -> list:
-    return [to_aval(v) for v in values]
-
-
-def _with_unused_inputs(closed: ClosedJaxpr, position: int, avals) -> ClosedJaxpr:
-    jaxpr = closed.jaxpr
-    invars = list(jaxpr.invars)
-    invars[position:position] = [Var(a) for a in avals]
-    return ClosedJaxpr(
-        Jaxpr(jaxpr.constvars, invars, jaxpr.outvars, jaxpr.eqns, jaxpr.debug_info), closed.consts
-    )
-
-
 def _jit_rule(error, enabled, eqn, invals):
     params = eqn.params
     program = params["jaxpr"]
@@ -798,7 +785,7 @@ def _jit_rule(error, enabled, eqn, invals):
 
     checked = _trace(body, error, [None, program.in_avals])
     n_lead = len(checked.consts) + checked.n_error_in
-    new = dict(params, jaxpr=checked.closed)
+    new = dict(params, jaxpr=checked.jaxpr)
     new["donated_invars"] = (False,) * n_lead + tuple(params["donated_invars"])
     if "in_shardings" in params:
         new["in_shardings"] = (None,) * n_lead + tuple(params["in_shardings"])
@@ -815,7 +802,7 @@ def _remat_rule(error, enabled, eqn, invals):
 
     checked = _trace(body, error, [None, program.in_avals])
     outs = remat_p.bind(
-        *checked.consts, *tree_leaves(error), *invals, **dict(eqn.params, jaxpr=checked.closed)
+        *checked.consts, *tree_leaves(error), *invals, **dict(eqn.params, jaxpr=checked.jaxpr)
     )
     return tree_unflatten(checked.out_tree, outs)
 
@@ -905,15 +892,7 @@ def _cond_rule(error, enabled, eqn, invals):
         return out
 
     error, checked = _settle(trace_with, error)
-    const_avals = [_avals(c.consts) for c in checked]
-    all_consts = [x for c in checked for x in c.consts]
-    new_branches = []
-    for i, c in enumerate(checked):
-        before = [a for avals in const_avals[:i] for a in avals]
-        after = [a for avals in const_avals[i + 1 :] for a in avals]
-        closed = _with_unused_inputs(c.closed, 0, before)
-        closed = _with_unused_inputs(closed, len(before) + len(c.consts), after)
-        new_branches.append(closed)
+    all_consts, new_branches = join_consts(checked)  # every branch takes all the consts
     outs = lax.cond_p.bind(
         index,
         *all_consts,
@@ -958,8 +937,8 @@ def _while_rule(error, enabled, eqn, invals):
         *body_consts,
         *error_leaves,
         *init,
-        cond_jaxpr=checked_cond.closed,
-        body_jaxpr=checked_body.closed,
+        cond_jaxpr=checked_cond.jaxpr,
+        body_jaxpr=checked_body.jaxpr,
         cond_nconsts=len(checked_cond.consts) + nc,
         body_nconsts=len(checked_body.consts) + nc + nb,
     )
@@ -994,7 +973,7 @@ def _scan_rule(error, enabled, eqn, invals):
     n_new_carry = len(error_leaves) + n_carry
     new = dict(
         params,
-        jaxpr=checked.closed,
+        jaxpr=checked.jaxpr,
         num_consts=n_new_consts,
         num_carry=n_new_carry,
         linear=(False,) * (n_new_consts + n_new_carry + len(xs)),
