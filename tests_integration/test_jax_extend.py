@@ -148,7 +148,6 @@ def test_wrapped_functions_and_backend_registration_take_jax_parameters():
 
 def test_names_without_a_counterpart_say_so():
     for missing in (
-        core.find_top_trace,
         core.take_current_trace,
         linear_util.transformation,
         source_info_util.new_name_stack,

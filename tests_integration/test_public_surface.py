@@ -4,6 +4,8 @@
 from a real JAX with the script kept inside the file). Each must exist on the modjax
 module of the same path, unless a table below says why not: names another open
 issue is adding (``OTHER_ISSUES``), or names of issue #14 still to do (``NOT_YET``).
+The names JAX still serves with a DeprecationWarning (``deprecated`` in the record:
+its modules' ``_deprecations`` entries that have a value) must exist too.
 Each public function must also take every call JAX's signature takes: its keyword
 names, as many positional arguments, no required argument JAX lacks
 (``SIGNATURES_DIFFER`` lists the exceptions, each with its reason).
@@ -14,12 +16,14 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import warnings
 from pathlib import Path
 
 import pytest
 
 RECORDED = json.loads((Path(__file__).parent / "jax_public_names.json").read_text())
 MODULES = RECORDED["modules"]
+DEPRECATED = RECORDED["deprecated"]
 SIGNATURES = RECORDED["signatures"]
 
 
@@ -84,10 +88,16 @@ def _modjax_module(jax_name: str):
         return None
 
 
-def missing_names(jax_name: str) -> list[str]:
-    """The names of ``jax_name`` that the modjax module lacks (all, if it is absent)."""
+def missing_names(jax_name: str, names=None) -> list[str]:
+    """The names of ``jax_name`` (by default its public ones) that the modjax module lacks."""
     module = _modjax_module(jax_name)
-    return [n for n in MODULES[jax_name] if module is None or not hasattr(module, n)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return [
+            n
+            for n in (MODULES[jax_name] if names is None else names)
+            if module is None or not hasattr(module, n)
+        ]
 
 
 @pytest.mark.parametrize("jax_name", sorted(MODULES))
@@ -97,13 +107,28 @@ def test_modjax_has_every_public_name_of_the_jax_module(jax_name):
     assert not unexplained, f"modjax{jax_name[3:]} lacks {unexplained}"
 
 
+@pytest.mark.parametrize("jax_name", sorted(DEPRECATED))
+def test_modjax_serves_every_name_jax_serves_deprecated(jax_name):
+    excused = NOT_YET.get(jax_name, {})
+    unexplained = [n for n in missing_names(jax_name, DEPRECATED[jax_name]) if n not in excused]
+    assert not unexplained, f"modjax{jax_name[3:]} lacks the deprecated {unexplained}"
+
+
+@pytest.mark.parametrize(
+    ("jax_name", "name"),
+    [("jax.core", "find_top_trace"), ("jax.interpreters.pxla", "thread_resources")],
+)
+def test_deprecated_names_warn_as_in_jax(jax_name, name):
+    module = _modjax_module(jax_name)
+    with pytest.warns(DeprecationWarning, match=f"{jax_name}.{name} is deprecated"):
+        getattr(module, name)
+
+
 def test_the_tables_name_only_recorded_names():
     for table in (OTHER_ISSUES, NOT_YET):
         for jax_name, names in table.items():
-            assert set(names) <= set(MODULES[jax_name]), (
-                jax_name,
-                set(names) - set(MODULES[jax_name]),
-            )
+            recorded = set(MODULES.get(jax_name, ())) | set(DEPRECATED.get(jax_name, ()))
+            assert set(names) <= recorded, (jax_name, set(names) - recorded)
 
 
 def test_unknown_config_options_raise_naming_them():

@@ -196,6 +196,7 @@ PLACING = {
     ".set": lambda o: jnp.asarray(DATA).at[0].set(1.0, out_sharding=o),
     ".multiply": lambda o: jnp.asarray(DATA).at[0].mul(2.0, out_sharding=o),
     ".divide": lambda o: jnp.asarray(DATA).at[0].divide(2.0, out_sharding=o),
+    "segment_sum": lambda o: jax.ops.segment_sum(DATA, np.arange(8), 8, out_sharding=o),
     "normal": lambda o: jax.random.normal(KEY, (8, 4), out_sharding=o),
     "uniform": lambda o: jax.random.uniform(KEY, (8, 4), out_sharding=o),
     "exponential": lambda o: jax.random.exponential(KEY, (8, 4), out_sharding=o),

@@ -149,3 +149,20 @@ def test_several_cpu_devices_in_a_fresh_process():
     ]
     # The client's INFO lines about its devices are not printed.
     assert "PjRt" not in result.stderr and "CpuDevice" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "named"),
+    [
+        ({"local_device_ids": [0]}, "local_device_ids"),
+        ({"slice_index": 0}, "slice_index"),
+        ({"partition_index": 0}, "partition_index"),
+        ({"cluster_detection_method": "mpi4py"}, "cluster auto-detection"),
+    ],
+)
+def test_distributed_initialize_refuses_what_it_does_not_support(kwargs, named):
+    from modjax.runtime import distributed
+
+    with pytest.raises(NotImplementedError, match=named):
+        distributed.initialize("localhost:1234", 1, 0, **kwargs)
+    assert not distributed.is_initialized()

@@ -314,3 +314,31 @@ def test_tracer_interchange_dunders_show_the_array_api_signatures():
         "api_version",
     ]
     assert list(inspect.signature(core.Tracer.__dlpack_device__).parameters) == ["self"]
+
+
+def test_opaque_trace_state_tells_whether_the_trace_is_the_same():
+    outside = core.get_opaque_trace_state("flax")
+    assert outside == core.get_opaque_trace_state() and hash(outside) == hash(
+        core.get_opaque_trace_state()
+    )
+    seen = []
+
+    def f(x):
+        inside = core.get_opaque_trace_state()
+        seen.append((inside == outside, inside == core.get_opaque_trace_state()))
+        return x
+
+    make_jaxpr(f)(np.ones(2, f32))
+    assert seen == [(False, True)]
+    assert outside != object()
+
+
+def test_every_kind_of_aval_is_an_abstract_value():
+    from modjax.tracecore import AbstractValue
+    from modjax.tracecore.state import AbstractRef
+    from modjax.tracecore.tokens import abstract_token
+
+    aval = ShapedArray((2,), np.dtype(f32))
+    for value in (aval, abstract_token, AbstractRef(aval)):
+        assert isinstance(value, AbstractValue), value
+    assert not isinstance(np.ones(2), AbstractValue)

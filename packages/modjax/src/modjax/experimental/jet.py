@@ -13,6 +13,7 @@ series reaches it, as JAX does; ``deflinear``, ``defzero``, ``def_deriv`` and
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 
@@ -24,22 +25,59 @@ from modjax.tracecore import core
 from modjax.tracecore.core import Primitive
 from modjax.tracecore.jaxpr import ClosedJaxpr, DropVar, Jaxpr, Literal
 from modjax.tracecore.tracing import make_jaxpr
-from modjax.tracecore.tree_util import tree_structure, tree_unflatten
+from modjax.tracecore.tree_util import (
+    register_pytree_node,
+    tree_flatten,
+    tree_structure,
+    tree_unflatten,
+    treedef_is_leaf,
+)
+
+from .._unsupported import Unsupported
 
 __all__ = [
+    "JetTrace",
+    "JetTracer",
     "ZeroSeries",
     "ZeroTerm",
+    "call_param_updaters",
     "def_comp",
     "def_deriv",
     "deflinear",
     "defzero",
+    "deriv_prop",
     "fact",
     "jet",
     "jet2",
+    "jet_fun",
     "jet_rules",
+    "jet_subtrace",
+    "linear_prop",
+    "register_pytree_node",
+    "traceable",
+    "tree_flatten",
+    "treedef_is_leaf",
+    "zero_prop",
     "zero_series",
     "zero_term",
 ]
+
+# JAX's jet is a trace with its own tracers, entered through linear_util
+# transformations; modjax's interprets the traced jaxpr instead, so these have no
+# counterpart.
+_INTERPRETER = (
+    "JAX's jet runs as a trace of its own; modjax's jet interprets the jaxpr of the "
+    "function, with the rules of jet_rules"
+)
+JetTrace = Unsupported("jax.experimental.jet.JetTrace", _INTERPRETER)
+JetTracer = Unsupported("jax.experimental.jet.JetTracer", _INTERPRETER)
+jet_fun = Unsupported("jax.experimental.jet.jet_fun", _INTERPRETER)
+jet_subtrace = Unsupported("jax.experimental.jet.jet_subtrace", _INTERPRETER)
+traceable = Unsupported("jax.experimental.jet.traceable", _INTERPRETER)
+call_param_updaters = Unsupported(
+    "jax.experimental.jet.call_param_updaters",
+    _INTERPRETER + "; nested calls are expanded, so they take no parameter updates",
+)
 
 
 class ZeroTerm:
@@ -185,29 +223,34 @@ def _program_of(eqn) -> ClosedJaxpr:
 # --- rule makers ----------------------------------------------------------------------------
 
 
-def deflinear(primitive: Primitive) -> None:
-    """Register ``primitive`` as linear: each term is the primitive of the operands' terms."""
+def linear_prop(primitive: Primitive, primals_in, series_in, **params):
+    """The rule of a linear primitive: each term is the primitive of the operands' terms.
 
-    def rule(primals, series, **params):
-        out = primitive.bind(*primals, **params)
-        terms = [primitive.bind(*ts, **params) for ts in zip(*series, strict=True)]
-        if primitive.multiple_results:
-            return out, [list(t) for t in zip(*terms, strict=True)]
-        return out, terms
+    JAX's ``linear_prop``; ``deflinear(p)`` registers ``partial(linear_prop, p)``.
+    """
+    out = primitive.bind(*primals_in, **params)
+    terms = [primitive.bind(*ts, **params) for ts in zip(*series_in, strict=True)]
+    if primitive.multiple_results:
+        return out, [list(t) for t in zip(*terms, strict=True)]
+    return out, terms
 
-    jet_rules[primitive] = rule
+
+def zero_prop(primitive: Primitive, primals_in, series_in, **params):
+    """The rule of a locally constant primitive: its output series is zero (``zero_prop``)."""
+    out = primitive.bind(*primals_in, **params)
+    if primitive.multiple_results:
+        return out, [[jnp.zeros_like(o)] * len(series_in[0]) for o in out]
+    return out, [jnp.zeros_like(out)] * len(series_in[0])
 
 
-def defzero(primitive: Primitive) -> None:
-    """Register ``primitive`` as locally constant: its output series is zero."""
+def deflinear(prim: Primitive) -> None:
+    """Register ``prim`` as linear: each term is the primitive of the operands' terms."""
+    jet_rules[prim] = functools.partial(linear_prop, prim)
 
-    def rule(primals, series, **params):
-        out = primitive.bind(*primals, **params)
-        if primitive.multiple_results:
-            return out, [[jnp.zeros_like(o)] * len(series[0]) for o in out]
-        return out, [jnp.zeros_like(out)] * len(series[0])
 
-    jet_rules[primitive] = rule
+def defzero(prim: Primitive) -> None:
+    """Register ``prim`` as locally constant: its output series is zero."""
+    jet_rules[prim] = functools.partial(zero_prop, prim)
 
 
 def _linear_in(primitive: Primitive, positions: Sequence[int]) -> None:
@@ -253,23 +296,24 @@ def deriv_terms(fun: Callable, derivative: Callable, x, xs: list):
     return y[0], y[1:]
 
 
-def def_deriv(primitive: Primitive, derivative: Callable) -> None:
-    """Register ``primitive`` (unary) by its derivative ``derivative(x)`` (JAX's ``def_deriv``)."""
-
-    def rule(primals, series, **params):
-        (x,), (xs,) = primals, series
-        return deriv_terms(lambda v: primitive.bind(v, **params), derivative, x, xs)
-
-    jet_rules[primitive] = rule
+def deriv_prop(primitive: Primitive, derivative: Callable, primals_in, series_in, **params):
+    """The rule of a unary ``primitive`` whose derivative is ``derivative(x)`` (``deriv_prop``)."""
+    (x,), (xs,) = primals_in, series_in
+    return deriv_terms(lambda v: primitive.bind(v, **params), derivative, x, xs)
 
 
-def def_comp(primitive: Primitive, comp: Callable) -> None:
-    """Register ``primitive`` as the composition ``comp`` of others (JAX's ``def_comp``)."""
+def def_deriv(prim: Primitive, deriv: Callable) -> None:
+    """Register ``prim`` (unary) by its derivative ``deriv(x)`` (JAX's ``def_deriv``)."""
+    jet_rules[prim] = functools.partial(deriv_prop, prim, deriv)
+
+
+def def_comp(prim: Primitive, comp: Callable) -> None:
+    """Register ``prim`` as the composition ``comp`` of others (JAX's ``def_comp``)."""
 
     def rule(primals, series, **params):
         return jet2(comp, primals, series)
 
-    jet_rules[primitive] = rule
+    jet_rules[prim] = rule
 
 
 # --- rules of the elementary functions -------------------------------------------------------

@@ -428,29 +428,34 @@ def _index_operands(operands):
     return [o if isinstance(o, Tracer) else jnp.asarray(o) for o in operands]
 
 
-def ref_get(ref: Any, index: Any = None):
-    """Return ``ref[index]`` (``jax.ref.get``); ``None`` reads the whole reference."""
-    indexer, operands = split_index(Ellipsis if index is None else index)
+def ref_get(ref: Any, idx: Any = None):
+    """Return ``ref[idx]`` (``jax.ref.get``); ``None`` reads the whole reference."""
+    indexer, operands = split_index(Ellipsis if idx is None else idx)
     return get_p.bind(ref, *_index_operands(operands), indexer=indexer)
 
 
-def ref_swap(ref: Any, index: Any, value: Any):
-    """Write ``value`` at ``ref[index]`` and return what was there (``jax.ref.swap``)."""
-    indexer, operands = split_index(Ellipsis if index is None else index)
+def ref_swap(ref: Any, idx: Any, value: Any, _function_name: str = "ref_swap"):
+    """Write ``value`` at ``ref[idx]`` and return what was there (``jax.ref.swap``).
+
+    ``_function_name`` is JAX's private name of the caller for its messages; modjax's
+    messages name the primitive, so it is unused.
+    """
+    del _function_name
+    indexer, operands = split_index(Ellipsis if idx is None else idx)
     value = _value_for(_aval(ref), value)
     return swap_p.bind(ref, value, *_index_operands(operands), indexer=indexer)
 
 
-def ref_set(ref: Any, index: Any, value: Any) -> None:
-    """Write ``value`` at ``ref[index]`` (``jax.ref.set``, ``ref[index] = value``)."""
-    ref_swap(ref, index, value)
+def ref_set(ref: Any, idx: Any, value: Any) -> None:
+    """Write ``value`` at ``ref[idx]`` (``jax.ref.set``, ``ref[idx] = value``)."""
+    ref_swap(ref, idx, value)
 
 
-def ref_addupdate(ref: Any, index: Any, value: Any) -> None:
-    """Add ``value`` to ``ref[index]`` in place (``jax.ref.addupdate``)."""
-    indexer, operands = split_index(Ellipsis if index is None else index)
-    value = _value_for(_aval(ref), value)
-    addupdate_p.bind(ref, value, *_index_operands(operands), indexer=indexer)
+def ref_addupdate(ref: Any, idx: Any, x: Any) -> None:
+    """Add ``x`` to ``ref[idx]`` in place (``jax.ref.addupdate``)."""
+    indexer, operands = split_index(Ellipsis if idx is None else idx)
+    x = _value_for(_aval(ref), x)
+    addupdate_p.bind(ref, x, *_index_operands(operands), indexer=indexer)
 
 
 def _repr(ref: Ref) -> str:

@@ -5,7 +5,8 @@ rows filled with the reduction's identity, at rows ``segment_ids``; ids outside
 ``[0, num_segments)`` are dropped (``mode`` defaults to FILL_OR_DROP, as in JAX).
 With ``bucket_size``, the scatter goes into one row block per bucket of
 ``bucket_size`` consecutive elements, and the blocks are reduced afterwards (more
-accurate for long sums and products).
+accurate for long sums and products). ``out_sharding`` gives the result's sharding
+(not with ``bucket_size``: NotImplementedError, as in JAX).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import modjax.numpy as jnp
 from modjax.lax.indexing import GatherScatterMode
 from modjax.numpy._indexing import scatter_update
 from modjax.numpy._util import check_arraylike
+from modjax.sharding import reshard
+from modjax.sharding.constraint import placed_out_sharding
 from modjax.tracecore.core import concrete_or_error
 
 __all__ = ["segment_max", "segment_min", "segment_prod", "segment_sum"]
@@ -37,7 +40,17 @@ def _identity(op: str, dtype) -> Any:
 
 
 def _segment(
-    name, op, reducer, data, segment_ids, num_segments, sorted_, unique, bucket_size, mode
+    name,
+    op,
+    reducer,
+    data,
+    segment_ids,
+    num_segments,
+    sorted_,
+    unique,
+    bucket_size,
+    mode,
+    out_sharding,
 ):
     check_arraylike(name, data, segment_ids)
     data = jnp.asarray(data)
@@ -53,7 +66,12 @@ def _segment(
     flags = {"indices_are_sorted": sorted_, "unique_indices": unique, "mode": mode}
     if bucket_size is None:
         out = jnp.full((num_segments, *data.shape[1:]), _identity(op, dtype), dtype=dtype)
-        return scatter_update(out, segment_ids, data, op, wrap_negative_indices=False, **flags)
+        out = scatter_update(out, segment_ids, data, op, wrap_negative_indices=False, **flags)
+        if out_sharding is None:
+            return out
+        return reshard(out, placed_out_sharding(out_sharding, name, out))
+    if out_sharding is not None:
+        raise NotImplementedError(f"{name}(): out_sharding together with bucket_size")
     n = segment_ids.shape[0]
     buckets = -(-n // bucket_size)
     out = jnp.full((buckets, num_segments, *data.shape[1:]), _identity(op, dtype), dtype=dtype)
@@ -70,6 +88,7 @@ def segment_sum(
     unique_indices: bool = False,
     bucket_size: int | None = None,
     mode=None,
+    out_sharding=None,
 ):
     """Sum the rows of ``data`` that share a segment id (jax.ops.segment_sum).
 
@@ -78,7 +97,7 @@ def segment_sum(
     """
     return _segment(
         "segment_sum", "add", jnp.sum, data, segment_ids, num_segments,
-        indices_are_sorted, unique_indices, bucket_size, mode,
+        indices_are_sorted, unique_indices, bucket_size, mode, out_sharding,
     )  # fmt: skip
 
 
@@ -90,11 +109,12 @@ def segment_prod(
     unique_indices: bool = False,
     bucket_size: int | None = None,
     mode=None,
+    out_sharding=None,
 ):
     """Multiply the rows of ``data`` per segment id (jax.ops.segment_prod); empty ones are 1."""
     return _segment(
         "segment_prod", "mul", jnp.prod, data, segment_ids, num_segments,
-        indices_are_sorted, unique_indices, bucket_size, mode,
+        indices_are_sorted, unique_indices, bucket_size, mode, out_sharding,
     )  # fmt: skip
 
 
@@ -106,12 +126,13 @@ def segment_max(
     unique_indices: bool = False,
     bucket_size: int | None = None,
     mode=None,
+    out_sharding=None,
 ):
     """Maximum of the rows of ``data`` per segment id (jax.ops.segment_max); empty ones are -inf
     (or the dtype's minimum)."""
     return _segment(
         "segment_max", "max", jnp.max, data, segment_ids, num_segments,
-        indices_are_sorted, unique_indices, bucket_size, mode,
+        indices_are_sorted, unique_indices, bucket_size, mode, out_sharding,
     )  # fmt: skip
 
 
@@ -123,10 +144,11 @@ def segment_min(
     unique_indices: bool = False,
     bucket_size: int | None = None,
     mode=None,
+    out_sharding=None,
 ):
     """Minimum of the rows of ``data`` per segment id (jax.ops.segment_min); empty ones are +inf
     (or the dtype's maximum)."""
     return _segment(
         "segment_min", "min", jnp.min, data, segment_ids, num_segments,
-        indices_are_sorted, unique_indices, bucket_size, mode,
+        indices_are_sorted, unique_indices, bucket_size, mode, out_sharding,
     )  # fmt: skip

@@ -36,18 +36,37 @@ def initialize(
     num_processes: int | None = None,
     process_id: int | None = None,
     local_device_ids=None,
-    *,
+    cluster_detection_method: str | None = None,
     initialization_timeout: int = 300,
     heartbeat_timeout_seconds: int = 100,
     shutdown_timeout_seconds: int = 300,
+    coordinator_bind_address: str | None = None,
+    slice_index: int | None = None,
+    partition_index: int | None = None,
 ) -> None:
     """Join a multi-process run (``jax.distributed.initialize``).
 
     ``coordinator_address`` is ``host:port`` of process 0, which also starts the
-    coordination service there; call it in every process before any device,
-    array or jit is used. Cluster auto-detection is not supported: give all
-    three arguments.
+    coordination service there, listening on ``coordinator_bind_address`` (by
+    default every interface, at the port of ``coordinator_address``); call it in
+    every process before any device, array or jit is used. Cluster auto-detection
+    is not supported: give all three arguments (``cluster_detection_method`` may
+    only be ``"deactivate"``). ``local_device_ids``, ``slice_index`` and
+    ``partition_index`` raise NotImplementedError.
     """
+    for name, value in (
+        ("local_device_ids", local_device_ids),
+        ("slice_index", slice_index),
+        ("partition_index", partition_index),
+    ):
+        if value is not None:
+            raise NotImplementedError(f"distributed.initialize({name}=...)")
+    if cluster_detection_method not in (None, "deactivate"):
+        raise NotImplementedError(
+            f"distributed.initialize(cluster_detection_method={cluster_detection_method!r}): "
+            "cluster auto-detection is not supported"
+        )
+
     from . import backends
 
     if is_initialized():
@@ -61,14 +80,12 @@ def initialize(
             "distributed.initialize: give coordinator_address, num_processes and process_id "
             "(cluster auto-detection is not supported)"
         )
-    if local_device_ids is not None:
-        raise NotImplementedError("distributed.initialize(local_device_ids=...)")
     if not 0 <= process_id < num_processes:
         raise ValueError(f"process_id {process_id} is not in [0, {num_processes})")
     port = coordinator_address.rsplit(":", 1)[-1]
     if process_id == 0:
         _state.service = _xla.distributed_service(
-            f"[::]:{port}",
+            coordinator_bind_address or f"[::]:{port}",
             num_processes,
             heartbeat_timeout=heartbeat_timeout_seconds,
             shutdown_timeout=shutdown_timeout_seconds,

@@ -6,7 +6,13 @@ own DSLs: it needs only numpy and ml_dtypes. See the package README for a tour.
 
 from . import config as _config_module
 from . import dtypes, source_info, tree, tree_util
-from .abstract import ShapedArray, ShapeDtypeStruct, get_aval, register_aval_handler
+from .abstract import (
+    AbstractValue,
+    ShapedArray,
+    ShapeDtypeStruct,
+    get_aval,
+    register_aval_handler,
+)
 from .basearray import Array
 from .call import call, call_p, register_call_rules
 from .check import JaxprTypeError, check_jaxpr
@@ -19,6 +25,7 @@ from .core import (
     JAXIndexError,
     JAXTypeError,
     KeyReuseError,
+    OpaqueTraceState,
     Primitive,
     Trace,
     Tracer,
@@ -29,6 +36,7 @@ from .core import (
     concrete_or_error,
     current_trace,
     eval_trace,
+    get_opaque_trace_state,
     register_tracer_attribute,
     register_tracer_operator,
     set_current_trace,

@@ -10,10 +10,13 @@
   packages extend with :func:`register_aval_handler`.
 * :class:`ShapeDtypeStruct` is the user-facing "array-like spec" of
   ``jax.ShapeDtypeStruct``.
+* :class:`AbstractValue` is the base every kind of abstract value (arrays, tokens,
+  references) registers with, so ``isinstance(aval, AbstractValue)`` tells one.
 """
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import enum
 import math
@@ -26,6 +29,7 @@ import numpy as np
 from modjax.tracecore import dtypes
 
 __all__ = [
+    "AbstractValue",
     "ManualAxisType",
     "MemorySpace",
     "ShapeDtypeStruct",
@@ -207,6 +211,15 @@ class MemorySpace(enum.Enum):
 
 
 _DEVICE = MemorySpace.Device
+
+
+class AbstractValue(abc.ABC):  # noqa: B024 - a base to register with; nothing is abstract
+    """The base of every abstract value (``jax.core.AbstractValue``).
+
+    The kinds of abstract value do not inherit from it (each keeps its own slots);
+    they register with it, so ``isinstance(x, AbstractValue)`` holds for a
+    :class:`ShapedArray`, an abstract token or an abstract reference.
+    """
 
 
 class ShapedArray:
@@ -417,6 +430,9 @@ physical_element_avals: dict[type, Callable[[Any], ShapedArray]] = {}
 physical_element_avals[dtypes.PrimalTangentDType] = lambda dtype: ShapedArray(
     (), dtype.primal_dtype
 )
+
+
+AbstractValue.register(ShapedArray)
 
 
 def physical_aval(aval: ShapedArray) -> ShapedArray:

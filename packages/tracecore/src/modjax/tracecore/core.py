@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import operator
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -31,7 +32,9 @@ __all__ = [
     "Tracer",
     "EvalTrace",
     "eval_trace",
+    "OpaqueTraceState",
     "current_trace",
+    "get_opaque_trace_state",
     "set_current_trace",
     "set_eval_transition_hooks",
     "primitives_by_name",
@@ -199,6 +202,41 @@ trace_state = _state
 def current_trace() -> Trace:
     """Return the trace that ``bind`` currently hands primitives to."""
     return _state.trace
+
+
+class OpaqueTraceState:
+    """Which trace was current, without holding it (JAX's ``OpaqueTraceState``).
+
+    Libraries (flax's scopes) take one when they start and compare it with a fresh
+    one later, to tell whether they are still inside the same transformation. Two
+    are equal when they name the same trace object; a weak reference keeps a
+    finished trace from living on.
+    """
+
+    __slots__ = ("_trace_ref", "_trace_id")
+
+    def __init__(self, trace: Trace):
+        self._trace_ref = weakref.ref(trace)
+        self._trace_id = id(trace)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, OpaqueTraceState):
+            return NotImplemented
+        trace = self._trace_ref()
+        return trace is not None and trace is other._trace_ref()
+
+    def __hash__(self) -> int:
+        return self._trace_id
+
+
+def get_opaque_trace_state(convention: Any = None) -> OpaqueTraceState:
+    """Return a token of the current trace (``jax.extend.core.get_opaque_trace_state``).
+
+    ``convention`` names the caller's convention (flax passes ``"flax"``); every
+    convention gets the same token, compared with ``==``.
+    """
+    del convention
+    return OpaqueTraceState(_state.trace)
 
 
 # What ``set_current_trace`` calls when this thread leaves the eval trace for another

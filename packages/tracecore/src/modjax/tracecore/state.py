@@ -27,7 +27,7 @@ import contextvars
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .abstract import ShapedArray, get_aval, register_aval_handler
+from .abstract import AbstractValue, ShapedArray, get_aval, register_aval_handler
 from .effects import Effect
 from .jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 
@@ -113,6 +113,9 @@ class AbstractRef:
 
     def __repr__(self) -> str:
         return self.str_short()
+
+
+AbstractValue.register(AbstractRef)
 
 
 def is_ref_aval(aval: Any) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .abstract import register_aval_handler
+from .abstract import AbstractValue, register_aval_handler
 
 __all__ = ["AbstractToken", "abstract_token", "Token", "is_token_aval"]
 
@@ -46,6 +46,7 @@ class AbstractToken:
         return (_the_token, ())
 
 
+AbstractValue.register(AbstractToken)
 abstract_token = AbstractToken()
 
 

@@ -37,7 +37,7 @@ from modjax.tracecore import (
 from modjax.tracecore import concrete_or_error as _concrete_or_error
 from modjax.tracecore import dtypes as _dtypes
 from modjax.tracecore import subjaxprs as _subjaxprs_of_params
-from modjax.tracecore.core import current_trace, to_aval
+from modjax.tracecore.core import current_trace, get_opaque_trace_state, to_aval
 from modjax.tracecore.core import set_current_trace as _set_current_trace
 from modjax.tracecore.jaxpr import new_jaxpr_eqn as _new_jaxpr_eqn
 from modjax.tracecore.tokens import AbstractToken, Token
@@ -74,11 +74,19 @@ array_types |= {np.dtype(getattr(_dtypes, name)).type for name in _dtypes.NARROW
 _INTERNAL = "JAX's trace internals, which modjax's tracer design has no counterpart of"
 CallPrimitive = Unsupported("jax.extend.core.CallPrimitive", _INTERNAL)
 TraceTag = Unsupported("jax.extend.core.TraceTag", _INTERNAL)
-find_top_trace = Unsupported("jax.extend.core.find_top_trace", _INTERNAL)
-get_opaque_trace_state = Unsupported("jax.extend.core.get_opaque_trace_state", _INTERNAL)
 take_current_trace = Unsupported(
     "jax.extend.core.take_current_trace", _INTERNAL + "; modjax.tracecore.current_trace reads it"
 )
+
+
+def find_top_trace(_) -> Any:
+    """Return the current trace (``jax.extend.core.find_top_trace``).
+
+    As in JAX since its traces stopped forming a stack of levels, the argument (the
+    values JAX once searched for tracers) is not looked at: the current trace is
+    the top one.
+    """
+    return current_trace()
 
 
 def new_jaxpr_eqn(invars, outvars, primitive, params, effects, source_info=None, ctx=None):
