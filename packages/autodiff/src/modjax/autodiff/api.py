@@ -585,7 +585,9 @@ def value_and_grad(
             ans, vjp_fun = vjp(f_partial, *dyn_args)
         aval = _check_scalar_output(ans)
         check_output_dtype("grad", holomorphic, aval)
-        g = tree_map(_gradient_to_array, vjp_fun(_one_like(aval)))
+        # The seed is an Array too (outside a trace), as JAX's: a custom_vjp's backward
+        # rule that meets it first may use its array methods (``g.astype``, ``g.shape``).
+        g = tree_map(_gradient_to_array, vjp_fun(_gradient_to_array(_one_like(aval))))
         g = g[0] if isinstance(argnums, int) else g
         return ((ans, aux) if has_aux else ans), g
 
