@@ -203,9 +203,10 @@ def test_map_with_and_without_batches():
             ["scan body output must be a pair"],
         ),
         (
-            lambda: lax.scan(lambda c, x: (c, x), 0.0, np.ones(3), unroll=0),
+            # JAX 0.10.2 accepts unroll=0 (the whole loop unrolled), not a negative one
+            lambda: lax.scan(lambda c, x: (c, x), 0.0, np.ones(3), unroll=-1),
             ValueError,
-            ["`unroll` must be"],
+            ["`unroll` must be a `bool` or a non-negative `int`"],
         ),
         (lambda: lax.scan(3, 0.0, np.ones(3)), TypeError, ["should be callable"]),
         (
@@ -238,6 +239,43 @@ def test_fori_loop_with_python_bounds_has_a_weak_index():
     assert int(out) == 6 and out.weak_type
     out = lax.fori_loop(np.int8(0), np.int8(3), lambda i, c: c + i, np.int8(1))
     assert out.dtype == np.int8 and int(out) == 4
+
+
+def test_fori_loop_index_and_bound_types_follow_jax():
+    # Observed from JAX 0.10.2: with concrete bounds the index is a Python int (weak
+    # int32, whatever the bounds' dtype; float bounds are truncated); with traced bounds
+    # the index has their dtype, and a Python-int ``lower`` keeps it weak.
+    i, _ = lax.fori_loop(np.int16(0), np.int16(3), lambda i, c: (i, c[1] + i), (0, 0))
+    assert (i.dtype, i.weak_type, int(i)) == (np.int32, True, 2)
+    i, c = lax.fori_loop(0.0, 3.5, lambda i, c: (i, c[1] + i), (0, 0))
+    assert (i.dtype, i.weak_type, int(i), int(c)) == (np.int32, True, 2, 3)
+    out = jit(lambda a: lax.fori_loop(a, 3, lambda i, c: c + i, 0))(0)
+    assert (out.dtype, out.weak_type, int(out)) == (np.int32, True, 3)
+    out = jit(lambda a: lax.fori_loop(a, 3, lambda i, c: c + i, 0))(np.int16(0))
+    assert (out.dtype, out.weak_type) == (np.int16, False)
+    i, _ = jit(lambda a, b: lax.fori_loop(a, b, lambda i, c: (i, c[1] + i), (0, 0)))(0.0, 2.5)
+    assert (i.dtype, i.weak_type, float(i)) == (np.float32, True, 2.0)
+    for lower, upper in ((np.int16(0), np.int32(3)), (np.uint32(0), 3), (0.0, 3)):
+        with pytest.raises(TypeError, match="lower and upper arguments to fori_loop must have"):
+            lax.fori_loop(lower, upper, lambda i, c: c, 0)
+
+
+def test_scan_unroll_zero_unrolls_everything():
+    # JAX 0.10.2 accepts unroll=0 (documented as unrolling the whole loop).
+    c, ys = lax.scan(lambda c, x: (c + x, c), 0.0, np.arange(5.0, dtype=np.float32), unroll=0)
+    check(c, 10.0)
+    check(ys, [0.0, 0.0, 1.0, 3.0, 6.0])
+    out = lax.fori_loop(0, 5, lambda i, c: c + i, 0, unroll=0)
+    assert int(out) == 10
+
+
+def test_a_weak_carry_whose_dtype_the_body_keeps_stays_weak_in_the_ys():
+    # As in JAX 0.10.2, whose carry check ignores weak types: a weak 0.0 carry over
+    # float32 inputs is not promoted, so the ys stacked from the carry are weakly typed
+    # (the final carry, the body's output, is not).
+    c, ys = lax.scan(lambda c, x: (c + x, c * 2), 0.0, np.ones(3, np.float32))
+    assert (c.weak_type, ys.weak_type) == (False, True)
+    check(ys, [0.0, 2.0, 4.0])
 
 
 def test_carry_errors_name_the_leaf_of_a_pytree():

@@ -334,19 +334,17 @@ def promote_weak_carry(
     """Make weakly typed carry leaves strong, of the dtype the body gives; tell if any changed.
 
     A weak initial value (``0`` in ``fori_loop(0, n, lambda i, acc: acc + x[i], 0)``)
-    whose body result is strongly typed or of another dtype takes the result's dtype,
-    strongly typed, as in JAX (``_promote_weak_typed_inputs``); the caller traces the
-    body again. ``values`` is updated in place.
+    whose body result is of another dtype takes the result's dtype, strongly typed, as
+    in JAX; the caller traces the body again. One whose body result has its dtype but
+    is strong stays weak, as in JAX (whose carry check ignores weak types): the loop's
+    carry goes in weak and comes out strong, so a ``y`` stacked from the carry is weak.
+    ``values`` is updated in place.
     """
     from ..elementwise import _convert_element_type
 
     changed = False
     for i, (a, b) in enumerate(zip(in_avals, out_avals, strict=True)):
-        if (
-            getattr(a, "weak_type", False)
-            and a.shape == b.shape
-            and (a.dtype != b.dtype or not b.weak_type)
-        ):
+        if getattr(a, "weak_type", False) and a.shape == b.shape and a.dtype != b.dtype:
             values[i] = _convert_element_type(values[i], b.dtype, weak_type=False)
             changed = True
     return changed

@@ -48,6 +48,7 @@ from modjax.tracecore.tree_util import tree_flatten, tree_unflatten
 from modjax.tracecore.wrapped_fun import debug_info
 
 from .._common import compare, constant, kind
+from .._rules import strong_const
 from . import python_loops
 from .common import abstractify, check_carry_type, promote_weak_carry, trace_closed
 
@@ -207,7 +208,10 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll=None):
     With concrete bounds the loop is a ``scan`` of ``upper - lower`` steps, so it
     is reverse-mode differentiable; with traced bounds it is a ``while_loop``
     (forward mode only). ``unroll`` (an int or bool) applies to the scan form and
-    needs concrete bounds. The index has the dtype the bounds promote to.
+    needs concrete bounds. The bounds must have one dtype (a Python int beside a
+    signed integer takes its dtype). As in JAX, the index of the scan form is a
+    Python int (weakly typed, whatever the bounds' dtype: float bounds are
+    truncated); the while form's index has the bounds' dtype, weak when ``lower`` is.
     """
     if not callable(body_fun):
         raise TypeError("lax.fori_loop: body_fun argument should be callable.")
@@ -217,19 +221,14 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll=None):
     if lower_c is not None and upper_c is not None:
         from .. import elementwise as ew
 
-        # Weakly typed bounds (Python ints) give a weakly typed index, as in JAX.
-        weak = abstractify(lower).weak_type and abstractify(upper).weak_type
-        start = lower_c if weak else np.asarray(lower_c, dtype)[()]
-        one = 1 if weak else np.asarray(1, dtype)[()]
-
         def step(loop_carry, _):  # JAX's errors name the carry after this parameter
             i, val = loop_carry
-            return (ew.add(i, one), body_fun(i, val)), None
+            return (ew.add(i, 1), body_fun(i, val)), None
 
         length = max(upper_c - lower_c, 0)
-        check = _fori_ref_check(body_fun, start, init_val, 0)
+        check = _fori_ref_check(body_fun, lower_c, init_val, 0)
         unroll = 1 if unroll is None else unroll
-        (_, result), _ = _scan(step, (start, init_val), None, length, False, unroll, False, check)
+        (_, result), _ = _scan(step, (lower_c, init_val), None, length, False, unroll, False, check)
         return result
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError(
@@ -245,7 +244,8 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll=None):
 
     def body(loop_carry):
         i, hi, val = loop_carry
-        return ew.add(i, np.asarray(1, dtype)[()]), hi, body_fun(i, val)
+        # One of the index's own type: a weakly typed index stays weak, as JAX's.
+        return ew.add(i, strong_const(i, 1)), hi, body_fun(i, val)
 
     check = _fori_ref_check(body_fun, lower_t, init_val, 1)
     _, _, result = _while_loop(cond, body, (lower_t, upper_t, init_val), check)
@@ -271,22 +271,28 @@ def _fori_ref_check(body_fun: Callable, lower, init_val, n_extra: int):
 
 
 def _index_dtype(lower, upper) -> np.dtype:
-    from modjax.tracecore import dtypes
-
+    """The bounds' common dtype, by JAX's rule: equal, or a weak signed int beside a strong one."""
     a, b = abstractify(lower), abstractify(upper)
-    for aval, name in ((a, "lower"), (b, "upper")):
-        if aval.shape != () or kind(aval.dtype) not in "iu":
-            raise TypeError(
-                f"lax.fori_loop: {name} bound must be an integer scalar, got {aval.str_short()}"
-            )
-    return np.dtype(dtypes.result_type(lower, upper))
+    if a.dtype == b.dtype:
+        return a.dtype
+    if kind(a.dtype) == "i" and kind(b.dtype) == "i" and a.weak_type != b.weak_type:
+        return b.dtype if a.weak_type else a.dtype
+    raise TypeError(
+        "lower and upper arguments to fori_loop must have equal types, "
+        f"got {a.dtype.name} and {b.dtype.name}"
+    )
 
 
 def _concrete_int(x):
+    """``int(x)`` of a concrete bound; None for a traced one, or one ``int`` refuses (an array)."""
     if isinstance(x, Tracer):
-        value = x.to_concrete_value()
-        return None if value is None else int(value)
-    return int(x)
+        x = x.to_concrete_value()
+        if x is None:
+            return None
+    try:
+        return int(x)
+    except TypeError:
+        return None  # as JAX: the while form, whose condition then reports the shape
 
 
 # --- scan_p ----------------------------------------------------------------------------------
@@ -357,7 +363,7 @@ def _scan_lowering(
     x_avals = [a.update(shape=a.shape[1:]) for a in ctx.avals_in[num_consts + num_carry :]]
     y_avals = [a.update(shape=a.shape[1:]) for a in ctx.avals_out[num_carry:]]
     ys = [_zeros(a) for a in ctx.avals_out[num_carry:]]
-    block_len = max(1, min(int(unroll), length)) if length else 1
+    block_len = max(1, min(int(unroll) or length, length)) if length else 1
     n_blocks, remainder = divmod(length, block_len)
     step = functools.partial(_scan_step, ctx, jaxpr, reverse=reverse, length=length,
                              x_avals=x_avals, y_avals=y_avals)  # fmt: skip
@@ -453,11 +459,12 @@ def _leading_length(xs_flat, length):
 
 
 def _unroll_count(unroll, length: int) -> int:
+    # 0 is kept: as in JAX, it unrolls the whole loop (see the lowering's block length).
     if isinstance(unroll, bool):
         return max(length, 1) if unroll else 1
     unroll = int(unroll)
-    if unroll < 1:
-        raise ValueError(f"`unroll` must be a `bool` or a positive `int`, got {unroll}.")
+    if unroll < 0:
+        raise ValueError(f"`unroll` must be a `bool` or a non-negative `int`, got {unroll}.")
     return unroll
 
 
