@@ -130,6 +130,17 @@ def test_unary_shapes_and_weak_types(shape, name):
     np.testing.assert_allclose(np.asarray(out), np.broadcast_to(np.asarray(weak), shape))
 
 
+def test_igamma_derivative_in_x_keeps_weak_scalars_weak():
+    # Observed from JAX 0.10.2: jvp of igamma/igammac in x at Python floats (2.0, 1.5) is a
+    # weakly typed +-0.33469525; at float32 scalars it is strong.
+    for fn, sign in ((lax.igamma, 1.0), (lax.igammac, -1.0)):
+        _, t = jvp(lambda x, fn=fn: fn(2.0, x), (1.5,), (1.0,))
+        assert t.weak_type and t.dtype == np.float32
+        np.testing.assert_allclose(float(t), sign * 0.33469525, rtol=1e-5)
+    _, t = jvp(lambda x: lax.igamma(np.float32(2.0), x), (np.float32(1.5),), (np.float32(1.0),))
+    assert not t.weak_type
+
+
 def test_binary_ops_broadcast_like_lax():
     a = np.full((2, 3), 2.0, np.float32)
     assert lax.zeta(a, np.float32(1.0)).shape == (2, 3)

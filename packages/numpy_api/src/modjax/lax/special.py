@@ -497,8 +497,9 @@ def random_gamma_grad(a, x):
 
 
 def _igamma_dx(g, a, x):
-    # d/dx P(a, x) = x^(a-1) e^-x / Gamma(a)
-    log_density = ew.sub(ew.sub(ew.mul(ew.sub(a, _c(1, a)), ew.log(x)), x), lgamma(a))
+    # d/dx P(a, x) = x^(a-1) e^-x / Gamma(a); the 1 keeps a weakly typed ``a`` weak, as
+    # JAX's ``_ones(a)`` (so ``grad(igamma, 1)(2.0, 1.5)`` is weakly typed)
+    log_density = ew.sub(ew.sub(ew.mul(ew.sub(a, const(a, 1)), ew.log(x)), x), lgamma(a))
     return ew.mul(g, ew.exp(log_density))
 
 
