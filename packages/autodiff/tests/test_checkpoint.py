@@ -2,12 +2,15 @@
 
 import numpy as np
 import pytest
-from autodiff_test_prims import add, cos, dot, dot_p, mul, sin, sum_all, transpose
+from autodiff_test_prims import add, cos, dot, dot_p, mul, sin, sin_p, sum_all, transpose
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis_profiles import examples
 
 from modjax.autodiff import (
+    Offloadable,
+    Recompute,
+    Saveable,
     checkpoint,
     checkpoint_name,
     checkpoint_policies,
@@ -149,6 +152,43 @@ def test_dots_with_no_batch_dims_reads_dimension_numbers(dot_is_a_dot):
     assert policy(dot_p, dimension_numbers=(((1,), (0,)), ((), ())))
     assert not policy(dot_p, dimension_numbers=(((2,), (1,)), ((0,), (0,))))
     assert not policy(remat_p)
+
+
+def test_offloading_and_combining_policies_answer_as_jax(dot_is_a_dot):
+    # JAX 0.10.2's checkpoint_policies has these too; offloading saves the value here.
+    offload = cp.offload_dot_with_no_batch_dims("device", "pinned_host")
+    assert offload(dot_p, dimension_numbers=(((1,), (0,)), ((), ()))) == Offloadable(
+        "device", "pinned_host"
+    )
+    assert offload(dot_p, dimension_numbers=(((2,), (1,)), ((0,), (0,)))) is Recompute
+    assert cp.checkpoint_dots_with_no_batch_dims is cp.dots_with_no_batch_dims_saveable
+    closed = vjp_jaxpr(checkpoint(matmul_chain, policy=offload), A)
+    fwd, bwd = remats(closed)
+    assert inner_names(bwd).count("ad_dot") == 2  # the dot's result was kept
+
+    names = cp.save_and_offload_only_these_names(
+        names_which_can_be_saved=["s"],
+        names_which_can_be_offloaded=["t"],
+        offload_src="device",
+        offload_dst="pinned_host",
+    )
+    from modjax.autodiff.checkpoint import name_p
+
+    assert names(name_p, name="s") is Saveable
+    assert names(name_p, name="t") == Offloadable("device", "pinned_host")
+    assert names(name_p, name="u") is Recompute and names(dot_p) is Recompute
+    with pytest.raises(ValueError, match="should be exclusive"):
+        cp.save_and_offload_only_these_names(
+            names_which_can_be_saved=["s"],
+            names_which_can_be_offloaded=["s"],
+            offload_src="device",
+            offload_dst="pinned_host",
+        )
+
+    both = cp.save_from_both_policies(cp.dots_saveable, cp.save_only_these_names("s"))
+    assert both(dot_p) and both(name_p, name="s") and not both(sin_p)
+    with pytest.raises(ValueError, match="should be a boolean"):
+        cp.save_from_both_policies(cp.dots_saveable, names)(dot_p)
 
 
 def test_static_argnums_and_make_jaxpr():

@@ -59,6 +59,9 @@ __all__ = [
     "save_only_these_names",
     "save_any_names_but_these",
     "save_anything_except_these_names",
+    "offload_dot_with_no_batch_dims",
+    "save_and_offload_only_these_names",
+    "save_from_both_policies",
 ]
 
 # The matrix-multiply-like primitives the dot policies save. autodiff knows no array
@@ -143,15 +146,80 @@ def save_anything_except_these_names(*names: str) -> Callable:
     return _NamePolicy("save_anything_except_these_names", frozenset(names), False, True)
 
 
+def offload_dot_with_no_batch_dims(offload_src: str, offload_dst: str) -> Callable:
+    """Offload what ``dots_with_no_batch_dims_saveable`` saves; recompute the rest (same in JAX).
+
+    Offloading saves the value (see ``Offloadable``): the residuals are those of
+    ``dots_with_no_batch_dims_saveable``.
+    """
+
+    def policy(prim, *args, **params):
+        if dots_with_no_batch_dims_saveable(prim, *args, **params):
+            return Offloadable(src=offload_src, dst=offload_dst)
+        return Recompute
+
+    return policy
+
+
+def save_and_offload_only_these_names(
+    *, names_which_can_be_saved, names_which_can_be_offloaded, offload_src, offload_dst
+) -> Callable:
+    """Save the values named in one list and offload those named in the other (same in JAX).
+
+    Every other value is recomputed; a name in both lists is a ValueError.
+    """
+    saved, offloaded = set(names_which_can_be_saved), set(names_which_can_be_offloaded)
+    if saved & offloaded:
+        raise ValueError(
+            "The names should be exclusive and should not intersect in "
+            "`names_which_can_be_saved` and `names_which_can_be_offloaded`. Got "
+            f"names_which_can_be_saved={saved}, names_which_can_be_offloaded={offloaded} "
+            f"and the intersection={saved & offloaded}"
+        )
+
+    def policy(prim, *_, **params):
+        if prim is name_p and params["name"] in saved:
+            return Saveable
+        if prim is name_p and params["name"] in offloaded:
+            return Offloadable(src=offload_src, dst=offload_dst)
+        return Recompute
+
+    return policy
+
+
+def save_from_both_policies(policy_1: Callable, policy_2: Callable) -> Callable:
+    """Save what either of two boolean policies saves (same in JAX).
+
+    A policy answering anything but a bool (``Saveable``, ``Offloadable``) is a
+    ValueError, as in JAX: combine such policies in a function of your own.
+    """
+
+    def policy(prim, *args, **params):
+        out1, out2 = policy_1(prim, *args, **params), policy_2(prim, *args, **params)
+        if not (isinstance(out1, bool) and isinstance(out2, bool)):
+            raise ValueError(
+                f"The return value of the policies should be a boolean. Got: {out1} and "
+                f"{out2}. Please write a custom policy function directly, rather than using "
+                "this helper function."
+            )
+        return out1 or out2
+
+    return policy
+
+
 checkpoint_policies = types.SimpleNamespace(
     everything_saveable=everything_saveable,
     nothing_saveable=nothing_saveable,
     dots_saveable=dots_saveable,
     checkpoint_dots=checkpoint_dots,
     dots_with_no_batch_dims_saveable=dots_with_no_batch_dims_saveable,
+    checkpoint_dots_with_no_batch_dims=dots_with_no_batch_dims_saveable,
+    offload_dot_with_no_batch_dims=offload_dot_with_no_batch_dims,
     save_only_these_names=save_only_these_names,
     save_any_names_but_these=save_any_names_but_these,
     save_anything_except_these_names=save_anything_except_these_names,
+    save_from_both_policies=save_from_both_policies,
+    save_and_offload_only_these_names=save_and_offload_only_these_names,
 )
 
 
