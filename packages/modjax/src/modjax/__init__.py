@@ -150,7 +150,7 @@ numpy_rank_promotion = config.option("numpy_rank_promotion")
 auto_pcast = config.option("auto_pcast")
 remove_size_one_mesh_axis_from_type = config.option("remove_size_one_mesh_axis_from_type")
 
-__version__ = "0.1.0"
+from modjax.version import __version__, __version_info__  # noqa: E402  (JAX's API version)
 
 __all__ = [
     "Ref",

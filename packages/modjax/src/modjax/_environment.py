@@ -98,7 +98,7 @@ def print_environment_info(return_string: bool = False) -> str | None:
     devices = runtime.devices()
     text = "\n".join(
         [
-            f"modjax: {modjax.__version__}",
+            f"modjax: {modjax.version.modjax_version} (JAX API {modjax.__version__})",
             f"jaxlib: {_xla.jaxlib_version}",
             f"numpy:  {np.__version__}",
             f"python: {sys.version}",

@@ -1,0 +1,1 @@
+"""``jax._src.interpreters``: views of ``jax.interpreters``' modules."""

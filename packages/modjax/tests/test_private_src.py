@@ -1,0 +1,57 @@
+"""modjax._src: the few of jax._src's modules that flax, equinox and chex import."""
+
+import numpy as np
+import pytest
+
+import modjax
+import modjax.extend.core
+from modjax._src import compiler, core, dispatch, dtypes, traceback_util, xla_bridge
+
+
+def test_versions_are_jax_apis_and_modjax_keeps_its_own():
+    assert modjax.__version__ == "0.10.2" and modjax.__version_info__ == (0, 10, 2)
+    assert modjax.version.__version_info__ == (0, 10, 2)
+    assert isinstance(modjax.version.modjax_version, str)
+    assert modjax.version.modjax_version in modjax.print_environment_info(return_string=True)
+
+
+def test_compiles_go_through_backend_compile_and_load():
+    seen = []
+    original = compiler.backend_compile_and_load
+
+    def watch(backend, *args, **kwargs):
+        seen.append(backend.platform)
+        return original(backend, *args, **kwargs)
+
+    compiler.backend_compile_and_load = watch
+    try:
+        assert float(modjax.jit(lambda x: x * 3 + 0.25)(np.float32(2))) == 6.25
+    finally:
+        compiler.backend_compile_and_load = original
+    assert seen == ["cpu"]
+    assert compiler.backend_compile_and_load is original
+
+
+def test_views_of_public_modules():
+    assert core.ShapedArray is modjax.core.ShapedArray
+    assert core.find_top_trace is modjax.extend.core.find_top_trace  # no warning here
+    assert dtypes.DType is np.dtype and issubclass(dtypes.TypePromotionError, ValueError)
+    assert dispatch.wait_for_tokens is modjax.effects_barrier
+    modjax.numpy.ones(1).block_until_ready()
+    assert "cpu" in xla_bridge._backends
+
+
+def test_api_boundary_filters_the_registered_library_frames(tmp_path):
+    wrapped = traceback_util.api_boundary(lambda: 1, repro_api_name="x")
+    assert wrapped() == 1
+    traceback_util.register_exclusion(str(tmp_path))
+    assert any(p.startswith(str(tmp_path)) for p in traceback_util._exclude_paths)
+
+    def frame():
+        import sys
+
+        return sys._getframe()
+
+    assert traceback_util.include_frame(frame())
+    with pytest.raises(AttributeError):
+        xla_bridge.no_such_name  # noqa: B018

@@ -1,0 +1,261 @@
+"""Programs written with flax, equinox and chex, whose answers modjax gives as JAX 0.10.2 does.
+
+Each case is a function of the ``jax`` module returning a JSON-able answer (floats,
+shapes, the class name of an exception). ``data/libraries_jax.json`` holds JAX
+0.10.2's answers, recorded by running this file with a Python that has JAX and the
+libraries (the versions the ``libs`` hatch environment pins)::
+
+    PYTHONPATH=<flax, equinox, chex and their dependencies> \\
+      /work/jaxref/bin/python tests_integration/library_cases.py \\
+      tests_integration/data/libraries_jax.json
+
+``test_with_flax_equinox_chex.py`` runs the same cases on modjax (through the jax
+alias) and compares floats within float32 rounding. The libraries are imported inside
+the cases, after the caller has made ``import jax`` mean the library under test.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from recorded_answers import raised, write_record
+
+
+def _total(jax, tree) -> float:
+    return float(sum(float(np.sum(np.asarray(leaf))) for leaf in jax.tree_util.tree_leaves(tree)))
+
+
+def _shapes(jax, tree) -> list:
+    return [list(np.shape(leaf)) for leaf in jax.tree_util.tree_leaves(tree)]
+
+
+def flax_mlp_trains_with_optax(jax):
+    """A flax.linen MLP trained by optax.adam under jit: the losses of 30 steps."""
+    import flax.linen as nn
+    import optax
+
+    jnp = jax.numpy
+
+    class MLP(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return nn.Dense(1)(nn.relu(nn.Dense(16)(x)))
+
+    model = MLP()
+    x = jnp.asarray(np.random.default_rng(0).standard_normal((8, 4)), jnp.float32)
+    y = jnp.sum(x, axis=1, keepdims=True)
+    params = model.init(jax.random.key(0), x)
+    tx = optax.adam(1e-2)
+    state = tx.init(params)
+
+    @jax.jit
+    def step(params, state):
+        loss, grads = jax.value_and_grad(lambda p: jnp.mean((model.apply(p, x) - y) ** 2))(params)
+        updates, state = tx.update(grads, state, params)
+        return optax.apply_updates(params, updates), state, loss
+
+    losses = []
+    for _ in range(30):
+        params, state, loss = step(params, state)
+        losses.append(float(loss))
+    return {"shapes": _shapes(jax, params), "losses": losses}
+
+
+def flax_cnn_batchnorm_dropout(jax):
+    """Conv, BatchNorm (mutable batch_stats), Dropout (rngs), pooling and LayerNorm."""
+    import flax.linen as nn
+
+    jnp = jax.numpy
+
+    class CNN(nn.Module):
+        @nn.compact
+        def __call__(self, x, train):
+            x = nn.Conv(4, (3, 3))(x)
+            x = nn.BatchNorm(use_running_average=not train)(x)
+            x = nn.avg_pool(nn.relu(x), (2, 2), strides=(2, 2))
+            x = nn.Dropout(0.5, deterministic=not train)(x)
+            return nn.Dense(3)(nn.LayerNorm()(x.reshape((x.shape[0], -1))))
+
+    x = jnp.asarray(np.random.default_rng(1).standard_normal((4, 8, 8, 2)), jnp.float32)
+    model = CNN()
+    variables = model.init({"params": jax.random.key(0), "dropout": jax.random.key(1)}, x, False)
+    y, updated = model.apply(
+        variables, x, True, rngs={"dropout": jax.random.key(2)}, mutable=["batch_stats"]
+    )
+    table = nn.tabulate(CNN(), jax.random.key(0))(x, False)
+    return {
+        "out": _total(jax, y),
+        "batch_stats": _total(jax, updated),
+        "eval": _total(jax, model.apply(variables, x, False)),
+        "tabulated": "CNN Summary" in table,
+    }
+
+
+def flax_lifted_transforms(jax):
+    """nn.scan (broadcast params), nn.remat under grad, nn.vmap, nn.jit and nn.RNN."""
+    import flax.linen as nn
+
+    jnp = jax.numpy
+
+    class Cell(nn.Module):
+        @nn.compact
+        def __call__(self, c, x):
+            c = nn.tanh(nn.Dense(5)(c) + nn.Dense(5)(x))
+            return c, c
+
+    scan = nn.scan(
+        Cell, variable_broadcast="params", split_rngs={"params": False}, in_axes=1, out_axes=1
+    )
+    xs, c0 = jnp.ones((2, 6, 3)), jnp.zeros((2, 5))
+    scanned = scan().init(jax.random.key(3), c0, xs)
+    carry, ys = scan().apply(scanned, c0, xs)
+
+    class Remat(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            return nn.remat(nn.Dense)(7)(x).sum()
+
+    remat_vars = Remat().init(jax.random.key(4), jnp.ones((2, 3)))
+    remat_grads = jax.grad(lambda p: Remat().apply(p, jnp.ones((2, 3))))(remat_vars)
+    vmapped = nn.vmap(
+        nn.Dense, in_axes=0, out_axes=0, variable_axes={"params": 0}, split_rngs={"params": True}
+    )
+    vmap_vars = vmapped(4).init(jax.random.key(5), jnp.ones((3, 2, 6)))
+
+    class Jitted(nn.Module):
+        @nn.jit
+        @nn.compact
+        def __call__(self, x):
+            return nn.Dense(2)(x)
+
+    jit_vars = Jitted().init(jax.random.key(8), jnp.ones((1, 3)))
+    rnn = nn.RNN(nn.LSTMCell(6))
+    rnn_vars = rnn.init(jax.random.key(9), jnp.ones((2, 4, 3)))
+    return {
+        "scan": [_total(jax, carry), _total(jax, ys), _shapes(jax, scanned)],
+        "remat_grad": _total(jax, remat_grads),
+        "vmap": _shapes(jax, vmap_vars),
+        "jit": _total(jax, Jitted().apply(jit_vars, jnp.ones((1, 3)))),
+        "rnn": _total(jax, rnn.apply(rnn_vars, jnp.ones((2, 4, 3)))),
+    }
+
+
+def flax_attention_and_embedding(jax):
+    """MultiHeadDotProductAttention with a causal mask, and Embed."""
+    import flax.linen as nn
+
+    jnp = jax.numpy
+    attention = nn.MultiHeadDotProductAttention(num_heads=2, qkv_features=8)
+    q = jnp.asarray(np.random.default_rng(2).standard_normal((2, 5, 8)), jnp.float32)
+    variables = attention.init(jax.random.key(6), q)
+    out = attention.apply(variables, q, mask=nn.make_causal_mask(jnp.ones((2, 5))))
+    embed = nn.Embed(10, 4)
+    table = embed.init(jax.random.key(7), jnp.array([1, 2]))
+    return {
+        "attention": _total(jax, out),
+        "embed": _total(jax, embed.apply(table, jnp.array([[1, 2], [3, 9]]))),
+    }
+
+
+def equinox_models(jax):
+    """equinox's MLP trained with filter_jit/filter_value_and_grad, and its layers."""
+    import equinox as eqx
+    import optax
+
+    jnp = jax.numpy
+    key = jax.random.key(0)
+    model = eqx.nn.MLP(3, 2, 16, 2, key=key)
+    x = jnp.asarray(np.random.default_rng(3).standard_normal((5, 3)), jnp.float32)
+    y = jnp.zeros((5, 2))
+
+    @eqx.filter_jit
+    def loss(m, x, y):
+        return jnp.mean((jax.vmap(m)(x) - y) ** 2)
+
+    opt = optax.sgd(0.1)
+    state = opt.init(eqx.filter(model, eqx.is_array))
+
+    @eqx.filter_jit
+    def step(m, state):
+        value, grads = eqx.filter_value_and_grad(loss)(m, x, y)
+        updates, state = opt.update(grads, state, m)
+        return eqx.apply_updates(m, updates), state, value
+
+    losses = []
+    for _ in range(20):
+        model, state, value = step(model, state)
+        losses.append(float(value))
+    linear = eqx.nn.Linear(4, 2, key=key)
+    zeroed = eqx.tree_at(lambda m: m.weight, linear, jnp.zeros((2, 4)))
+    return {
+        "losses": losses,
+        "conv": _total(jax, eqx.nn.Conv2d(2, 3, 3, key=key)(jnp.ones((2, 6, 6)))),
+        "gru": _total(jax, eqx.nn.GRUCell(3, 4, key=key)(jnp.ones(3), jnp.zeros(4))),
+        "layer_norm": _total(jax, eqx.nn.LayerNorm(4)(jnp.arange(4.0))),
+        "partition": _shapes(jax, eqx.partition(linear, eqx.is_array)[0]),
+        "tree_at": _total(jax, zeroed(jnp.ones(4))),
+        "error_if": raised(
+            lambda: eqx.filter_jit(lambda a: eqx.error_if(a, a > 0, "positive"))(jnp.array(1.0)),
+            message=False,
+        ),
+    }
+
+
+def chex_assertions(jax):
+    """chex's assertions, chexify, dataclasses, fake_jit and restrict_backends."""
+    import chex
+
+    jnp = jax.numpy
+    x = jnp.ones((5, 3))
+    chex.assert_shape(x, (5, 3))
+    chex.assert_rank(x, 2)
+    chex.assert_type(x, float)
+    chex.assert_trees_all_close({"a": x}, {"a": x + 1e-9})
+
+    @functools.partial(chex.chexify, async_check=False)
+    @jax.jit
+    def finite(a):
+        chex.assert_tree_all_finite(a)
+        return a
+
+    @chex.dataclass
+    class Pair:
+        a: jnp.ndarray
+        b: jnp.ndarray
+
+    pair = jax.tree_util.tree_map(lambda v: v * 2, Pair(a=jnp.ones(3), b=jnp.ones(2)))
+    with chex.fake_jit():
+        faked = float(jax.jit(lambda a: a * 2)(3.0))
+
+    def forbidden_compile():
+        with chex.restrict_backends(forbidden=["cpu"]):
+            jax.jit(lambda a: a + 41)(1.0)
+
+    return {
+        "wrong_shape": raised(lambda: chex.assert_shape(x, (4, 3)), message=False),
+        "chexify": raised(lambda: finite(jnp.array([1.0, jnp.nan])), message=False),
+        "chexify_ok": _total(jax, finite(jnp.ones(2))),
+        "dataclass": _total(jax, pair),
+        "fake_jit": faked,
+        "restrict_backends": raised(forbidden_compile, message=False),
+    }
+
+
+CASES = [
+    flax_mlp_trains_with_optax,
+    flax_cnn_batchnorm_dropout,
+    flax_lifted_transforms,
+    flax_attention_and_embedding,
+    equinox_models,
+    chex_assertions,
+]
+
+
+def record(jax) -> dict:
+    """Every case's answer, by name."""
+    return {case.__name__: case(jax) for case in CASES}
+
+
+if __name__ == "__main__":
+    write_record(record)
