@@ -1149,22 +1149,25 @@ def owens_t(h, a):
 # --- spherical harmonics ------------------------------------------------------------------------
 
 
-def _normalized_legendre(n, m, x, n_max):
-    """The orthonormalized associated Legendre function at degree ``n``, order ``m >= 0``.
+def _associated_legendre(n, m, x, n_max, normalized=True):
+    """The associated Legendre function P_n^m(x) of order ``m >= 0`` (Condon-Shortley phase).
 
     The diagonal P_m^m by a running product, P_m^(m+1) from it, then the
     three-term recurrence in the degree; ``n`` and ``m`` are clipped to ``n_max``.
+    ``normalized`` scales each P_n^m so that the spherical harmonics built on
+    it are orthonormal (``sph_harm_y``); unnormalized is scipy's ``lpmn``.
     """
     dt = x.dtype
     n = jnp.clip(n, 0, n_max).astype(dt)
     m = jnp.clip(m, 0, n_max).astype(dt)
-    initial = np.asarray(0.5, dt) / np.sqrt(np.asarray(np.pi, dt))
+    initial = np.asarray(0.5, dt) / np.sqrt(np.asarray(np.pi, dt)) if normalized else 1.0
     s = jnp.sqrt(jnp.subtract(1.0, jnp.multiply(x, x)))
     diag = jnp.where(jnp.equal(m, 0), jnp.full_like(x, initial), 0.0)
     factor = np.asarray(1.0, dt)
     power = jnp.ones_like(x)
     for k in range(1, n_max + 1):
-        factor = factor * np.asarray(-np.sqrt(np.asarray(1.0 + 0.5 / k, dt)), dt)
+        step = -np.sqrt(np.asarray(1.0 + 0.5 / k, dt)) if normalized else 1.0 - 2.0 * k
+        factor = factor * np.asarray(step, dt)
         power = jnp.multiply(power, s)
         diag = jnp.where(jnp.equal(m, k), jnp.multiply(initial, jnp.multiply(factor, power)), diag)
     m2 = jnp.multiply(m, m)
@@ -1172,18 +1175,22 @@ def _normalized_legendre(n, m, x, n_max):
     prev1 = jnp.where(jnp.equal(m, 0), diag, 0.0)
     value = jnp.where(jnp.equal(n, 0), prev1, 0.0)
     for deg in range(1, n_max + 1):
-        c0 = float(deg * deg)
-        d0 = jnp.sqrt(jnp.divide(4.0 * c0 - 1.0, jnp.subtract(c0, m2)))
-        d1 = jnp.sqrt(
-            jnp.divide(
-                (2.0 * deg + 1.0) * jnp.subtract(float((deg - 1) ** 2), m2),
-                jnp.multiply(2.0 * deg - 3.0, jnp.subtract(c0, m2)),
+        if normalized:
+            c0 = float(deg * deg)
+            d0 = jnp.sqrt(jnp.divide(4.0 * c0 - 1.0, jnp.subtract(c0, m2)))
+            d1 = jnp.sqrt(
+                jnp.divide(
+                    (2.0 * deg + 1.0) * jnp.subtract(float((deg - 1) ** 2), m2),
+                    jnp.multiply(2.0 * deg - 3.0, jnp.subtract(c0, m2)),
+                )
             )
-        )
+            first = jnp.sqrt(jnp.add(jnp.multiply(2.0, m), 3.0))
+        else:  # (deg - m) P_deg = (2 deg - 1) x P_(deg-1) - (deg + m - 1) P_(deg-2)
+            d0 = jnp.divide(2.0 * deg - 1.0, jnp.subtract(float(deg), m))
+            d1 = jnp.divide(jnp.add(m, deg - 1.0), jnp.subtract(float(deg), m))
+            first = jnp.add(jnp.multiply(2.0, m), 1.0)
         rec = jnp.subtract(jnp.multiply(d0, jnp.multiply(prev1, x)), jnp.multiply(d1, prev2))
-        first_off = jnp.multiply(
-            jnp.multiply(jnp.sqrt(jnp.add(jnp.multiply(2.0, m), 3.0)), x), diag
-        )
+        first_off = jnp.multiply(jnp.multiply(first, x), diag)
         cur = jnp.where(
             jnp.less(deg, m),
             0.0,
@@ -1222,7 +1229,7 @@ def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None):
     x = jnp.cos(theta)
     n, m = jnp.asarray(n), jnp.asarray(m)
     abs_m = jnp.abs(m)
-    legendre = _normalized_legendre(n, abs_m, x, n_max)
+    legendre = _associated_legendre(n, abs_m, x, n_max)
     angle = jnp.multiply(abs_m, phi)
     harmonic = lax.complex(
         jnp.multiply(legendre, jnp.cos(angle)), jnp.multiply(legendre, jnp.sin(angle))

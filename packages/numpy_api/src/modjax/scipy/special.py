@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings as _warnings
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from modjax.autodiff import stop_gradient as _stop_gradient
 from modjax.lax._common import kind as _kind
 from modjax.numpy._util import aval as _aval
 from modjax.numpy._util import promote_args_inexact as _promote_args_inexact
+from modjax.scipy import _lpmn
 from modjax.scipy._special_extra import (  # the functions beyond the gamma/erf core
     bernoulli,
     bessel_jn,
@@ -530,3 +532,18 @@ def log_softmax(x, /, *, axis=None):
     from modjax import nn
 
     return nn.log_softmax(x, axis=axis)
+
+
+# Deprecated names JAX 0.10.2 still serves through its module __getattr__, warning on access.
+_DEPRECATED = {
+    "lpmn": "jax.scipy.special.lpmn is deprecated; no replacement is planned.",
+    "lpmn_values": "jax.scipy.special.lpmn_values is deprecated; no replacement is planned.",
+}
+
+
+def __getattr__(name: str):
+    message = _DEPRECATED.get(name)
+    if message is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    _warnings.warn(message, DeprecationWarning, stacklevel=2)
+    return getattr(_lpmn, name)

@@ -14,19 +14,21 @@ listed in modjax-lowering's README). Modules by topic:
 * ``products``: ``symmetric_product``, ``cholesky_update``;
 * ``eigh``: ``eigh``; ``svd``: ``svd``;
 * ``nonsymmetric``: ``eig``, ``schur``, ``hessenberg``;
-* ``tridiagonal``: ``tridiagonal``, ``tridiagonal_solve``.
+* ``tridiagonal``: ``tridiagonal``, ``tridiagonal_solve``;
+* ``qdwh``: ``qdwh`` (the polar decomposition, a composite of ``qr`` and ``cholesky``).
 """
 
 from .cholesky import cholesky, cholesky_p, triangular_solve, triangular_solve_p
-from .eigh import eigh, eigh_p
+from .eigh import EighImplementation, eigh, eigh_p
 from .lu import lu, lu_p, lu_pivots_to_permutation, lu_pivots_to_permutation_p
-from .nonsymmetric import eig, eig_p, hessenberg, hessenberg_p, schur, schur_p
+from .nonsymmetric import EigImplementation, eig, eig_p, hessenberg, hessenberg_p, schur, schur_p
 from .products import (
     cholesky_update,
     cholesky_update_p,
     symmetric_product,
     symmetric_product_p,
 )
+from .qdwh import qdwh
 from .qr import (
     geqp3,
     geqp3_p,
@@ -43,6 +45,8 @@ from .svd import SvdAlgorithm, svd, svd_p
 from .tridiagonal import tridiagonal, tridiagonal_p, tridiagonal_solve, tridiagonal_solve_p
 
 __all__ = [
+    "EigImplementation",
+    "EighImplementation",
     "SvdAlgorithm",
     "eig",
     "eig_p",
@@ -70,6 +74,7 @@ __all__ = [
     "ormqr_p",
     "qr",
     "qr_p",
+    "qdwh",
     "cholesky_update",
     "cholesky_update_p",
     "symmetric_product",

@@ -17,6 +17,8 @@ eigenvalues are distinct.
 
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from modjax.autodiff import Zero, jvp_rules
@@ -30,7 +32,15 @@ from ..structural import broadcast_in_dim
 from ._base import batch_dims_of, info_ok, lapack_call, linalg_primitive, nan_unless, u8_attr
 from ._matrix import H, astype, diagonal, eye_like, matmul, real_part, symmetrize
 
-__all__ = ["eigh", "eigh_p"]
+__all__ = ["EighImplementation", "eigh", "eigh_p"]
+
+
+class EighImplementation(enum.Enum):
+    """Which symmetric eigensolver to use (jax.lax.linalg.EighImplementation); CPU has QR only."""
+
+    QR = "qr"
+    JACOBI = "jacobi"
+    QDWH = "qdwh"
 
 
 def _eigh_shape(shape, *, subset_by_index, **_):
@@ -49,10 +59,15 @@ def _check_subset(subset_by_index, n: int) -> None:
         raise NotImplementedError("subset_by_index not supported on CPU and GPU")
 
 
-def _eigh_cpu_lowering(ctx, x, *, lower, sort_eigenvalues, subset_by_index):
+def _eigh_cpu_lowering(ctx, x, *, lower, sort_eigenvalues, subset_by_index, algorithm):
     (aval,) = ctx.avals_in
     v_aval, w_aval = ctx.avals_out
     _check_subset(subset_by_index, aval.shape[-1])
+    # As JAX, only these two members are refused; any other value (a string too) means QR.
+    if algorithm == EighImplementation.QDWH:
+        raise NotImplementedError("QDWH implementation is only supported on TPU")
+    if algorithm == EighImplementation.JACOBI:
+        raise NotImplementedError("Jacobi implementation is not supported on CPU")
     batch = batch_dims_of(aval)
     routine = "heevd" if aval.dtype.kind == "c" else "syevd"
     info_aval = ShapedArray(batch, np.dtype(np.int32))
@@ -69,7 +84,7 @@ def _eigh_cpu_lowering(ctx, x, *, lower, sort_eigenvalues, subset_by_index):
     return [nan_unless(ok, v, v_aval, batch), nan_unless(ok, w, w_aval, batch)]
 
 
-def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index):
+def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index, algorithm):
     (a,), (a_dot,) = primals, tangents
     n = to_aval(a).shape[-1]
     if not (subset_by_index is None or tuple(subset_by_index) == (0, n)):
@@ -78,6 +93,7 @@ def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index):
         "lower": lower,
         "sort_eigenvalues": sort_eigenvalues,
         "subset_by_index": subset_by_index,
+        "algorithm": algorithm,
     }
     v, w_real = eigh_p.bind(symmetrize(a), **params)
     if type(a_dot) is Zero:
@@ -123,14 +139,10 @@ def eigh(
     The counterpart of jax.lax.linalg.eigh: ``v[..., :, i]`` is the unit
     eigenvector of eigenvalue ``w[..., i]``, ``w`` real and ascending. With
     ``symmetrize_input`` the input is ``(x + x^H) / 2``, else only its ``lower``
-    (or upper) triangle is read. ``subset_by_index`` other than ``(0, n)`` and
-    an ``implementation`` other than QR (None) raise NotImplementedError, as on
-    JAX's CPU backend.
+    (or upper) triangle is read. ``subset_by_index`` other than ``(0, n)``
+    raises NotImplementedError, and so does an ``implementation`` of
+    ``EighImplementation.JACOBI`` or ``QDWH`` when compiled for CPU, as in JAX.
     """
-    if implementation is not None and getattr(implementation, "value", implementation) != "qr":
-        raise NotImplementedError(
-            f"eigh implementation {implementation} is not supported on CPU (only QR)"
-        )
     if subset_by_index is not None:
         subset_by_index = tuple(int(i) for i in subset_by_index)
         _check_subset(subset_by_index, aval_of(x).shape[-1])
@@ -141,5 +153,6 @@ def eigh(
         lower=bool(lower),
         sort_eigenvalues=bool(sort_eigenvalues),
         subset_by_index=subset_by_index,
+        algorithm=implementation,
     )
     return v, w

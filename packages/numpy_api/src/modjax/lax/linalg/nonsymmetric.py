@@ -20,6 +20,9 @@ normalization of each vector).
 
 from __future__ import annotations
 
+import enum
+import warnings
+
 import numpy as np
 
 from modjax.autodiff import Zero, jvp_rules
@@ -38,6 +41,7 @@ from ._matrix import H, T, astype, diagonal, eye_like, matmul, real_part
 from .lu import solve_by_lu
 
 __all__ = [
+    "EigImplementation",
     "eig",
     "eig_p",
     "hessenberg",
@@ -65,6 +69,14 @@ def _complex_dtype(dtype) -> np.dtype:
 # --- eig ----------------------------------------------------------------------------------------
 
 
+class EigImplementation(enum.Enum):
+    """Which nonsymmetric eigensolver to use (jax.lax.linalg.EigImplementation); CPU has LAPACK."""
+
+    CUSOLVER = "cusolver"
+    MAGMA = "magma"
+    LAPACK = "lapack"
+
+
 def _eig_shape(shape, *, compute_left_eigenvectors, compute_right_eigenvectors, **_):
     _square("eig")(shape)
     count = compute_left_eigenvectors + compute_right_eigenvectors
@@ -77,8 +89,17 @@ def _eig_dtypes(dtype, *, compute_left_eigenvectors, compute_right_eigenvectors,
 
 
 def _eig_cpu_lowering(
-    ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors, enable_eigvec_derivs
+    ctx,
+    x,
+    *,
+    compute_left_eigenvectors,
+    compute_right_eigenvectors,
+    enable_eigvec_derivs,
+    implementation,
 ):
+    # As JAX: any true value but the LAPACK member is refused, the string "lapack" too.
+    if implementation and implementation != EigImplementation.LAPACK:
+        raise ValueError("Only the lapack implementation is supported on CPU.")
     (aval,) = ctx.avals_in
     batch = batch_dims_of(aval)
     cdtype = _complex_dtype(aval.dtype)
@@ -142,6 +163,7 @@ def _eig_jvp(
     compute_left_eigenvectors,
     compute_right_eigenvectors,
     enable_eigvec_derivs,
+    implementation,
 ):
     (a,), (da,) = primals, tangents
     vectors = compute_left_eigenvectors or compute_right_eigenvectors
@@ -157,6 +179,7 @@ def _eig_jvp(
         compute_left_eigenvectors=compute_left_eigenvectors,
         compute_right_eigenvectors=True,
         enable_eigvec_derivs=enable_eigvec_derivs,
+        implementation=implementation,
     )
     w, vr = outs[0], outs[-1]
     primal_out = [w]
@@ -198,16 +221,23 @@ def eig(
     The counterpart of jax.lax.linalg.eig (LAPACK geev): all results are
     complex; ``vl``/``vr`` are included only when asked for. Eigenvectors are
     differentiable only with ``enable_eigvec_derivs=True`` (valid for distinct
-    eigenvalues). ``implementation`` other than LAPACK (None) raises.
+    eigenvalues). An ``implementation`` other than None or
+    ``EigImplementation.LAPACK`` raises ValueError when compiled for CPU, as in
+    JAX; the deprecated ``use_magma`` picks MAGMA (True) or LAPACK (False).
     """
-    del use_magma  # GPU only in JAX
-    if implementation is not None and getattr(implementation, "value", implementation) != "lapack":
-        raise ValueError("Only the lapack implementation is supported on CPU.")
+    if use_magma is not None:
+        warnings.warn(
+            "use_magma is deprecated, please use implementation=EigImplementation.MAGMA instead.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        implementation = EigImplementation.MAGMA if use_magma else EigImplementation.LAPACK
     return eig_p.bind(
         x,
         compute_left_eigenvectors=bool(compute_left_eigenvectors),
         compute_right_eigenvectors=bool(compute_right_eigenvectors),
         enable_eigvec_derivs=bool(enable_eigvec_derivs),
+        implementation=implementation,
     )
 
 
