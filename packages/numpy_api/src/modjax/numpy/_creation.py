@@ -478,8 +478,9 @@ def arange(
     """Return evenly spaced values in ``[start, stop)`` by ``step`` (jax.numpy.arange).
 
     The bounds must be concrete (not traced). The values are computed as
-    JAX does, ``start + step * iota`` in the result dtype, which defaults to
-    the promoted type of the bounds (int32 or float32 with x64 off).
+    JAX does, ``start + step * iota`` in the result dtype (in float32 for
+    narrower floats, then rounded), which defaults to the promoted type of the
+    bounds (int32 or float32 with x64 off).
     ``device`` places the result; ``out_sharding`` reshards it.
     """
     out = _arange(start, stop, step, dtype)
@@ -500,20 +501,24 @@ def _arange(start: Any, stop: Any, step: Any, dtype: Any):
         dt = canonical_dtype(dtype, "arange")
     else:
         dt = dtypes.canonicalize_dtype(dtypes.result_type(*values))
-    if any(np.iscomplexobj(v) for v in values) or kind(dt) not in "iuf":
-        return device_put(np.arange(start_v, stop_v, step_v).astype(dt))
+    if any(np.iscomplexobj(v) for v in values):
+        raise ValueError("jnp.arange does not accept complex start/stop/step (JAX 0.10 dropped it)")
     if step_v == 0:
-        raise ValueError("jnp.arange: step must not be zero")
+        raise ZeroDivisionError("jnp.arange: step must not be zero")  # numpy's and JAX's kind
     n = max(math.ceil((float(stop_v) - float(start_v)) / float(step_v)), 0)
-    exact = kind(dt) in "iu" and all(float(v).is_integer() for v in values)
-    if kind(dt) in "iu" and not exact:  # fractional bounds cast to ints: numpy's values
+    if kind(dt) == "c":
         return device_put(np.arange(start_v, stop_v, step_v).astype(dt))
-    out = lax.iota(dt, n)
+    # As JAX: the bounds are cast to the dtype (ints truncate, so ``arange(0, 1, 0.3,
+    # dtype=int)`` repeats 0) and floats narrower than 32 bits are stepped in float32.
+    work = dt
+    if step is not None and kind(dt) == "f" and dtypes.itemsize_bits(dt) < 32:
+        work = np.dtype(np.float32)
+    out = lax.iota(work, n)  # a TypeError for bool, as JAX's iota
     if step_v != 1:
-        out = lax.mul(out, _host_scalar(step_v, dt))
+        out = lax.mul(out, _host_scalar(step_v, work))
     if start_v != 0:
-        out = lax.add(out, _host_scalar(start_v, dt))
-    return out
+        out = lax.add(out, _host_scalar(start_v, work))
+    return out if work == dt else lax.convert_element_type(out, dt)
 
 
 def _host_scalar(value: Any, dtype: np.dtype) -> np.generic:
@@ -802,7 +807,10 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
 
     ``indexing="xy"`` (Cartesian) swaps the first two output axes relative to
     ``"ij"`` (matrix); ``sparse`` keeps size-1 axes instead of broadcasting.
+    Only ``copy=True`` is supported, as in JAX (arrays are immutable).
     """
+    if not copy:
+        raise ValueError("jax.numpy.meshgrid only supports copy=True")
     if indexing not in ("xy", "ij"):
         raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing!r}")
     check_arraylike("meshgrid", *xi)
@@ -927,6 +935,30 @@ def vander(x: Any, N: int | None = None, increasing: bool = False):  # noqa: N80
     return lax.convert_element_type(out, av.dtype)  # strongly typed, as JAX's
 
 
+def _slice_bound(name: str, value: Any, what: str):
+    value = concrete_or_error(value, f"slice {what} of jnp.{name}")
+    return np.asarray(value)[()] if hasattr(value, "__array__") else value
+
+
+def slice_range(name: str, item: slice):
+    """Return the range an ``r_``/``mgrid`` slice stands for.
+
+    That is ``arange``, or ``linspace`` for a complex step (its magnitude the count).
+    """
+    start = None if item.start is None else _slice_bound(name, item.start, "start")
+    stop = None if item.stop is None else _slice_bound(name, item.stop, "stop")
+    step = None if item.step is None else _slice_bound(name, item.step, "step")
+    # JAX takes a zero start or step as absent, so ``mgrid[0.:3]`` is ``arange(0, 3)``
+    # (int32) and ``mgrid[0:1:0j]`` is ``arange(0, 1)``.
+    start = start or 0
+    step = step or None
+    if np.iscomplexobj(step):
+        return linspace(start, stop, int(abs(step)), endpoint=True)
+    if stop is None:  # numpy: ``r_[3:]`` is ``arange(3)``
+        start, stop = 0, start
+    return arange(start, stop, step)
+
+
 class _IndexGrid:
     """``mgrid`` and ``ogrid``: index with slices to get dense or open coordinate grids."""
 
@@ -941,13 +973,7 @@ class _IndexGrid:
         for sl in slices:
             if not isinstance(sl, slice):
                 raise TypeError(f"jnp.{self.name} takes slices, got {sl!r}")
-            start = 0 if sl.start is None else _static_scalar(sl.start, "start")
-            stop = _static_scalar(sl.stop, "stop")
-            step = 1 if sl.step is None else _static_scalar(sl.step, "step")
-            if np.iscomplexobj(step):
-                pieces.append(linspace(start, stop, int(abs(step)), endpoint=True))
-            else:
-                pieces.append(arange(start, stop, step))
+            pieces.append(slice_range(self.name, sl))
         if single:
             return pieces[0]
         dt = dtypes.canonicalize_dtype(dtypes.result_type(*[aval(p).dtype for p in pieces]))
@@ -1025,7 +1051,7 @@ def ix_(*args: Any) -> tuple:
                 f"Arguments to jax.numpy.ix_ must be 1-dimensional, got shape {aval(a).shape}"
             )
         if aval(a).dtype == np.bool_:
-            raise TypeError("Boolean arguments to jax.numpy.ix_ are not supported")
+            raise NotImplementedError("Boolean arguments to jax.numpy.ix_ are not implemented")
         shape = (1,) * i + (aval(a).shape[0],) + (1,) * (n - i - 1)
         out.append(lax.reshape(a, shape))
     return tuple(out)

@@ -23,6 +23,7 @@ from modjax.tracecore.core import concrete_or_error
 from modjax.tracecore.sharding_types import ShardingTypeError
 
 from ._eager_jit import compile_on_arrays
+from ._ufunc_factories import _bool_as_int
 from ._util import (
     aval,
     canonical_dtype,
@@ -264,13 +265,14 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None, 
         operands = [aval(_asarray("bincount", x))]
         return resharded_result(out, out_sharding, "jnp.bincount", operands)
     arr = _asarray("bincount", x)
-    if kind(aval(arr).dtype) not in "iu":
+    if kind(aval(arr).dtype) not in "biu":
         raise TypeError(
             "x argument to bincount must have an integer type; got "
             f"{dtypes.dtype_name(aval(arr).dtype)}"
         )
     if aval(arr).ndim != 1:
         raise ValueError(f"only 1-dimensional input supported, got shape {aval(arr).shape}.")
+    arr = _bool_as_int(arr)  # JAX counts bools as the integers 0 and 1
     minlength = operator.index(concrete_or_error(minlength, "minlength argument of bincount"))
     if minlength < 0:
         raise ValueError(f"minlength must be non-negative, got {minlength}")

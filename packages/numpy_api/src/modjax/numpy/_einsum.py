@@ -517,7 +517,7 @@ class EinsumPathInfo:
     __repr__ = __str__
 
 
-def einsum_path(subscripts: Any, /, *operands: Any, optimize: Any = "greedy"):
+def einsum_path(subscripts: Any, /, *operands: Any, optimize: Any = "auto"):
     """Find the contraction order einsum would use (jax.numpy.einsum_path).
 
     Returns ``(path, info)``: the path as a list of position tuples (numpy's

@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 from modjax import lax
 from modjax.lax._common import kind
+from modjax.lax.elementwise import _convert_element_type
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import Tracer, concrete_or_error
 
-from ._creation import arange, array, linspace, ones
+from ._creation import array, ones, slice_range
 from ._indexing import nonzero
 from ._manipulation import concatenate, swapaxes, transpose
 from ._ufuncs import floor_divide, remainder
@@ -45,24 +46,6 @@ def _parse_directive(name: str, text: str, defaults: tuple[int, int, int]):
     if len(fields) == 3:  # numpy ignores the third field when there are more than three
         trans1d = fields[2]
     return axis, ndmin, trans1d, None
-
-
-def _slice_bound(name: str, value: Any, what: str):
-    value = concrete_or_error(value, f"slice {what} of jnp.{name}")
-    return np.asarray(value)[()] if hasattr(value, "__array__") else value
-
-
-def _slice_range(name: str, item: slice):
-    """The range a slice item stands for: ``arange``, or ``linspace`` for a complex step."""
-    start = 0 if item.start is None else _slice_bound(name, item.start, "start")
-    stop = None if item.stop is None else _slice_bound(name, item.stop, "stop")
-    step = None if item.step is None else _slice_bound(name, item.step, "step")
-    if np.iscomplexobj(step) and step != 0:
-        return linspace(start, stop, int(abs(step)), endpoint=True)
-    step = None if np.iscomplexobj(step) else step
-    if stop is None:  # numpy: ``r_[3:]`` is ``arange(3)``
-        start, stop = 0, start
-    return arange(start, stop, step)
 
 
 def _with_ndmin(piece: Any, ndmin: int, trans1d: int):
@@ -99,7 +82,7 @@ class _AxisConcatenator:
                     f"got {item!r} after other items"
                 )
             if isinstance(item, slice):
-                piece = array(_slice_range(self.name, item), copy=False, ndmin=ndmin)
+                piece = array(slice_range(self.name, item), copy=False, ndmin=ndmin)
                 if trans1d != -1 and ndmin > 1:  # numpy swaps the range's axis into place
                     piece = swapaxes(piece, -1, trans1d)
             else:
@@ -236,7 +219,8 @@ def unravel_index(indices: Any, shape: Any) -> tuple:
         d_ = lax.full((), d, dt)
         out.append(remainder(idx, d_) if d else idx)
         idx = floor_divide(idx, d_) if d else idx
-    return tuple(lax.convert_element_type(c, a.dtype) for c in reversed(out))
+    # In the indices' dtype and weak type (a Python int gives weak coordinates, as in JAX).
+    return tuple(_convert_element_type(c, a.dtype, a.weak_type) for c in reversed(out))
 
 
 # --- mask_indices ------------------------------------------------------------------------------

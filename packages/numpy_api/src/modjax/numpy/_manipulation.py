@@ -204,6 +204,8 @@ def reshape(
 
 def ravel(a: Any, order: str = "C", *, out_sharding=None):
     """Flatten ``a`` to one dimension (jax.numpy.ravel); ``out_sharding`` as ``reshape``'s."""
+    if order == "K":  # numpy's memory order: JAX arrays have none to follow
+        raise NotImplementedError("jnp.ravel order='K' is not implemented (as in JAX).")
     return reshape(a, (-1,), order, out_sharding=out_sharding)
 
 
@@ -582,15 +584,19 @@ def hsplit(ary: Any, indices_or_sections: Any) -> list:
     ary = _array(ary, "hsplit")
     n = aval(ary).ndim
     if n == 0:
-        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+        raise np.exceptions.AxisError("hsplit only works on arrays of 1 or more dimensions")
     return _split("hsplit", ary, indices_or_sections, 0 if n == 1 else 1, even=True)
 
 
 def vsplit(ary: Any, indices_or_sections: Any) -> list:
-    """Split along the first axis of an array of 2 or more dimensions (jax.numpy.vsplit)."""
+    """Split along the first axis (jax.numpy.vsplit).
+
+    Unlike numpy's, JAX's splits 1-d arrays too.
+    """
     ary = _array(ary, "vsplit")
-    if aval(ary).ndim < 2:
-        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    if aval(ary).ndim < 1:
+        # An AxisError is JAX's IndexError and numpy's ValueError.
+        raise np.exceptions.AxisError("vsplit only works on arrays of 1 or more dimensions")
     return _split("vsplit", ary, indices_or_sections, 0, even=True)
 
 
@@ -598,7 +604,7 @@ def dsplit(ary: Any, indices_or_sections: Any) -> list:
     """Split along the third axis of an array of 3 or more dimensions (jax.numpy.dsplit)."""
     ary = _array(ary, "dsplit")
     if aval(ary).ndim < 3:
-        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+        raise np.exceptions.AxisError("dsplit only works on arrays of 3 or more dimensions")
     return _split("dsplit", ary, indices_or_sections, 2, even=True)
 
 

@@ -77,11 +77,7 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size=None, fill_va
     """
     if x is None and y is None:
         return nonzero(condition, size=size, fill_value=fill_value)
-    if x is None or y is None:
-        raise ValueError(
-            "Either both or neither of the x and y arguments should be provided to jnp.where"
-        )
-    check_arraylike("where", condition, x, y)
+    check_arraylike("where", condition, x, y)  # one of x, y alone is JAX's TypeError
     x, y = promote_dtypes(x, y)
     shapes = [shape_of(condition), shape_of(x), shape_of(y)]
     out_shape = _util.broadcast_shapes(*shapes)

@@ -271,9 +271,12 @@ def _binary_int(lax_fn, name: str, what: str):
 
 def _as_bool(x, name):
     check_arraylike(name, x)
-    if type(x) in (bool, int, float, complex):
+    if type(x) is bool:
         return np.bool_(x)
+    if type(x) in (int, float, complex):
+        return lax.ne(x, type(x)(0))  # weak, as JAX's truth value of a Python number
     if isinstance(x, np.ndarray | np.generic):
         return np.asarray(x) != 0
-    dtype = _dtype(x)
-    return x if dtype == np.bool_ else lax.ne(x, np.zeros((), dtype))
+    # JAX compares with a zero typed as its 0-d constants (``_scale_const``): a weak
+    # 0-d number gives a weak bool, any other a strong one.
+    return x if _dtype(x) == np.bool_ else lax.ne(x, _scale_const(x, 0))

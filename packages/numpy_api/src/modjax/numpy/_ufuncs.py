@@ -433,6 +433,7 @@ def signbit(x, /):
 
 def logical_not(x, /):
     """Compute logical NOT elementwise (jax.numpy.logical_not)."""
+    (x,) = promote_args("logical_not", x)
     return lax.bitwise_not(_as_bool(x, "logical_not"))
 
 
@@ -775,9 +776,10 @@ def bitwise_right_shift(x1, x2, /):
 
 def _logical(lax_fn, name: str, what: str):
     def fn(x1, x2, /):
-        check_arraylike(name, x1, x2)
-        out = lax_fn(*promote_shapes(name, _as_bool(x1, name), _as_bool(x2, name)))
-        return _strong(out) if aval(out).weak_type else out  # bools promote to strong ones
+        # As JAX: promote first, so the result is weak iff the common type is a weak
+        # number (two bools, weak or not, promote to a strong bool).
+        x1, x2 = promote_args(name, x1, x2)
+        return lax_fn(_as_bool(x1, name), _as_bool(x2, name))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{what} elementwise, on the truth values of the arguments (jax.numpy.{name})."
