@@ -449,3 +449,22 @@ def test_dot_product_attention_grad_and_vmap():
     out = vmap(lambda q, k: f(q, k, v, bias))(qs, ks)
     loop = np.stack([np.asarray(f(qs[i], ks[i], v, bias)) for i in range(2)])
     np.testing.assert_allclose(np.asarray(out), loop, rtol=1e-5, atol=1e-6)
+
+
+def test_gelu_result_is_never_weak_typed():
+    # JAX 0.10.2: nn.gelu(1.) and nn.gelu(jnp.array(0.5), approximate=False) are strong float32
+    # (0.841192 and 0.345731), although a Python scalar input is weak
+    approx = nn.gelu(1.0)
+    exact = nn.gelu(jnp.array(0.5), approximate=False)
+    assert approx.dtype == exact.dtype == np.float32
+    assert not approx.weak_type and not exact.weak_type
+    np.testing.assert_allclose(approx, 0.8411920070648193, rtol=1e-6)
+    np.testing.assert_allclose(exact, 0.3457312285900116, rtol=1e-6)
+
+
+def test_elu_of_integers_is_a_weak_float():
+    # JAX 0.10.2: nn.elu(jnp.array([-2, 0, 3])) is weak float32 [-0.8646647, 0, 3] (selu alike)
+    out = nn.elu(jnp.array([-2, 0, 3]))
+    assert out.dtype == np.float32 and out.weak_type
+    np.testing.assert_allclose(out, [-0.8646647334098816, 0.0, 3.0], rtol=1e-6)
+    assert nn.selu(jnp.array([-2, 0, 3])).weak_type

@@ -509,3 +509,17 @@ def test_polyfit_roots_poly_of_matrix():
 
     m = general(np.random.default_rng(13), (3, 3), np.float32)
     close(jnp.poly(m), np.poly(m), np.complex64, scale=100)
+
+
+def test_inv_and_solve_of_an_empty_batch():
+    # JAX 0.10.2 returns empty results for a zero-size batch of matrices
+    z = jnp.zeros((0, 3, 3))
+    assert jnp.linalg.inv(z).shape == (0, 3, 3)
+    assert jnp.linalg.solve(z, jnp.zeros((0, 3, 2))).shape == (0, 3, 2)
+    assert jnp.linalg.inv(jnp.zeros((2, 0, 2, 2))).shape == (2, 0, 2, 2)
+
+
+def test_solve_rejects_a_scalar_right_hand_side_with_value_error():
+    # JAX 0.10.2 raises ValueError (from its vectorize) for solve(eye(3), 3.)
+    with pytest.raises(ValueError):
+        jnp.linalg.solve(jnp.eye(3), 3.0)

@@ -202,3 +202,12 @@ def test_linalg_samplers_known_answers_or_not_implemented():
         np.testing.assert_allclose(
             np.asarray(out), np.asarray(case["expected"]["values"]), rtol=1e-5, atol=1e-6
         )
+
+
+@pytest.mark.parametrize("dtype", [jnp.int32, jnp.uint8, jnp.float16])
+def test_multinomial_casts_counts_to_any_dtype(dtype):
+    # JAX 0.10.2: multinomial(PRNGKey(0), 10., [0.2, 0.3, 0.5], dtype=int32) is int32 [1, 1, 8];
+    # any dtype is accepted (the counts are cast)
+    out = random.multinomial(random.PRNGKey(0), 10.0, jnp.array([0.2, 0.3, 0.5]), dtype=dtype)
+    assert out.dtype == dtype
+    np.testing.assert_array_equal(np.asarray(out, dtype=np.float64), [1.0, 1.0, 8.0])

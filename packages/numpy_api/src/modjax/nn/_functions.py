@@ -105,7 +105,9 @@ def elu(x, alpha=1.0):
     """Compute the exponential linear unit elementwise (jax.nn.elu)."""
     x = jnp.asarray(x)
     positive = jnp.greater(x, 0)
-    safe = jnp.where(positive, 0, x)  # expm1 of large x would overflow in the other branch
+    # expm1 of large x would overflow in the other branch; the float zero makes an integer
+    # x's result a weak float, as in JAX
+    safe = jnp.where(positive, 0.0, x)
     return jnp.where(positive, x, jnp.multiply(alpha, jnp.expm1(safe)))
 
 
@@ -132,10 +134,17 @@ def gelu(x, approximate: bool = True):
     ``x * Phi(x)`` with ``Phi`` the standard normal CDF.
     """
     x = _inexact("gelu", x)
+
+    # JAX's result is never weak-typed (a Python-scalar input gives a strong float), so
+    # the constants are scalars of x's dtype rather than weak Python floats
+    def const(c):
+        return np.asarray(c, dtype=x.dtype)
+
     if approximate:
-        inner = jnp.multiply(math.sqrt(2 / math.pi), jnp.add(x, jnp.multiply(0.044715, x**3)))
-        return jnp.multiply(x, jnp.multiply(0.5, jnp.add(1.0, jnp.tanh(inner))))
-    return jnp.multiply(x, jnp.divide(lax.erfc(jnp.multiply(x, -math.sqrt(0.5))), 2.0))
+        inner = jnp.multiply(const(math.sqrt(2 / math.pi)), x + const(0.044715) * x**3)
+        return jnp.multiply(x, jnp.multiply(const(0.5), jnp.add(const(1.0), jnp.tanh(inner))))
+    cdf = jnp.divide(lax.erfc(jnp.multiply(x, const(-math.sqrt(0.5)))), const(2.0))
+    return jnp.multiply(x, cdf)
 
 
 def hard_tanh(x):

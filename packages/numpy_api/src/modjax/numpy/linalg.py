@@ -551,6 +551,10 @@ def solve(a, b):
     a, b = _inexact("solve", a, b)
     if a.ndim < 2:
         raise ValueError(f"left hand array must be at least two dimensional; got a.shape={a.shape}")
+    if b.ndim == 0:  # JAX's vectorize rejects a scalar right hand side with a ValueError
+        raise ValueError(
+            f"solve: the right hand side must have at least one dimension, got {b.shape}"
+        )
     if b.ndim > 1 and a.ndim == b.ndim + 1 and a.shape[-1] == b.shape[-1] != b.shape[-2]:
         raise ValueError(
             f"Invalid shapes for solve: {a.shape}, {b.shape}. Prior to JAX v0.5.0, this would "

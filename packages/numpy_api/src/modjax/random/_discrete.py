@@ -32,6 +32,7 @@ from ._sampler_args import (
     result_shape,
     shape_arg,
     single_key,
+    user_dtype,
 )
 
 __all__ = [
@@ -559,7 +560,8 @@ def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
     check_arraylike("multinomial", n, p)
     n, p = promote_dtypes_inexact(n, p)
     n, p = jnp.asarray(n), jnp.asarray(p)
-    dtype = float_dtype("multinomial", dtype)
+    # the counts are cast to any dtype asked for (integers included), as in JAX
+    dtype = user_dtype(float if dtype is None else dtype)
     if shape is None:
         shape = p.shape
     shape = tuple(shape)

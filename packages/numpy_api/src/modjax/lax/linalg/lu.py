@@ -192,7 +192,7 @@ def lu(x):
 def _permute_rows(x, permutation):
     """Return ``x[..., permutation, :]``: one gather of whole rows, batch dims matched."""
     *batch, m, k = to_aval(x).shape
-    if m == 0:  # no rows to move (and a gather cannot slice a row of an empty axis)
+    if 0 in (*batch, m):  # nothing to move (and a gather cannot slice an empty axis)
         return x
     nb = len(batch)
     same = tuple(range(nb))
