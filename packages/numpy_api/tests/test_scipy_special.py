@@ -280,3 +280,13 @@ def test_derivatives_through_the_primitives():
         q = float(sp.ndtri(np.float32(p)))
         expected = math.sqrt(2 * math.pi) * math.exp(q * q / 2)
         assert math.isclose(float(grad(sp.ndtri)(np.float32(p))), expected, rel_tol=1e-3), p
+
+
+def test_loggamma_is_nan_off_the_positive_reals():
+    # JAX 0.10.2: loggamma([-inf, -2.5, -1., 0., 1e-8, 0.5, 2.]) is
+    # [nan, nan, nan, nan, 18.420681, 0.5723649, 0.] (unlike gammaln, no log|Gamma| for x <= 0)
+    x = jnp.array([-np.inf, -2.5, -1.0, 0.0, 1e-8, 0.5, 2.0], dtype=jnp.float32)
+    out = sp.loggamma(x)
+    assert out.dtype == np.float32
+    expected = [np.nan, np.nan, np.nan, np.nan, 18.42068099975586, 0.5723648071289062, 0.0]
+    np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-5, atol=1e-6)

@@ -231,8 +231,13 @@ def gammaln(x):
 
 
 def loggamma(x):
-    """Compute the log of the gamma function for real ``x`` (jax.scipy.special.loggamma)."""
-    return gammaln(x)
+    """Compute the log of the gamma function for real ``x`` (jax.scipy.special.loggamma).
+
+    Unlike ``gammaln`` (the log of ``|Gamma|``) it is NaN for ``x <= 0``, as in JAX and
+    SciPy's real ``loggamma``.
+    """
+    (x,) = _float_args("loggamma", x)
+    return jnp.where(jnp.greater(x, 0), lax.lgamma(x), math.nan)
 
 
 def gammasgn(x):
