@@ -290,3 +290,14 @@ def test_loggamma_is_nan_off_the_positive_reals():
     assert out.dtype == np.float32
     expected = [np.nan, np.nan, np.nan, np.nan, 18.42068099975586, 0.5723648071289062, 0.0]
     np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_xlogy_xlog1py_and_spence_keep_a_nan_argument():
+    # JAX 0.10.2: xlogy(0., nan), xlog1py(0., nan) and spence(nan) are nan; xlogy(0., 0.) is 0
+    assert np.isnan(sp.xlogy(0.0, np.nan)) and np.isnan(sp.xlog1py(0.0, np.nan))
+    assert sp.xlogy(0.0, 0.0) == 0.0 and sp.xlog1py(0.0, -1.0) == 0.0
+    np.testing.assert_allclose(
+        np.asarray(sp.spence(jnp.array([np.nan, 0.5], dtype=jnp.float32))),
+        [np.nan, 0.5822403430938721],
+        rtol=1e-6,
+    )

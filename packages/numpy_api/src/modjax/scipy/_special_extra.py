@@ -620,8 +620,9 @@ def spence(x):
     x = jnp.asarray(x)
     if x.dtype not in (np.float32, np.float64):
         raise TypeError(f"x.dtype={x.dtype} is not supported, see docstring for supported types.")
-    # the constant pieces must not see the formula's NaN below 0 (nor its derivative)
-    valid = jnp.logical_and(jnp.greater(x, 0.0), jnp.not_equal(x, 1.0))
+    # the constant pieces must not see the formula's NaN below 0 (nor its derivative);
+    # a NaN x stays valid so that the formula returns NaN for it, as in JAX
+    valid = jnp.logical_not(jnp.logical_or(jnp.less_equal(x, 0.0), jnp.equal(x, 1.0)))
 
     def positive(v):
         return _spence_positive(jnp.where(valid, v, 0.5))

@@ -407,8 +407,14 @@ def logit(x):
 def xlogy(x, y):
     """Compute ``x * log(y)``, with 0 where ``x`` is 0 (jax.scipy.special.xlogy)."""
     x, y = _float_args("xlogy", x, y)
-    safe_y = jnp.where(jnp.equal(x, 0), 1, y)
-    return jnp.where(jnp.equal(x, 0), 0, jnp.multiply(x, jnp.log(safe_y)))
+    zero = _zero_times_log(x, y)
+    safe_y = jnp.where(zero, 1, y)
+    return jnp.where(zero, 0, jnp.multiply(x, jnp.log(safe_y)))
+
+
+def _zero_times_log(x, y):
+    """Return where ``xlogy``/``xlog1py`` are 0: ``x`` is 0 and ``y`` not NaN (as in JAX)."""
+    return jnp.logical_and(jnp.equal(x, 0), jnp.logical_not(jnp.isnan(y)))
 
 
 def _xlogy_jvp(primals, tangents):
@@ -427,8 +433,9 @@ xlogy.defjvp(_xlogy_jvp)
 def xlog1py(x, y):
     """Compute ``x * log1p(y)``, with 0 where ``x`` is 0 (jax.scipy.special.xlog1py)."""
     x, y = _float_args("xlog1py", x, y)
-    safe_y = jnp.where(jnp.equal(x, 0), 0, y)
-    return jnp.where(jnp.equal(x, 0), 0, jnp.multiply(x, jnp.log1p(safe_y)))
+    zero = _zero_times_log(x, y)
+    safe_y = jnp.where(zero, 0, y)
+    return jnp.where(zero, 0, jnp.multiply(x, jnp.log1p(safe_y)))
 
 
 def _xlog1py_jvp(primals, tangents):
