@@ -359,6 +359,28 @@ def test_dot_general_jaxpr_and_mixed_dtypes():
     assert both_weak.weak_type and float(both_weak) == 6.0
 
 
+def test_negative_broadcast_sizes_are_broadcast_in_dims_type_error():
+    # Observed from JAX 0.10.2: each raises TypeError "broadcast_in_dim shape must have
+    # every element be nonnegative, got (-1,)."
+    for call in (
+        lambda: lax.full((-1,), 0.0),
+        lambda: lax.broadcast_in_dim(1.0, (-1,), ()),
+        lambda: lax.broadcast(1.0, (-1,)),
+        lambda: lax.full_like(np.ones(2), 0, shape=(-1,)),
+    ):
+        with pytest.raises(TypeError, match=r"broadcast_in_dim shape must have every element"):
+            call()
+
+
+def test_lax_dot_of_unequal_sizes_is_a_value_error():
+    # As JAX 0.10.2: lax.dot refuses (ValueError, "dimension_numbers must be specified")
+    # before dot_general's TypeError; jnp.dot keeps the TypeError.
+    with pytest.raises(ValueError, match="dimension_numbers must be specified"):
+        lax.dot(np.ones((2, 3), np.float32), np.ones((2, 3), np.float32))
+    with pytest.raises(TypeError):
+        jnp.dot(np.ones((2, 3), np.float32), np.ones((2, 3), np.float32))
+
+
 def test_eager_slices_at_many_positions_compile_one_program(caplog):
     # Eager unit-stride slices run as a dynamic_slice with the starts as arguments (as
     # JAX's do): reading an array element by element compiled a program per position.

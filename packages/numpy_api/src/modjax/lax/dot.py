@@ -538,7 +538,9 @@ def dot(
             out_sharding=out_sharding,
         )
     nl, nr = aval_of(lhs).ndim, aval_of(rhs).ndim
-    if nl not in (1, 2) or nr not in (1, 2):
+    # A contraction of unequal sizes is this same ValueError in JAX (not dot_general's
+    # TypeError): lax.dot only accepts the simple products whose sizes agree.
+    if nl not in (1, 2) or nr not in (1, 2) or aval_of(lhs).shape[-1] != aval_of(rhs).shape[0]:
         raise ValueError(
             "lax.dot: dimension_numbers must be specified when not performing simple "
             "un-batched matrix-matrix, matrix-vector, or vector-vector products; got "

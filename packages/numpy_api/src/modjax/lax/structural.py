@@ -171,6 +171,19 @@ deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 batching_rules[broadcast_in_dim_p] = _broadcast_in_dim_batching_rule
 
 
+def _broadcast_shape(shape) -> tuple[int, ...]:
+    """``canonicalize_shape`` with JAX's error for a negative size: broadcast_in_dim's TypeError.
+
+    ``broadcast``, ``full`` and ``full_like`` broadcast too, and report it the same way.
+    """
+    try:
+        return canonicalize_shape(shape)
+    except ValueError:
+        raise TypeError(
+            f"broadcast_in_dim shape must have every element be nonnegative, got {tuple(shape)}."
+        ) from None
+
+
 def broadcast_in_dim(
     operand, shape: Sequence[int], broadcast_dimensions: Sequence[int], *, out_sharding=None
 ):
@@ -185,7 +198,7 @@ def broadcast_in_dim(
         operands = [aval_of(operand)] if _is_array(operand) else []
         out_sharding = placed_out_sharding(out_sharding, "broadcast_in_dim", out, operands)
         return out if out_sharding is None else reshard(out, out_sharding)
-    shape = canonicalize_shape(shape)
+    shape = _broadcast_shape(shape)
     dims = _ints(broadcast_dimensions, "broadcast_dimensions")
     if _is_array(operand) and aval_of(operand).shape == shape and dims == tuple(range(len(shape))):
         return operand
@@ -197,7 +210,7 @@ def broadcast(operand, sizes: Sequence[int], *, out_sharding=None):
 
     ``out_sharding`` is the result's sharding.
     """
-    sizes = canonicalize_shape(sizes)
+    sizes = _broadcast_shape(sizes)
     ndim = aval_of(operand).ndim
     shape = sizes + aval_of(operand).shape
     dims = tuple(range(len(sizes), len(sizes) + ndim))
@@ -793,7 +806,7 @@ def full(shape: Sequence[int], fill_value, dtype=None, *, sharding=None):
     """
     if sharding is not None:
         return device_put(full(shape, fill_value, dtype), sharding)
-    shape = canonicalize_shape(shape)
+    shape = _broadcast_shape(shape)
     fill_shape = _shape_of(fill_value)
     if fill_shape:
         raise TypeError(
@@ -851,7 +864,7 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
         from .elementwise import _convert_element_type
 
         value = _convert_element_type(fill_value, dtype, weak_type=True)
-        return vary_like(typed_like(broadcast(value, canonicalize_shape(shape)), aval), aval)
+        return vary_like(typed_like(broadcast(value, _broadcast_shape(shape)), aval), aval)
     return vary_like(typed_like(full(shape, fill_value, dtype), aval), aval)
 
 
