@@ -141,6 +141,17 @@ def test_igamma_derivative_in_x_keeps_weak_scalars_weak():
     assert not t.weak_type
 
 
+def test_betainc_and_polygamma_derivatives_in_x_keep_weak_scalars_weak():
+    # Observed from JAX 0.10.2: grad(betainc(2., 3., x))(0.3) = 1.764 and
+    # grad(polygamma(1., x))(2.5) = -0.2362, both weakly typed float32.
+    _, t = jvp(lambda x: lax.betainc(2.0, 3.0, x), (0.3,), (1.0,))
+    assert t.weak_type
+    np.testing.assert_allclose(float(t), 1.764, rtol=1e-4)
+    _, t = jvp(lambda x: lax.polygamma(1.0, x), (2.5,), (1.0,))
+    assert t.weak_type
+    np.testing.assert_allclose(float(t), -0.23620434, rtol=1e-4)
+
+
 def test_binary_ops_broadcast_like_lax():
     a = np.full((2, 3), 2.0, np.float32)
     assert lax.zeta(a, np.float32(1.0)).shape == (2, 3)

@@ -289,7 +289,9 @@ def _zeta_jvp_q(g, x, q):
     return ew.mul(g, ew.neg(ew.mul(x, zeta(ew.add(x, _c(1, x)), q))))
 
 
-defjvp(polygamma_p, _polygamma_jvp_m, lambda g, m, x: ew.mul(g, polygamma(ew.add(m, _c(1, m)), x)))
+defjvp(
+    polygamma_p, _polygamma_jvp_m, lambda g, m, x: ew.mul(g, polygamma(ew.add(m, _jvp_c(1, m)), x))
+)
 defjvp(zeta_p, _zeta_jvp_x, _zeta_jvp_q)
 defbroadcasting(polygamma_p)
 defbroadcasting(zeta_p)
@@ -627,11 +629,14 @@ def _betainc_jvp_ab(g, a, b, x):
 
 
 def _betainc_jvp_x(g, a, b, x):
-    # d/dx I_x(a, b) = x^(a-1) (1-x)^(b-1) / B(a, b)
-    one = _c(1, x)
+    # d/dx I_x(a, b) = x^(a-1) (1-x)^(b-1) / B(a, b); JAX subtracts Python 1s, so weakly
+    # typed a and b keep the derivative weak
     log_beta = ew.sub(ew.add(lgamma(a), lgamma(b)), lgamma(ew.add(a, b)))
     log_density = ew.sub(
-        ew.add(ew.mul(ew.sub(a, one), ew.log(x)), ew.mul(ew.sub(b, one), ew.log1p(ew.neg(x)))),
+        ew.add(
+            ew.mul(ew.sub(a, const(a, 1)), ew.log(x)),
+            ew.mul(ew.sub(b, const(b, 1)), ew.log1p(ew.neg(x))),
+        ),
         log_beta,
     )
     return ew.mul(g, ew.exp(log_density))
