@@ -116,3 +116,42 @@ def test_not_implemented_orders_and_bool_ix():
         jnp.arange(6).flatten(order="K")
     with pytest.raises(NotImplementedError):
         jnp.ix_(jnp.array([True, False, True]))
+
+
+def test_shape_ndim_size_of_lists_warn_and_size_takes_axis_tuples():
+    with pytest.warns(DeprecationWarning, match="future JAX release"):
+        assert jnp.shape([1, 2]) == (2,)
+    with pytest.warns(DeprecationWarning):
+        assert jnp.ndim([[1, 2]]) == 2
+    with pytest.warns(DeprecationWarning):
+        assert jnp.size([1, 2], 0) == 2
+    x = jnp.ones((2, 3))
+    assert jnp.size(x, axis=(0, 1)) == 6
+    assert jnp.size(x, axis=()) == 1
+    assert jnp.size(x, -1) == 3
+    with pytest.raises(ValueError):
+        jnp.size(x, (0, 0))
+
+
+def test_empty_boolean_mask_selects_nothing():
+    _check(jnp.arange(6)[jnp.array([], bool)], np.zeros(0, np.int32), "int32", False)
+    assert jnp.arange(6).reshape(2, 3)[:, jnp.zeros((0,), bool)].shape == (2, 0)
+    assert jnp.arange(6).reshape(2, 3)[jnp.zeros((0, 3), bool)].shape == (0,)
+    _check(jnp.arange(6).at[jnp.array([], bool)].set(1), np.arange(6), "int32", False)
+    with pytest.raises(IndexError):
+        jnp.arange(6)[jnp.zeros(3, bool)]
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda: jnp.clip(jnp.array([1 + 1j]), 0, 1),
+        lambda: jnp.clip(jnp.array([1.0]), 0j, 1),
+        lambda: jnp.clip(jnp.array([1.0]), None, 1j),
+        lambda: jnp.clip(jnp.array([1 + 0j])),
+        lambda: jnp.array([1 + 1j]).clip(0, 1),
+    ],
+)
+def test_clip_refuses_complex(fn):
+    with pytest.raises(ValueError, match="complex"):
+        fn()

@@ -246,7 +246,7 @@ def _parse(shape: tuple[int, ...], idx: Any) -> list[_Item]:
             continue
         if k == "mask":
             for axis, (m, s) in enumerate(zip(v.shape, shape[dim : dim + v.ndim], strict=True)):
-                if m != s:
+                if m not in (0, s):  # JAX lets an empty mask select nothing along any axis
                     raise IndexError(
                         f"boolean index did not match indexed array along axis {dim + axis}; "
                         f"size of axis is {s} but size of corresponding boolean axis is {m}"

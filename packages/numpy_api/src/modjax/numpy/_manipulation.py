@@ -14,6 +14,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,8 +30,10 @@ from . import _util
 from ._eager_jit import compile_on_arrays
 from ._util import (
     ARRAY_TYPES,
+    ARRAYLIKE,
     aval,
     canonical_dtype,
+    canonicalize_axes,
     canonicalize_axis,
     check_arraylike,
     convert,
@@ -118,20 +121,36 @@ def _is_concrete(x: Any) -> bool:
     return not isinstance(x, Tracer) or x.to_concrete_value() is not None
 
 
+def _shape_of_any(name: str, a: Any) -> tuple[int, ...]:
+    """``a``'s shape; a list or other non-array still works with JAX's DeprecationWarning."""
+    if isinstance(a, ARRAYLIKE):
+        return shape_of(a)
+    warnings.warn(
+        f"{name} requires ndarray or scalar arguments, got {type(a)} at position 0. "
+        "In a future JAX release this will be an error.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return np.shape(a)
+
+
 def shape(a: Any) -> tuple[int, ...]:
     """Return the shape of ``a`` (jax.numpy.shape)."""
-    return shape_of(a)
+    return _shape_of_any("shape", a)
 
 
 def ndim(a: Any) -> int:
     """Return the number of dimensions of ``a`` (jax.numpy.ndim)."""
-    return len(shape_of(a))
+    return len(_shape_of_any("ndim", a))
 
 
-def size(a: Any, axis: int | None = None) -> int:
-    """Return the number of elements of ``a``, or along ``axis`` (jax.numpy.size)."""
-    s = shape_of(a)
-    return math.prod(s) if axis is None else s[canonicalize_axis(axis, len(s))]
+def size(a: Any, axis: int | Sequence[int] | None = None) -> int:
+    """Return the number of elements of ``a``, or along ``axis`` or axes (jax.numpy.size)."""
+    s = _shape_of_any("size", a)
+    if axis is None:
+        return math.prod(s)
+    axes = canonicalize_axes(axis, len(s))
+    return math.prod(s[i] for i in axes)
 
 
 # --- reshaping and axes ---------------------------------------------------------------------

@@ -163,6 +163,12 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None):  # noqa: A002
     if arr is None:
         raise ValueError("No input was provided to the clip function.")
     check_arraylike("clip", arr)
+    if any(b is not None and kind(dtypes.dtype(b)) == "c" for b in (arr, min, max)):
+        # JAX refuses rather than use numpy's lexicographic order of complex numbers.
+        raise ValueError(
+            "jnp.clip received a complex value (the input or min/max): complex numbers "
+            "have no ordering; clip their real or imaginary part (jnp.real/jnp.imag)"
+        )
     # ``maximum(min, arr)``, then ``minimum(max, ...)``: operands in JAX's order, so its
     # shape errors list them so.
     if min is not None:
