@@ -149,7 +149,6 @@ def test_wrapped_functions_and_backend_registration_take_jax_parameters():
 def test_names_without_a_counterpart_say_so():
     for missing in (
         core.take_current_trace,
-        linear_util.transformation,
         source_info_util.new_name_stack,
         backend.clear_backends,
         sharding.get_op_sharding_from_serialized_proto,
@@ -212,3 +211,37 @@ def test_extend_ifrt_programs_is_jaxlibs_module():
 
     assert callable(ifrt_programs.make_hlo_program)
     assert callable(ifrt_programs.make_xla_compile_options)
+
+
+def test_linear_util_transformations_add_layers_as_jax():
+    @linear_util.transformation
+    def scale(k, *xs):
+        outs = yield [x * k for x in xs], {}
+        yield [o + 1 for o in outs]
+
+    @linear_util.transformation_with_aux
+    def count(*xs):
+        outs = yield xs, {}
+        yield outs, len(xs)
+
+    @linear_util.transformation2
+    def times(f, k, x):
+        return f(x) * k
+
+    f = linear_util.wrap_init(lambda *xs: [sum(xs)], debug_info=None)
+    assert scale(f, 2).call_wrapped(1, 2) == [7] and scale(f, 2) == scale(f, 2)
+    counted, aux = count(f)
+    with pytest.raises(linear_util.StoreException):
+        aux()
+    assert counted.call_wrapped(3, 4) == [7] and aux() == 2
+    one = linear_util.wrap_init(lambda x: x + 1, debug_info=None)
+    assert times(one, 10).call_wrapped(1) == 20
+    stored, aux2 = linear_util.transformation_with_aux2(
+        lambda f, store, x: (store.store(x), f(x))[1], one
+    )
+    _, unread = count(f)
+    assert stored.call_wrapped(5) == 6
+    assert linear_util.merge_linear_aux(aux2, unread) == (True, 5)
+    assert linear_util.merge_linear_aux(unread, aux2) == (False, 5)
+    with pytest.raises(linear_util.StoreException, match="both"):
+        linear_util.merge_linear_aux(aux2, aux2)

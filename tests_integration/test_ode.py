@@ -183,6 +183,11 @@ def test_step_size_control():
     assert next_step(0.5) >= 0.1  # a kept step never shrinks
 
 
-def test_ravel_first_arg_underscore_is_refused():
-    with pytest.raises(NotImplementedError, match="ravel_first_arg_"):
-        ode.ravel_first_arg_(lambda y: y)
+def test_ravel_first_arg_underscore_is_a_wrapped_fun_layer():
+    from modjax.extend import linear_util
+
+    y = {"a": jnp.ones(2), "b": jnp.zeros(())}
+    flat, unravel = modjax.flatten_util.ravel_pytree(y)
+    fun = linear_util.wrap_init(lambda y, k: {"a": y["a"] * k, "b": y["b"] + k}, debug_info=None)
+    out = ode.ravel_first_arg_(fun, unravel).call_wrapped(flat, 2.0)
+    np.testing.assert_array_equal(out, [2.0, 2.0, 2.0])

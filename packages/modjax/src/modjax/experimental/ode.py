@@ -26,10 +26,10 @@ import numpy as np
 import modjax
 import modjax.numpy as jnp
 from modjax import lax
-from modjax._unsupported import Unsupported
 from modjax.api_util import shaped_abstractify
 from modjax.custom_derivatives import closure_convert
 from modjax.extend.core import valid_jaxtype
+from modjax.extend.linear_util import transformation2
 from modjax.flatten_util import ravel_pytree
 from modjax.numpy._util import promote_dtypes_inexact
 from modjax.tree_util import tree_leaves, tree_map, tree_structure
@@ -198,10 +198,14 @@ def ravel_first_arg(f, unravel, debug_info=None):
     return flat_f
 
 
-ravel_first_arg_ = Unsupported(
-    "jax.experimental.ode.ravel_first_arg_",
-    "JAX's generator-based linear_util transformation; use ravel_first_arg",
-)
+def _ravel_first_arg_layer(f, unravel, y_flat, *args):
+    out_flat, _ = ravel_pytree(f(unravel(y_flat), *args))
+    return out_flat
+
+
+#: ``ravel_first_arg_(fun, unravel)``: ``ravel_first_arg`` as a layer of the WrappedFun
+#: ``fun`` (JAX's ``lu.transformation2`` of the same name).
+ravel_first_arg_ = transformation2(_ravel_first_arg_layer)
 
 
 def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=jnp.inf, hmax=jnp.inf):

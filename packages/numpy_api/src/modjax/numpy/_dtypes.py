@@ -152,15 +152,37 @@ finfo = _dtypes.finfo
 iinfo = _dtypes.iinfo
 
 
-def dtype(obj, align: bool = False, copy: bool = False) -> np.dtype:
-    """Return the numpy dtype of a dtype-like, array or scalar type (jax.numpy.dtype)."""
-    if isinstance(obj, _ScalarMeta):
-        return obj.dtype
-    if hasattr(obj, "dtype") and not isinstance(obj, type):
-        return np.dtype(obj.dtype)
-    if not align and not copy:
-        return _dtypes.np_dtype(obj)  # "bfloat16" loads the narrow dtypes
-    return np.dtype(obj, align=align, copy=copy)
+class _DTypeMeta(type):
+    """Make ``jnp.dtype`` stand for ``np.dtype`` as a type: isinstance, issubclass, ``|``."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, np.dtype)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return isinstance(sub, type) and issubclass(sub, np.dtype)
+
+    def __call__(cls, obj, align: bool = False, copy: bool = False) -> np.dtype:
+        if isinstance(obj, _ScalarMeta):
+            return obj.dtype
+        if hasattr(obj, "dtype") and not isinstance(obj, type):
+            return np.dtype(obj.dtype)
+        if not align and not copy:
+            return _dtypes.np_dtype(obj)  # "bfloat16" loads the narrow dtypes
+        return np.dtype(obj, align=align, copy=copy)
+
+
+class dtype(metaclass=_DTypeMeta):  # noqa: N801 - numpy's name
+    """The numpy dtype of a dtype-like, array or scalar type (jax.numpy.dtype).
+
+    JAX's ``jnp.dtype`` is ``np.dtype`` itself. modjax's is a stand-in type, since
+    ``np.dtype("bfloat16")`` knows the name only once ml_dtypes is imported, which
+    modjax delays until a narrow dtype is used: calling it returns an ``np.dtype``,
+    ``isinstance(d, jnp.dtype)`` tells an ``np.dtype``, and it joins type unions
+    (``ArrayLike | jnp.dtype``) as numpy's does.
+    """
+
+
+dtype.__module__ = "modjax.numpy"
 
 
 def narrow_scalar_type(name: str) -> type:
