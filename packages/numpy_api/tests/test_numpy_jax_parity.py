@@ -155,3 +155,11 @@ def test_empty_boolean_mask_selects_nothing():
 def test_clip_refuses_complex(fn):
     with pytest.raises(ValueError, match="complex"):
         fn()
+
+
+def test_split_takes_an_empty_float_index_array():
+    # JAX 0.10.2: one piece, the whole array (lineax splits at np.cumsum([])[:-1]).
+    (piece,) = jnp.split(jnp.arange(4.0), np.array([], dtype=np.float64))
+    np.testing.assert_array_equal(piece, [0.0, 1.0, 2.0, 3.0])
+    with pytest.raises(TypeError):
+        jnp.split(jnp.arange(4.0), np.array([1.0]))

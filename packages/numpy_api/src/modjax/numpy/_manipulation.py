@@ -112,7 +112,7 @@ def _static_ints(value: Any, what: str) -> np.ndarray:
     """Return concrete integer data as a 1-d numpy array (tracers raise ConcretizationTypeError)."""
     value = concrete_or_error(value, what)
     arr = np.asarray(value)
-    if arr.dtype.kind not in "iub":
+    if arr.dtype.kind not in "iub" and arr.size:  # JAX takes an empty float array (np.cumsum([]))
         raise TypeError(f"{what} must be integers, got dtype {arr.dtype}")
     return arr.astype(np.int64).reshape(-1)
 
