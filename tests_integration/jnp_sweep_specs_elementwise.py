@@ -329,6 +329,5 @@ exclude(
     "issubdtype",
     "promote_types",
     "result_type",
-    "dtype",
 )
 exclude("needs a DLPack producer object, not an array to batch", "from_dlpack")

@@ -162,7 +162,7 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None):  # noqa: A002
     """
     if arr is None:
         raise ValueError("No input was provided to the clip function.")
-    check_arraylike("clip", arr)
+    check_arraylike("clip", arr, *(b for b in (min, max) if b is not None))
     if any(b is not None and kind(dtypes.dtype(b)) == "c" for b in (arr, min, max)):
         # JAX refuses rather than use numpy's lexicographic order of complex numbers.
         raise ValueError(
