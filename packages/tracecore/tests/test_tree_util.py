@@ -189,6 +189,17 @@ def test_equal_structures_have_equal_treedefs_and_hashes(t):
     assert pickle.loads(pickle.dumps(treedef)) == treedef
 
 
+def test_treedef_with_unhashable_aux_data_hashes_as_in_jax():
+    # JAX hashes a treedef whatever its node data; equinox passes such treedefs to jit
+    # as static arguments (lists in static fields).
+    a, b, c = (tree_structure([Box([1, 2], 0), {"k": Box([3], 1)}]) for _ in range(3))
+    assert hash(a) == hash(b) and a == b
+    other = tree_structure([Box([1, 3], 0), {"k": Box([3], 1)}])
+    assert other != a
+    assert {a: "cached"}[c] == "cached"
+    assert hash(tree_structure(Box(["x"], 0))) == hash(tree_structure(Box(["x"], 0)))
+
+
 @settings(max_examples=examples(150), deadline=None)
 @given(TREES)
 def test_paths_lead_to_their_leaves(t):

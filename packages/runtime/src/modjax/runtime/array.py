@@ -455,8 +455,7 @@ def block_until_ready(x: Any):
     arrays = []
     for leaf in tree_leaves(x):
         if type(leaf) is ArrayImpl:
-            leaf._check_if_deleted()
-            arrays.append(leaf)
+            arrays.append(leaf)  # a deleted one raises jaxlib's JaxRuntimeError, as in JAX
         elif hasattr(leaf, "block_until_ready") and not isinstance(leaf, core.Tracer):
             leaf.block_until_ready()
     if arrays:
@@ -913,11 +912,11 @@ def _install_operator(name: str, fn) -> None:
 
 # C++ methods of ArrayImpl that crash the process (or raise an obscure error) when
 # called on a deleted Array: each gets a Python guard raising JAX's RuntimeError first.
+# (block_until_ready raises JAX's own JaxRuntimeError and stays C++, as in JAX.)
 _GUARDED_METHODS = (
     "is_ready",
     "clone",
     "platform",
-    "block_until_ready",
     "on_device_size_in_bytes",
     "unsafe_buffer_pointer",
 )

@@ -734,6 +734,23 @@ def _spec_leaf_count(spec) -> int:
     return sum(_spec_leaf_count(c) for c in spec[2])
 
 
+def _spec_hash_skipping_unhashable(spec) -> int:
+    """Hash a spec whose aux data may not be hashable: such aux counts by its type only.
+
+    JAX's treedefs hash whatever their node data is (its hash leaves node data out), and
+    libraries keep lists there (equinox's static fields), then pass the treedef as a
+    static argument to jit.
+    """
+    if spec is None:
+        return hash(None)
+    kind, aux, children = spec
+    try:
+        aux_hash = hash(aux)
+    except TypeError:
+        aux_hash = hash(type(aux))
+    return hash((kind, aux_hash, tuple(_spec_hash_skipping_unhashable(c) for c in children)))
+
+
 def _spec_node_count(spec) -> int:
     if spec is None:
         return 1
@@ -905,7 +922,15 @@ class PyTreeDef:
             try:
                 h = hash(self._spec)
             except RecursionError:
-                h = _deep(hash, self._spec)
+                try:
+                    h = _deep(hash, self._spec)
+                except TypeError:
+                    h = _deep(_spec_hash_skipping_unhashable, self._spec)
+            except TypeError:
+                try:
+                    h = _spec_hash_skipping_unhashable(self._spec)
+                except RecursionError:
+                    h = _deep(_spec_hash_skipping_unhashable, self._spec)
             self._hash = h
         return h
 
