@@ -751,6 +751,13 @@ def _spec_hash_skipping_unhashable(spec) -> int:
     return hash((kind, aux_hash, tuple(_spec_hash_skipping_unhashable(c) for c in children)))
 
 
+def _hash_spec(spec) -> int:
+    try:
+        return hash(spec)
+    except TypeError:
+        return _spec_hash_skipping_unhashable(spec)
+
+
 def _spec_node_count(spec) -> int:
     if spec is None:
         return 1
@@ -920,17 +927,9 @@ class PyTreeDef:
         h = self._hash
         if h is None:
             try:
-                h = hash(self._spec)
+                h = _hash_spec(self._spec)
             except RecursionError:
-                try:
-                    h = _deep(hash, self._spec)
-                except TypeError:
-                    h = _deep(_spec_hash_skipping_unhashable, self._spec)
-            except TypeError:
-                try:
-                    h = _spec_hash_skipping_unhashable(self._spec)
-                except RecursionError:
-                    h = _deep(_spec_hash_skipping_unhashable, self._spec)
+                h = _deep(_hash_spec, self._spec)
             self._hash = h
         return h
 
