@@ -81,9 +81,9 @@ def measure_modjax(number: int, repeat: int) -> dict[str, float]:
 
     scope = {"jnp": jnp, "np": np}
     exec(WORKLOAD, scope)
+    ready = scope["ready"]
     out = {}
     for name, call in scope["calls"].items():
-        ready = scope["ready"]
         ready(call())
         runs = timeit.repeat(lambda call=call: ready(call()), number=number, repeat=repeat)
         out[name] = min(runs) / number * 1e6

@@ -10,6 +10,14 @@ with ``ndarray.tolist()``. Checked: ``u``, ``h``, ``num_iters`` and
 iteration counts), forward-mode derivatives (JAX's ``grad`` of qdwh raises,
 its loop being a ``while_loop``; so does modjax's), ``dynamic_shape`` under
 ``jit`` (a traced shape) and JAX's errors.
+
+JAX's own answers depend on the CPU for ill-conditioned inputs (XLA's CPU
+kernels round differently per instruction set): on an AMD EPYC, JAX 0.10.2
+takes 8 iterations on ``rank_deficient`` where the recording machine took 7
+(``num_iters_seen`` lists both), and its ``u`` for the ill-conditioned inputs
+moves by up to 4e-3. modjax agreed with JAX on that EPYC to 6e-8. So ``u`` is
+compared within a tolerance scaled by how much rounding of ``x`` can move the
+polar factor, which is ``TOL`` for well-conditioned inputs.
 """
 
 from __future__ import annotations
@@ -41,6 +49,20 @@ def array(entry) -> np.ndarray:
     return np.asarray(entry["v"], entry["dtype"])
 
 
+def polar_factor_tol(x: np.ndarray) -> dict:
+    """Return ``TOL`` widened by the polar factor's sensitivity to rounding ``x``.
+
+    A perturbation of size ``eps * |x|`` moves ``u`` by about
+    ``eps * |x| * 2 / (s[n-1] + s[n-2])`` (s: singular values, descending).
+    """
+    s = np.linalg.svd(np.asarray(x, np.complex128), compute_uv=False)
+    if s.size < 2 or s[0] == 0:
+        return TOL
+    eps = np.finfo(x.dtype).eps
+    sensitivity = eps * s[0] * 2 / max(s[-1] + s[-2], eps * s[0])
+    return {"rtol": TOL["rtol"], "atol": TOL["atol"] + 4 * sensitivity}
+
+
 def kwargs(case) -> dict:
     kw = dict(case["kwargs"])
     if "dynamic_shape" in kw:
@@ -55,14 +77,14 @@ def test_matches_jax(name):
     u, h, num_iters, is_converged = qdwh(x, **kwargs(case))
     assert (u.dtype, h.dtype) == (x.dtype, x.dtype)
     assert (num_iters.dtype, num_iters.shape, is_converged.dtype) == (np.int32, (), np.bool_)
-    assert int(num_iters) == case["num_iters"]
+    assert int(num_iters) in case.get("num_iters_seen", [case["num_iters"]])
     assert bool(is_converged) == case["is_converged"]
     np.testing.assert_allclose(h, array(case["h"]), **TOL)
     if name.startswith("rank_deficient"):
         # u is not unique for a singular x (null-space columns are rounding noise): check u h = x.
         np.testing.assert_allclose(np.asarray(u) @ np.asarray(h), x, **TOL)
     else:
-        np.testing.assert_allclose(u, array(case["u"]), **TOL)
+        np.testing.assert_allclose(u, array(case["u"]), **polar_factor_tol(x))
 
 
 def test_dynamic_shape_pads_with_zeros_and_can_be_traced():
@@ -83,7 +105,8 @@ def test_jit_and_vmap_match_jax():
     u, h, num_iters, is_converged = jit(vmap(qdwh))(batch)
     assert num_iters.tolist() == case["num_iters"]
     assert is_converged.tolist() == case["is_converged"]
-    np.testing.assert_allclose(u, array(case["u"]), **TOL)
+    for x, u_x, expected_u in zip(batch, np.asarray(u), array(case["u"]), strict=True):
+        np.testing.assert_allclose(u_x, expected_u, **polar_factor_tol(x))
     np.testing.assert_allclose(h, array(case["h"]), **TOL)
 
 
