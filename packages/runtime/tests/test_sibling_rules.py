@@ -283,6 +283,9 @@ def test_custom_lin_never_lowers():
     c.defvjp(lambda x: (sin(x), x), lambda x, ct: (mul(ct, cos(x)),))
     with pytest.raises(LoweringError, match="forward-mode"):
         R.jit(lambda x: jvp(c, (x,), (x,)))(X)
+    # jacfwd is vmap of jvp: batching custom_lin raises JAX's TypeError too.
+    with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
+        vmap(lambda t: jvp(c, (X,), (t,)))(np.stack([X, X]))
 
 
 # --- derivatives of batching's primitives ---------------------------------------------------------

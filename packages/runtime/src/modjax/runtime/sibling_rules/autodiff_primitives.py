@@ -111,7 +111,9 @@ def _linear_call_lowering(ctx, *operands, callee, **_):
     return lower_jaxpr_inline(ctx, callee, operands)
 
 
-def _custom_lin_lowering(ctx, *operands, **_):
+def _custom_lin_not_transposed(*_, **__):
+    # custom_lin is only ever transposed: lowering or batching it means forward mode
+    # (jvp, jacfwd), which JAX refuses with this error.
     raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
 
 
@@ -122,7 +124,7 @@ register_lowering(name_p, _identity_lowering)
 register_lowering(remat_p, _remat_lowering)
 register_lowering(custom_jvp_call_p, _custom_call_lowering)
 register_lowering(custom_vjp_call_p, _custom_call_lowering)
-register_lowering(custom_lin_p, _custom_lin_lowering)
+register_lowering(custom_lin_p, _custom_lin_not_transposed)
 register_lowering(linear_call_p, _linear_call_lowering)
 
 
@@ -349,3 +351,4 @@ def _custom_vjp_call_batcher(
 
 axis_primitive_batchers[custom_jvp_call_p] = _custom_jvp_call_batcher
 axis_primitive_batchers[custom_vjp_call_p] = _custom_vjp_call_batcher
+axis_primitive_batchers[custom_lin_p] = _custom_lin_not_transposed
