@@ -283,6 +283,12 @@ def check_pmap_on_shard_map():
     s = jax.pmap(lambda v, k: v * k, static_broadcasted_argnums=1)
     _close(s(x, 3), x * 3)
     try:
+        s(x)
+    except ValueError as err:
+        assert "static_broadcasted_argnums=(1,) but was called with only 1 positional" in str(err)
+    else:
+        raise AssertionError("a static argument left out must fail as in JAX")
+    try:
         jax.pmap(lambda v: v)(np.ones((9, 2)))
     except ValueError as err:
         assert "requires 9 logical devices, but only 8 XLA devices are available" in str(err)

@@ -257,10 +257,26 @@ def test_unhashable_static_argument_raises_value_error():
 
 
 def test_invalid_options():
-    with pytest.raises(ValueError, match="both static and donated"):
+    # JAX's messages, checked against the function's signature when jit is created.
+    with pytest.raises(ValueError, match="static_argnames and donate_argnames cannot intersect"):
         R.jit(lambda x: x, static_argnums=0, donate_argnums=0)
+    with pytest.raises(ValueError, match=r"`static_argnums` \[0\] and `donate_argnums`"):
+        R.jit(lambda x, /: x, static_argnums=0, donate_argnums=0)
     with pytest.raises(TypeError, match="static_argnums"):
         R.jit(lambda x: x, static_argnums="x")
+    only_two = r"has {}=\({},\), but only accepts 2 positional arguments"
+    for kind, index in [("static_argnums", 2), ("static_argnums", -3), ("donate_argnums", 5)]:
+        with pytest.raises(ValueError, match=only_two.format(kind, index)):
+            R.jit(lambda x, y: x, **{kind: index})
+    for kind in ["static_argnames", "donate_argnames"]:
+        with pytest.raises(ValueError, match=f"invalid argnames {{'z'}} in {kind}. Function does"):
+            R.jit(lambda x, y: x, **{kind: "z"})
+    with pytest.raises(ValueError, match="invalid argnames {'x'} in static_argnames. These are"):
+        R.jit(lambda x, /: x, static_argnames="x")
+    # *args takes any position and **kwargs any name; -2 is the first of two.
+    R.jit(lambda *a: a[0], static_argnums=3)
+    R.jit(lambda x, **kw: x, static_argnames="z")
+    R.jit(lambda x, y: x, donate_argnums=-2)
 
 
 def test_jit_without_a_function_is_a_decorator():

@@ -10,6 +10,7 @@ leaves.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +63,50 @@ def normalize_indices(value, what: str) -> tuple[int, ...]:
     if not all(isinstance(i, int) for i in out):
         raise TypeError(f"{what} must be an int or a sequence of ints, got {value!r}")
     return out
+
+
+def _signature(fun):
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None  # a builtin without one: nothing to check against, as JAX
+
+
+def validate_argnums(fun, nums: tuple[int, ...], what: str) -> None:
+    """Raise JAX's ValueError when ``nums`` point past ``fun``'s positional parameters."""
+    sig = _signature(fun)
+    if not nums or sig is None:
+        return
+    kinds = [p.kind for p in sig.parameters.values()]
+    if inspect.Parameter.VAR_POSITIONAL in kinds:
+        return
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    n = sum(k in positional for k in kinds)
+    if max(nums) >= n or -min(nums) > n:
+        raise ValueError(
+            f"Jitted function has {what}={nums}, but only accepts {n} positional arguments."
+        )
+
+
+def validate_argnames(fun, names: tuple[str, ...], what: str) -> None:
+    """Raise JAX's ValueError for ``names`` that ``fun`` cannot take as keywords."""
+    sig = _signature(fun)
+    if not names or sig is None:
+        return
+    params = sig.parameters.values()
+    positional_only = {p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)}
+    if bad := positional_only & set(names):
+        raise ValueError(
+            f"Jitted function has invalid argnames {bad} in {what}. These are positional-only"
+        )
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return
+    keywords = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    if bad := set(names) - keywords:
+        raise ValueError(
+            f"Jitted function has invalid argnames {bad} in {what}. "
+            "Function does not take these args."
+        )
 
 
 def normalize_names(value, what: str) -> tuple[str, ...]:

@@ -40,6 +40,8 @@ from .arguments import (
     leaf_aval,
     normalize_indices,
     normalize_names,
+    validate_argnames,
+    validate_argnums,
 )
 from .backends import Device
 from .compile_cache import log_compiles
@@ -166,6 +168,15 @@ config.on_trace_context_change(forget_fast_paths)
 no_execution.add_hook(lambda _value: forget_fast_paths())
 
 
+def _checked_nums_and_names(fun, nums, names, kind: str):
+    """Check ``fun``'s ``{kind}_argnums``/``argnames`` as JAX does; complete each from the other."""
+    nums = normalize_indices(nums, f"{kind}_argnums")
+    names = normalize_names(names, f"{kind}_argnames")
+    validate_argnums(fun, nums, f"{kind}_argnums")
+    validate_argnames(fun, names, f"{kind}_argnames")
+    return infer_nums_and_names(fun, nums, names)
+
+
 class JitFunction:
     """Everything one ``jit(f)`` knows: options, traces, executables and the fast tables."""
 
@@ -211,20 +222,21 @@ class JitFunction:
         self.out_shardings = out_shardings
         self.compiler_options = dict(compiler_options) if compiler_options else None
         self.name = getattr(fun, "__name__", None) or type(fun).__name__
-        self.static_argnums, self.static_argnames = infer_nums_and_names(
-            fun,
-            normalize_indices(static_argnums, "static_argnums"),
-            normalize_names(static_argnames, "static_argnames"),
+        self.static_argnums, self.static_argnames = _checked_nums_and_names(
+            fun, static_argnums, static_argnames, "static"
         )
-        self.donate_argnums, self.donate_argnames = infer_nums_and_names(
-            fun,
-            normalize_indices(donate_argnums, "donate_argnums"),
-            normalize_names(donate_argnames, "donate_argnames"),
+        self.donate_argnums, self.donate_argnames = _checked_nums_and_names(
+            fun, donate_argnums, donate_argnames, "donate"
         )
-        overlap = set(self.static_argnums) & set(self.donate_argnums)
-        if overlap:
+        if both := set(self.static_argnames) & set(self.donate_argnames):
             raise ValueError(
-                f"jit({self.name}): arguments {sorted(overlap)} cannot be both static and donated"
+                "static_argnames and donate_argnames cannot intersect. Argument names "
+                f"{both} appear in both static_argnames and donate_argnames"
+            )
+        if set(self.static_argnums) & set(self.donate_argnums):
+            raise ValueError(
+                f"`static_argnums` {sorted(set(self.static_argnums))} and "
+                f"`donate_argnums` {sorted(set(self.donate_argnums))} cannot intersect."
             )
         self.keep_unused = bool(keep_unused)
         self.inline = bool(inline)

@@ -92,6 +92,12 @@ def pmap(
     cache: dict = {}
 
     def run(*args):
+        if statics and max(statics) >= len(args):
+            raise ValueError(
+                f"pmapped function has static_broadcasted_argnums={statics} but was called "
+                f"with only {len(args)} positional argument{'s' if len(args) > 1 else ''}. "
+                "All static broadcasted arguments must be passed positionally."
+            )
         static_vals = tuple((i, args[i]) for i in statics if i < len(args))
         dyn = tuple(a for i, a in enumerate(args) if i not in statics)
         leaves, _ = tree_flatten(dyn)
