@@ -746,3 +746,14 @@ def test_shape_errors():
         jnp.repeat(jnp.ones(3), -1)
     with pytest.raises(ValueError, match="out of bounds"):
         jnp.fliplr(jnp.ones(3))
+
+
+def test_tri_defaults_to_float32_even_under_x64():
+    # JAX 0.10.2's default, unlike eye's and numpy's float64.
+    from modjax.tracecore.config import enable_x64
+
+    with enable_x64(True):
+        assert jnp.tri(2, 3, k=1).dtype == np.float32
+        assert jnp.tri(2, dtype=int).dtype == np.int64
+        assert jnp.eye(2).dtype == np.float64
+    np.testing.assert_array_equal(jnp.tri(2, 3, k=1), np.tri(2, 3, k=1))

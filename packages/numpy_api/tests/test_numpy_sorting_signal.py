@@ -459,3 +459,26 @@ def test_partition_orders_as_jax():
         jnp.partition(jnp.array([1 + 1j, 2]), 1)
     with pytest.raises(TypeError, match="neg does not accept dtype bool"):
         jnp.argpartition(jnp.array([True, False]), 0)
+
+
+def test_index_dtypes_under_x64_are_jax_s():
+    # Recorded from JAX 0.10.2 under x64: sort indices take the default integer dtype, as
+    # numpy's; argpartition keeps int32; sort_complex of integers goes through float64.
+    from modjax.tracecore.config import enable_x64
+
+    x = np.array([[3, 1, 2], [0, -1, 5]])
+    with enable_x64(True):
+        assert jnp.argsort(x).dtype == np.int64
+        assert jnp.argsort(x, descending=True, dtype=np.int16).dtype == np.int16
+        assert jnp.lexsort((x[0], x[1])).dtype == np.int64
+        zero = jnp.lexsort([jnp.array(1), jnp.array(2)])
+        assert (zero.shape, zero.dtype, int(zero)) == ((), np.int64, 0)
+        unique = jnp.unique(x, return_index=True, return_inverse=True, return_counts=True)
+        assert [r.dtype for r in unique] == [np.int64] * 4
+        padded = jnp.unique(x, return_counts=True, size=8)
+        assert padded[1].dtype == np.int64 and padded[1].tolist() == [1] * 6 + [0, 0]
+        assert jnp.argpartition(x, 1).dtype == np.int32
+        assert jnp.sort_complex(x).dtype == np.complex128
+        assert jnp.sort_complex(x.astype(np.float32)).dtype == np.complex64
+    assert jnp.sort_complex(x).dtype == np.complex64
+    assert jnp.argsort(x).dtype == jnp.lexsort(x).dtype == np.int32

@@ -765,12 +765,14 @@ def identity(n: int, dtype: Any = None):
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None):  # noqa: N803
-    """Return an ``N`` by ``M`` array of ones at and below the ``k``-th diagonal (jax.numpy.tri)."""
+    """Return an ``N`` by ``M`` array of ones at and below the ``k``-th diagonal (jax.numpy.tri).
+
+    The default dtype is float32 even under x64, as JAX's.
+    """
     n = operator.index(N)
     m = n if M is None else operator.index(M)
-    return lax.convert_element_type(
-        _tri_mask((n, m), operator.index(k)), _dtype_or_default(dtype, "tri")
-    )
+    dtype = np.dtype(np.float32) if dtype is None else canonical_dtype(dtype, "tri")
+    return lax.convert_element_type(_tri_mask((n, m), operator.index(k)), dtype)
 
 
 def _tri_mask(shape: tuple[int, int], k: int):

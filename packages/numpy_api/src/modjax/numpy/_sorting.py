@@ -88,6 +88,11 @@ def sort(
     return lax.rev(out, (axis,)) if descending else out
 
 
+def _index_dtype(length: int) -> np.dtype:
+    # As JAX: the default integer (int64 under x64, as numpy), wider only past int32.
+    return np.dtype(np.int64) if length > np.iinfo(np.int32).max else dtypes.default_int_dtype()
+
+
 def argsort(
     a,
     axis: int | None = -1,
@@ -101,14 +106,15 @@ def argsort(
     """Return the indices that sort ``a`` along ``axis`` (jax.numpy.argsort).
 
     Sorting is stable by default, also when ``descending`` (ties keep their
-    order); the indices are int32 unless ``dtype`` says otherwise.
+    order); the indices have the default integer dtype (int64 under x64) unless
+    ``dtype`` says otherwise.
     """
     _check_kind_order("argsort", kind, order)
     a = _asarray("argsort", a)
     if axis is None:
         a, axis = _ravel(a), 0
     axis = canonicalize_axis(axis, aval(a).ndim)
-    index_dtype = np.int32 if dtype is None else dtype
+    index_dtype = _index_dtype(aval(a).shape[axis]) if dtype is None else dtype
     return _lax_argsort(a, axis, is_stable=stable, descending=descending, index_dtype=index_dtype)
 
 
@@ -131,8 +137,10 @@ def lexsort(keys, axis: int = -1):
     if len(shapes) != 1:
         raise ValueError(f"all keys need to be the same shape, got {sorted(shapes)}")
     shape = shapes.pop()
+    if not shape:  # one scalar key per sort: its only index is 0, as JAX
+        return lax.full((), 0, dtypes.default_int_dtype())
     axis = canonicalize_axis(axis, len(shape))
-    iota = lax.broadcasted_iota(np.int32, shape, axis)
+    iota = lax.broadcasted_iota(_index_dtype(shape[axis]), shape, axis)
     out = sort_p.bind(
         *key_arrays[::-1], iota, dimension=axis, is_stable=True, num_keys=len(key_arrays)
     )
@@ -148,7 +156,9 @@ def sort_complex(a):
     a = sort(_asarray("sort_complex", a), axis=-1)
     dtype = aval(a).dtype
     if kind(dtype) != "c":
-        dtype = dtypes.canonicalize_dtype(dtypes.promote_types(dtype, np.complex64))
+        # As JAX: integers and bools go through float64, so only float16/32 give complex64.
+        wide = kind(dtype) != "f" or dtype == np.float64
+        dtype = dtypes.canonicalize_dtype(np.complex128 if wide else np.complex64)
     return lax.convert_element_type(a, dtype)
 
 
@@ -468,6 +478,11 @@ def _unique_flat(x, *, equal_nan: bool, size, fill_value, want_index, want_inver
         if valid is not None:
             counts = lax.select_n(valid, lax.full((size,), np.int32(0)), counts)
         results["counts"] = counts
+    # Worked out in int32; returned in the default integer dtype (int64 under x64), as JAX.
+    index_dtype = dtypes.default_int_dtype()
+    for name in ("index", "inverse", "counts"):
+        if name in results:
+            results[name] = lax.convert_element_type(results[name], index_dtype)
     return results
 
 
