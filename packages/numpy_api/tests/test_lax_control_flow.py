@@ -244,8 +244,11 @@ def test_fori_loop_with_python_bounds_has_a_weak_index():
 def test_fori_loop_index_and_bound_types_follow_jax():
     # Observed from JAX 0.10.2: with concrete bounds the index is a Python int (weak
     # int32; float bounds are truncated); with traced bounds the index has their dtype,
-    # and a Python-int ``lower`` keeps it weak. (Two strong integer bounds keep their
-    # dtype here, unlike JAX: see fori_loop's docstring.)
+    # and a Python-int ``lower`` keeps it weak. Two strong concrete bounds give a weak
+    # index too.
+    for lower, upper in ((np.int32(0), np.int32(3)), (np.int8(0), np.int8(3))):
+        i, _ = lax.fori_loop(lower, upper, lambda i, c: (i, c[1] + i), (0, 0))
+        assert (i.dtype, i.weak_type, int(i)) == (np.int32, True, 2)
     i, _ = lax.fori_loop(np.int32(0), 3, lambda i, c: (i, c[1] + i), (0, 0))
     assert (i.dtype, i.weak_type, int(i)) == (np.int32, True, 2)
     i, _ = lax.fori_loop(0, np.int8(3), lambda i, c: (i, c[1] + i), (0, 0))

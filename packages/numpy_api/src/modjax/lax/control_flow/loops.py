@@ -210,10 +210,8 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll=None):
     (forward mode only). ``unroll`` (an int or bool) applies to the scan form and
     needs concrete bounds. The bounds must have one dtype (a Python int beside a
     signed integer takes its dtype). As in JAX, the index of the scan form is a
-    Python int (weakly typed; float bounds are truncated), except that two strongly
-    typed integer bounds give an index of their dtype (JAX's is a Python int there
-    too: lax.linalg's ``lu_pivots_to_permutation`` relies on an int32 index under
-    x64); the while form's index has the bounds' dtype, weak when ``lower`` is.
+    Python int (weakly typed, whatever the bounds' dtype; float bounds are
+    truncated); the while form's index has the bounds' dtype, weak when ``lower`` is.
     """
     if not callable(body_fun):
         raise TypeError("lax.fori_loop: body_fun argument should be callable.")
@@ -223,9 +221,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll=None):
     if lower_c is not None and upper_c is not None:
         from .. import elementwise as ew
 
-        a, b = abstractify(lower), abstractify(upper)
-        strong = not (a.weak_type or b.weak_type) and kind(dtype) in "iu"
-        start = np.asarray(lower_c, dtype)[()] if strong else lower_c
+        start = lower_c
 
         def step(loop_carry, _):  # JAX's errors name the carry after this parameter
             i, val = loop_carry

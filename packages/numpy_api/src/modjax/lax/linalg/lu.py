@@ -28,7 +28,7 @@ from modjax.tracecore.core import to_aval
 from .._common import full
 from .._rules import zeros
 from ..control_flow import fori_loop
-from ..elementwise import add, eq, select_n
+from ..elementwise import add, convert_element_type, eq, select_n
 from ..indexing import GatherDimensionNumbers, dynamic_slice_in_dim, gather
 from ..reductions import reduce_sum
 from ..sorting import _take_along, sort_key_val
@@ -71,6 +71,7 @@ def _pivots_to_permutation(swaps, *, permutation_size):
         return broadcast_in_dim(v, out_shape, tuple(range(axis + 1)))
 
     def swap(i, perm):
+        i = convert_element_type(i, np.int32)  # the loop index is a weak int (int64 under x64)
         j = spread(dynamic_slice_in_dim(swaps, i, 1, axis))
         at_i = eq(iota, i)
         at_j = eq(iota, j)
@@ -81,7 +82,7 @@ def _pivots_to_permutation(swaps, *, permutation_size):
         # perm[i], perm[j] = perm[j], perm[i]
         return select_n(at_i, select_n(at_j, perm, x), y)
 
-    return fori_loop(np.int32(0), np.int32(k), swap, iota)
+    return fori_loop(0, k, swap, iota)
 
 
 lu_pivots_to_permutation_p = linalg_primitive(
