@@ -391,3 +391,57 @@ def test_custom_vjp_inside_custom_jvp_and_nested_grad():
     )
     _, ct = vjp(lambda x: s(mul(x, 2.0)), f32(0.3))
     np.testing.assert_allclose(ct(f32(1.0))[0], 2 * np.cos(0.6), rtol=1e-6)
+
+
+def test_without_a_transformation_the_function_runs_as_written():
+    # As JAX: with no transformation active, a custom_jvp/custom_vjp function is called
+    # directly, so Python control flow on its concrete values works (jaxopt's Bisection).
+    @custom_jvp
+    def branchy_jvp(x):
+        return x if float(x) > 0 else neg(x)
+
+    branchy_jvp.defjvp(lambda p, t: (branchy_jvp(*p), t[0]))
+
+    @custom_vjp
+    def branchy_vjp(x):
+        return x if float(x) > 0 else neg(x)
+
+    branchy_vjp.defvjp(lambda x: (branchy_vjp(x), None), lambda r, g: (g,))
+    for f in (branchy_jvp, branchy_vjp):
+        assert float(f(f32(-2.0))) == 2.0 and float(f(f32(3.0))) == 3.0
+
+
+def test_nondiff_python_scalars_stay_python_scalars():
+    # Only tracers are stopped, as JAX: equinox keeps a Python float among static leaves.
+    seen = []
+
+    @functools.partial(custom_jvp, nondiff_argnums=(0,))
+    def scale(k, x):
+        seen.append(type(k))
+        return mul(x, k)
+
+    scale.defjvp(lambda k, p, t: (scale(k, *p), mul(t[0], k)))
+    np.testing.assert_allclose(grad(lambda x: scale(3.0, x))(f32(1.0)), 3.0)
+    assert set(seen) == {float}
+
+
+def test_bwd_none_stands_for_a_subtree_with_nones_in_it():
+    # As JAX: a None in the bwd output covers the argument's whole subtree, which may
+    # itself hold None (an empty node), and None where the argument has None is fine.
+    @custom_vjp
+    def f(x, pair):
+        return mul(x, pair[0])
+
+    f.defvjp(
+        lambda x, pair: (f(x, pair), pair[0]),
+        lambda k, g: (mul(g, k), (None, None)),
+    )
+    np.testing.assert_allclose(grad(lambda x: f(x, (f32(3.0), None)))(f32(1.0)), 3.0)
+    f.defvjp(lambda x, pair: (f(x, pair), pair[0]), lambda k, g: (mul(g, k), None))
+    np.testing.assert_allclose(grad(lambda x: f(x, (f32(3.0), None)))(f32(1.0)), 3.0)
+    # JAX 0.10.2 ignores a cotangent given where the argument is None.
+    f.defvjp(lambda x, pair: (f(x, pair), pair[0]), lambda k, g: (mul(g, k), (g, g)))
+    np.testing.assert_allclose(grad(lambda x: f(x, (f32(3.0), None)))(f32(1.0)), 3.0)
+    f.defvjp(lambda x, pair: (f(x, pair), pair[0]), lambda k, g: (mul(g, k), ((g, g), None)))
+    with pytest.raises(TypeError, match="bwd rule must produce an output with the same container"):
+        grad(lambda x: f(x, (f32(3.0), None)))(f32(1.0))

@@ -361,3 +361,13 @@ def test_get_aval_error_names_value_and_type():
         TypeError, match=r"Value 'a' of type <class 'str'> is not a valid modjax type"
     ):
         get_aval("a")
+
+
+def test_to_tangent_aval_as_jax():
+    # equinox and other libraries ask an aval for its tangent type by this method.
+    f = ShapedArray((2, 3), np.float32, weak_type=True)
+    assert f.to_tangent_aval() is f
+    for dtype in (np.int32, np.bool_, np.uint8):
+        t = ShapedArray((4,), dtype).to_tangent_aval()
+        assert (t.shape, t.dtype) == ((4,), dtypes.float0)
+    assert ShapedArray((), np.complex64).to_tangent_aval().dtype == np.complex64

@@ -29,11 +29,16 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from modjax.tracecore import dtypes
 from modjax.tracecore.call import check_call_operands
-from modjax.tracecore.core import Primitive, Tracer, UnexpectedTracerError, to_aval
+from modjax.tracecore.core import (
+    Primitive,
+    Tracer,
+    UnexpectedTracerError,
+    eval_trace,
+    to_aval,
+    trace_state,
+)
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.parse import register_param_defaults
@@ -246,12 +251,8 @@ class _FlatJVP(_Named):
 
 
 def _stop_gradient_leaves(x):
-    def stop(leaf):
-        if isinstance(leaf, Tracer | np.ndarray | np.generic | float | complex):
-            return stop_gradient(leaf)
-        return leaf
-
-    return tree_map(stop, x)
+    # Only tracers, as JAX: a Python float stays one (equinox keeps such leaves static).
+    return tree_map(lambda leaf: stop_gradient(leaf) if isinstance(leaf, Tracer) else leaf, x)
 
 
 def _nondiff_positions(fun: Callable, argnums: Sequence[int], argnames: str | Sequence[str]):
@@ -328,6 +329,10 @@ class custom_jvp:
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
         args = _resolve_kwargs(self.fun, args, kwargs, "custom_jvp", name)
+        if trace_state.trace is eval_trace:
+            # No transformation is active: run the function as written, as JAX does (Python
+            # control flow on its values works; there is nothing to differentiate).
+            return self.fun(*args)
         nondiff = self.nondiff_argnums
         if nondiff:
             args = tuple(
@@ -538,21 +543,8 @@ class _FlatBwd(_Named):
         n_args = len(self.arg_trees)
         if isinstance(py_cts_in, list) and len(py_cts_in) == n_args:
             py_cts_in = tuple(py_cts_in)
-        leaves: list[Any] = []
-        ok = isinstance(py_cts_in, tuple) and len(py_cts_in) == n_args
-        if ok:
-            for ct, tree in zip(py_cts_in, self.arg_trees, strict=True):
-                if ct is None:
-                    leaves.extend([None] * tree.num_leaves)
-                    continue
-                ct_leaves, ct_tree = tree_flatten(
-                    ct, is_leaf=lambda x: x is None or type(x) is Zero
-                )
-                if ct_tree != tree:
-                    ok = False
-                    break
-                leaves.extend(ct_leaves)
-        if not ok:
+        leaves = _cotangent_leaves(py_cts_in, self.arg_trees)
+        if leaves is None:
             in_tree = tree_structure(
                 tuple(tree.unflatten([0] * tree.num_leaves) for tree in self.arg_trees)
             )
@@ -581,6 +573,37 @@ class _FlatBwd(_Named):
                 )
             results.append(Zero(want) if type(ct) is Zero else ct)
         return results
+
+
+_PRIMAL_LEAF = object()
+
+
+def _cotangent_leaves(py_cts_in, arg_trees) -> list | None:
+    """One cotangent (None: zero) per leaf of the primal arguments, or None on a mismatch.
+
+    As JAX reads a bwd rule's output: a None stands for zeros of the whole subtree of
+    the arguments at its place, and whatever stands where the arguments have an empty
+    subtree (a None) is ignored.
+    """
+    if not isinstance(py_cts_in, tuple) or len(py_cts_in) != len(arg_trees):
+        return None
+    leaves: list[Any] = []
+    for ct, tree in zip(py_cts_in, arg_trees, strict=True):
+        dummy = tree.unflatten([_PRIMAL_LEAF] * tree.num_leaves)
+        ct_leaves, ct_tree = tree_flatten(ct, is_leaf=lambda x: x is None or type(x) is Zero)
+        try:
+            subtrees = ct_tree.flatten_up_to(dummy)
+        except (ValueError, TypeError):
+            return None
+        for leaf, subtree in zip(ct_leaves, subtrees, strict=True):
+            n = tree_structure(subtree).num_leaves
+            if leaf is None or n == 0:  # JAX drops a cotangent for an empty subtree too
+                leaves.extend([None] * n)
+            elif subtree is _PRIMAL_LEAF:
+                leaves.append(leaf)
+            else:
+                return None  # an array where the arguments have a subtree
+    return leaves
 
 
 class _BoundBwd(_Named):
@@ -651,6 +674,8 @@ class custom_vjp:
                     "or contain JAX tracers, e.g. function-valued arguments. In particular, "
                     "array-valued arguments should typically not be indicated as nondiff_argnums."
                 )
+        if trace_state.trace is eval_trace:
+            return self.fun(*args)  # no transformation is active: as custom_jvp's
         static_args = [args[i] for i in nondiff]
         dyn_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
         args_flat, in_tree = tree_flatten(dyn_args)

@@ -130,14 +130,7 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
     """Return the type of tangents of values of type ``aval`` (jax's ``to_tangent_aval``).
 
     A token's tangent type is the token's (as in JAX)."""
-    if type(aval) is AbstractToken:
-        return aval
-    if dtypes.issubdtype(aval.dtype, np.inexact):
-        return aval
-    own = getattr(aval.dtype, "tangent_dtype", None)  # jax.experimental.primal_tangent_dtype
-    if own is not None:
-        return ShapedArray(aval.shape, own)
-    return ShapedArray(aval.shape, dtypes.float0)
+    return aval.to_tangent_aval()
 
 
 def zeros_like_aval(aval: ShapedArray):

@@ -359,6 +359,17 @@ class ShapedArray:
             manual_reduced=self.manual_reduced,
         )
 
+    def to_tangent_aval(self) -> ShapedArray:
+        """Return the type of this type's tangents (``ShapedArray.to_tangent_aval``).
+
+        Inexact types are their own tangent type; an extended dtype may name its own
+        (``tangent_dtype``); every other type's tangents are ``float0`` of its shape.
+        """
+        if dtypes.issubdtype(self.dtype, np.inexact):
+            return self
+        own = getattr(self.dtype, "tangent_dtype", None)  # jax.experimental.primal_tangent_dtype
+        return ShapedArray(self.shape, dtypes.float0 if own is None else own)
+
     def str_short(self, short_dtypes: bool = False) -> str:
         """Return ``'float32[3,4]'``, or with ``short_dtypes`` ``'f32[3,4]'`` (``str_short``).
 

@@ -94,6 +94,15 @@ class AbstractRef:
             inner = inner.update(**changes)
         return AbstractRef(inner, self.memory_space, self.kind)
 
+    def to_tangent_aval(self):
+        """Return this reference's tangent type: itself when its values are inexact.
+
+        Otherwise the ``float0`` type of the values' shape (a reference to integers
+        has no tangents to write).
+        """
+        tangent = self.inner_aval.to_tangent_aval()
+        return self if tangent is self.inner_aval else tangent
+
     def strip_weak_type(self) -> AbstractRef:
         """Return this type holding the strongly typed inner aval."""
         return self.update(self.inner_aval.strip_weak_type())
