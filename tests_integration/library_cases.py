@@ -1,15 +1,18 @@
-"""Programs written with flax, equinox and chex, whose answers modjax gives as JAX 0.10.2 does.
+"""Programs written with libraries built on JAX, whose answers modjax gives as JAX 0.10.2 does.
+
+The libraries: flax, equinox, chex, haiku, jaxopt, diffrax, lineax, optimistix and jmp
+(with optax where a case trains).
 
 Each case is a function of the ``jax`` module returning a JSON-able answer (floats,
 shapes, the class name of an exception). ``data/libraries_jax.json`` holds JAX
 0.10.2's answers, recorded by running this file with a Python that has JAX and the
 libraries (the versions the ``libs`` hatch environment pins)::
 
-    PYTHONPATH=<flax, equinox, chex and their dependencies> \\
+    PYTHONPATH=<those libraries and their dependencies, but not jax> \\
       /work/jaxref/bin/python tests_integration/library_cases.py \\
       tests_integration/data/libraries_jax.json
 
-``test_with_flax_equinox_chex.py`` runs the same cases on modjax (through the jax
+``test_library_cases.py`` runs the same cases on modjax (through the jax
 alias) and compares floats within float32 rounding. The libraries are imported inside
 the cases, after the caller has made ``import jax`` mean the library under test.
 """
@@ -242,6 +245,171 @@ def chex_assertions(jax):
     }
 
 
+def haiku_models(jax):
+    """haiku's transform and transform_with_state: an MLP trained by optax, BatchNorm, conv, LSTM."""
+    import haiku as hk
+    import optax
+
+    jnp = jax.numpy
+    x = jnp.asarray(np.random.default_rng(1).standard_normal((8, 4)), jnp.float32)
+    y = jnp.sum(x, axis=1, keepdims=True)
+    mlp = hk.without_apply_rng(hk.transform(lambda v: hk.nets.MLP([16, 1])(v)))
+    params = mlp.init(jax.random.PRNGKey(0), x)
+    tx = optax.sgd(0.05, momentum=0.9)
+    state = tx.init(params)
+
+    @jax.jit
+    def step(params, state):
+        loss, grads = jax.value_and_grad(lambda p: jnp.mean((mlp.apply(p, x) - y) ** 2))(params)
+        updates, state = tx.update(grads, state)
+        return optax.apply_updates(params, updates), state, loss
+
+    losses = []
+    for _ in range(20):
+        params, state, loss = step(params, state)
+        losses.append(float(loss))
+
+    def with_state(v, is_training):
+        v = hk.Conv2D(3, 3)(v)
+        v = hk.BatchNorm(True, True, 0.9)(v, is_training)
+        return hk.Linear(2)(hk.Flatten()(v))
+
+    bn = hk.transform_with_state(with_state)
+    images = jnp.ones((2, 5, 5, 1))
+    bn_params, bn_state = bn.init(jax.random.PRNGKey(1), images, True)
+    out, bn_state = jax.jit(bn.apply, static_argnums=4)(bn_params, bn_state, None, images, True)
+    lstm = hk.without_apply_rng(hk.transform(lambda seq: hk.dynamic_unroll(
+        hk.LSTM(4), seq, hk.LSTM(4).initial_state(2))[0]))
+    seq = jnp.ones((3, 2, 5))
+    lstm_params = lstm.init(jax.random.PRNGKey(2), seq)
+    return {
+        "losses": losses,
+        "param_shapes": _shapes(jax, params),
+        "batchnorm_out": _total(jax, out),
+        "batchnorm_state": _shapes(jax, bn_state),
+        "lstm": _total(jax, lstm.apply(lstm_params, seq)),
+    }
+
+
+def jaxopt_solvers(jax):
+    """jaxopt's LBFGS, GradientDescent and Bisection, and implicit differentiation."""
+    import jaxopt
+
+    jnp = jax.numpy
+    a = jnp.asarray([[3.0, 1.0], [1.0, 2.0]])
+
+    def quad(w, b):
+        return 0.5 * w @ a @ w - b @ w
+
+    b = jnp.asarray([1.0, -1.0])
+    lbfgs = jaxopt.LBFGS(fun=quad, maxiter=50, tol=1e-6)
+    sol = lbfgs.run(jnp.zeros(2), b)
+    gd = jaxopt.GradientDescent(fun=quad, maxiter=200, stepsize=0.2, tol=1e-6)
+    gd_sol = jax.jit(lambda b: gd.run(jnp.zeros(2), b).params)(b)
+    # d(argmin)/db by implicit differentiation: a^-1.
+    jac = jax.jacobian(lambda b: lbfgs.run(jnp.zeros(2), b).params)(b)
+    root = jaxopt.Bisection(lambda x: x**3 - 2.0, lower=0.0, upper=2.0, tol=1e-6).run().params
+    return {
+        "lbfgs": np.asarray(sol.params).tolist(),
+        "lbfgs_iters": int(sol.state.iter_num) > 0,
+        "gd": np.asarray(gd_sol).tolist(),
+        "implicit_jacobian": np.asarray(jac).tolist(),
+        "bisection": float(root),
+    }
+
+
+def diffrax_odes(jax):
+    """diffrax: Tsit5 with an adaptive step, saved times, a gradient through the solve."""
+    import diffrax
+
+    jnp = jax.numpy
+    term = diffrax.ODETerm(lambda t, y, args: -args * y)
+    ts = jnp.linspace(0.0, 1.0, 5)
+
+    def solve(y0, rate):
+        return diffrax.diffeqsolve(
+            term,
+            diffrax.Tsit5(),
+            t0=0.0,
+            t1=1.0,
+            dt0=0.1,
+            y0=y0,
+            args=rate,
+            saveat=diffrax.SaveAt(ts=ts),
+            stepsize_controller=diffrax.PIDController(rtol=1e-6, atol=1e-8),
+        )
+
+    sol = jax.jit(solve)(jnp.asarray([1.0, 2.0]), 0.5)
+    grad = jax.grad(lambda r: jnp.sum(solve(jnp.asarray([1.0, 2.0]), r).ys[-1]))(0.5)
+    fixed = diffrax.diffeqsolve(term, diffrax.Heun(), 0.0, 1.0, 0.05, jnp.ones(2), args=1.0)
+    return {
+        "ys": np.asarray(sol.ys).tolist(),
+        "steps": int(sol.stats["num_steps"]) > 0,
+        "grad_rate": float(grad),
+        "heun": np.asarray(fixed.ys).tolist(),
+    }
+
+
+def lineax_and_optimistix(jax):
+    """lineax's solvers (LU, Cholesky, CG) with gradients; optimistix root, minimise, lstsq."""
+    import lineax as lx
+    import optimistix as optx
+
+    jnp = jax.numpy
+    m = jnp.asarray([[4.0, 1.0], [1.0, 3.0]])
+    b = jnp.asarray([1.0, 2.0])
+    op = lx.MatrixLinearOperator(m, lx.positive_semidefinite_tag)
+    lu = lx.linear_solve(lx.MatrixLinearOperator(m), b, lx.LU()).value
+    chol = jax.jit(lambda b: lx.linear_solve(op, b, lx.Cholesky()).value)(b)
+    cg = lx.linear_solve(op, b, lx.CG(rtol=1e-6, atol=1e-6)).value
+    dsolve = jax.grad(lambda b: jnp.sum(lx.linear_solve(lx.MatrixLinearOperator(m), b).value))(b)
+    root = optx.root_find(lambda y, args: y**2 - args, optx.Newton(1e-6, 1e-6), 1.0, args=2.0)
+    minimum = optx.minimise(
+        lambda y, args: jnp.sum((y - args) ** 2) + jnp.sum(y**4),
+        optx.BFGS(1e-6, 1e-6),
+        jnp.zeros(2),
+        args=jnp.asarray([1.0, -0.5]),
+    )
+    fit = optx.least_squares(
+        lambda p, args: p[0] * args + p[1] - 2.0 * args,
+        optx.LevenbergMarquardt(1e-6, 1e-6),
+        jnp.zeros(2),
+        args=jnp.arange(4.0),
+    )
+    return {
+        "lu": np.asarray(lu).tolist(),
+        "cholesky": np.asarray(chol).tolist(),
+        "cg": np.asarray(cg).tolist(),
+        "grad_solve": np.asarray(dsolve).tolist(),
+        "root": float(root.value),
+        "minimise": np.asarray(minimum.value).tolist(),
+        "least_squares": np.asarray(fit.value).tolist(),
+    }
+
+
+def jmp_mixed_precision(jax):
+    """jmp's policies cast parameters and outputs; its loss scales scale and unscale."""
+    import jmp
+
+    jnp = jax.numpy
+    policy = jmp.get_policy("params=float32,compute=bfloat16,output=float32")
+    params = {"w": jnp.ones((2, 2)), "n": jnp.arange(2)}
+    cast = policy.cast_to_compute(params)
+    scale = jmp.DynamicLossScale(jnp.asarray(2.0**15, jnp.float32))
+    grads = {"w": jnp.full((2,), 2.0**15)}
+    unscaled = scale.unscale(grads)
+    finite = jmp.all_finite({"a": jnp.ones(2), "b": jnp.asarray([jnp.inf])})
+    bigger = scale.adjust(jnp.asarray(True))
+    return {
+        "compute_dtypes": sorted(str(v.dtype) for v in jax.tree_util.tree_leaves(cast)),
+        "output": str(policy.cast_to_output(jnp.ones(2, jnp.bfloat16)).dtype),
+        "scaled": float(scale.scale(jnp.asarray(1.0))),
+        "unscaled": _total(jax, unscaled),
+        "all_finite": bool(finite),
+        "adjusted_scale": float(bigger.loss_scale),
+    }
+
+
 CASES = [
     flax_mlp_trains_with_optax,
     flax_cnn_batchnorm_dropout,
@@ -249,6 +417,11 @@ CASES = [
     flax_attention_and_embedding,
     equinox_models,
     chex_assertions,
+    haiku_models,
+    jaxopt_solvers,
+    diffrax_odes,
+    lineax_and_optimistix,
+    jmp_mixed_precision,
 ]
 
 

@@ -1,6 +1,8 @@
-"""flax, equinox and chex run unchanged on modjax, with JAX 0.10.2's answers.
+"""Libraries built on JAX run unchanged on modjax, with JAX 0.10.2's answers.
 
-They import ``jax`` by name (and a few of JAX's private ``jax._src`` modules, which
+flax, equinox, chex, haiku, jaxopt, diffrax, lineax, optimistix and jmp (with optax).
+
+They import ``jax`` by name (and some import a few of JAX's private ``jax._src`` modules, which
 ``modjax._src`` provides), so this module installs ``modjax.install_jax_alias()`` for
 its process. They are test-only dependencies: the ``libs`` hatch environment installs
 them (without their dependency on the real jax) and runs this module; elsewhere it is
@@ -18,7 +20,18 @@ from pathlib import Path
 
 import pytest
 
-_LIBRARIES = ("flax", "equinox", "chex", "optax")
+_LIBRARIES = (
+    "flax",
+    "equinox",
+    "chex",
+    "optax",
+    "haiku",
+    "jaxopt",
+    "diffrax",
+    "lineax",
+    "optimistix",
+    "jmp",
+)
 _missing = [name for name in _LIBRARIES if importlib.util.find_spec(name) is None]
 if _missing:
     pytest.skip(
