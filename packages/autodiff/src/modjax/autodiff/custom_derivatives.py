@@ -36,6 +36,7 @@ from modjax.tracecore.core import (
     Tracer,
     UnexpectedTracerError,
     eval_trace,
+    set_current_trace,
     to_aval,
     trace_state,
 )
@@ -43,12 +44,18 @@ from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.parse import register_param_defaults
 from modjax.tracecore.pretty import register_param_printer
-from modjax.tracecore.tracing import arg_aval, convert_constvars_jaxpr, trace_to_jaxpr
+from modjax.tracecore.tracing import (
+    JaxprTracer,
+    arg_aval,
+    convert_constvars_jaxpr,
+    trace_to_jaxpr,
+)
 from modjax.tracecore.tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
 from modjax.tracecore.wrapped_fun import infer_nums_and_names, wrap_init
 
 from .api import stop_gradient
-from .jvp import rules_with_user_code
+from .jvp import JVPTrace, JVPTracer, rules_with_user_code
+from .linearize import LinearizeTrace
 from .tangents import (
     Zero,
     add_tangents,
@@ -103,9 +110,22 @@ def _types_text(tree, avals) -> str:
     return str(tree_unflatten(tree, [a.str_short() for a in avals])).replace("'", "")
 
 
-def _trace_call(fun_flat: Callable, args_flat) -> tuple[ClosedJaxpr, list]:
-    """Trace ``fun_flat`` to a const-free jaxpr; closed-over values become leading operands."""
+def _trace_call(fun_flat: Callable, args_flat, kind: str) -> tuple[ClosedJaxpr, list]:
+    """Trace ``fun_flat`` to a const-free jaxpr; closed-over values become leading operands.
+
+    A closed-over tracer must belong to the current trace or one below it: one of a
+    transformation the call was handed down from (a JVP differentiating it, inside the
+    fwd rule) would escape, so that raises as in JAX.
+    """
     jaxpr, consts = trace_to_jaxpr(wrap_init(fun_flat), [arg_aval(x) for x in args_flat])
+    if any(isinstance(c, Tracer) for c in consts):
+        below = set()
+        trace = trace_state.trace
+        while trace is not None:
+            below.add(id(trace))
+            trace = trace.parent
+        if any(isinstance(c, Tracer) and id(c._trace) not in below for c in consts):
+            raise _closed_over_error(kind, fun_flat.__name__)
     jaxpr = convert_constvars_jaxpr(jaxpr)
     return ClosedJaxpr(jaxpr.replace(debug_info=None), ()), consts
 
@@ -216,6 +236,8 @@ class _FlatJVP(_Named):
                 f"(pytree) structures, but got {tree} and {tree2} respectively."
             )
         avals = [to_aval(p) for p in primals_out]
+        if self.out_tree is None:  # the function was not traced: the rule gives the type
+            self.out_tree, self.out_avals = tree, avals
         if tree != self.out_tree:
             raise TypeError(
                 f"{where} must produce a pair (list or tuple of length two) where the first "
@@ -329,10 +351,12 @@ class custom_jvp:
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
         args = _resolve_kwargs(self.fun, args, kwargs, "custom_jvp", name)
-        if trace_state.trace is eval_trace:
-            # No transformation is active: run the function as written, as JAX does (Python
+        trace = _trace_that_binds(tree_flatten(args)[0])
+        if trace is eval_trace:
+            # Nothing transforms this call: run the function as written, as JAX does (Python
             # control flow on its values works; there is nothing to differentiate).
-            return self.fun(*args)
+            with set_current_trace(eval_trace):
+                return self.fun(*args)
         nondiff = self.nondiff_argnums
         if nondiff:
             args = tuple(
@@ -351,7 +375,15 @@ class custom_jvp:
             return out_flat
 
         fun_flat.__name__ = name
-        call_jaxpr, consts = _trace_call(fun_flat, args_flat)
+        if _differentiated_by(trace, args_flat):
+            # As JAX: a JVP runs only the rule (on values that may be concrete, so Python
+            # control flow in the function never needs tracing); the function is not traced.
+            jvp = _FlatJVP(self.jvp, static_args, in_tree, None, None, name)
+            params = {"call_jaxpr": None, "jvp": jvp, "num_consts": 0}
+            params["symbolic_zeros"] = self.symbolic_zeros
+            outs = trace.process_primitive(custom_jvp_call_p, args_flat, params)
+            return tree_unflatten(jvp.out_tree, outs)
+        call_jaxpr, consts = _trace_call(fun_flat, args_flat, "custom_jvp")
         out_tree = out_tree_cell[0]
         jvp = _FlatJVP(self.jvp, static_args, in_tree, out_tree, call_jaxpr.out_avals, name)
         outs = custom_jvp_call_p.bind(
@@ -478,14 +510,30 @@ def zero_from_primal(val, symbolic_zeros: bool = False):
     return tree_map(zero, val)
 
 
+class _OutputType:
+    """The output tree and avals of a custom_vjp function, shared by its fwd and bwd rules.
+
+    Known from tracing the function, or (under a JVP, where JAX never traces it) from
+    the first run of fwd.
+    """
+
+    __slots__ = ("tree", "avals")
+
+    def __init__(self, tree=None, avals=None):
+        self.tree, self.avals = tree, avals
+
+
 class _FlatFwd(_Named):
     """The user's fwd rule on flat lists: returns primal outputs, residuals, residual tree."""
 
-    def __init__(self, fwd, static, nargs, in_tree, out_tree, out_avals, symbolic_zeros, primal):
+    def __init__(self, fwd, static, nargs, in_tree, out: _OutputType, symbolic_zeros, primal):
         self.fwd, self.static, self.nargs = fwd, static, nargs
-        self.in_tree, self.out_tree, self.out_avals = in_tree, out_tree, out_avals
+        self.in_tree, self.out = in_tree, out
         self.symbolic_zeros, self.primal_name = symbolic_zeros, primal
         self.name = _fun_name(fwd)
+
+    out_tree = property(lambda self: self.out.tree)
+    out_avals = property(lambda self: self.out.avals)
 
     def __call__(self, args_flat, perturbed):
         if self.symbolic_zeros:
@@ -507,6 +555,8 @@ class _FlatFwd(_Named):
         primals_out, tree = tree_flatten(pair[0])
         res, res_tree = tree_flatten(pair[1])
         avals = [to_aval(p) for p in primals_out]
+        if self.out.tree is None:  # the function was not traced: fwd gives the output type
+            self.out.tree, self.out.avals = tree, avals
         if tree != self.out_tree:
             raise TypeError(
                 f"{where} {what} instead the fwd rule output's first element had "
@@ -527,10 +577,12 @@ class _FlatFwd(_Named):
 class _FlatBwd(_Named):
     """The user's bwd rule on flat lists, with JAX's checks; ``None`` means zero."""
 
-    def __init__(self, bwd, static_args, arg_trees, in_avals, out_tree, symbolic_zeros):
+    def __init__(self, bwd, static_args, arg_trees, in_avals, out: _OutputType, symbolic_zeros):
         self.bwd, self.static_args, self.arg_trees = bwd, static_args, arg_trees
-        self.in_avals, self.out_tree, self.symbolic_zeros = in_avals, out_tree, symbolic_zeros
+        self.in_avals, self.out, self.symbolic_zeros = in_avals, out, symbolic_zeros
         self.name = _fun_name(bwd)
+
+    out_tree = property(lambda self: self.out.tree)
 
     def __call__(self, res_tree, res, cts_out):
         if not self.symbolic_zeros:
@@ -573,6 +625,33 @@ class _FlatBwd(_Named):
                 )
             results.append(Zero(want) if type(ct) is Zero else ct)
         return results
+
+
+def _trace_that_binds(leaves):
+    """Return the trace a custom call with these argument leaves reaches.
+
+    A JVP or linearize trace that owns none of them hands the call to its parent, as
+    its ``process_primitive`` would: under ``grad`` a call on known values reaches the
+    eval trace and runs as written, as in JAX.
+    """
+    trace = trace_state.trace
+    while True:
+        if type(trace) is JVPTrace:
+            own = JVPTracer
+        elif type(trace) is LinearizeTrace:
+            own = JaxprTracer
+        else:
+            return trace
+        if any(type(x) is own and x._trace is trace for x in leaves):
+            return trace
+        trace = trace.parent
+
+
+def _differentiated_by(trace, args_flat) -> bool:
+    """Whether ``trace`` is a JVP trace that some argument carries a tangent of."""
+    return type(trace) is JVPTrace and any(
+        type(x) is JVPTracer and x._trace is trace for x in args_flat
+    )
 
 
 _PRIMAL_LEAF = object()
@@ -674,8 +753,10 @@ class custom_vjp:
                     "or contain JAX tracers, e.g. function-valued arguments. In particular, "
                     "array-valued arguments should typically not be indicated as nondiff_argnums."
                 )
-        if trace_state.trace is eval_trace:
-            return self.fun(*args)  # no transformation is active: as custom_jvp's
+        trace = _trace_that_binds(tree_flatten(args)[0])
+        if trace is eval_trace:
+            with set_current_trace(eval_trace):  # nothing transforms this call: as custom_jvp's
+                return self.fun(*args)
         static_args = [args[i] for i in nondiff]
         dyn_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
         args_flat, in_tree = tree_flatten(dyn_args)
@@ -689,22 +770,32 @@ class custom_vjp:
             return out_flat
 
         fun_flat.__name__ = name
-        call_jaxpr, consts = _trace_call(fun_flat, args_flat)
-        out_tree = out_tree_cell[0]
         in_avals = [to_aval(x) for x in args_flat]
         static = {i: args[i] for i in nondiff}
-        fwd = _FlatFwd(
-            self.fwd,
-            static,
-            len(args),
-            in_tree,
-            out_tree,
-            call_jaxpr.out_avals,
-            self.symbolic_zeros,
-            name,
-        )
         arg_trees = [tree_structure(a) for a in dyn_args]
-        bwd = _FlatBwd(self.bwd, static_args, arg_trees, in_avals, out_tree, self.symbolic_zeros)
+        if _differentiated_by(trace, args_flat):
+            # As JAX: a JVP runs only fwd (on values that may be concrete, so Python control
+            # flow in the function never needs tracing); the function is not traced at all.
+            out = _OutputType()
+            fwd = _FlatFwd(self.fwd, static, len(args), in_tree, out, self.symbolic_zeros, name)
+            bwd = _FlatBwd(self.bwd, static_args, arg_trees, in_avals, out, self.symbolic_zeros)
+            outs = trace.process_primitive(
+                custom_vjp_call_p,
+                args_flat,
+                {
+                    "call_jaxpr": None,
+                    "fwd": fwd,
+                    "bwd": bwd,
+                    "num_consts": 0,
+                    "symbolic_zeros": self.symbolic_zeros,
+                },
+            )
+            return tree_unflatten(out.tree, outs)
+        call_jaxpr, consts = _trace_call(fun_flat, args_flat, "custom_vjp")
+        out = _OutputType(out_tree_cell[0], call_jaxpr.out_avals)
+        fwd = _FlatFwd(self.fwd, static, len(args), in_tree, out, self.symbolic_zeros, name)
+        bwd = _FlatBwd(self.bwd, static_args, arg_trees, in_avals, out, self.symbolic_zeros)
+        out_tree = out.tree
         outs = custom_vjp_call_p.bind(
             *consts,
             *args_flat,
