@@ -7,7 +7,7 @@ import math
 import modjax.numpy as jnp
 from modjax.scipy import special
 
-from ._common import NEG_INF, promote, standardize
+from ._common import NEG_INF, const, promote, standardize
 
 
 def logpdf(x, a, b, loc=0, scale=1):
@@ -17,7 +17,8 @@ def logpdf(x, a, b, loc=0, scale=1):
     """
     x, a, b, loc, scale = promote("beta.logpdf", x, a, b, loc, scale)
     y = standardize(x, loc, scale)
-    linear = special.xlogy(a - 1, y) + special.xlog1py(b - 1, -y)
+    one = const(x, 1)
+    linear = special.xlogy(a - one, y) + special.xlog1py(b - one, -y)
     out = linear - special.betaln(a, b) - jnp.log(scale)
     out = jnp.where((x > loc + scale) | (x < loc), NEG_INF, out)
     return jnp.where((a <= 0) | (b <= 0) | (scale <= 0), math.nan, out)
@@ -28,10 +29,15 @@ def pdf(x, a, b, loc=0, scale=1):
     return jnp.exp(logpdf(x, a, b, loc, scale))
 
 
+def _unit_y(x, loc, scale):
+    # clipped by strong bounds, which make the CDF and SF strong as in JAX
+    return jnp.clip(standardize(x, loc, scale), const(x, 0), const(x, 1))
+
+
 def cdf(x, a, b, loc=0, scale=1):
     """Compute the beta CDF, the regularized incomplete beta (jax.scipy.stats.beta.cdf)."""
     x, a, b, loc, scale = promote("beta.cdf", x, a, b, loc, scale)
-    return special.betainc(a, b, jnp.clip(standardize(x, loc, scale), 0, 1))
+    return special.betainc(a, b, _unit_y(x, loc, scale))
 
 
 def logcdf(x, a, b, loc=0, scale=1):
@@ -42,7 +48,7 @@ def logcdf(x, a, b, loc=0, scale=1):
 def sf(x, a, b, loc=0, scale=1):
     """Compute the beta survival function ``I_{1-y}(b, a)`` (jax.scipy.stats.beta.sf)."""
     x, a, b, loc, scale = promote("beta.sf", x, a, b, loc, scale)
-    return special.betainc(b, a, 1 - jnp.clip(standardize(x, loc, scale), 0, 1))
+    return special.betainc(b, a, 1 - _unit_y(x, loc, scale))
 
 
 def logsf(x, a, b, loc=0, scale=1):

@@ -7,7 +7,7 @@ import math
 import modjax.numpy as jnp
 from modjax.scipy import special
 
-from ._common import NEG_INF, promote
+from ._common import NEG_INF, const, promote
 
 
 def logpmf(k, n, a, b, loc=0):
@@ -19,7 +19,8 @@ def logpmf(k, n, a, b, loc=0):
     k, n, a, b, loc = promote("betabinom.logpmf", k, n, a, b, loc)
     y = jnp.floor(k) - loc
     # log C(n, y) = -log(n + 1) - betaln(n - y + 1, y + 1)
-    log_comb = -(jnp.log1p(n) + special.betaln(n - y + 1, y + 1))
+    one = const(y, 1)
+    log_comb = -(jnp.log1p(n) + special.betaln(n - y + one, y + one))
     out = log_comb + special.betaln(y + a, n - y + b) - special.betaln(a, b)
     out = jnp.where((y == 0) & (n == 0), 0, out)
     out = jnp.where((y < -loc) | (y > n) | (y + a <= 0), NEG_INF, out)

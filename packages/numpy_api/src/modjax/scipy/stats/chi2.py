@@ -7,14 +7,14 @@ import math
 import modjax.numpy as jnp
 from modjax.scipy import special
 
-from ._common import NEG_INF, promote, standardize
+from ._common import NEG_INF, const, promote, standardize
 
 
 def logpdf(x, df, loc=0, scale=1):
     """Compute the log of the chi-squared density (jax.scipy.stats.chi2.logpdf)."""
     x, df, loc, scale = promote("chi2.logpdf", x, df, loc, scale)
     y = standardize(x, loc, scale)
-    half_df = df / 2
+    half_df = df / const(x, 2)
     kernel = (half_df - 1) * jnp.log(y) - y / 2
     norm_const = -(special.gammaln(half_df) + df * (math.log(2) / 2))
     return jnp.where(x < loc, NEG_INF, norm_const - jnp.log(scale) + kernel)
@@ -26,13 +26,14 @@ def pdf(x, df, loc=0, scale=1):
 
 
 def _half_y(x, loc, scale):
-    return jnp.clip(jnp.divide(x - loc, scale * 2), 0, math.inf)
+    # strong bounds and factor 2, which make the CDF and SF strong as in JAX
+    return jnp.clip(jnp.divide(x - loc, scale * const(scale, 2)), const(x, 0), const(x, math.inf))
 
 
 def cdf(x, df, loc=0, scale=1):
     """Compute the chi-squared CDF (jax.scipy.stats.chi2.cdf)."""
     x, df, loc, scale = promote("chi2.cdf", x, df, loc, scale)
-    return special.gammainc(df / 2, _half_y(x, loc, scale))
+    return special.gammainc(df / const(scale, 2), _half_y(x, loc, scale))
 
 
 def logcdf(x, df, loc=0, scale=1):
@@ -43,7 +44,7 @@ def logcdf(x, df, loc=0, scale=1):
 def sf(x, df, loc=0, scale=1):
     """Compute the chi-squared survival function (jax.scipy.stats.chi2.sf)."""
     x, df, loc, scale = promote("chi2.sf", x, df, loc, scale)
-    return special.gammaincc(df / 2, _half_y(x, loc, scale))
+    return special.gammaincc(df / const(scale, 2), _half_y(x, loc, scale))
 
 
 def logsf(x, df, loc=0, scale=1):

@@ -7,15 +7,16 @@ import math
 import modjax.numpy as jnp
 from modjax.scipy import special
 
-from ._common import NEG_INF, promote, standardize
+from ._common import NEG_INF, const, promote, standardize
 
 
 def logpdf(x, a, loc=0, scale=1):
     """Compute the log of the gamma density; -inf below ``loc`` (jax.scipy.stats.gamma.logpdf)."""
     x, a, loc, scale = promote("gamma.logpdf", x, a, loc, scale)
     ok = x >= loc
-    y = jnp.where(ok, standardize(x, loc, scale), 1)  # a safe point where masked, for gradients
-    out = special.xlogy(a - 1, y) - y - (special.gammaln(a) + jnp.log(scale))
+    one = const(x, 1)
+    y = jnp.where(ok, standardize(x, loc, scale), one)  # a safe point where masked, for gradients
+    out = special.xlogy(a - one, y) - y - (special.gammaln(a) + jnp.log(scale))
     return jnp.where(ok, out, NEG_INF)
 
 
@@ -27,7 +28,8 @@ def pdf(x, a, loc=0, scale=1):
 def cdf(x, a, loc=0, scale=1):
     """Compute the gamma CDF, the regularized lower incomplete gamma (jax.scipy.stats.gamma.cdf)."""
     x, a, loc, scale = promote("gamma.cdf", x, a, loc, scale)
-    return special.gammainc(a, jnp.clip(standardize(x, loc, scale), 0, math.inf))
+    y = jnp.clip(standardize(x, loc, scale), const(x, 0), const(x, math.inf))
+    return special.gammainc(a, y)
 
 
 def logcdf(x, a, loc=0, scale=1):

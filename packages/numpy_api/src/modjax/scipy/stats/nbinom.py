@@ -5,15 +5,16 @@ from __future__ import annotations
 import modjax.numpy as jnp
 from modjax.scipy import special
 
-from ._common import NEG_INF, promote
+from ._common import NEG_INF, const, promote
 
 
 def logpmf(k, n, p, loc=0):
     """Compute the negative binomial log PMF; -inf below ``loc`` (jax.scipy.stats.nbinom.logpmf)."""
     k, n, p, loc = promote("nbinom.logpmf", k, n, p, loc)
     y = k - loc
-    comb = special.gammaln(y + n) - special.gammaln(n) - special.gammaln(y + 1)
-    out = comb + special.xlogy(n, p) + special.xlogy(y, 1 - p)
+    one = const(k, 1)
+    comb = special.gammaln(y + n) - special.gammaln(n) - special.gammaln(y + one)
+    out = comb + special.xlogy(n, p) + special.xlogy(y, one - p)
     return jnp.where(k < loc, NEG_INF, out)
 
 

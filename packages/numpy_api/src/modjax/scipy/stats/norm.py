@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import modjax.numpy as jnp
 from modjax.scipy import special
 
-from ._common import promote, standardize
+from ._common import const, promote, standardize
 
 
 def logpdf(x, loc=0, scale=1):
@@ -47,13 +49,26 @@ def logsf(x, loc=0, scale=1):
     return logcdf(-x, -loc, scale)
 
 
+def _check_quantile_dtype(q):
+    # ndtri of JAX takes float32 and float64 only, unpromoted: norm.ppf(1) is a TypeError
+    dtype = jnp.result_type(q)
+    if dtype not in (np.float32, np.float64):
+        raise TypeError(f"x.dtype={dtype} is not supported, see docstring for supported types.")
+
+
 def ppf(q, loc=0, scale=1):
-    """Compute the normal quantile function (jax.scipy.stats.norm.ppf)."""
-    q, loc, scale = promote("norm.ppf", q, loc, scale)
-    return special.ndtri(q) * scale + loc
+    """Compute the normal quantile function (jax.scipy.stats.norm.ppf).
+
+    ``q`` is not promoted and must be float32 or float64 (TypeError otherwise); the
+    result is strong, of the default float dtype or wider.
+    """
+    _check_quantile_dtype(q)
+    return jnp.asarray(special.ndtri(q) * scale + loc, float)
 
 
 def isf(q, loc=0, scale=1):
-    """Compute the inverse of the normal survival function (jax.scipy.stats.norm.isf)."""
-    q, loc, scale = promote("norm.isf", q, loc, scale)
-    return ppf(1 - q, loc, scale)
+    """Compute the inverse of the normal survival function (jax.scipy.stats.norm.isf).
+
+    ``1 - q`` is taken in ``q``'s dtype, so integer ``q`` is a TypeError, as in ``ppf``.
+    """
+    return ppf(const(q, 1) - q, loc, scale)

@@ -6,14 +6,14 @@ import math
 
 import modjax.numpy as jnp
 
-from ._common import NEG_INF, bad_probability, promote, standardize
+from ._common import NEG_INF, bad_probability, const, promote, standardize
 
 
 def logpdf(x, b, loc=0, scale=1):
     """Compute the log of the Pareto density (jax.scipy.stats.pareto.logpdf)."""
     x, b, loc, scale = promote("pareto.logpdf", x, b, loc, scale)
     z = standardize(x, loc, scale)
-    out = -(jnp.log(scale / b) + (b + 1) * jnp.log(z))
+    out = -(jnp.log(scale / b) + (b + const(x, 1)) * jnp.log(z))
     return jnp.where(x < loc + scale, NEG_INF, out)
 
 
@@ -25,8 +25,8 @@ def pdf(x, b, loc=0, scale=1):
 def cdf(x, b, loc=0, scale=1):
     """Compute the Pareto CDF ``1 - z^-b`` (jax.scipy.stats.pareto.cdf)."""
     x, b, loc, scale = promote("pareto.cdf", x, b, loc, scale)
-    out = 1 - jnp.power(standardize(x, loc, scale), -b)
-    return jnp.where(x < loc + scale, 0, out)
+    out = const(x, 1) - jnp.power(standardize(x, loc, scale), -b)
+    return jnp.where(x < loc + scale, const(x, 0), out)
 
 
 def logcdf(x, b, loc=0, scale=1):
@@ -40,7 +40,7 @@ def logsf(x, b, loc=0, scale=1):
     """Compute the log of the Pareto survival function (jax.scipy.stats.pareto.logsf)."""
     x, b, loc, scale = promote("pareto.logsf", x, b, loc, scale)
     out = -b * jnp.log(standardize(x, loc, scale))
-    return jnp.where(x < loc + scale, 0, out)
+    return jnp.where(x < loc + scale, const(x, 0), out)
 
 
 def sf(x, b, loc=0, scale=1):
@@ -51,5 +51,6 @@ def sf(x, b, loc=0, scale=1):
 def ppf(q, b, loc=0, scale=1):
     """Compute the Pareto quantile function; NaN outside [0, 1] (jax.scipy.stats.pareto.ppf)."""
     q, b, loc, scale = promote("pareto.ppf", q, b, loc, scale)
-    out = loc + scale * jnp.power(1 - q, -1 / b)
+    one = const(q, 1)
+    out = loc + scale * jnp.power(one - q, -(one / b))
     return jnp.where(bad_probability(q), math.nan, out)

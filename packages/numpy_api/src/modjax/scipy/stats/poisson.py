@@ -8,7 +8,7 @@ import modjax.numpy as jnp
 from modjax.numpy._util import check_arraylike, promote_dtypes_inexact
 from modjax.scipy import special
 
-from ._common import NEG_INF, promote
+from ._common import NEG_INF, const, promote
 
 
 def logpmf(k, mu, loc=0):
@@ -31,7 +31,7 @@ def cdf(k, mu, loc=0):
     """Compute the Poisson CDF ``Q(floor(k - loc) + 1, mu)`` (jax.scipy.stats.poisson.cdf)."""
     k, mu, loc = promote("poisson.cdf", k, mu, loc)
     x = k - loc
-    return jnp.where(x < 0, 0, special.gammaincc(jnp.floor(x + 1), mu))
+    return jnp.where(x < 0, const(k, 0), special.gammaincc(jnp.floor(x + 1), mu))
 
 
 def _entropy_by_sum(mu, terms, upper):

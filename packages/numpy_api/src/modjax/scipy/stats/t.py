@@ -7,14 +7,14 @@ import math
 import modjax.numpy as jnp
 from modjax.scipy import special
 
-from ._common import promote, standardize
+from ._common import const, promote, standardize
 
 
 def logpdf(x, df, loc=0, scale=1):
     """Compute the log of Student's t density (jax.scipy.stats.t.logpdf)."""
     x, df, loc, scale = promote("t.logpdf", x, df, loc, scale)
     z = standardize(x, loc, scale)
-    half_df = df / 2
+    half_df = df / const(x, 2)
     half_df1 = half_df + 0.5
     norm_term = (
         special.gammaln(half_df)

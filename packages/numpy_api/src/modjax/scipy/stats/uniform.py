@@ -26,8 +26,11 @@ def cdf(x, loc=0, scale=1):
     x, loc, scale = promote("uniform.cdf", x, loc, scale)
     upper = loc + scale
     inside = (x >= loc) & (x <= upper)
+    # strong bounds even for Python scalar arguments, as in JAX
+    zero, one = jnp.asarray(0, x.dtype), jnp.asarray(1, x.dtype)
     # NaN arguments fall through every case to 0, as in JAX's select
-    return jnp.where(x < loc, 0, jnp.where(x > upper, 1, jnp.where(inside, (x - loc) / scale, 0)))
+    inner = jnp.where(inside, (x - loc) / scale, 0)
+    return jnp.where(x < loc, zero, jnp.where(x > upper, one, inner))
 
 
 def ppf(q, loc=0, scale=1):
