@@ -246,7 +246,7 @@ def chex_assertions(jax):
 
 
 def haiku_models(jax):
-    """haiku's transform and transform_with_state: an MLP trained by optax, BatchNorm, conv, LSTM."""
+    """haiku's transform and transform_with_state: an optax-trained MLP, BatchNorm, LSTM."""
     import haiku as hk
     import optax
 
@@ -278,8 +278,9 @@ def haiku_models(jax):
     images = jnp.ones((2, 5, 5, 1))
     bn_params, bn_state = bn.init(jax.random.PRNGKey(1), images, True)
     out, bn_state = jax.jit(bn.apply, static_argnums=4)(bn_params, bn_state, None, images, True)
-    lstm = hk.without_apply_rng(hk.transform(lambda seq: hk.dynamic_unroll(
-        hk.LSTM(4), seq, hk.LSTM(4).initial_state(2))[0]))
+    lstm = hk.without_apply_rng(
+        hk.transform(lambda seq: hk.dynamic_unroll(hk.LSTM(4), seq, hk.LSTM(4).initial_state(2))[0])
+    )
     seq = jnp.ones((3, 2, 5))
     lstm_params = lstm.init(jax.random.PRNGKey(2), seq)
     return {

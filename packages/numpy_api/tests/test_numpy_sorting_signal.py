@@ -479,6 +479,7 @@ def test_index_dtypes_under_x64_are_jax_s():
         assert padded[1].dtype == np.int64 and padded[1].tolist() == [1] * 6 + [0, 0]
         assert jnp.argpartition(x, 1).dtype == np.int32
         assert jnp.sort_complex(x).dtype == np.complex128
+        assert jnp.sort_complex(x.astype(np.int32)).dtype == np.complex64
         assert jnp.sort_complex(x.astype(np.float32)).dtype == np.complex64
     assert jnp.sort_complex(x).dtype == np.complex64
     assert jnp.argsort(x).dtype == jnp.lexsort(x).dtype == np.int32

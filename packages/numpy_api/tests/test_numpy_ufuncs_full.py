@@ -626,3 +626,35 @@ def test_derivatives_follow_jax():
         got = float(grad(fn)(np.float32(x)))
         assert math.isclose(got, expected, rel_tol=2e-6, abs_tol=1e-7), (fn, x, got)
     assert float(jit(grad(lambda x: jnp.ldexp(x, -2)))(np.float32(1.0))) == 0.25
+
+
+def test_integers_become_float32_under_x64_unless_64_bit():
+    # Recorded from JAX 0.10.2 with x64: its int-to-float table sends every integer
+    # narrower than 64 bits (and bool) to float32, not to the default float64.
+    from modjax.tracecore.config import enable_x64
+
+    with enable_x64(True):
+        for dtype, want in [
+            (np.bool_, np.float32),
+            (np.int8, np.float32),
+            (np.uint16, np.float32),
+            (np.int32, np.float32),
+            (np.uint32, np.float32),
+            (np.int64, np.float64),
+            (np.uint64, np.float64),
+        ]:
+            x = jnp.ones(2, dtype)
+            got = [jnp.sin(x), jnp.mean(x), jnp.true_divide(x, x), jnp.sqrt(x)]
+            got.append(jnp.linalg.norm(x))
+            assert [r.dtype for r in got] == [want] * 5, dtype
+        # bool / weak int promotes to a weak int64 first, so float64, as JAX
+        assert (jnp.ones(2, bool) / 2).dtype == np.float64
+        assert jnp.histogram_bin_edges(jnp.arange(4, dtype=np.int32)).dtype == np.float32
+        assert (jnp.sin(1).dtype, jnp.sin(1).weak_type) == (np.float64, True)
+        i32 = jnp.arange(4, dtype=np.int32)
+        assert jnp.median(i32).dtype == jnp.quantile(i32, np.float64(0.5)).dtype == np.float32
+        assert jnp.trapezoid(i32).dtype == jnp.trapezoid(i32, dx=0.5).dtype == np.float32
+        assert jnp.trapezoid(i32, dx=np.float64(2)).dtype == np.float64
+        # rint is the exception: integers become the default float dtype.
+        assert (jnp.rint(i32).dtype, jnp.rint(i32).weak_type) == (np.float64, False)
+        assert float(jnp.rint(np.array([2**40 + 1]))[0]) == 2**40 + 1

@@ -32,6 +32,7 @@ from ._util import (
     promote_dtypes,
     promote_dtypes_inexact,
     shape_of,
+    to_inexact,
 )
 
 __all__ = [
@@ -320,11 +321,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
     """
     del weights  # accepted for numpy compatibility; equal-width edges don't use it
     arr = _asarray("histogram_bin_edges", a)
-    dtype = dtypes.canonicalize_dtype(
-        aval(arr).dtype
-        if kind(aval(arr).dtype) in "fc"
-        else dtypes.promote_types(aval(arr).dtype, np.float64)
-    )
+    dtype = to_inexact(aval(arr).dtype)
     if len(shape_of(bins)) == 1:
         return _asarray("histogram_bin_edges", bins, dtype)
     bins = operator.index(concrete_or_error(bins, "bins argument of jnp.histogram_bin_edges"))

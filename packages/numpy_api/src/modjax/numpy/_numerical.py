@@ -204,7 +204,9 @@ def trapezoid(y, x=None, dx=1.0, axis: int = -1):
     """
     if x is None:
         check_arraylike("trapezoid", y, dx)
-        y, dx = (asarray(v) for v in promote_dtypes_inexact(y, dx))
+        # As JAX: y is made inexact alone; dx enters by ordinary promotion.
+        (y,) = promote_dtypes_inexact(y)
+        y, dx = asarray(y), asarray(dx)
         axis = canonicalize_axis(axis, aval(y).ndim)
     else:
         check_arraylike("trapezoid", y, x)

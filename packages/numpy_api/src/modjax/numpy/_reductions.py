@@ -654,14 +654,14 @@ def _quantile(name, a, q, axis, out, method, keepdims, skip_nan, weights=None, o
             "'inverted_cdf'"
         )
     a = _asarray(name, a)
+    # As JAX: the result has a's dtype made inexact, whatever q's (int32 a: float32, x64 too).
+    dtype = to_inexact(aval(a).dtype)
     if type(q) in (int, float):
         # A Python number (median's 0.5) stays a literal of the program: as an Array it
         # would be one more operand of every call.
-        dtype = to_inexact(_util.result_type(a, q)[0])
         q = np.asarray(q, dtype)
     else:
         q = _asarray(name, q)
-        dtype = to_inexact(_util.result_type(a, q)[0])
     if kind(dtype) == "c":
         raise ValueError(
             f"{name} does not support complex input, as the operation is poorly defined."

@@ -26,7 +26,7 @@ from modjax.tracecore.core import concrete_or_error
 
 from ._eager_jit import compile_on_arrays
 from ._manipulation import swapaxes
-from ._util import aval, canonicalize_axis, check_arraylike
+from ._util import aval, canonicalize_axis, check_arraylike, to_inexact
 
 __all__ = [
     "argpartition",
@@ -156,8 +156,8 @@ def sort_complex(a):
     a = sort(_asarray("sort_complex", a), axis=-1)
     dtype = aval(a).dtype
     if kind(dtype) != "c":
-        # As JAX: integers and bools go through float64, so only float16/32 give complex64.
-        wide = kind(dtype) != "f" or dtype == np.float64
+        # As JAX: the complex dtype of the inexact dtype (int64 and float64: complex128).
+        wide = to_inexact(dtype) == np.float64
         dtype = dtypes.canonicalize_dtype(np.complex128 if wide else np.complex64)
     return lax.convert_element_type(a, dtype)
 

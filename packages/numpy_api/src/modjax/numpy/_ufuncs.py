@@ -324,10 +324,16 @@ def _round_even(x):
 
 
 def rint(x, /):
-    """Round to the nearest integer, ties to even; integers become float (jax.numpy.rint)."""
-    was_int = kind(result_type(x)[0]) in "biu"
-    (x,) = promote_args_inexact("rint", x)
-    return _strong(_round_even(x)) if was_int else _round_even(x)
+    """Round to the nearest integer, ties to even (jax.numpy.rint).
+
+    Integers and bools become the default float dtype (float64 under x64), strongly
+    typed, as JAX's.
+    """
+    (x_inexact,) = promote_args_inexact("rint", x)  # checks x is array-like
+    if kind(result_type(x)[0]) in "biu":
+        return lax.convert_element_type(x, dtypes.default_float_dtype())
+    x = x_inexact
+    return _round_even(x)
 
 
 def round(a, decimals: int = 0, out=None):  # noqa: A001 - numpy's name

@@ -154,10 +154,15 @@ def promote_dtypes(*args: Any) -> list:
 
 
 def to_inexact(dtype: np.dtype) -> np.dtype:
-    """Return ``dtype`` if it is inexact, else the default float dtype (int8 -> float32)."""
+    """Return ``dtype`` if it is inexact, else the float dtype JAX gives it.
+
+    As JAX's table: 64-bit integers become float64 (float32 without x64), every narrower
+    integer and bool float32, also under x64.
+    """
     if kind(dtype) in "fc":
         return dtype
-    return dtypes.canonicalize_dtype(dtypes.promote_types(dtype, np.float64))
+    wide = np.dtype(dtype).itemsize == 8
+    return dtypes.canonicalize_dtype(np.float64 if wide else np.float32)
 
 
 def promote_dtypes_inexact(*args: Any) -> list:
