@@ -310,12 +310,16 @@ def jaxopt_solvers(jax):
     # d(argmin)/db by implicit differentiation: a^-1.
     jac = jax.jacobian(lambda b: lbfgs.run(jnp.zeros(2), b).params)(b)
     root = jaxopt.Bisection(lambda x: x**3 - 2.0, lower=0.0, upper=2.0, tol=1e-6).run().params
+    # grad runs Bisection's Python bracket check on concrete values, as JAX does.
+    cube_root = jaxopt.Bisection(lambda x, a: x**3 - a, lower=0.0, upper=2.0, tol=1e-6)
+    droot = jax.grad(lambda a: cube_root.run(a=a).params)(2.0)
     return {
         "lbfgs": np.asarray(sol.params).tolist(),
         "lbfgs_iters": int(sol.state.iter_num) > 0,
         "gd": np.asarray(gd_sol).tolist(),
         "implicit_jacobian": np.asarray(jac).tolist(),
         "bisection": float(root),
+        "bisection_grad": float(droot),
     }
 
 

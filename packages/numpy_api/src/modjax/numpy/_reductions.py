@@ -656,12 +656,9 @@ def _quantile(name, a, q, axis, out, method, keepdims, skip_nan, weights=None, o
     a = _asarray(name, a)
     # As JAX: the result has a's dtype made inexact, whatever q's (int32 a: float32, x64 too).
     dtype = to_inexact(aval(a).dtype)
-    if type(q) in (int, float):
-        # A Python number (median's 0.5) stays a literal of the program: as an Array it
-        # would be one more operand of every call.
-        q = np.asarray(q, dtype)
-    else:
-        q = _asarray(name, q)
+    # A Python number (median's 0.5) stays a literal of the program: as an Array it
+    # would be one more operand of every call.
+    q = np.asarray(q, dtype) if type(q) in (int, float) else _asarray(name, q)
     if kind(dtype) == "c":
         raise ValueError(
             f"{name} does not support complex input, as the operation is poorly defined."
