@@ -1,7 +1,7 @@
 """Programs written with libraries built on JAX, whose answers modjax gives as JAX 0.10.2 does.
 
-The libraries: flax, equinox, chex, haiku, jaxopt, diffrax, lineax, optimistix and jmp
-(with optax where a case trains).
+The libraries: flax (linen and nnx), equinox, chex, haiku, jaxopt, diffrax, lineax,
+optimistix and jmp (with optax where a case trains).
 
 Each case is a function of the ``jax`` module returning a JSON-able answer (floats,
 shapes, the class name of an exception). ``data/libraries_jax.json`` holds JAX
@@ -158,6 +158,95 @@ def flax_attention_and_embedding(jax):
     return {
         "attention": _total(jax, out),
         "embed": _total(jax, embed.apply(table, jnp.array([[1, 2], [3, 9]]))),
+    }
+
+
+def flax_nnx_models(jax):
+    """flax.nnx: a CNN trained by nnx.Optimizer with metrics; split/merge; lifted transforms."""
+    import optax
+    from flax import nnx
+
+    jnp = jax.numpy
+
+    class CNN(nnx.Module):
+        def __init__(self, rngs):
+            self.conv = nnx.Conv(1, 4, (3, 3), rngs=rngs)
+            self.bn = nnx.BatchNorm(4, rngs=rngs)
+            self.drop = nnx.Dropout(0.5, rngs=rngs)
+            self.lin = nnx.Linear(4 * 4 * 4, 3, rngs=rngs)
+            self.ln = nnx.LayerNorm(3, rngs=rngs)
+
+        def __call__(self, x):
+            x = nnx.avg_pool(nnx.relu(self.bn(self.conv(x))), (2, 2), strides=(2, 2))
+            return self.ln(self.lin(self.drop(x).reshape(x.shape[0], -1)))
+
+    model = CNN(nnx.Rngs(0, dropout=1))
+    x = jnp.asarray(np.random.default_rng(0).standard_normal((2, 8, 8, 1)), jnp.float32)
+    y = jnp.asarray([0, 2])
+    opt = nnx.Optimizer(model, optax.sgd(0.1, momentum=0.9), wrt=nnx.Param)
+    metrics = nnx.MultiMetric(loss=nnx.metrics.Average("loss"), acc=nnx.metrics.Accuracy())
+
+    @nnx.jit
+    def step(model, opt, metrics, x, y):
+        def loss_fn(model):
+            logits = model(x)
+            return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean(), logits
+
+        (loss, logits), grads = nnx.value_and_grad(loss_fn, has_aux=True)(model)
+        opt.update(model, grads)
+        metrics.update(loss=loss, logits=logits, labels=y)
+        return loss
+
+    losses = [float(step(model, opt, metrics, x, y)) for _ in range(4)]
+    model.eval()
+    evaluated = float(model(x).sum())
+
+    graphdef, state = nnx.split(nnx.Linear(3, 2, rngs=nnx.Rngs(0)))
+    doubled = nnx.merge(graphdef, jax.tree.map(lambda a: a * 2, state))
+
+    @nnx.vmap(in_axes=0, out_axes=0)
+    def make_layers(key):
+        return nnx.Linear(3, 3, rngs=nnx.Rngs(key))
+
+    layers = make_layers(jax.random.split(jax.random.key(0), 4))
+
+    @nnx.scan(in_axes=(nnx.Carry, 0), out_axes=nnx.Carry)
+    def forward(h, layer):
+        return jnp.tanh(layer(h))
+
+    layer = nnx.Linear(3, 3, rngs=nnx.Rngs(1))
+    remat_sin = nnx.remat(lambda m, v: jnp.sin(m(v)))
+    remat_grad = nnx.grad(lambda m: remat_sin(m, jnp.ones((1, 3))).sum())
+    branch = nnx.cond(False, lambda m, v: m(v), lambda m, v: -m(v), layer, jnp.ones((1, 3)))
+    looped = nnx.fori_loop(0, 3, lambda i, v: layer(v), jnp.ones((1, 3)))
+    attention = nnx.MultiHeadAttention(
+        num_heads=2, in_features=8, qkv_features=8, decode=False, rngs=nnx.Rngs(0)
+    )
+    embedded = nnx.Embed(10, 8, rngs=nnx.Rngs(1))(jnp.asarray([[1, 2, 3], [4, 5, 6]]))
+    attended = attention(embedded, mask=nnx.make_causal_mask(jnp.ones((2, 3))))
+    rnn = nnx.RNN(nnx.LSTMCell(3, 4, rngs=nnx.Rngs(0)))(jnp.ones((2, 5, 3)))
+    abstract = nnx.eval_shape(lambda: nnx.Linear(4, 5, rngs=nnx.Rngs(0)))
+    rngs = nnx.Rngs(params=0, dropout=3)
+    return {
+        "losses": losses,
+        "evaluated": evaluated,
+        "metrics": {k: float(v) for k, v in metrics.compute().items()},
+        "batch_mean": float(model.bn.mean[...].sum()),
+        "state_shapes": _shapes(jax, state),
+        "merged": float(doubled.kernel[...].sum()),
+        "param_names": sorted(str(k) for k in nnx.state(doubled, nnx.Param)),
+        "stacked": list(layers.kernel[...].shape),
+        "scanned": float(forward(jnp.ones((2, 3)), layers).sum()),
+        "remat_grad": float(remat_grad(layer).kernel[...].sum()),
+        "cond": float(branch.sum()),
+        "fori_loop": float(looped.sum()),
+        "attention": float(attended.sum()),
+        "rnn": float(rnn.sum()),
+        "eval_shape": [list(abstract.kernel.shape), str(abstract.kernel.dtype)],
+        "rngs": [
+            np.asarray(jax.random.key_data(rngs.dropout())).tolist(),
+            np.asarray(rngs.params.uniform((2,))).tolist(),
+        ],
     }
 
 
@@ -420,6 +509,7 @@ CASES = [
     flax_cnn_batchnorm_dropout,
     flax_lifted_transforms,
     flax_attention_and_embedding,
+    flax_nnx_models,
     equinox_models,
     chex_assertions,
     haiku_models,

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import modjax as jax
 import modjax.numpy as jnp
+from modjax.experimental.hijax import TransformedRef
 from modjax.tracecore import parse_jaxpr
 
 # --- programs several tests run (also tests_integration/test_refs_autodiff.py) -----------------
@@ -752,3 +753,58 @@ def test_empty_ref_holds_zeros_until_written():
         np.testing.assert_array_equal(whole, [0.0, 2.0, 0.0])
     r = jax.empty_ref(jax.ShapeDtypeStruct((2,), jnp.int32))
     assert jax.typeof(r).str_short() == "Ref{int32[2]}"
+
+
+# --- views: ref.at[idx] (JAX's TransformedRef) ----------------------------------------------
+
+
+def _write_through_views(x):
+    r = jax.new_ref(x)
+    view = r.at[1:5]
+    inner = view.at[1:3]
+    inner[...] = inner[...] * 10
+    view[0] = -1.0
+    view[1:2] += 100.0
+    return jax.freeze(r), view.shape, inner.shape, inner.dtype
+
+
+def test_views_read_and_write_the_elements_they_select_as_jax():
+    # JAX 0.10.2 under jit: [0, -1, 120, 30, 4, 5], view shapes (4,) and (2,).
+    want = np.asarray([0.0, -1.0, 120.0, 30.0, 4.0, 5.0], np.float32)
+    shapes = []
+
+    def program(x):
+        out, *meta = _write_through_views(x)
+        shapes.append(meta)
+        return out
+
+    np.testing.assert_array_equal(np.asarray(jax.jit(program)(jnp.arange(6.0))), want)
+    np.testing.assert_array_equal(np.asarray(program(jnp.arange(6.0))), want)
+    assert shapes == [[(4,), (2,), np.dtype("float32")]] * 2
+
+
+def test_views_of_rows_and_columns_under_grad_and_vmap():
+    def g(x):
+        r = jax.new_ref(jnp.zeros((3, 4)))
+        r.at[1][...] = x
+        r.at[:, 2][0] += x[0]
+        return jax.freeze(r).sum() * x.sum()
+
+    x = np.arange(4.0, dtype=np.float32)
+    # d/dx (s + x0) * s with s = sum(x): (2s + x0) + [s, 0, 0, 0].
+    s = x.sum()
+    want = np.full(4, 2 * s + x[0]) + np.asarray([s, 0, 0, 0])
+    np.testing.assert_allclose(np.asarray(jax.grad(g)(x)), want)
+    batch = np.stack([x, x + 1])
+    np.testing.assert_allclose(
+        np.asarray(jax.jit(jax.vmap(g))(batch)), [float(g(row)) for row in batch]
+    )
+
+
+def test_view_type_and_length():
+    r = jax.new_ref(jnp.zeros((3, 4), jnp.int32))
+    view = r.at[1:, ::2]
+    assert (view.shape, view.ndim, view.size, len(view)) == ((2, 2), 2, 4, 2)
+    assert view.dtype == np.int32 and isinstance(view, TransformedRef)
+    with pytest.raises(TypeError, match="unsized"):
+        len(r.at[0, 0])

@@ -55,3 +55,47 @@ def test_api_boundary_filters_the_registered_library_frames(tmp_path):
     assert traceback_util.include_frame(frame())
     with pytest.raises(AttributeError):
         xla_bridge.no_such_name  # noqa: B018
+
+
+def test_modules_flax_nnx_imports():
+    from modjax._src import checkify, state, tree_util
+    from modjax._src.state.types import AbstractRef
+
+    assert AbstractRef is modjax.ref.AbstractRef is state.AbstractRef
+    assert checkify.checkify is modjax.experimental.checkify.checkify
+    assert issubclass(checkify.JaxRuntimeError, Exception) and checkify.Out.__name__ == "Out"
+    assert issubclass(modjax.experimental.checkify.NaNError, checkify.JaxException)
+    assert dict in tree_util._registry and tree_util.tree_map is modjax.tree_util.tree_map
+
+
+def test_hijax_names_and_what_modjax_does_with_them():
+    from modjax.experimental import hijax
+
+    class Box:
+        def __init__(self, value):
+            self.value = value
+
+    class BoxType(hijax.MutableHiType):
+        def __eq__(self, other):
+            return isinstance(other, BoxType)
+
+        def __hash__(self):
+            return hash(BoxType)
+
+    hijax.register_hitype(Box, lambda box: BoxType())
+    assert modjax.typeof(Box(1)) == BoxType()
+
+    class Effect(modjax.extend.core.Effect): ...
+
+    hijax.control_flow_allowed_effects.add_type(Effect)
+    assert hijax.control_flow_allowed_effects.contains(Effect())
+
+    class NewBox(hijax.HiPrimitive):
+        def is_high(self, *avals, **params):
+            return True
+
+    with pytest.raises(NotImplementedError, match="high-level primitive 'new_box'"):
+        NewBox("new_box").bind(np.float32(1))
+    with pytest.raises(NotImplementedError, match="lo_ty"):
+        hijax.HiType().lo_ty()
+    assert hijax.AvalQDD(BoxType(), None).has_qdd and hijax.aval_method(len).fun is len

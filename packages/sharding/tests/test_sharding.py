@@ -133,6 +133,29 @@ def test_abstract_mesh_and_axis_types():
     assert get_abstract_mesh().empty
 
 
+def test_mesh_axis_type_queries_and_updates():
+    auto = AbstractMesh((2, 4), ("x", "y"))
+    mixed = auto.update_axis_types({"y": AxisType.Explicit})
+    assert auto.are_all_axes_auto and not auto.are_all_axes_explicit
+    assert mixed.axis_types == (AxisType.Auto, AxisType.Explicit) and mixed.axis_sizes == (2, 4)
+    assert not (mixed.are_all_axes_auto or mixed.are_all_axes_explicit or mixed.are_all_axes_manual)
+    # A mesh without axes has no axis of any type (JAX's answer).
+    assert not (AbstractMesh().are_all_axes_auto or AbstractMesh().are_all_axes_explicit)
+    manual = auto.update(axis_types=(AxisType.Manual,) * 2)
+    assert manual.are_all_axes_manual
+    assert manual == AbstractMesh((2, 4), ("x", "y"), (AxisType.Manual,) * 2)
+    assert auto.update(axis_sizes=(1, 8)).shape == {"x": 1, "y": 8}
+    for name in ("devices", "device_ids", "local_devices", "local_mesh", "is_multi_process"):
+        with pytest.raises(ValueError, match=f"AbstractMesh does not implement {name}"):
+            getattr(auto, name)
+    mesh = Mesh(np.asarray(runtime.devices()[:1]), ("i",))
+    explicit = mesh.update(axis_types=(AxisType.Explicit,))
+    assert explicit.are_all_axes_explicit and explicit.devices.tolist() == mesh.devices.tolist()
+    assert mesh.update_axis_types({"i": AxisType.Explicit}) is explicit
+    scalar = mesh.update(devices=np.asarray(runtime.devices()[0]), axis_names=(), axis_types=())
+    assert not mesh.is_scalar and scalar.is_scalar
+
+
 def test_smap_checks_its_arguments_as_jax():
     # JAX 0.10.2's TypeErrors, raised when smap is applied (before any mesh is needed).
     def f(x):

@@ -10,7 +10,13 @@ from modjax.tracecore.call import call
 from modjax.tracecore.check import JaxprTypeError, check_jaxpr
 from modjax.tracecore.core import Primitive
 from modjax.tracecore.dce import dce_closed_jaxpr
-from modjax.tracecore.effects import Effect, generic_effect, ordered_effects
+from modjax.tracecore.effects import (
+    Effect,
+    EffectTypeSet,
+    control_flow_allowed_effects,
+    generic_effect,
+    ordered_effects,
+)
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.parse import parse_jaxpr
 from modjax.tracecore.tracing import make_jaxpr
@@ -145,3 +151,33 @@ def test_replacing_params_recomputes_effects():
     eqn = closed.eqns[0]
     pure = make_jaxpr(lambda x: [sin_p.bind(x)])(X)
     assert eqn.replace(params={**eqn.params, "jaxpr": pure}).effects == frozenset()
+
+
+class _SubclassedEffect(Effect):
+    """An effect declared as JAX's are: a subclass instantiated without arguments."""
+
+
+class _OtherModuleEffect(Effect):
+    pass
+
+
+def test_an_effect_subclass_made_without_a_name_is_named_after_its_class():
+    effect = _SubclassedEffect()
+    assert effect is _SubclassedEffect() and type(effect) is _SubclassedEffect
+    assert repr(effect) == "_SubclassedEffect" and not effect.ordered
+    # Another class of the same name gets a name of its own.
+    clash = type("_SubclassedEffect", (Effect,), {})()
+    assert clash is not effect and repr(clash) == "_SubclassedEffect_2"
+    with pytest.raises(TypeError, match="needs a name"):
+        Effect()
+
+
+def test_effect_type_sets_hold_classes_and_filter_effects():
+    allowed = EffectTypeSet()
+    allowed.add_type(_SubclassedEffect)
+    first, second = _SubclassedEffect(), _OtherModuleEffect()
+    assert allowed.contains(first) and not allowed.contains(second)
+    assert allowed.filter_in([first, second]) == [first]
+    assert allowed.filter_not_in([first, second]) == [second]
+    control_flow_allowed_effects.add_type(_SubclassedEffect)
+    assert control_flow_allowed_effects.contains(first)

@@ -49,6 +49,7 @@ from . import (
     edtype,  # noqa: E402, F401  (to_edtype/from_edtype: jax.experimental.primal_tangent_dtype)
     extended_rules,  # noqa: E402, F401  (structural lowerings for key arrays)
     linalg,  # noqa: E402  (modjax.lax.linalg, as jax.lax.linalg)
+    ref_views,  # noqa: E402, F401  (ref.at[idx]: views of references)
     sharding_types,  # noqa: E402, F401  (which sharding-in-types rule each primitive follows)
     state,  # noqa: E402, F401  (mutable array references: modjax.Ref's primitives)
 )

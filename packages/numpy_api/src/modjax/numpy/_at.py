@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from modjax.lax.ref_views import RefIndexer
 from modjax.lax.structural import unsharded_in_type
 from modjax.sharding import reshard
 from modjax.sharding.constraint import placed_out_sharding
+from modjax.tracecore.state import AbstractRef
 
 from . import _indexing, _ufuncs
 from ._util import ARRAY_TYPES, aval
@@ -312,7 +314,11 @@ class IndexUpdateRef:
         )
 
 
-def at(x: Any) -> IndexUpdateHelper:
-    """Return ``x.at`` (the registered attribute of Arrays and tracers)."""
-    aval(x)
+def at(x: Any) -> IndexUpdateHelper | RefIndexer:
+    """Return ``x.at`` (the registered attribute of Arrays and tracers).
+
+    For a traced reference it is the reference's indexer: ``ref.at[idx]`` is a view.
+    """
+    if type(aval(x)) is AbstractRef:
+        return RefIndexer(x)
     return IndexUpdateHelper(x)

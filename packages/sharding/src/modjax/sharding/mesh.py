@@ -120,11 +120,12 @@ class _MeshBase:
 
     @property
     def size(self) -> int:
-        return math.prod(self.axis_sizes)
+        """The number of devices; 0 for a mesh without axes (JAX's)."""
+        return math.prod(self.axis_sizes) if self.axis_names else 0
 
     @property
     def empty(self) -> bool:
-        return not self.axis_names
+        return self.size == 0
 
     def axis_size(self, name: str) -> int:
         """Return the size of axis ``name`` (KeyError naming the mesh if absent)."""
@@ -132,6 +133,41 @@ class _MeshBase:
             return self.axis_sizes[self.axis_names.index(name)]
         except ValueError:
             raise KeyError(f"axis {name!r} is not in the mesh {self.axis_names}") from None
+
+    def _all_axes_are(self, *kinds: AxisType) -> bool:
+        # False for a mesh without axes, as JAX's.
+        return bool(self.axis_types) and all(t in kinds for t in self.axis_types)
+
+    @property
+    def are_all_axes_auto(self) -> bool:
+        """Whether the mesh has axes and every one is ``AxisType.Auto``."""
+        return self._all_axes_are(AxisType.Auto)
+
+    @property
+    def are_all_axes_explicit(self) -> bool:
+        """Whether the mesh has axes and every one is ``AxisType.Explicit``."""
+        return self._all_axes_are(AxisType.Explicit)
+
+    @property
+    def are_all_axes_manual(self) -> bool:
+        """Whether the mesh has axes and every one is ``AxisType.Manual``."""
+        return self._all_axes_are(AxisType.Manual)
+
+    @property
+    def _are_all_axes_auto_or_manual(self) -> bool:
+        return self._all_axes_are(AxisType.Auto, AxisType.Manual)
+
+    @property
+    def _are_all_axes_explicit_or_manual(self) -> bool:
+        return self._all_axes_are(AxisType.Explicit, AxisType.Manual)
+
+    @property
+    def _any_axis_auto(self) -> bool:
+        return AxisType.Auto in self.axis_types
+
+    @property
+    def _any_axis_auto_or_manual(self) -> bool:
+        return AxisType.Auto in self.axis_types or AxisType.Manual in self.axis_types
 
     @property
     def _any_axis_explicit(self) -> bool:
@@ -194,7 +230,10 @@ class Mesh(_MeshBase):
         if self is not None:
             return self
         self = super().__new__(cls)
-        self.devices = array if names else np.array([], dtype=object)
+        # A 0-d array of one device is a mesh without axes that is not empty (JAX's scalar mesh).
+        scalar = not names and array.ndim == 0 and array.item() is not None
+        self.devices = array if names or scalar else np.array([], dtype=object)
+        self._scalar = scalar
         self.devices.flags.writeable = False
         self.axis_names = names
         self.axis_sizes = tuple(array.shape) if names else ()
@@ -293,10 +332,25 @@ class Mesh(_MeshBase):
 
     def update_axis_types(self, axis_types: dict) -> Mesh:
         """Return the mesh with some axes' types changed (``{name: AxisType}``)."""
-        types = tuple(
-            axis_types.get(n, t) for n, t in zip(self.axis_names, self.axis_types, strict=True)
+        return self.update(axis_types=_updated_types(self, axis_types))
+
+    def update(self, devices=None, axis_names=None, axis_types=None) -> Mesh:
+        """Return the mesh with the given devices, names or types in place of its own."""
+        return Mesh(
+            self.devices if devices is None else devices,
+            self.axis_names if axis_names is None else axis_names,
+            self.axis_types if axis_types is None else axis_types,
         )
-        return Mesh(self.devices, self.axis_names, axis_types=types)
+
+    @property
+    def size(self) -> int:
+        """The number of devices: 1 for a scalar mesh, 0 for the empty one."""
+        return 1 if self._scalar else super().size
+
+    @property
+    def is_scalar(self) -> bool:
+        """Whether the mesh has no axes and one device."""
+        return self._scalar
 
 
 class AbstractMesh(_MeshBase):
@@ -342,6 +396,37 @@ class AbstractMesh(_MeshBase):
     @property
     def abstract_mesh(self) -> AbstractMesh:
         return self
+
+    def update(self, axis_sizes=None, axis_names=None, axis_types=None, **kwargs) -> AbstractMesh:
+        """Return the abstract mesh with the given sizes, names or types in place of its own."""
+        kwargs.setdefault("abstract_device", self.abstract_device)
+        return AbstractMesh(
+            self.axis_sizes if axis_sizes is None else axis_sizes,
+            self.axis_names if axis_names is None else axis_names,
+            self.axis_types if axis_types is None else axis_types,
+            **kwargs,
+        )
+
+    def update_axis_types(self, axis_types: dict) -> AbstractMesh:
+        """Return the abstract mesh with some axes' types changed (``{name: AxisType}``)."""
+        return self.update(axis_types=_updated_types(self, axis_types))
+
+    # What only a mesh of devices has: JAX's AbstractMesh refuses these with ValueError.
+    devices = property(lambda self: _no_devices("devices"))
+    device_ids = property(lambda self: _no_devices("device_ids"))
+    local_devices = property(lambda self: _no_devices("local_devices"))
+    local_mesh = property(lambda self: _no_devices("local_mesh"))
+    is_multi_process = property(lambda self: _no_devices("is_multi_process"))
+
+
+def _no_devices(name: str):
+    raise ValueError(f"AbstractMesh does not implement {name}")
+
+
+def _updated_types(mesh: _MeshBase, axis_types: dict) -> tuple[AxisType, ...]:
+    return tuple(
+        axis_types.get(n, t) for n, t in zip(mesh.axis_names, mesh.axis_types, strict=True)
+    )
 
 
 # --- the current mesh ---------------------------------------------------------------------------

@@ -14,7 +14,9 @@ from __future__ import annotations
 import inspect
 import operator
 import threading
+import types
 import weakref
+from collections import namedtuple
 from collections.abc import Callable
 from typing import Any
 
@@ -423,6 +425,12 @@ class _OperatorTable(dict):
 tracer_operators: dict[str, Callable] = _OperatorTable()
 tracer_attributes: dict[str, Callable] = {}
 
+#: Class attributes of an abstract value that its tracers expose as a property
+#: (``aval_property(fget)``) or a bound method (``aval_method(fun)``), called with the
+#: tracer; JAX's ``core.aval_property`` / ``core.aval_method``.
+aval_property = namedtuple("aval_property", ["fget"])
+aval_method = namedtuple("aval_method", ["fun"])
+
 
 def register_tracer_operator(name: str, fn: Callable) -> None:
     """Make ``name`` (a dunder such as ``"__add__"``) on tracers call ``fn(tracer, *args)``."""
@@ -526,6 +534,13 @@ class Tracer:
             raise AttributeError(name)
         fn = tracer_attributes.get(name)
         if fn is None:
+            # A custom abstract value may give its tracers methods and properties
+            # (JAX's aval_method / aval_property).
+            member = getattr(self.aval, name, None)
+            if type(member) is aval_property:
+                return member.fget(self)
+            if type(member) is aval_method:
+                return types.MethodType(member.fun, self)
             raise AttributeError(
                 f"{type(self).__name__} with aval {self.aval.str_short()} has no attribute '{name}'"
             )

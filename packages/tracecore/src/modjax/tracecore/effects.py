@@ -27,6 +27,8 @@ __all__ = [
     "generic_effect",
     "primitive_effects",
     "ordered_effects",
+    "EffectTypeSet",
+    "control_flow_allowed_effects",
 ]
 
 # Every effect ever declared, by name; the jaxpr parser looks names up here.
@@ -39,14 +41,18 @@ class Effect:
 
     ``Effect("IO", ordered=False)`` returns the one effect of that name (declared
     again with another ``ordered`` it raises ValueError), so effects compare by
-    identity and print as their name.
+    identity and print as their name. A subclass may be instantiated without a
+    name, as JAX's effects are (``class MyEffect(Effect): ...; MyEffect()``): the
+    effect is named after the class.
     """
 
     __slots__ = ("name", "ordered")
     name: str
     ordered: bool
 
-    def __new__(cls, name: str, ordered: bool = False):
+    def __new__(cls, name: str | None = None, ordered: bool = False):
+        if name is None:
+            name = _name_of_subclass(cls)
         existing = effects_by_name.get(name)
         if existing is not None:
             if existing.ordered != bool(ordered):
@@ -67,6 +73,20 @@ class Effect:
 
     def __repr__(self) -> str:
         return self.name
+
+
+def _name_of_subclass(cls: type) -> str:
+    # JAX's effects are instances of Effect subclasses made with no arguments
+    # (``class MyEffect(Effect): ...; my_effect = MyEffect()``): such an effect is
+    # named after its class, made unique if another class already took the name.
+    if cls is Effect:
+        raise TypeError("Effect() needs a name: Effect('MyEffect'), or subclass Effect")
+    base = cls.__name__ if cls.__name__.isidentifier() else "Effect"
+    name, suffix = base, 1
+    while name in effects_by_name and type(effects_by_name[name]) is not cls:
+        suffix += 1
+        name = f"{base}_{suffix}"
+    return name
 
 
 # What ``Primitive.effectful = True`` means: one unordered effect of no particular kind.
@@ -113,6 +133,38 @@ def _load_jaxpr_types() -> frozenset:
 
     _JAXPR_TYPES = frozenset((ClosedJaxpr, Jaxpr))
     return _JAXPR_TYPES
+
+
+class EffectTypeSet:
+    """A set of effect classes, asked whether an effect is an instance of one (JAX's)."""
+
+    def __init__(self):
+        self._effect_types: set[type] = set()
+
+    def __repr__(self) -> str:
+        return f"EffectTypeSet({self._effect_types})"
+
+    def add_type(self, effect_type: type) -> None:
+        """Add ``effect_type`` (an ``Effect`` subclass) to the set."""
+        self._effect_types.add(effect_type)
+
+    def contains(self, effect: Effect) -> bool:
+        """Return whether ``effect`` is an instance of a class in the set."""
+        return any(isinstance(effect, t) for t in self._effect_types)
+
+    def filter_in(self, effects: Iterable[Effect]) -> list[Effect]:
+        """Return the effects that are instances of a class in the set."""
+        return [e for e in effects if self.contains(e)]
+
+    def filter_not_in(self, effects: Iterable[Effect]) -> list[Effect]:
+        """Return the effects that are instances of no class in the set."""
+        return [e for e in effects if not self.contains(e)]
+
+
+#: The effect classes JAX allows in cond/while/scan bodies. modjax's control flow
+#: carries every effect out of its bodies, so nothing is refused for want of an
+#: entry here; libraries register their effects in it as they do with JAX.
+control_flow_allowed_effects = EffectTypeSet()
 
 
 def ordered_effects(effects: Iterable[Effect]) -> list[Effect]:

@@ -138,7 +138,7 @@ def discharged_aval(aval: Any) -> Any:
 
 
 #: How a concrete Ref is read and written; ``modjax.lax`` installs
-#: ``get(ref, index)``, ``set(ref, index, value)`` and ``repr(ref)``.
+#: ``get(ref, index)``, ``set(ref, index, value)``, ``repr(ref)`` and ``at(ref)``.
 ref_methods: dict[str, Callable[..., Any]] = {}
 
 
@@ -186,6 +186,11 @@ class Ref(metaclass=_RefMeta):
 
     def __setitem__(self, index, value):
         _method("set")(self, index, value)
+
+    @property
+    def at(self):
+        """``ref.at[idx]``: a view of the elements ``ref[idx]`` selects (a TransformedRef)."""
+        return _method("at")(self)
 
     def __len__(self) -> int:
         if not self._aval.shape:
