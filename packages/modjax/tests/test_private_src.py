@@ -99,3 +99,23 @@ def test_hijax_names_and_what_modjax_does_with_them():
     with pytest.raises(NotImplementedError, match="lo_ty"):
         hijax.HiType().lo_ty()
     assert hijax.AvalQDD(BoxType(), None).has_qdd and hijax.aval_method(len).fun is len
+
+
+def test_trace_state_clean_and_ravel_pytree_for_numpyro_and_blackjax():
+    from modjax._src.core import trace_state_clean
+    from modjax._src.flatten_util import ravel_pytree
+
+    seen = []
+
+    def record(x):
+        seen.append(trace_state_clean())
+        with modjax.ensure_compile_time_eval():
+            seen.append(trace_state_clean())
+        return x
+
+    record(1.0)
+    modjax.jit(record)(1.0)
+    modjax.vmap(record)(np.ones(2, np.float32))
+    # JAX 0.10.2's answers: clean only outside every transformation.
+    assert seen == [True, True, False, False, False, False]
+    assert ravel_pytree is modjax.flatten_util.ravel_pytree
