@@ -152,6 +152,10 @@ def test_pytrees_and_operand_keyword():
     assert_close(lax.cond(False, lambda: jnp.ones(2), lambda: jnp.zeros(2)), np.zeros(2))
     assert_close(lax.switch(1, [lambda v: v, lambda v: -v], operand=x), -x)
     assert_close(lax.switch(5, [lambda v: v * 4.0], x), x * 4.0)  # one branch: just called
+    # The old form cond(pred, true_operand, true_fun, false_operand, false_fun), as JAX.
+    for p, want in [(True, x * 2.0), (False, -y)]:
+        assert_close(lax.cond(p, x, lambda a: a * 2.0, y, lambda b: -b), want)
+        assert_close(jit(lambda p: lax.cond(p, x, lambda a: a * 2.0, y, jnp.negative))(p), want)
 
 
 def test_both_branches_are_traced_even_for_a_concrete_predicate():

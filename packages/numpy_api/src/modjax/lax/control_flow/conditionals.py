@@ -209,9 +209,14 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands, operand=_NO_O
     scalar (nonzero is true); under ``vmap`` a batched ``pred`` evaluates both
     branches and selects. ``operand=`` is the deprecated single-operand keyword.
     """
-    operands = _with_operand_keyword(operands, operand)
     if not callable(true_fun) or not callable(false_fun):
+        # The old form cond(pred, true_operand, true_fun, false_operand, false_fun), which
+        # JAX still accepts (blackjax calls it).
+        if callable(false_fun) and len(operands) == 2 and callable(operands[1]):
+            x_true, f_true, x_false, f_false = true_fun, false_fun, *operands
+            return cond(pred, lambda x, _: f_true(x), lambda _, x: f_false(x), x_true, x_false)
         raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
+    operands = _with_operand_keyword(operands, operand)
     pred_aval = abstractify(pred)
     if pred_aval.shape != ():
         raise TypeError(f"Pred must be a scalar, got {pred} of shape {pred_aval.shape}.")
