@@ -376,6 +376,10 @@ def test_custom_vjp_errors():
     # escapes its transformation.
     with pytest.raises(UnexpectedTracerError):
         grad(outer)(f32(1.0))
+    # Staged (as jit(grad(outer)) stages it), the call goes to the trace below the JVP,
+    # which cannot see the JVP's tracer: it escapes too (JAX 0.10.2 raises the same).
+    with pytest.raises(UnexpectedTracerError):
+        make_jaxpr(grad(outer))(f32(1.0))
 
     def outer_traced_arg(x):
         @custom_vjp

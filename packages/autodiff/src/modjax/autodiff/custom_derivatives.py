@@ -110,17 +110,21 @@ def _types_text(tree, avals) -> str:
     return str(tree_unflatten(tree, [a.str_short() for a in avals])).replace("'", "")
 
 
-def _trace_call(fun_flat: Callable, args_flat, kind: str) -> tuple[ClosedJaxpr, list]:
+def _trace_call(
+    fun_flat: Callable, args_flat, kind: str, binding_trace=None
+) -> tuple[ClosedJaxpr, list]:
     """Trace ``fun_flat`` to a const-free jaxpr; closed-over values become leading operands.
 
-    A closed-over tracer must belong to the current trace or one below it: one of a
-    transformation the call was handed down from (a JVP differentiating it, inside the
-    fwd rule) would escape, so that raises as in JAX.
+    A closed-over tracer must belong to the trace that binds the call
+    (``binding_trace``, by default the current one) or one below it: one of a
+    transformation the call was handed down from (a JVP that owns none of its
+    arguments, or one differentiating it, inside the fwd rule) would escape, so that
+    raises UnexpectedTracerError as in JAX.
     """
     jaxpr, consts = trace_to_jaxpr(wrap_init(fun_flat), [arg_aval(x) for x in args_flat])
     if any(isinstance(c, Tracer) for c in consts):
         below = set()
-        trace = trace_state.trace
+        trace = trace_state.trace if binding_trace is None else binding_trace
         while trace is not None:
             below.add(id(trace))
             trace = trace.parent
@@ -383,7 +387,7 @@ class custom_jvp:
             params["symbolic_zeros"] = self.symbolic_zeros
             outs = trace.process_primitive(custom_jvp_call_p, args_flat, params)
             return tree_unflatten(jvp.out_tree, outs)
-        call_jaxpr, consts = _trace_call(fun_flat, args_flat, "custom_jvp")
+        call_jaxpr, consts = _trace_call(fun_flat, args_flat, "custom_jvp", trace)
         out_tree = out_tree_cell[0]
         jvp = _FlatJVP(self.jvp, static_args, in_tree, out_tree, call_jaxpr.out_avals, name)
         outs = custom_jvp_call_p.bind(
@@ -791,7 +795,7 @@ class custom_vjp:
                 },
             )
             return tree_unflatten(out.tree, outs)
-        call_jaxpr, consts = _trace_call(fun_flat, args_flat, "custom_vjp")
+        call_jaxpr, consts = _trace_call(fun_flat, args_flat, "custom_vjp", trace)
         out = _OutputType(out_tree_cell[0], call_jaxpr.out_avals)
         fwd = _FlatFwd(self.fwd, static, len(args), in_tree, out, self.symbolic_zeros, name)
         bwd = _FlatBwd(self.bwd, static_args, arg_trees, in_avals, out, self.symbolic_zeros)
