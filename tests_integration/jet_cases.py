@@ -84,6 +84,13 @@ def _vector_functions(jax):
             (x,),
             ((np.ones(3, F32), np.zeros(3, F32)),),
         ),
+        "cumulative": (
+            lambda v: (
+                jnp.cumprod(v) + jax.lax.cummax(jnp.sin(3 * v)) * jax.lax.cummin(v, reverse=True)
+            ),
+            (x,),
+            ((np.ones(3, F32), np.asarray([0.5, -1.0, 0.25], F32)),),
+        ),
         "pytree_output": (
             lambda v: (jnp.sin(v), {"c": jnp.cos(v), "k": 3.0 * v, "z": jnp.zeros(2)}),
             (x,),

@@ -316,6 +316,16 @@ def def_comp(prim: Primitive, comp: Callable) -> None:
     jet_rules[prim] = rule
 
 
+def _cumulative(combine: Callable) -> Callable:
+    """The rule of a running reduction: the jet of the associative scan it computes."""
+
+    def rule(primals, series, *, axis, reverse):
+        scan = functools.partial(lax.associative_scan, combine, axis=axis, reverse=reverse)
+        return jet2(scan, primals, series)
+
+    return rule
+
+
 # --- rules of the elementary functions -------------------------------------------------------
 
 
@@ -544,6 +554,9 @@ for _name, _positions in _LINEAR_IN.items():
 for _p in _prims("mul", "dot_general", "conv_general_dilated"):
     _bilinear(_p)
 
+jet_rules[lax.cumprod_p] = _cumulative(lax.mul)
+jet_rules[lax.cummax_p] = _cumulative(lax.max)
+jet_rules[lax.cummin_p] = _cumulative(lax.min)
 jet_rules[lax.exp_p] = _exp
 jet_rules[lax.log_p] = _log
 jet_rules[lax.div_p] = _div
