@@ -86,6 +86,38 @@ def test_tables_are_modjax_tables():
         ad.get_primitive_transpose(exp_p)
 
 
+def test_axis_rules_in_both_signatures():
+    # JAX 0.10.2: axis_primitive_batchers takes the older signature (axis size, name,
+    # trace type first) and stores the rule wrapped in fancy_primitive_batchers.
+    seen = []
+    old_p = Primitive("interpreters_test_old_axis_rule")
+    old_p.def_impl(lambda x: xla.apply_primitive(old_p, x))
+    old_p.def_abstract_eval(_same_shape)
+    mlir.register_lowering(old_p, mlir.lower_fun(lambda x: [x + 1]))
+
+    def old_rule(axis_size, axis_name, trace_type, vals, dims):
+        seen.append((axis_size, axis_name, trace_type, dims))
+        return old_p.bind(*vals), dims[0]
+
+    batching.axis_primitive_batchers[old_p] = old_rule
+    assert old_p in batching.fancy_primitive_batchers and old_p in batching.axis_primitive_batchers
+    out = jax.vmap(lambda x: old_p.bind(x), axis_name="i")(np.stack([X, X]))
+    np.testing.assert_allclose(out, np.stack([X, X]) + 1)
+    assert seen == [(2, "i", None, [0])]
+
+    new_p = Primitive("interpreters_test_new_axis_rule")
+    new_p.def_impl(lambda x: xla.apply_primitive(new_p, x))
+    new_p.def_abstract_eval(_same_shape)
+    mlir.register_lowering(new_p, mlir.lower_fun(lambda x: [x * 2]))
+    batching.fancy_primitive_batchers[new_p] = lambda axis_data, vals, dims: (
+        new_p.bind(*vals),
+        dims[0] if axis_data.size == 2 else None,
+    )
+    np.testing.assert_allclose(jax.vmap(new_p.bind)(np.stack([X, X])), 2 * np.stack([X, X]))
+    del batching.axis_primitive_batchers[old_p]
+    assert old_p not in batching.fancy_primitive_batchers
+
+
 def test_primitives_work_under_every_transformation():
     scale = lambda x: scale_p.bind(x, k=3.0)  # noqa: E731
     np.testing.assert_allclose(scale(X), 3 * X)

@@ -3,15 +3,19 @@
 ``primitive_batchers`` is modjax's ``batching_rules``: a rule
 ``rule(batched_args, batch_dims, **params) -> (out, out_dims)`` put there is the
 rule ``vmap`` uses; a batch dimension of ``not_mapped`` (None) marks an unbatched
-operand or result. ``axis_primitive_batchers`` (and JAX's newer name for the same
-kind of rule, ``fancy_primitive_batchers``) hold rules that also get the vmapped
-axis: ``rule(axis_data, batched_args, batch_dims, **params)``.
+operand or result. ``fancy_primitive_batchers`` (modjax.batching's
+``axis_primitive_batchers``) holds rules that also get the vmapped axis:
+``rule(axis_data, batched_args, batch_dims, **params)``. ``axis_primitive_batchers``
+is JAX's older way to set such a rule, with the older signature
+``rule(axis_size, axis_name, trace_type, batched_args, batch_dims, **params)``
+(equinox's primitives register theirs there): a rule set through it is wrapped into
+the new table, as JAX does.
 """
 
 from __future__ import annotations
 
+from modjax.batching import axis_primitive_batchers as _axis_rules
 from modjax.batching import (
-    axis_primitive_batchers,
     batching_rules,
     bdim_at_front,
     defreducer,
@@ -39,7 +43,27 @@ __all__ = [
 #: Batching rules by primitive (modjax.batching's ``batching_rules``).
 primitive_batchers = batching_rules
 #: Rules that also receive the vmapped axis (modjax.batching's ``axis_primitive_batchers``).
-fancy_primitive_batchers = axis_primitive_batchers
+fancy_primitive_batchers = _axis_rules
+
+
+class _OldSignatureRules:
+    """Where JAX's older axis rules are set: each is stored wrapped in the new table."""
+
+    def __setitem__(self, primitive, rule) -> None:
+        def wrapped(axis_data, vals, dims, **params):
+            return rule(axis_data.size, axis_data.name, None, vals, dims, **params)
+
+        _axis_rules[primitive] = wrapped
+
+    def __delitem__(self, primitive) -> None:
+        del _axis_rules[primitive]
+
+    def __contains__(self, primitive) -> bool:
+        return primitive in _axis_rules
+
+
+#: JAX's older name and signature for the rules of ``fancy_primitive_batchers``.
+axis_primitive_batchers = _OldSignatureRules()
 
 
 def defbroadcasting(prim) -> None:
