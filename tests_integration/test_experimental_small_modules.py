@@ -1,4 +1,5 @@
-"""Small jax.experimental modules: profiler, control_deps, topologies, buffer_callback."""
+"""Small jax.experimental modules: profiler, control_deps, topologies, buffer_callback,
+key_reuse."""
 
 from __future__ import annotations
 
@@ -90,3 +91,14 @@ def test_buffer_callback_errors_as_jax():
         buffer_callback(_add_one, scalar, input_output_aliases={0: 1})(1.0)
     with pytest.raises(RuntimeError, match="must not return any values"):
         buffer_callback(lambda ctx, out, v: 3, scalar)(1.0)
+
+
+def test_key_reuse_module_is_importable_and_the_check_is_the_config_option():
+    import modjax.experimental.key_reuse as key_reuse
+
+    assert key_reuse.__all__ == []  # JAX 0.10.2's module has no public names either
+    with jax.debug_key_reuse(True):
+        key = jax.random.key(0)
+        jax.random.normal(key)
+        with pytest.raises(jax.errors.KeyReuseError):
+            jax.random.normal(key)
