@@ -395,6 +395,19 @@ def test_refused_inputs_raise(call, error, match):
         call()
 
 
+def test_fix_is_gone_as_in_jax():
+    # JAX 0.10.2 removed jnp.fix: looking it up raises AttributeError with its notice
+    with pytest.raises(AttributeError) as info:
+        jnp.fix  # noqa: B018
+    assert str(info.value) == (
+        "jax.numpy.fix was deprecated in JAX v0.9.0, and will be removed in JAX v0.10.0."
+        " Use jax.numpy.trunc instead."
+    )
+    assert not hasattr(jnp, "fix") and "fix" not in dir(jnp)
+    with pytest.raises(ImportError, match="cannot import name 'fix'"):
+        from modjax.numpy import fix  # noqa: F401
+
+
 def test_bools_compute_in_the_default_integer():
     t = np.array([True, False, True])
     for name, expected in [

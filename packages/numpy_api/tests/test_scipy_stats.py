@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import pathlib
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -103,6 +104,53 @@ def test_identities():
         q = np.linspace(0.05, 0.95, 7).astype(np.float32)
         _close(mod.cdf(mod.ppf(q)), q, rtol=1e-5, atol=1e-6)
     _close(stats.expon.cdf(stats.expon.ppf(0.3, 1.0, 2.0), 1.0, 2.0), 0.3, rtol=1e-6)
+
+
+_SEE_DOCSTRING = ", see docstring for supported types"
+# JAX 0.10.2's refusals of narrow floats: norm's CDFs and quantiles and every truncnorm
+# function reach ndtr, ndtri or log_ndtr (message tail by which), which take float32 and
+# float64 only
+_NARROW_REFUSALS = {
+    "norm.cdf": (lambda v: stats.norm.cdf(v), _SEE_DOCSTRING),
+    "norm.sf": (lambda v: stats.norm.sf(v), _SEE_DOCSTRING),
+    "norm.logcdf": (lambda v: stats.norm.logcdf(v), ""),
+    "norm.logsf": (lambda v: stats.norm.logsf(v), ""),
+    "norm.ppf": (lambda v: stats.norm.ppf(v), _SEE_DOCSTRING),
+    "norm.isf": (lambda v: stats.norm.isf(v), _SEE_DOCSTRING),
+    **{
+        f"truncnorm.{fn}": (lambda v, fn=fn: getattr(stats.truncnorm, fn)(v, -2.0, 3.0), "")
+        for fn in ["pdf", "logpdf", "cdf", "logcdf", "sf", "logsf"]
+    },
+    "truncnorm.pdf(a, b)": (lambda v: stats.truncnorm.pdf(0.5, v, v + 3), ""),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", sorted(_NARROW_REFUSALS))
+def test_narrow_floats_are_refused_as_in_jax(name, dtype):
+    fn, tail = _NARROW_REFUSALS[name]
+    x = np.array([0.25, 0.5], ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
+    for call in (fn, jit(fn)):
+        with pytest.raises(TypeError) as info:
+            call(x)
+        assert str(info.value) == f"x.dtype={dtype} is not supported{tail}."
+
+
+def test_narrow_floats_compute_where_jax_does():
+    # JAX 0.10.2: the normal density needs no ndtr, and a float32 parameter promotes
+    x = np.array([-1.5, 0.25, 2.0], np.float16)
+    out = stats.norm.pdf(x)
+    assert out.dtype == np.float16
+    _close(out, [0.129638671875, 0.38671875, 0.054046630859375], rtol=1e-3, atol=0)
+    out = stats.norm.logpdf(x.astype(ml_dtypes.bfloat16))
+    assert out.dtype == ml_dtypes.bfloat16
+    _close(out.astype(np.float32), [-2.046875, -0.94921875, -2.921875], rtol=1e-2, atol=0)
+    out = stats.norm.cdf(np.float16(1.0), np.float32(0.0))
+    assert out.dtype == np.float32
+    _close(out, 0.8413447141647339, rtol=1e-6)
+    out = stats.truncnorm.cdf(np.float16(0.5), np.float32(-1.0), 2.0)
+    assert out.dtype == np.float32
+    _close(out, 0.6508803963661194, rtol=1e-6)
 
 
 def test_grads():

@@ -62,8 +62,19 @@ _operators.register_operators()
 
 from . import linalg  # noqa: E402  (jax.numpy.linalg: imported last, it needs the names above)
 
+# Names JAX 0.10.2 has removed but still answers for, with the AttributeError it raises.
+_REMOVED = {
+    "fix": (
+        "jax.numpy.fix was deprecated in JAX v0.9.0, and will be removed in JAX v0.10.0."
+        " Use jax.numpy.trunc instead."
+    ),
+}
+
 
 def __getattr__(name: str):
+    removed = _REMOVED.get(name)
+    if removed is not None:
+        raise AttributeError(removed)
     # The narrow dtypes' scalar types (jnp.bfloat16, ...) appear on first access: naming
     # one loads ml_dtypes (about half a second), which most programs never need.
     value = _narrow_scalar_type(name)
