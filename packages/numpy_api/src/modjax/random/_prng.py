@@ -89,6 +89,18 @@ class PRNGImpl:
     def __str__(self) -> str:
         return self.tag  # as JAX: a jaxpr prints random_wrap[impl=fry]
 
+    def __reduce__(self):
+        # Pickled by name (key dtypes travel in serialized programs and pickled avals): the
+        # process that loads it has the same registered implementations.
+        if prngs.get(self.name) is not self:
+            raise TypeError(f"cannot pickle the unregistered PRNG implementation {self!r}")
+        return (registered_prng_impl, (self.name,))
+
+
+def registered_prng_impl(name: str) -> PRNGImpl:
+    """Return the registered implementation called ``name`` (what a pickled one loads as)."""
+    return prngs[name]
+
 
 threefry_prng_impl = PRNGImpl(
     "threefry2x32",
@@ -282,6 +294,10 @@ class PRNGKeyArray(ExtendedArray):
     def copy(self) -> PRNGKeyArray:
         """Return the same keys (key data is immutable)."""
         return self
+
+    def __reduce__(self):
+        # Pickled as its data and implementation (as JAX's key arrays pickle).
+        return (random_wrap, (np.asarray(self._base_array), self._impl))
 
     def __iter__(self):
         # As JAX: the keys of the data's rows, fresh (iterating does not consume, and

@@ -281,8 +281,11 @@ class Compiled(_Stage):
         self._traced = traced
         self._executable = executable
 
+    def _call_args(self, args: tuple, kwargs: dict) -> CallArgs:
+        return CallArgs(self._fn, args, kwargs)
+
     def __call__(self, *args, **kwargs):
-        call = CallArgs(self._fn, args, kwargs)
+        call = self._call_args(args, kwargs)
         if call.in_tree != self._call.in_tree:
             raise TypeError(
                 "Function compiled with input pytree does not match the input pytree it was "
