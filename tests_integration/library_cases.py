@@ -1,7 +1,7 @@
 """Programs written with libraries built on JAX, whose answers modjax gives as JAX 0.10.2 does.
 
 The libraries: flax (linen and nnx), equinox, chex, haiku, jaxopt, diffrax, lineax,
-optimistix and jmp (with optax where a case trains).
+optimistix, jmp, blackjax and numpyro (with optax where a case trains).
 
 Each case is a function of the ``jax`` module returning a JSON-able answer (floats,
 shapes, the class name of an exception). ``data/libraries_jax.json`` holds JAX
@@ -481,6 +481,101 @@ def lineax_and_optimistix(jax):
     }
 
 
+def blackjax_samplers(jax):
+    """blackjax: NUTS steps under jit, window adaptation, and a random-walk chain."""
+    import blackjax
+
+    jnp = jax.numpy
+
+    def logdensity(x):
+        return -0.5 * jnp.sum((x - 1.0) ** 2)
+
+    nuts = blackjax.nuts(logdensity, step_size=0.5, inverse_mass_matrix=jnp.ones(2))
+    state = nuts.init(jnp.zeros(2))
+    step = jax.jit(nuts.step)
+    key = jax.random.key(0)
+    positions = []
+    for _ in range(10):
+        key, sub = jax.random.split(key)
+        state, info = step(sub, state)
+        positions.append(state.position)
+    warmup = blackjax.window_adaptation(blackjax.nuts, logdensity)
+    (adapted, params), _ = warmup.run(jax.random.key(1), jnp.zeros(2), num_steps=30)
+    walk = blackjax.additive_step_random_walk.normal_random_walk(logdensity, sigma=jnp.ones(2))
+
+    def one_step(state, key):
+        state, _ = walk.step(key, state)
+        return state, state.position
+
+    _, chain = jax.lax.scan(one_step, walk.init(jnp.zeros(2)), jax.random.split(key, 20))
+    return {
+        "nuts": np.asarray(jnp.stack(positions)).tolist(),
+        "acceptance": float(info.acceptance_rate),
+        "step_size": float(params["step_size"]),
+        "adapted": np.asarray(adapted.position).tolist(),
+        "random_walk": np.asarray(chain).tolist(),
+    }
+
+
+def numpyro_models(jax):
+    """numpyro: distributions' samples and densities, HMC and NUTS on a regression, SVI."""
+    import numpyro
+    import numpyro.distributions as dist
+    from numpyro.infer import HMC, MCMC, NUTS, SVI, Trace_ELBO
+    from numpyro.infer.autoguide import AutoNormal
+
+    jnp = jax.numpy
+    key = jax.random.key(2)
+    densities = {}
+    for name, d in [
+        ("gamma", dist.Gamma(2.0, 3.0)),
+        ("beta", dist.Beta(2.0, 3.0)),
+        ("dirichlet", dist.Dirichlet(jnp.ones(3))),
+        ("mvn", dist.MultivariateNormal(jnp.zeros(2), jnp.eye(2))),
+        ("poisson", dist.Poisson(3.0)),
+        ("student", dist.StudentT(3.0)),
+        ("lkj", dist.LKJCholesky(3, 2.0)),
+        ("binomial", dist.Binomial(10, 0.3)),
+    ]:
+        sample = d.sample(key, (3,))
+        densities[name] = [float(jnp.sum(sample)), float(jnp.sum(d.log_prob(sample)))]
+
+    def regression(x, y=None):
+        a = numpyro.sample("a", dist.Normal(0, 1))
+        b = numpyro.sample("b", dist.Normal(0, 1))
+        s = numpyro.sample("s", dist.HalfNormal(1))
+        numpyro.sample("y", dist.Normal(a + b * x, s), obs=y)
+
+    x = jnp.linspace(0, 1, 20)
+    y = 1.0 + 2.0 * x + np.random.default_rng(0).normal(0.0, 0.3, 20).astype(np.float32)
+    # A chain's U-turn and acceptance decisions turn on the last bit of a float, so a
+    # rounding difference anywhere (e.g. in a fused op) can move an adaptive chain
+    # elsewhere: HMC with fixed steps is compared sample by sample, NUTS by its estimate.
+    hmc = HMC(regression, step_size=0.05, num_steps=10, adapt_step_size=False)
+    hmc_chain = MCMC(hmc, num_warmup=0, num_samples=20, progress_bar=False)
+    hmc_chain.run(jax.random.key(0), x, y)
+    nuts = MCMC(NUTS(regression), num_warmup=100, num_samples=100, progress_bar=False)
+    nuts.run(jax.random.key(0), x, y)
+    slope = float(nuts.get_samples()["b"].mean())
+
+    def location(y):
+        m = numpyro.sample("m", dist.Normal(0, 10))
+        with numpyro.plate("N", y.shape[0]):
+            numpyro.sample("obs", dist.Normal(m, 1), obs=y)
+
+    svi = SVI(location, AutoNormal(location), numpyro.optim.Adam(0.1), Trace_ELBO())
+    result = svi.run(jax.random.key(1), 100, jnp.arange(5.0), progress_bar=False)
+    return {
+        "densities": densities,
+        "hmc_samples": {
+            k: np.asarray(v).tolist() for k, v in sorted(hmc_chain.get_samples().items())
+        },
+        "nuts_slope_near_2": abs(slope - 2.0) < 0.5,
+        "svi_loc": float(result.params["m_auto_loc"]),
+        "svi_last_loss": float(result.losses[-1]),
+    }
+
+
 def jmp_mixed_precision(jax):
     """jmp's policies cast parameters and outputs; its loss scales scale and unscale."""
     import jmp
@@ -517,6 +612,8 @@ CASES = [
     diffrax_odes,
     lineax_and_optimistix,
     jmp_mixed_precision,
+    blackjax_samplers,
+    numpyro_models,
 ]
 
 

@@ -1,6 +1,7 @@
 """Libraries built on JAX run unchanged on modjax, with JAX 0.10.2's answers.
 
-flax, equinox, chex, haiku, jaxopt, diffrax, lineax, optimistix and jmp (with optax).
+flax, equinox, chex, haiku, jaxopt, diffrax, lineax, optimistix, jmp, blackjax and
+numpyro (with optax).
 
 They import ``jax`` by name (and some import a few of JAX's private ``jax._src`` modules, which
 ``modjax._src`` provides), so this module installs ``modjax.install_jax_alias()`` for
@@ -31,6 +32,8 @@ _LIBRARIES = (
     "lineax",
     "optimistix",
     "jmp",
+    "blackjax",
+    "numpyro",
 )
 _missing = [name for name in _LIBRARIES if importlib.util.find_spec(name) is None]
 if _missing:
