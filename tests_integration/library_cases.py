@@ -1,7 +1,7 @@
 """Programs written with libraries built on JAX, whose answers modjax gives as JAX 0.10.2 does.
 
 The libraries: flax (linen and nnx), equinox, chex, haiku, jaxopt, diffrax, lineax,
-optimistix, jmp, blackjax and numpyro (with optax where a case trains).
+optimistix, jmp, blackjax, numpyro, dm-pix and jraph (with optax where a case trains).
 
 Each case is a function of the ``jax`` module returning a JSON-able answer (floats,
 shapes, the class name of an exception). ``data/libraries_jax.json`` holds JAX
@@ -599,6 +599,40 @@ def jmp_mixed_precision(jax):
     }
 
 
+def pix_and_jraph(jax):
+    """dm-pix's image ops (blur, colour spaces, SSIM, augmentations); jraph's graph networks."""
+    import dm_pix as pix
+    import jraph
+
+    jnp = jax.numpy
+    image = jnp.asarray(np.random.default_rng(0).uniform(size=(8, 8, 3)), jnp.float32)
+    graph = jraph.GraphsTuple(
+        nodes=jnp.arange(6.0).reshape(3, 2),
+        edges=jnp.ones((2, 1)),
+        senders=jnp.asarray([0, 1]),
+        receivers=jnp.asarray([1, 2]),
+        n_node=jnp.asarray([3]),
+        n_edge=jnp.asarray([2]),
+        globals=jnp.ones((1, 1)),
+    )
+    convolved = jax.jit(jraph.GraphConvolution(lambda n: n * 2.0))(graph)
+    padded = jraph.pad_with_graphs(graph, 5, 4)
+    return {
+        "blur": float(pix.gaussian_blur(image, 1.0, 3).sum()),
+        "hsv": float(pix.rgb_to_hsv(image).sum()),
+        "ssim": float(pix.ssim(image, image * 0.9)),
+        "flipped": np.asarray(pix.flip_left_right(image)[0, 0]).tolist(),
+        "brightness": float(pix.random_brightness(jax.random.key(0), image, 0.2).sum()),
+        "affine": float(pix.affine_transform(image, jnp.eye(3)).sum()),
+        "graph_nodes": np.asarray(convolved.nodes).tolist(),
+        "batched_nodes": int(jraph.batch([graph, graph]).n_node.sum()),
+        "segment_softmax": np.asarray(
+            jraph.segment_softmax(jnp.arange(4.0), jnp.asarray([0, 0, 1, 1]), 2)
+        ).tolist(),
+        "padded_shape": list(padded.nodes.shape),
+    }
+
+
 CASES = [
     flax_mlp_trains_with_optax,
     flax_cnn_batchnorm_dropout,
@@ -614,6 +648,7 @@ CASES = [
     jmp_mixed_precision,
     blackjax_samplers,
     numpyro_models,
+    pix_and_jraph,
 ]
 
 

@@ -1,7 +1,7 @@
 """Libraries built on JAX run unchanged on modjax, with JAX 0.10.2's answers.
 
-flax, equinox, chex, haiku, jaxopt, diffrax, lineax, optimistix, jmp, blackjax and
-numpyro (with optax).
+flax, equinox, chex, haiku, jaxopt, diffrax, lineax, optimistix, jmp, blackjax,
+numpyro, dm-pix and jraph (with optax).
 
 They import ``jax`` by name (and some import a few of JAX's private ``jax._src`` modules, which
 ``modjax._src`` provides), so this module installs ``modjax.install_jax_alias()`` for
@@ -34,6 +34,8 @@ _LIBRARIES = (
     "jmp",
     "blackjax",
     "numpyro",
+    "dm_pix",
+    "jraph",
 )
 _missing = [name for name in _LIBRARIES if importlib.util.find_spec(name) is None]
 if _missing:
