@@ -13,6 +13,7 @@ import json
 import re
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 
 def raised(fn: Callable[[], object], *, message: bool = True) -> list[str] | None:
@@ -38,6 +39,28 @@ def raised(fn: Callable[[], object], *, message: bool = True) -> list[str] | Non
             text = text.split(f"{kind}: ", 1)[-1]
         return [kind, re.sub(r" at 0x[0-9a-f]+", " at 0x...", text)]
     return None
+
+
+def cpu_kind() -> str:
+    """The processor's model and the vector extensions XLA's CPU code may use.
+
+    XLA compiles for the host, so float32 answers that hinge on the last bit (an
+    optimizer's line search deciding to stop) are only reproducible on this kind.
+    """
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown"
+    fields = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            fields.setdefault(key.strip(), value.strip())
+    flags = sorted(
+        f for f in fields.get("flags", "").split() if f.startswith(("avx", "fma", "amx", "sse4"))
+    )
+    model = fields.get("model name", "")
+    return " ".join([model, *flags])
 
 
 def write_record(record: Callable[[object], dict]) -> None:

@@ -200,11 +200,18 @@ def test_minimize_bfgs_known_answers():
     assert bool(r.success) and int(r.status) == 0
     assert float(r.fun) <= 1e-10 and r.hess_inv.shape == (3, 3)
     assert int(r.nit) <= REF["quad"]["nit"]
-    # JAX stops early on Rosenbrock in float32 (line search status 3); we get at least as far.
+    # JAX stops on Rosenbrock in float32 when a zoom fails (status 3), near the minimum
+    # (tests_integration/test_optimize.py compares every field with JAX 0.10.2's).
     r = optimize.minimize(rosen, jnp.zeros(4), method="bfgs")
-    assert float(r.fun) <= REF["rosen"]["fun"]
+    # (where it stops depends on the last bits of XLA's code for the processor)
+    assert int(r.status) in (0, REF["rosen"]["status"])
     close(r.x, np.ones(4), atol=1e-2)
     assert int(r.nfev) >= int(r.nit) and int(r.njev) == int(r.nfev)
+    r = optimize.minimize(
+        quad, jnp.ones(3), (jnp.arange(3.0),), method="l-bfgs-experimental-do-not-rely-on-this"
+    )
+    close(r.x, REF["quad"]["x"], atol=1e-5)
+    assert bool(r.success) and int(r.status) == 0 and r.hess_inv is None
 
 
 def test_minimize_jit_vmap_and_options():
@@ -233,6 +240,11 @@ def test_minimize_errors():
         optimize.minimize(quad, jnp.zeros(3), [1.0], method="BFGS")
     with pytest.raises(TypeError):
         optimize.minimize(rosen, jnp.zeros(2))
+    method = "L-BFGS-experimental-do-not-rely-on-this"  # any case, as BFGS
+    with pytest.raises(TypeError, match="unexpected keyword argument 'gtol2'"):
+        optimize.minimize(rosen, jnp.zeros(2), method=method, options={"gtol2": 1.0})
+    with pytest.raises(IndexError, match="tuple index out of range"):
+        optimize.minimize(rosen, jnp.float32(1.0), method="BFGS")
 
 
 # --- integrate, cluster ------------------------------------------------------------------
