@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from modjax.tracecore.tree_util import tree_flatten
 
@@ -24,6 +24,10 @@ from .backends import get_backend
 from .executable import Executable, device_args
 from .spmd import SpmdTarget
 from .stages import Compiled
+
+if TYPE_CHECKING:
+    from .arguments import CallArgs
+    from .jit_function import JitFunction, TracedProgram
 
 __all__ = ["deserialize_and_load", "serialize"]
 
@@ -79,14 +83,23 @@ class _LoadedProgram(NamedTuple):
 
 
 class LoadedCompiled(Compiled):
-    """A ``Compiled`` made from bytes: called with the (non-static) arguments it was built for."""
+    """A ``Compiled`` made from bytes: called with the (non-static) arguments it was built for.
+
+    It has no jitted function; of its call and program a ``Compiled`` reads only the
+    fields ``_FlatCall`` and ``_LoadedProgram`` have, which stand in for them.
+    """
 
     def __init__(self, call: _FlatCall, traced: _LoadedProgram, executable: Executable):
-        super().__init__(None, call, traced, executable)
+        super().__init__(
+            cast("JitFunction", None),
+            cast("CallArgs", call),
+            cast("TracedProgram", traced),
+            executable,
+        )
 
-    def _call_args(self, args: tuple, kwargs: dict) -> _FlatCall:
+    def _call_args(self, args: tuple, kwargs: dict) -> CallArgs:
         leaves, in_tree = tree_flatten((args, kwargs))
-        return _FlatCall(leaves, in_tree, self._call.donated)
+        return cast("CallArgs", _FlatCall(leaves, in_tree, self._call.donated))
 
 
 def serialize(compiled: Compiled) -> tuple[bytes, Any, Any]:
