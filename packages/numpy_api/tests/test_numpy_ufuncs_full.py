@@ -671,3 +671,20 @@ def test_integers_become_float32_under_x64_unless_64_bit():
         # rint is the exception: integers become the default float dtype.
         assert (jnp.rint(i32).dtype, jnp.rint(i32).weak_type) == (np.float64, False)
         assert float(jnp.rint(np.array([2**40 + 1]))[0]) == 2**40 + 1
+
+
+def test_logaddexp_gradients_are_jax_bits():
+    # JAX 0.10.2's gradients, bit for bit (its rule: exp(x - out), only +inf read as 0).
+    from modjax import grad, nn
+
+    x = np.array([np.inf, -np.inf, 1.0, np.nan, 0.3, -2.5, 40.0], np.float32)
+    y = np.array([np.inf, -np.inf, 1.0, 2.0, -1.7, 3.25, 0.0], np.float32)
+    gx, gy = grad(lambda a, b: jnp.sum(jnp.logaddexp(a, b)), argnums=(0, 1))(x, y)
+    nan = float("nan")
+    want_x = ["0x1p+0", nan, "0x1p-1", nan, "0x1.c2f7d6p-1", "0x1.9fd994p-9", "0x1p+0"]
+    want_y = ["0x1p+0", nan, "0x1p-1", nan, "0x1.e8415p-4", "0x1.fe602ap-1", "0x1.397924p-58"]
+    want_softplus = ["0x1p+0", "0x0p+0", "0x1.764d4ep-1", nan, "0x1.261d54p-1", "0x1.36b70ep-4"]
+    softplus = grad(lambda a: jnp.sum(nn.softplus(a)))(x)
+    for got, want in [(gx, want_x), (gy, want_y), (softplus[:6], want_softplus)]:
+        expected = np.array([w if w != w else float.fromhex(w) for w in want], np.float32)
+        np.testing.assert_array_equal(np.asarray(got), expected)

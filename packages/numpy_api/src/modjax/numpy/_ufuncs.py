@@ -1045,7 +1045,31 @@ def _logaddexp(x1, x2, exp_fn, log1p_fn):
 def _logaddexp_e(x1, x2, /):
     """Compute ``log(exp(x1) + exp(x2))`` without overflow (jax.numpy.logaddexp)."""
     x1, x2 = broadcast_all(*promote_args_inexact("logaddexp", x1, x2))
+    return _logaddexp_differentiable(x1, x2)
+
+
+@custom_jvp
+def _logaddexp_differentiable(x1, x2):
+    """``logaddexp`` with JAX's derivative, so gradients round as JAX's do."""
     return _logaddexp(x1, x2, lax.exp, lax.log1p)
+
+
+def _plus_inf_as_zero(x):
+    # Only +inf (of the real part), as JAX's rule: -inf - -inf stays NaN there too.
+    real = lax.real(x) if kind(_dtype(x)) == "c" else x
+    return _where(lax.eq(real, python_scalar_as(math.inf, _dtype(real))), _full_like(x, 0), x)
+
+
+@_logaddexp_differentiable.defjvp
+def _logaddexp_jvp(primals, tangents):
+    # d/dx1 = exp(x1 - out), +inf read as 0 so that (inf, inf) gives no NaN.
+    x1, x2 = primals
+    t1, t2 = tangents
+    out = _logaddexp_differentiable(x1, x2)
+    finite_out = _plus_inf_as_zero(out)
+    weight1 = lax.exp(lax.sub(_plus_inf_as_zero(x1), finite_out))
+    weight2 = lax.exp(lax.sub(_plus_inf_as_zero(x2), finite_out))
+    return out, lax.add(lax.mul(t1, weight1), lax.mul(t2, weight2))
 
 
 def _logaddexp_2(x1, x2, /):
