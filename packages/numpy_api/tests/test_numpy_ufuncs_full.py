@@ -675,7 +675,8 @@ def test_integers_become_float32_under_x64_unless_64_bit():
 
 def test_logaddexp_gradients_are_jax_bits():
     # JAX 0.10.2's gradients, bit for bit (its rule: exp(x - out), only +inf read as 0).
-    from modjax import grad, nn
+    from modjax import nn
+    from modjax.autodiff import grad
 
     x = np.array([np.inf, -np.inf, 1.0, np.nan, 0.3, -2.5, 40.0], np.float32)
     y = np.array([np.inf, -np.inf, 1.0, 2.0, -1.7, 3.25, 0.0], np.float32)
