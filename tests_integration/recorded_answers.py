@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 
 def raised(fn: Callable[[], object], *, message: bool = True) -> list[str] | None:
     """The class and first message line of what ``fn()`` raised, or None.
@@ -69,3 +71,25 @@ def write_record(record: Callable[[object], dict]) -> None:
     with open(sys.argv[1], "w") as f:
         json.dump(out, f, indent=1, sort_keys=True)
         f.write("\n")
+
+
+def assert_answers_close(got, want, where, tolerances, *, float_atol=None) -> None:
+    """Compare recorded answers: ``[dtype, values]`` leaves within ``tolerances[dtype]``
+    (``(rtol, atol)``, NaN equal to NaN), bare floats within ``float_atol`` when given,
+    dicts and lists item by item, everything else exactly."""
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and sorted(got) == sorted(want), where
+        for k in want:
+            assert_answers_close(got[k], want[k], f"{where}.{k}", tolerances, float_atol=float_atol)
+    elif isinstance(want, list) and len(want) == 2 and str(want[0]) in tolerances:
+        assert got[0] == want[0], where
+        rtol, atol = tolerances[want[0]]
+        np.testing.assert_allclose(got[1], want[1], rtol=rtol, atol=atol, err_msg=where)
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), where
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            assert_answers_close(g, w, f"{where}[{i}]", tolerances, float_atol=float_atol)
+    elif type(want) is float and float_atol is not None:
+        np.testing.assert_allclose(got, want, rtol=0, atol=float_atol, err_msg=where)
+    else:
+        assert got == want, where

@@ -22,6 +22,7 @@ from modjax.experimental import ode
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import ode_cases  # noqa: E402
+from recorded_answers import assert_answers_close  # noqa: E402
 
 RECORDED = json.loads((pathlib.Path(__file__).parent / "data" / "ode_jax.json").read_text())
 
@@ -36,20 +37,9 @@ TOLERANCES = {
 
 
 def assert_close(got, want, where="answer"):
-    """Compare answers: ``[dtype, values]`` leaves within their dtype's tolerance, the rest exactly
-    (bare floats, errors against closed forms, within 1e-5)."""
-    if isinstance(want, list) and len(want) == 2 and str(want[0]) in TOLERANCES:
-        assert got[0] == want[0], where
-        rtol, atol = TOLERANCES[want[0]]
-        np.testing.assert_allclose(got[1], want[1], rtol=rtol, atol=atol, err_msg=where)
-    elif isinstance(want, list):
-        assert isinstance(got, list) and len(got) == len(want), where
-        for i, (g, w) in enumerate(zip(got, want, strict=True)):
-            assert_close(g, w, f"{where}[{i}]")
-    elif type(want) is float:
-        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5, err_msg=where)
-    else:
-        assert got == want, where
+    """Compare answers within their dtype's tolerance (bare floats, errors against closed
+    forms, within 1e-5)."""
+    assert_answers_close(got, want, where, TOLERANCES, float_atol=1e-5)
 
 
 def test_every_case_is_recorded():

@@ -26,7 +26,7 @@ from modjax.scipy import optimize
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import optimize_cases  # noqa: E402
-from recorded_answers import cpu_kind  # noqa: E402
+from recorded_answers import assert_answers_close, cpu_kind  # noqa: E402
 
 RECORDED = json.loads((pathlib.Path(__file__).parent / "data" / "optimize_jax.json").read_text())
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
@@ -55,22 +55,8 @@ EXACT = {"float32": (0.0, 0.0), "float64": (0.0, 0.0) if SAME_CPU else (1e-9, 1e
 
 
 def assert_close(got, want, where, tolerances=EXACT):
-    """Compare answers: ``[dtype, values]`` float leaves within their dtype's tolerance
-    (NaN equal to NaN), the dtypes and everything else exactly."""
-    if isinstance(want, dict):
-        assert isinstance(got, dict) and sorted(got) == sorted(want), where
-        for k in want:
-            assert_close(got[k], want[k], f"{where}.{k}", tolerances)
-    elif isinstance(want, list) and len(want) == 2 and str(want[0]) in EXACT:
-        assert got[0] == want[0], where
-        rtol, atol = tolerances[want[0]]
-        np.testing.assert_allclose(got[1], want[1], rtol=rtol, atol=atol, err_msg=where)
-    elif isinstance(want, list):
-        assert isinstance(got, list) and len(got) == len(want), where
-        for i, (g, w) in enumerate(zip(got, want, strict=True)):
-            assert_close(g, w, f"{where}[{i}]", tolerances)
-    else:
-        assert got == want, where
+    """Compare answers: float leaves within their dtype's tolerance, the rest exactly."""
+    assert_answers_close(got, want, where, tolerances)
 
 
 def test_every_case_is_recorded():

@@ -190,6 +190,13 @@ def _zoom_step(phi: _Phi, z: _Zoom) -> _Zoom:
     )
 
 
+def _unsettled(state_type, **fields):
+    """A loop state of ``state_type`` that has decided nothing and evaluated nothing yet."""
+    return state_type(
+        done=jnp.asarray(False), failed=jnp.asarray(False), nfev=jnp.asarray(0), **fields
+    )
+
+
 def _zoom(phi: _Phi, lo, hi, g0, skip) -> _Zoom:
     """Shrink the bracket ``[lo, hi]`` (each ``(a, phi(a), phi'(a))``) to a strong-Wolfe step.
 
@@ -197,9 +204,8 @@ def _zoom(phi: _Phi, lo, hi, g0, skip) -> _Zoom:
     gradient ``g0`` at ``t = 0`` (what a failed zoom reports). ``skip`` runs no trial.
     """
     (a_lo, f_lo, d_lo), (a_hi, f_hi, _) = lo, hi
-    init = _Zoom(
-        done=jnp.asarray(False),
-        failed=jnp.asarray(False),
+    init = _unsettled(
+        _Zoom,
         j=jnp.asarray(0),
         a_lo=a_lo,
         f_lo=f_lo,
@@ -211,7 +217,6 @@ def _zoom(phi: _Phi, lo, hi, g0, skip) -> _Zoom:
         a_star=jnp.ones((), a_lo.dtype),
         f_star=f_lo,
         g_star=g0,
-        nfev=jnp.asarray(0),
     )
     return lax.while_loop(lambda z: ~z.done & ~skip & ~z.failed, lambda z: _zoom_step(phi, z), init)
 
@@ -282,9 +287,8 @@ def _line_search(fun, x, p, f0, g0, old_f=None, maxiter=20, c1=1e-4, c2=0.9) -> 
         start = (1.01 * 2) * (f0 - old_f) / d0
         start = jnp.where(start > 1, 1.0, start).astype(step_dtype)
     zero = jnp.zeros((), step_dtype)
-    init = _Search(
-        done=jnp.asarray(False),
-        failed=jnp.asarray(False),
+    init = _unsettled(
+        _Search,
         i=jnp.asarray(1),
         a_prev=zero,
         f_prev=f0,
@@ -292,7 +296,6 @@ def _line_search(fun, x, p, f0, g0, old_f=None, maxiter=20, c1=1e-4, c2=0.9) -> 
         a_star=zero,
         f_star=f0,
         g_star=g0,
-        nfev=jnp.asarray(0),
     )
     s = lax.while_loop(
         lambda s: ~s.done & (s.i <= maxiter) & ~s.failed,

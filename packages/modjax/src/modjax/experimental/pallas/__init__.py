@@ -15,6 +15,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from modjax.experimental.pallas import unsupported
 from modjax.experimental.pallas.call import pallas_call
 from modjax.experimental.pallas.flags import (
     debug_check,
@@ -105,10 +106,8 @@ __all__ = [
     "align_to",
     "broadcast_to",
     "cdiv",
-    "core_map",
     "debug_check",
     "debug_print",
-    "delay",
     "ds",
     "dslice",
     "empty",
@@ -116,34 +115,23 @@ __all__ = [
     "empty_ref_like",
     "enable_debug_checks",
     "enable_poison_buffers",
-    "estimate_cost",
-    "get_global",
-    "kernel",
     "load",
     "loop",
-    "lower_as_mlir",
     "multiple_of",
     "next_power_of_2",
     "no_block_spec",
     "num_programs",
     "pallas_call",
-    "pallas_call_p",
     "pallas_export_experimental",
     "program_id",
     "reciprocal",
     "run_scoped",
-    "run_state",
-    "select_ref",
-    "semaphore",
-    "semaphore_read",
-    "semaphore_signal",
-    "semaphore_wait",
     "squeezed",
     "store",
     "strides_from_shape",
     "swap",
     "when",
-    "with_scoped",
+    *unsupported.__all__,
 ]
 
 # Names JAX 0.10.2 still serves with a DeprecationWarning.
