@@ -689,3 +689,33 @@ def test_logaddexp_gradients_are_jax_bits():
     for got, want in [(gx, want_x), (gy, want_y), (softplus[:6], want_softplus)]:
         expected = np.array([w if w != w else float.fromhex(w) for w in want], np.float32)
         np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+def test_complex_logaddexp_is_jax_bits():
+    # JAX 0.10.2's answers, bit for bit: the lexicographic larger value, the imaginary
+    # part wrapped into [-pi, pi) (logaddexp2: [-pi/ln2, pi/ln2)), NaN from any infinity.
+    x = np.array([-1 + 2.5j, 3 + 3.1j, 1 + 3j, np.inf + 0j, 2 - 3j], np.complex64)
+    y = np.array([-1 - 2.5j, 3 - 3.1j, 2 + 3j, 1 + 0j, 1 - 2.9j], np.complex64)
+    nan = ("nan", "nan")
+    want = {
+        jnp.logaddexp: [
+            ("-0x1.0ea072p-1", "-0x1.921fb6p+1"),
+            ("0x1.d89cb2p+1", "-0x1.921fb6p+1"),
+            ("0x1.2818f6p+1", "0x1.800002p+1"),
+            nan,
+            ("0x1.27f8bep+1", "-0x1.7c8f3ap+1"),
+        ],
+        jnp.logaddexp2: [
+            ("-0x1.50d8dcp+1", "-0x1.22123p+2"),
+            ("0x1.905c08p+1", "-0x1.22123p+2"),
+            ("0x1.4ae00cp+1", "0x1.8p+1"),
+            nan,
+            ("0x1.4ac6d0p+1", "-0x1.7bbbeep+1"),
+        ],
+    }
+    for fn, parts in want.items():
+        expected = np.array(
+            [complex(*(float(p) if p == "nan" else float.fromhex(p) for p in z)) for z in parts],
+            np.complex64,
+        )
+        np.testing.assert_array_equal(np.asarray(fn(x, y)), expected)

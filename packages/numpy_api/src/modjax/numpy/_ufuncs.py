@@ -1028,18 +1028,32 @@ fmax = _fminmax("fmax", lax.gt)
 fmin = _fminmax("fmin", lax.lt)
 
 
-def _logaddexp(x1, x2, exp_fn, log1p_fn):
+def _logaddexp(x1, x2, exp_fn, log1p_fn, period):
     """``log(exp(x1) + exp(x2))`` as ``larger + log1p(exp(smaller - larger))``.
 
     Ties split the derivative evenly; equal infinities give that infinity and
-    NaN propagates (``x1 - x2`` is NaN exactly then).
+    NaN propagates (``x1 - x2`` is NaN exactly then). Complex values take JAX's
+    form: the lexicographic larger one, and the imaginary part wrapped into
+    ``[-period / 2, period / 2)`` (any infinity gives NaN, as JAX's).
     """
-    complex_ = kind(_dtype(x1)) == "c"
-    first = lax.ge(lax.real(x1), lax.real(x2)) if complex_ else lax.ge(x1, x2)
+    if kind(_dtype(x1)) == "c":
+        larger = lax.max(x1, x2)
+        delta = lax.sub(lax.add(x1, x2), lax.add(larger, larger))
+        out = lax.add(larger, log1p_fn(exp_fn(delta)))
+        return lax.complex(lax.real(out), _wrap_into_period(lax.imag(out), period))
+    first = lax.ge(x1, x2)
     larger, smaller = _where(first, x1, x2), _where(first, x2, x1)
     stable = lax.add(larger, log1p_fn(exp_fn(lax.sub(smaller, larger))))
     delta = lax.sub(x1, x2)
     return _where(lax.ne(delta, delta), lax.add(x1, x2), stable)
+
+
+def _wrap_into_period(x, period):
+    """``x`` moved by whole periods into ``[-period / 2, period / 2)``."""
+    half = _scale_const(x, period / 2)
+    rem = lax.rem(lax.add(x, half), _scale_const(x, period))
+    rem = _where(lax.lt(rem, _full_like(rem, 0)), lax.add(rem, _scale_const(x, period)), rem)
+    return lax.sub(rem, half)
 
 
 def _logaddexp_e(x1, x2, /):
@@ -1051,7 +1065,7 @@ def _logaddexp_e(x1, x2, /):
 @custom_jvp
 def _logaddexp_differentiable(x1, x2):
     """``logaddexp`` with JAX's derivative, so gradients round as JAX's do."""
-    return _logaddexp(x1, x2, lax.exp, lax.log1p)
+    return _logaddexp(x1, x2, lax.exp, lax.log1p, 2 * math.pi)
 
 
 def _plus_inf_as_zero(x):
@@ -1076,7 +1090,9 @@ def _logaddexp_2(x1, x2, /):
     """Compute ``log2(2**x1 + 2**x2)`` without overflow (jax.numpy.logaddexp2)."""
     x1, x2 = broadcast_all(*promote_args_inexact("logaddexp2", x1, x2))
     inv_ln2 = _scale_const(x1, 1 / math.log(2))
-    return _logaddexp(x1, x2, lax.exp2, lambda t: lax.mul(lax.log1p(t), inv_ln2))
+    return _logaddexp(
+        x1, x2, lax.exp2, lambda t: lax.mul(lax.log1p(t), inv_ln2), 2 * math.pi / math.log(2)
+    )
 
 
 # One compiled program eagerly too (as JAX's jitted functions): op by op, the
