@@ -157,15 +157,16 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[Any], cota
                 ]
             else:
                 ct = cts_in[0]
+            # The cotangents' sums (add_any) belong to this equation's place, as in JAX.
             with source_info_util.user_context(eqn.source_info):
                 cts_out = rule(ct, *args_in, **eqn.params)
-            if len(cts_out) != len(eqn.invars):
-                raise ValueError(
-                    f"transpose rule of '{eqn.primitive.name}' returned {len(cts_out)} "
-                    f"cotangents for {len(eqn.invars)} operands"
-                )
-            for atom, ct_out in zip(eqn.invars, cts_out, strict=True):
-                write(atom, ct_out)
+                if len(cts_out) != len(eqn.invars):
+                    raise ValueError(
+                        f"transpose rule of '{eqn.primitive.name}' returned {len(cts_out)} "
+                        f"cotangents for {len(eqn.invars)} operands"
+                    )
+                for atom, ct_out in zip(eqn.invars, cts_out, strict=True):
+                    write(atom, ct_out)
 
     return [ct_env.get(v, Zero(v.aval)) if v in linear else None for v in jaxpr.invars]
 

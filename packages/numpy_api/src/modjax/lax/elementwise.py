@@ -270,7 +270,8 @@ def _tanh_jvp(g, ans, x, accuracy=None):
             logistic(mul(const(x, -2), x), accuracy=accuracy),
         )
         return mul(g, mul(const(x, 4), both))
-    return mul(g, _one_minus_square(ans))
+    # JAX's form, (g + g y)(1 - y), so that gradients round as JAX's do.
+    return mul(add(g, mul(g, ans)), sub(const(x, 1), ans))
 
 
 def _logistic_jvp(g, ans, x, accuracy=None):
