@@ -212,21 +212,31 @@ def _no_unreduced(out_sharding, what: str) -> None:
 
 
 def _dot_general_transpose_lhs(
-    ct, x, y, *, dimension_numbers, precision, preferred_element_type, out_sharding=None
+    ct,
+    x,
+    y,
+    *,
+    dimension_numbers,
+    precision,
+    preferred_element_type,
+    out_sharding=None,
+    swap_ans=False,
 ):
     """The cotangent of ``x`` in ``dot_general(x, y)``: ``ct`` contracted with ``y``.
 
-    ``ct``'s axes are (batch, x's free, y's free); contracting its y-free axes with
-    y's free axes leaves (batch, x's free, y's contracting axes in y's order), which
-    a transpose puts back in x's order.
+    ``ct``'s axes are (batch, x's free, y's free), or (batch, y's free, x's free) with
+    ``swap_ans`` (the rhs rule's view); contracting its y-free axes with y's free axes
+    leaves (batch, x's free, y's contracting axes in y's order), which a transpose puts
+    back in x's order. Precision and preferred type pass through unchanged, as in JAX,
+    so the program (and its rounding) is JAX's.
     """
     _no_unreduced(out_sharding, "the transpose")
     x_aval = x.aval
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
     x_free = _free(x_aval.ndim, x_contract, x_batch)
     y_free = _free(to_aval(y).ndim, y_contract, y_batch)
-    n_kept = len(x_batch) + len(x_free)
-    ct_y_free = tuple(range(n_kept, n_kept + len(y_free)))
+    first_y_free = len(x_batch) + (0 if swap_ans else len(x_free))
+    ct_y_free = tuple(range(first_y_free, first_y_free + len(y_free)))
     numbers = ((ct_y_free, tuple(y_free)), (tuple(range(len(x_batch))), tuple(y_batch)))
     typed = x_aval.sharding is not None
     if typed or aval_of(ct).sharding is not None or aval_of(y).sharding is not None:
@@ -234,7 +244,11 @@ def _dot_general_transpose_lhs(
         # then x's type for the cotangent.
         ct, y = _unambiguous_operands(ct, y, numbers)
     out = dot_general_p.bind(
-        ct, y, dimension_numbers=numbers, precision=precision, preferred_element_type=None
+        ct,
+        y,
+        dimension_numbers=numbers,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
     )
     x_axes = [*x_batch, *x_free, *(x_contract[y_contract.index(j)] for j in sorted(y_contract))]
     out = transpose(out, tuple(int(i) for i in np.argsort(x_axes)))
@@ -249,21 +263,14 @@ def _dot_general_transpose_rhs(
     """The cotangent of ``y``: the lhs rule applied to ``dot_general(y, x)``."""
     _no_unreduced(out_sharding, "the transpose")
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
-    n_batch = len(x_batch)
-    n_x_free = to_aval(x).ndim - len(x_contract) - n_batch
-    n_y_free = y.aval.ndim - len(y_contract) - n_batch
-    swap = (
-        *range(n_batch),
-        *range(n_batch + n_x_free, n_batch + n_x_free + n_y_free),
-        *range(n_batch, n_batch + n_x_free),
-    )
     return _dot_general_transpose_lhs(
-        transpose(ct, swap),
+        ct,
         y,
         x,
         dimension_numbers=((y_contract, x_contract), (y_batch, x_batch)),
-        precision=None if precision is None else precision[::-1],
+        precision=precision,
         preferred_element_type=preferred_element_type,
+        swap_ans=True,
     )
 
 
