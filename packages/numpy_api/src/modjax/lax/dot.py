@@ -53,16 +53,24 @@ __all__ = [
 ]
 
 
-def _dot_general_abstract_eval(
-    lhs, rhs, *, dimension_numbers, precision, preferred_element_type, out_sharding=None
-):
+def check_dot_general_shapes(lhs_shape, rhs_shape, dimension_numbers) -> tuple[int, ...]:
+    """Check ``dot_general``'s dimension numbers against the operand shapes (TypeError).
+
+    ``dimension_numbers`` is ``((lhs_contracting, rhs_contracting), (lhs_batch,
+    rhs_batch))`` of ints. Returns the result's shape: batch, lhs free, rhs free.
+    Sparse products (``bcoo_dot_general``) check their operands with this too.
+    """
     (lc, rc), (lb, rb) = dimension_numbers
-    for side, aval, batch, contract in (("lhs", lhs, lb, lc), ("rhs", rhs, rb, rc)):
-        if any(not 0 <= d < aval.ndim for d in (*batch, *contract)):
+    for side, shape, batch, contract in (
+        ("lhs", lhs_shape, lb, lc),
+        ("rhs", rhs_shape, rb, rc),
+    ):
+        ndim = len(shape)
+        if any(not 0 <= d < ndim for d in (*batch, *contract)):
             raise TypeError(
                 f"dot_general requires {side} dimension numbers to be nonnegative and less than "
                 f"the number of axes of the {side} value, got {side}_batch of {batch} and "
-                f"{side}_contracting of {contract} for {side} of rank {aval.ndim}"
+                f"{side}_contracting of {contract} for {side} of rank {ndim}"
             )
         if len(set(batch)) != len(batch) or len(set(contract)) != len(contract):
             raise TypeError(
@@ -85,26 +93,32 @@ def _dot_general_abstract_eval(
             "dot_general requires equal numbers of lhs_contracting and rhs_contracting "
             f"dimensions, got lhs_contracting {lc} and rhs_contracting {rc}."
         )
-    lb_shape = tuple(lhs.shape[d] for d in lb)
-    rb_shape = tuple(rhs.shape[d] for d in rb)
+    lb_shape = tuple(lhs_shape[d] for d in lb)
+    rb_shape = tuple(rhs_shape[d] for d in rb)
     if lb_shape != rb_shape:
         raise TypeError(
             "dot_general requires lhs batch dimensions and rhs batch dimensions to have the "
             f"same shape, got {lb_shape} and {rb_shape}."
         )
-    lc_shape = tuple(lhs.shape[d] for d in lc)
-    rc_shape = tuple(rhs.shape[d] for d in rc)
+    lc_shape = tuple(lhs_shape[d] for d in lc)
+    rc_shape = tuple(rhs_shape[d] for d in rc)
     if lc_shape != rc_shape:
         raise TypeError(
             "dot_general requires contracting dimensions to have the same shape, got "
             f"{lc_shape} and {rc_shape}."
         )
+    lhs_free = tuple(d for i, d in enumerate(lhs_shape) if i not in lb and i not in lc)
+    rhs_free = tuple(d for i, d in enumerate(rhs_shape) if i not in rb and i not in rc)
+    return lb_shape + lhs_free + rhs_free
+
+
+def _dot_general_abstract_eval(
+    lhs, rhs, *, dimension_numbers, precision, preferred_element_type, out_sharding=None
+):
+    shape = check_dot_general_shapes(lhs.shape, rhs.shape, dimension_numbers)
     for side, aval in (("lhs", lhs), ("rhs", rhs)):
         if kind(aval.dtype) == "?":
             raise TypeError(f"dot_general does not accept {side} dtype {aval.dtype}")
-    lhs_free = tuple(d for i, d in enumerate(lhs.shape) if i not in lb and i not in lc)
-    rhs_free = tuple(d for i, d in enumerate(rhs.shape) if i not in rb and i not in rc)
-    shape = lb_shape + lhs_free + rhs_free
     if preferred_element_type is not None:
         return ShapedArray(shape, preferred_element_type)
     dtype = lhs.dtype if lhs.dtype == rhs.dtype else dtypes.promote_types(lhs.dtype, rhs.dtype)
@@ -314,6 +328,18 @@ def _dims(values) -> tuple[int, ...]:
     return tuple(operator.index(v) for v in values)
 
 
+def canonical_dimension_numbers(dimension_numbers):
+    """``dot_general``'s dimension numbers as tuples of ints (TypeError if malformed)."""
+    try:
+        (lc, rc), (lb, rb) = dimension_numbers
+        return ((_dims(lc), _dims(rc)), (_dims(lb), _dims(rb)))
+    except (TypeError, ValueError):
+        raise TypeError(
+            "dot_general dimension_numbers must be ((lhs_contracting, rhs_contracting), "
+            f"(lhs_batch, rhs_batch)), got {dimension_numbers!r}"
+        ) from None
+
+
 class _OutSharding(threading.local):
     given = False  # inside a jnp contraction called with out_sharding=
     unreduced = None  # ... whose out_sharding has unreduced axes: that sharding
@@ -480,14 +506,7 @@ def dot_general(
     sets the result's sharding, also where operands sharded over explicit mesh
     axes make it ambiguous.
     """
-    try:
-        (lc, rc), (lb, rb) = dimension_numbers
-        numbers = ((_dims(lc), _dims(rc)), (_dims(lb), _dims(rb)))
-    except (TypeError, ValueError):
-        raise TypeError(
-            "dot_general dimension_numbers must be ((lhs_contracting, rhs_contracting), "
-            f"(lhs_batch, rhs_batch)), got {dimension_numbers!r}"
-        ) from None
+    numbers = canonical_dimension_numbers(dimension_numbers)
     preferred = (
         None
         if preferred_element_type is None

@@ -1,18 +1,22 @@
-"""``jax.experimental.sparse`` for modjax: the BCOO sparse format.
+"""``jax.experimental.sparse`` for modjax: sparse formats, their operations, ``sparsify``.
 
 ``BCOO`` (batched coordinate format) is a pytree of ``data`` and ``indices`` with a
 static shape, so it passes through ``jit``, ``vmap`` (over its batch dimensions) and
 ``grad`` (with respect to its data). Its operations are compositions of ``lax``
 primitives (gathers, scatter-adds, sorts), each written for one batch entry and
-mapped over batch dimensions with ``vmap``; modjax declares no sparse primitives.
+mapped over batch dimensions with ``vmap``; the other formats (``BCSR``, ``COO``,
+``CSR``, ``CSC``) convert their indices and reuse BCOO's code.
 
 Modules: ``_base`` (``JAXSparse``), ``_bcoo_array`` (the ``BCOO`` class),
 ``_bcoo_convert`` (dense conversions, extract, layout), ``_bcoo_indices`` (sorting,
-duplicates), ``_bcoo_shape`` (transpose, sums), ``_bcoo_dot`` (products), ``api``
-(``empty``, ``eye``, ``todense``), ``random`` (``random_bcoo``), ``ad`` (sparse
-``grad`` and friends), ``util`` (warnings, errors, batching helper). The other
-formats (``BCSR``, ``COO``, ``CSR``, ``CSC``), ``sparsify``, ``linalg`` and JAX's
-``*_p`` primitives exist as names that raise NotImplementedError when used.
+duplicates), ``_bcoo_shape`` (transpose, sums), ``_bcoo_reshape``, ``_bcoo_slicing``,
+``_bcoo_gather`` (indexing), ``_bcoo_dot``/``_bcoo_spdot`` (products), ``_bcoo_conv``,
+``_bcsr_*``/``_coo_array``/``_csr_*`` (the other formats), ``_sparsify_*`` (the
+``sparsify`` interpreter and its rule tables), ``_spsolve``/``_lobpcg`` (``linalg``),
+``api`` (``empty``, ``eye``, ``todense``), ``random`` (``random_bcoo``), ``ad``
+(sparse ``grad`` and friends), ``util`` (warnings, errors, batching helper). JAX's
+``bcoo_*_p``/``bcsr_*_p``/``coo_*_p``/``csr_*_p`` primitives exist as names that
+raise NotImplementedError when bound.
 """
 
 from modjax.experimental.sparse import (

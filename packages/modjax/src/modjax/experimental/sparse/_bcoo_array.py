@@ -20,8 +20,10 @@ The operations live in ``_bcoo_convert``, ``_bcoo_indices``, ``_bcoo_shape`` and
 
 from __future__ import annotations
 
+import math
+import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -249,8 +251,20 @@ class BCOO(JAXSparse):
     def astype(self, dtype) -> BCOO:
         return self._with_data(self.data.astype(dtype))
 
-    def reshape(self, *args, **kwargs) -> BCOO:
-        raise NotImplementedError("BCOO.reshape (bcoo_reshape) is not implemented in modjax yet")
+    def reshape(self, *args, order: str = "C") -> BCOO:
+        """The same entries in another shape, as ``ndarray.reshape`` (see ``bcoo_reshape``).
+
+        One dimension may be -1; reshaping to the same shape returns ``self``.
+        """
+        from modjax.experimental.sparse._bcoo_reshape import bcoo_reshape
+
+        if order != "C":
+            raise NotImplementedError(f"BCOO.reshape(order={order!r}): only order='C'")
+        new_shape = args[0] if len(args) == 1 and isinstance(args[0], Sequence) else args
+        new_shape = _resolve_shape(tuple(operator.index(d) for d in new_shape), self.shape)
+        if new_shape == self.shape:
+            return self
+        return bcoo_reshape(self, new_sizes=new_shape)
 
     # --- shape operations --------------------------------------------------------------
 
@@ -265,8 +279,6 @@ class BCOO(JAXSparse):
         """Sum over ``axis`` (all by default): a BCOO, or a dense scalar when nothing is left."""
         from modjax.experimental.sparse._bcoo_shape import bcoo_reduce_sum
 
-        if keepdims:
-            raise NotImplementedError("BCOO.sum(keepdims=True) is not implemented in modjax yet")
         if axis is None:
             axes = tuple(range(self.ndim))
         elif isinstance(axis, Sequence):
@@ -277,7 +289,16 @@ class BCOO(JAXSparse):
         out = bcoo_reduce_sum(self, axes=axes)
         if dtype is not None:
             out = out.astype(dtype)
-        return out.todense() if out.ndim == 0 else out
+        out = out.todense() if out.ndim == 0 else out
+        if keepdims:
+            shape = tuple(1 if a in axes else d for a, d in enumerate(self.shape))
+            kept = tuple(a for a in range(self.ndim) if a not in axes)
+            if isinstance(out, BCOO):
+                from modjax.experimental.sparse._bcoo_reshape import bcoo_broadcast_in_dim
+
+                return bcoo_broadcast_in_dim(out, shape=shape, broadcast_dimensions=kept)
+            return jnp.reshape(out, shape)
+        return out
 
     # --- arithmetic --------------------------------------------------------------------
 
@@ -290,14 +311,65 @@ class BCOO(JAXSparse):
     def __mul__(self, other):
         from modjax.experimental.sparse._bcoo_dot import bcoo_multiply_dense
 
+        if isinstance(other, BCOO):
+            from modjax.experimental.sparse._bcoo_spdot import bcoo_multiply_sparse
+
+            return bcoo_multiply_sparse(self, other)
         if isinstance(other, JAXSparse):
             raise NotImplementedError(
-                "multiplying two sparse arrays (bcoo_multiply_sparse) "
-                "is not implemented in modjax yet"
+                f"multiplying BCOO and {type(other).__name__} is not implemented in modjax"
             )
         return self._with_data(bcoo_multiply_dense(self, other))
 
-    __rmul__ = __mul__
+    def __rmul__(self, other):
+        if isinstance(other, BCOO):
+            from modjax.experimental.sparse._bcoo_spdot import bcoo_multiply_sparse
+
+            return bcoo_multiply_sparse(other, self)
+        return self.__mul__(other)
+
+    def __truediv__(self, other):
+        from modjax.experimental.sparse._bcoo_dot import bcoo_multiply_dense
+
+        if isinstance(other, JAXSparse):
+            raise NotImplementedError(
+                "Division by a sparse array is not implemented because it would result in "
+                "dense output. If this is your intent, use sparse.todense() to convert your "
+                "arguments to a dense array."
+            )
+        other = jnp.asarray(other)
+        return self._with_data(bcoo_multiply_dense(self, 1.0 / other))
+
+    def __rtruediv__(self, other):
+        raise NotImplementedError(
+            "Division by a sparse array is not implemented because it would result in "
+            "dense output. If this is your intent, use sparse.todense() to convert your "
+            "arguments to a dense array."
+        )
+
+    def __abs__(self) -> BCOO:
+        return self._with_data(jnp.abs(self.data))
+
+    def __pow__(self, exponent) -> BCOO:
+        if not isinstance(exponent, int | np.integer) or isinstance(exponent, bool):
+            raise NotImplementedError(
+                "BCOO ** exponent is implemented for integer exponents only in modjax"
+            )
+        if exponent <= 0:
+            raise NotImplementedError(
+                f"sparse rule for integer_pow with non-positive exponent {exponent} is not "
+                "implemented because it would result in dense output. If this is your intent, "
+                "use sparse.todense() to convert your argument to a dense array."
+            )
+        return self._with_data(self.data ** int(exponent))
+
+    def __getitem__(self, idx):
+        from modjax.experimental.sparse._bcoo_gather import bcoo_getitem
+
+        return bcoo_getitem(self, idx)
+
+    def __iter__(self):
+        return iter(self[i] for i in range(self.shape[0]))
 
     def __add__(self, other):
         from modjax.experimental.sparse._bcoo_convert import bcoo_add
@@ -321,6 +393,57 @@ class BCOO(JAXSparse):
         from modjax.experimental.sparse._bcoo_dot import matmul
 
         return matmul(other, self)
+
+    # --- JAX's internal helpers -----------------------------------------------------
+
+    @property
+    def _bufs(self) -> tuple[Any, Any]:
+        return (self.data, self.indices)
+
+    @property
+    def _info(self) -> SparseInfo:
+        return SparseInfo(self.shape, self.indices_sorted, self.unique_indices)
+
+    @classmethod
+    def _empty(cls, shape, *, dtype=None, index_dtype="int32", n_dense=0, n_batch=0, nse=0):
+        """An all-zero BCOO array (``sparse.empty``)."""
+        from modjax.experimental.sparse.api import empty
+
+        return empty(
+            shape, dtype=dtype, index_dtype=index_dtype, n_dense=n_dense, n_batch=n_batch, nse=nse
+        )
+
+    @classmethod
+    def _eye(cls, N, M, k, *, dtype=None, index_dtype="int32", n_batch=0, n_dense=0):
+        """A BCOO identity-like matrix (``sparse.eye``)."""
+        from modjax.experimental.sparse.api import eye
+
+        return eye(N, M, k, dtype=dtype, index_dtype=index_dtype, n_batch=n_batch, n_dense=n_dense)
+
+
+class SparseInfo(NamedTuple):
+    """A BCOO array's static description (JAX's ``SparseInfo``)."""
+
+    shape: tuple[int, ...]
+    indices_sorted: bool = False
+    unique_indices: bool = False
+
+
+def _resolve_shape(new_shape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``new_shape`` with its one -1 filled in, checked against the size of ``shape``."""
+    size = math.prod(shape)
+    if new_shape.count(-1) > 1 or any(d < -1 for d in new_shape):
+        raise TypeError(f"cannot reshape a sparse array of shape {shape} into shape {new_shape}")
+    if -1 in new_shape:
+        known = math.prod(d for d in new_shape if d != -1)
+        if known == 0 or size % known:
+            raise TypeError(
+                f"cannot reshape a sparse array of shape {shape} into shape {new_shape}"
+            )
+        new_shape = tuple(size // known if d == -1 else d for d in new_shape)
+    if math.prod(new_shape) != size:
+        raise TypeError(f"cannot reshape a sparse array of shape {shape} into shape {new_shape}")
+    return new_shape
 
 
 def _canonical_axis(axis: int, ndim: int) -> int:

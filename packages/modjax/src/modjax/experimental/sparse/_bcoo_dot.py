@@ -24,6 +24,7 @@ from modjax.experimental.sparse._base import JAXSparse
 from modjax.experimental.sparse._bcoo_array import BCOO
 from modjax.experimental.sparse._bcoo_convert import bcoo_extract, gather_at
 from modjax.experimental.sparse.util import map_batched
+from modjax.lax.dot import canonical_dimension_numbers, check_dot_general_shapes
 
 __all__ = ["bcoo_dot_general", "bcoo_dot_general_sampled", "bcoo_multiply_dense", "matmul"]
 
@@ -51,17 +52,10 @@ def _sparse_dense_unbatched(data, indices, rhs, *, contract, rhs_contract, spars
 
 def _sparse_dense(lhs: BCOO, rhs, dimension_numbers, precision, preferred_element_type):
     (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
-    lhs_contract, rhs_contract = tuple(map(int, lhs_contract)), tuple(map(int, rhs_contract))
-    lhs_batch, rhs_batch = tuple(map(int, lhs_batch)), tuple(map(int, rhs_batch))
     rhs = jnp.asarray(rhs)
+    check_dot_general_shapes(lhs.shape, rhs.shape, dimension_numbers)
     dtype = preferred_element_type or jnp.result_type(lhs.dtype, rhs.dtype)
     nb, ns = lhs.n_batch, lhs.n_sparse
-    for l_axis, r_axis in zip(lhs_contract + lhs_batch, rhs_contract + rhs_batch, strict=True):
-        if lhs.shape[l_axis] != rhs.shape[r_axis]:
-            raise TypeError(
-                "bcoo_dot_general requires contracting and batch dimensions to have the same size; "
-                f"got lhs shape {lhs.shape} axis {l_axis} and rhs shape {rhs.shape} axis {r_axis}"
-            )
     sparse_axes = range(nb, nb + ns)
     fast = lhs_batch == tuple(range(nb)) and all(a in sparse_axes for a in lhs_contract)
     if not fast:
@@ -128,18 +122,23 @@ def bcoo_dot_general(
     """``lax.dot_general`` where one operand is a BCOO array; the result is dense.
 
     The output's axes are ordered as ``lax.dot_general``'s: batch, then lhs's free
-    axes, then rhs's. Two BCOO operands (JAX's ``bcoo_spdot_general``) raise
-    NotImplementedError.
+    axes, then rhs's. Two BCOO operands give a BCOO array (JAX's
+    ``bcoo_spdot_general``, see ``_bcoo_spdot``).
     """
     if out_sharding is not None:
         raise NotImplementedError(
             "bcoo_dot_general(out_sharding=...) is not implemented in modjax yet"
         )
     lhs_sparse, rhs_sparse = isinstance(lhs, JAXSparse), isinstance(rhs, JAXSparse)
-    if lhs_sparse and rhs_sparse:
-        raise NotImplementedError(
-            "bcoo_dot_general of two sparse arrays (bcoo_spdot_general) "
-            "is not implemented in modjax yet"
+    dimension_numbers = canonical_dimension_numbers(dimension_numbers)
+    if isinstance(lhs, BCOO) and isinstance(rhs, BCOO):
+        from modjax.experimental.sparse._bcoo_spdot import bcoo_spdot_general
+
+        return bcoo_spdot_general(
+            lhs,
+            rhs,
+            dimension_numbers=dimension_numbers,
+            preferred_element_type=preferred_element_type,
         )
     for operand in (lhs, rhs):
         if isinstance(operand, JAXSparse) and not isinstance(operand, BCOO):
@@ -178,10 +177,15 @@ def bcoo_dot_general(
 
 def matmul(lhs, rhs):
     """``lhs @ rhs`` where one operand is a BCOO array (1-D or 2-D operands contract
-    sparsely; higher ranks follow ``jnp.matmul`` through the dense form)."""
+    sparsely; higher ranks follow ``jnp.matmul`` through the dense form). Two BCOO
+    operands give a BCOO array (``_bcoo_spdot.sparse_matmul``)."""
+    if isinstance(lhs, BCOO) and isinstance(rhs, BCOO):
+        from modjax.experimental.sparse._bcoo_spdot import sparse_matmul
+
+        return sparse_matmul(lhs, rhs)
     if isinstance(lhs, JAXSparse) and isinstance(rhs, JAXSparse):
         raise NotImplementedError(
-            "matmul of two sparse arrays (bcoo_spdot_general) is not implemented in modjax yet"
+            f"matmul of {type(lhs).__name__} and {type(rhs).__name__} is not implemented in modjax"
         )
     sparse, dense = (lhs, rhs) if isinstance(lhs, JAXSparse) else (rhs, lhs)
     dense = jnp.asarray(dense)

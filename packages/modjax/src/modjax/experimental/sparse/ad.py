@@ -1,10 +1,12 @@
 """``jax.experimental.sparse.ad``: sparse-aware ``grad``, ``value_and_grad`` and Jacobians.
 
-They are modjax's transformations with one change: a sparse array among the
-differentiated arguments is differentiated through its ``data`` only (its indices
-are integers and fixed), and its derivative comes back as a sparse array with the
-same indices, i.e. the derivative restricted to its sparsity pattern. Jacobians
-add the output's axes as leading batch dimensions of that sparse array.
+They are modjax's transformations with one change: a sparse array of any format
+among the differentiated arguments is differentiated through its ``data`` only (its
+first pytree child; the index buffers are integers and fixed), and its derivative
+comes back as a sparse array with the same indices, i.e. the derivative restricted
+to its sparsity pattern. Jacobians rebuild that sparse array under ``vmap`` over the
+output's axes, as JAX does: a BCOO or BCSR gains them as leading batch dimensions;
+the 2-D formats (COO, CSR, CSC) keep their shape and get every buffer mapped.
 """
 
 from __future__ import annotations
@@ -13,9 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import modjax
-import modjax.numpy as jnp
 from modjax.experimental.sparse._base import JAXSparse
-from modjax.experimental.sparse._bcoo_array import BCOO
 from modjax.tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
 
 __all__ = ["grad", "jacfwd", "jacobian", "jacrev", "value_and_grad"]
@@ -38,12 +38,6 @@ class _SparseArgs:
         self.trees = {}
         for i in argnums:
             leaves, treedef = tree_flatten(args[i], is_leaf=_is_sparse)
-            for leaf in leaves:
-                if _is_sparse(leaf) and not isinstance(leaf, BCOO):
-                    raise NotImplementedError(
-                        f"sparse differentiation of {type(leaf).__name__} "
-                        "is not implemented in modjax"
-                    )
             self.trees[i] = (leaves, treedef)
             self.args[i] = tree_unflatten(treedef, [x.data if _is_sparse(x) else x for x in leaves])
 
@@ -55,7 +49,10 @@ class _SparseArgs:
             new = treedef.flatten_up_to(args[i])
             args[i] = tree_unflatten(
                 treedef,
-                [x._with_data(n) if _is_sparse(x) else n for x, n in zip(leaves, new, strict=True)],
+                [
+                    _with_data(x, n) if _is_sparse(x) else n
+                    for x, n in zip(leaves, new, strict=True)
+                ],
             )
         return tuple(args)
 
@@ -85,16 +82,18 @@ class _SparseArgs:
         return tuple(self.restore(i, d) for i, d in zip(self.argnums, derivatives, strict=True))
 
 
-def _sparse_like(mat: BCOO, data) -> BCOO:
-    """``mat``'s pattern holding ``data``, whose extra leading axes become batch axes."""
-    extra = data.ndim - mat.data.ndim
-    indices = jnp.broadcast_to(mat.indices, (*data.shape[:extra], *mat.indices.shape))
-    return BCOO(
-        (data, indices),
-        shape=(*data.shape[:extra], *mat.shape),
-        indices_sorted=mat.indices_sorted,
-        unique_indices=mat.unique_indices,
-    )
+def _with_data(mat: JAXSparse, data) -> JAXSparse:
+    """``mat`` with its data (first pytree child) replaced by ``data``."""
+    buffers, treedef = tree_flatten(mat)
+    return tree_unflatten(treedef, [data, *buffers[1:]])
+
+
+def _sparse_like(mat: JAXSparse, data) -> JAXSparse:
+    """``mat``'s pattern holding ``data``, mapped over ``data``'s extra leading axes."""
+    rebuild = lambda d: _with_data(mat, d)  # noqa: E731
+    for _ in range(data.ndim - mat.data.ndim):
+        rebuild = modjax.vmap(rebuild)
+    return rebuild(data)
 
 
 def _transformed(

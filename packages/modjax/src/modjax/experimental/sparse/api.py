@@ -1,39 +1,54 @@
 """``jax.experimental.sparse.api``: ``empty``, ``eye`` and ``todense`` for any format.
 
-Only the ``'bcoo'`` format exists in modjax; the others raise NotImplementedError.
+``empty`` knows the formats ``'bcoo'``, ``'bcsr'``, ``'coo'``, ``'csr'`` and ``'csc'``
+(another raises ValueError); ``eye`` knows them but ``'bcsr'`` (a KeyError, as in
+JAX, whose BCSR has no ``_eye``). Keywords other than the layout's go to the format's
+``_empty``/``_eye`` constructor, which refuses unknown ones with TypeError.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
+import modjax
 import modjax.numpy as jnp
 from modjax.experimental.sparse._base import JAXSparse
 from modjax.experimental.sparse._bcoo_array import BCOO
 from modjax.experimental.sparse._bcoo_convert import bcoo_fromdense
+from modjax.experimental.sparse._bcsr_array import BCSR
+from modjax.experimental.sparse._coo_array import COO
+from modjax.experimental.sparse._csr_array import CSC, CSR
+from modjax.experimental.sparse._todense_primitive import todense_p
+from modjax.tracecore.core import concrete_or_error
+from modjax.tree_util import tree_structure
 
 __all__ = ["empty", "eye", "todense"]
 
-
-def _check_format(sparse_format: str) -> None:
-    if sparse_format != "bcoo":
-        if sparse_format in ("bcsr", "coo", "csr", "csc"):
-            raise NotImplementedError(
-                f"sparse_format={sparse_format!r} is not implemented in modjax yet; use 'bcoo'"
-            )
-        raise ValueError(f"unrecognized sparse_format={sparse_format!r}")
+_EMPTY_FORMATS: dict[str, Any] = {"bcsr": BCSR, "bcoo": BCOO, "coo": COO, "csr": CSR, "csc": CSC}
+_EYE_FORMATS: dict[str, Any] = {"bcoo": BCOO, "coo": COO, "csr": CSR, "csc": CSC}
 
 
 def empty(
     shape: Sequence[int], dtype=None, index_dtype="int32", sparse_format: str = "bcoo", **kwds
 ) -> JAXSparse:
-    """An all-zero sparse array (``nse`` stored elements of padding, 0 by default).
+    """An all-zero sparse array (``jax.experimental.sparse.empty``).
 
-    Keywords ``n_batch``, ``n_dense`` and ``nse`` choose the layout.
+    For 'bcoo' and 'bcsr', keywords ``n_batch``, ``n_dense`` and ``nse`` choose the
+    layout (``nse`` stored elements of padding, 0 by default); the 2-D formats 'coo',
+    'csr' and 'csc' store nothing.
     """
-    _check_format(sparse_format)
+    if sparse_format not in _EMPTY_FORMATS:
+        raise ValueError(
+            f"sparse_format={sparse_format!r} not recognized; must be one of {list(_EMPTY_FORMATS)}"
+        )
+    if sparse_format != "bcoo":
+        return _EMPTY_FORMATS[sparse_format]._empty(
+            tuple(shape), dtype=dtype, index_dtype=index_dtype, **kwds
+        )
     n_batch, n_dense, nse = kwds.pop("n_batch", 0), kwds.pop("n_dense", 0), kwds.pop("nse", 0)
     if kwds:
         raise TypeError(f"empty() got unexpected keyword arguments {sorted(kwds)}")
@@ -58,16 +73,19 @@ def empty(
 def eye(
     N: int, M=None, k: int = 0, dtype=None, index_dtype="int32", sparse_format: str = "bcoo", **kwds
 ) -> JAXSparse:
-    """A sparse identity-like matrix of shape ``(N, M)`` with ones on diagonal ``k``.
+    """A sparse ``(N, M)`` matrix with ones on diagonal ``k`` (``jax.experimental.sparse.eye``).
 
-    Keywords ``n_batch`` and ``n_dense`` choose the layout.
+    For 'bcoo', keywords ``n_batch`` and ``n_dense`` choose the layout. 'bcsr' is not a
+    format of ``eye`` (KeyError, as in JAX).
     """
-    _check_format(sparse_format)
+    cls = _EYE_FORMATS[sparse_format]
+    N, k = (operator.index(concrete_or_error(v, "sparse.eye")) for v in (N, k))
+    M = N if M is None else operator.index(concrete_or_error(M, "sparse.eye"))
+    if cls is not BCOO:
+        return cls._eye(N, M, k, dtype=dtype, index_dtype=index_dtype, **kwds)
     n_batch, n_dense = kwds.pop("n_batch", 0), kwds.pop("n_dense", 0)
     if kwds:
         raise TypeError(f"eye() got unexpected keyword arguments {sorted(kwds)}")
-    N, k = int(N), int(k)
-    M = N if M is None else int(M)
     if 2 - n_batch - n_dense < 0 or n_batch < 0 or n_dense < 0:
         raise ValueError(f"Invalid inputs: shape={(N, M)}, n_dense={n_dense}, n_batch={n_batch}")
     diag = min(N, M - k) if k > 0 else min(N + k, M)
@@ -92,7 +110,13 @@ def eye(
 
 
 def todense(arr):
-    """The dense form of a sparse array; a dense array comes back unchanged."""
+    """The dense form of a sparse array of any format; a dense array comes back unchanged.
+
+    ``jax.experimental.sparse.todense``.
+    """
     if isinstance(arr, JAXSparse):
         return arr.todense()
+    if isinstance(arr, (np.ndarray, modjax.Array)):
+        # JAX binds todense_p here too: under sparsify its rule densifies a sparse value.
+        return todense_p.bind(arr, tree=tree_structure(arr))
     return arr

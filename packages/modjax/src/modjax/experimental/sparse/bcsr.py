@@ -1,23 +1,27 @@
-"""``jax.experimental.sparse.bcsr``: the BCSR format, not implemented in modjax yet.
+"""``jax.experimental.sparse.bcsr``: the BCSR format (batched compressed rows).
 
-Every name exists; constructing ``BCSR``, calling a ``bcsr_*`` function or binding a
-``bcsr_*_p`` primitive raises NotImplementedError naming it.
+Implemented (see ``_bcsr_*.py``): ``BCSR``, ``bcsr_fromdense``, ``bcsr_todense``,
+``bcsr_extract``, ``bcsr_dot_general``, ``bcsr_sum_duplicates``,
+``bcsr_eliminate_zeros``, ``bcsr_broadcast_in_dim`` and ``bcsr_concatenate`` (these
+two through their BCOO counterparts). JAX's ``bcsr_*_p`` primitives exist as names
+that raise NotImplementedError: modjax declares no sparse primitives.
 """
 
-from modjax.experimental.sparse._unimplemented import (
-    UnimplementedPrimitive,
-    unimplemented_class,
-    unimplemented_function,
+from modjax.experimental.sparse._bcsr_array import BCSR
+from modjax.experimental.sparse._bcsr_convert import (
+    bcsr_eliminate_zeros,
+    bcsr_extract,
+    bcsr_fromdense,
+    bcsr_sum_duplicates,
+    bcsr_todense,
 )
+from modjax.experimental.sparse._bcsr_dot import (
+    bcsr_broadcast_in_dim,
+    bcsr_concatenate,
+    bcsr_dot_general,
+)
+from modjax.experimental.sparse._unimplemented import UnimplementedPrimitive
 
-BCSR = unimplemented_class("BCSR")
-bcsr_broadcast_in_dim = unimplemented_function("bcsr_broadcast_in_dim")
-bcsr_concatenate = unimplemented_function("bcsr_concatenate")
-bcsr_dot_general = unimplemented_function("bcsr_dot_general")
-bcsr_extract = unimplemented_function("bcsr_extract")
-bcsr_fromdense = unimplemented_function("bcsr_fromdense")
-bcsr_sum_duplicates = unimplemented_function("bcsr_sum_duplicates")
-bcsr_todense = unimplemented_function("bcsr_todense")
 bcsr_dot_general_p = UnimplementedPrimitive("bcsr_dot_general")
 bcsr_extract_p = UnimplementedPrimitive("bcsr_extract")
 bcsr_fromdense_p = UnimplementedPrimitive("bcsr_fromdense")
@@ -29,6 +33,7 @@ __all__ = [
     "bcsr_concatenate",
     "bcsr_dot_general",
     "bcsr_dot_general_p",
+    "bcsr_eliminate_zeros",
     "bcsr_extract",
     "bcsr_extract_p",
     "bcsr_fromdense",

@@ -1,20 +1,20 @@
-"""``jax.experimental.sparse.coo``: the COO format, not implemented in modjax yet.
+"""``jax.experimental.sparse.coo``: JAX's legacy 2-D COO format (see ``_coo_array``).
 
-Every name exists; constructing ``COO``, calling a ``coo_*`` function or binding a
-``coo_*_p`` primitive raises NotImplementedError naming it.
+``COO``, ``coo_fromdense``, ``coo_todense``, ``coo_matvec`` and ``coo_matmat`` are
+implemented; JAX's ``coo_*_p`` primitives exist as names that raise
+NotImplementedError: modjax declares no sparse primitives.
 """
 
-from modjax.experimental.sparse._unimplemented import (
-    UnimplementedPrimitive,
-    unimplemented_class,
-    unimplemented_function,
+from modjax.experimental.sparse._coo_array import (
+    COO,
+    COOInfo,
+    coo_fromdense,
+    coo_matmat,
+    coo_matvec,
+    coo_todense,
 )
+from modjax.experimental.sparse._unimplemented import UnimplementedPrimitive
 
-COO = unimplemented_class("COO")
-coo_fromdense = unimplemented_function("coo_fromdense")
-coo_matmat = unimplemented_function("coo_matmat")
-coo_matvec = unimplemented_function("coo_matvec")
-coo_todense = unimplemented_function("coo_todense")
 coo_fromdense_p = UnimplementedPrimitive("coo_fromdense")
 coo_matmat_p = UnimplementedPrimitive("coo_matmat")
 coo_matvec_p = UnimplementedPrimitive("coo_matvec")
@@ -22,6 +22,7 @@ coo_todense_p = UnimplementedPrimitive("coo_todense")
 
 __all__ = [
     "COO",
+    "COOInfo",
     "coo_fromdense",
     "coo_fromdense_p",
     "coo_matmat",

@@ -1,21 +1,20 @@
-"""``jax.experimental.sparse.csr``: the CSR and CSC formats, not implemented in modjax yet.
+"""``jax.experimental.sparse.csr``: JAX's legacy 2-D CSR and CSC formats (see ``_csr_array``).
 
-Every name exists; constructing ``CSR``/``CSC``, calling a ``csr_*`` function or binding
-a ``csr_*_p`` primitive raises NotImplementedError naming it.
+``CSR``, ``CSC``, ``csr_fromdense``, ``csr_todense``, ``csr_matvec`` and
+``csr_matmat`` are implemented; JAX's ``csr_*_p`` primitives exist as names that
+raise NotImplementedError: modjax declares no sparse primitives.
 """
 
-from modjax.experimental.sparse._unimplemented import (
-    UnimplementedPrimitive,
-    unimplemented_class,
-    unimplemented_function,
+from modjax.experimental.sparse._csr_array import (
+    CSC,
+    CSR,
+    csr_fromdense,
+    csr_matmat,
+    csr_matvec,
+    csr_todense,
 )
+from modjax.experimental.sparse._unimplemented import UnimplementedPrimitive
 
-CSR = unimplemented_class("CSR")
-CSC = unimplemented_class("CSC")
-csr_fromdense = unimplemented_function("csr_fromdense")
-csr_matmat = unimplemented_function("csr_matmat")
-csr_matvec = unimplemented_function("csr_matvec")
-csr_todense = unimplemented_function("csr_todense")
 csr_fromdense_p = UnimplementedPrimitive("csr_fromdense")
 csr_matmat_p = UnimplementedPrimitive("csr_matmat")
 csr_matvec_p = UnimplementedPrimitive("csr_matvec")

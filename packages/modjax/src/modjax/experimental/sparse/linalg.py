@@ -1,13 +1,10 @@
-"""``jax.experimental.sparse.linalg``: sparse solvers, not implemented in modjax yet.
+"""``jax.experimental.sparse.linalg``: ``spsolve`` and ``lobpcg_standard``.
 
-``spsolve``, ``spsolve_p`` and ``lobpcg_standard`` exist and raise NotImplementedError
-naming themselves.
+``spsolve`` (``_spsolve``) solves a CSR system on the host with scipy, as JAX does on CPU;
+``lobpcg_standard`` (``_lobpcg``) finds the top-k eigenpairs of a symmetric operator.
 """
 
-from modjax.experimental.sparse._unimplemented import UnimplementedPrimitive, unimplemented_function
-
-spsolve = unimplemented_function("linalg.spsolve")
-lobpcg_standard = unimplemented_function("linalg.lobpcg_standard")
-spsolve_p = UnimplementedPrimitive("spsolve")
+from modjax.experimental.sparse._lobpcg import lobpcg_standard
+from modjax.experimental.sparse._spsolve import spsolve, spsolve_p
 
 __all__ = ["lobpcg_standard", "spsolve", "spsolve_p"]
