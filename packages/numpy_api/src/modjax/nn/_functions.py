@@ -19,6 +19,7 @@ import numpy as np
 import modjax.numpy as jnp
 from modjax import lax
 from modjax.autodiff import custom_jvp, stop_gradient
+from modjax.runtime import jit
 from modjax.numpy._util import aval, canonical_dtype, promote_args_inexact
 from modjax.scipy.special import logsumexp
 from modjax.tracecore.options import softmax_custom_jvp
@@ -68,6 +69,7 @@ def _inexact(name: str, x: Any):
 
 
 @custom_jvp
+@jit
 def relu(x):
     """Compute the rectified linear unit ``max(x, 0)`` elementwise (jax.nn.relu).
 
@@ -80,6 +82,7 @@ relu.defjvps(lambda g, ans, x: lax.select_n(jnp.greater(x, 0), lax.full_like(g, 
 
 
 @custom_jvp
+@jit
 def relu6(x):
     """Compute ``min(max(x, 0), 6)`` elementwise (jax.nn.relu6).
 
@@ -95,12 +98,14 @@ relu6.defjvps(
 )
 
 
+@jit
 def leaky_relu(x, negative_slope=0.01):
     """Compute ``x`` for ``x >= 0`` and ``negative_slope * x`` below (jax.nn.leaky_relu)."""
     x = jnp.asarray(x)
     return jnp.where(jnp.greater_equal(x, 0), x, jnp.multiply(negative_slope, x))
 
 
+@jit
 def elu(x, alpha=1.0):
     """Compute the exponential linear unit elementwise (jax.nn.elu)."""
     x = jnp.asarray(x)
@@ -111,6 +116,7 @@ def elu(x, alpha=1.0):
     return jnp.where(positive, x, jnp.multiply(alpha, jnp.expm1(safe)))
 
 
+@jit
 def celu(x, alpha=1.0):
     """Compute the continuously differentiable ELU elementwise (jax.nn.celu)."""
     x = jnp.asarray(x)
@@ -143,10 +149,12 @@ def gelu(x, approximate: bool = True):
     if approximate:
         inner = jnp.multiply(const(math.sqrt(2 / math.pi)), x + const(0.044715) * x**3)
         return jnp.multiply(x, jnp.multiply(const(0.5), jnp.add(const(1.0), jnp.tanh(inner))))
-    cdf = jnp.divide(lax.erfc(jnp.multiply(x, const(-math.sqrt(0.5)))), const(2.0))
-    return jnp.multiply(x, cdf)
+    # JAX's order: (0.5 x) erfc(-x sqrt(1/2)); halving erfc first would flush its tiny values.
+    half_x = jnp.multiply(const(0.5), x)
+    return jnp.multiply(half_x, lax.erfc(jnp.multiply(jnp.negative(x), const(math.sqrt(0.5)))))
 
 
+@jit
 def hard_tanh(x):
     """Clip ``x`` to [-1, 1] elementwise (jax.nn.hard_tanh)."""
     x = jnp.asarray(x)
@@ -156,11 +164,13 @@ def hard_tanh(x):
 # --- sigmoids and their relatives ---------------------------------------------------------
 
 
+@partial(jit, inline=True)
 def sigmoid(x):
     """Compute the logistic sigmoid ``1 / (1 + exp(-x))`` elementwise (jax.nn.sigmoid)."""
     return lax.logistic(jnp.asarray(x))
 
 
+@jit
 def silu(x):
     """Compute the SiLU (swish) activation ``x * sigmoid(x)`` elementwise (jax.nn.silu)."""
     x = jnp.asarray(x)
@@ -170,27 +180,32 @@ def silu(x):
 swish = silu
 
 
+@jit
 def softplus(x):
     """Compute ``log(1 + exp(x))`` elementwise without overflow (jax.nn.softplus)."""
     return jnp.logaddexp(x, 0)
 
 
+@jit
 def log_sigmoid(x):
     """Compute ``log(sigmoid(x))`` elementwise, stably (jax.nn.log_sigmoid)."""
     return jnp.negative(softplus(jnp.negative(_inexact("log_sigmoid", x))))
 
 
+@jit
 def soft_sign(x):
     """Compute ``x / (|x| + 1)`` elementwise (jax.nn.soft_sign)."""
     x = _inexact("soft_sign", x)
     return jnp.divide(x, jnp.add(jnp.abs(x), 1))
 
 
+@jit
 def hard_sigmoid(x):
     """Compute ``relu6(x + 3) / 6`` elementwise (jax.nn.hard_sigmoid)."""
     return jnp.divide(relu6(jnp.add(x, 3.0)), 6.0)
 
 
+@jit
 def hard_silu(x):
     """Compute ``x * hard_sigmoid(x)`` elementwise (jax.nn.hard_silu)."""
     x = jnp.asarray(x)
@@ -200,6 +215,7 @@ def hard_silu(x):
 hard_swish = hard_silu
 
 
+@jit
 def sparse_plus(x):
     """Compute the sparse plus: 0 below -1, ``x`` above 1, ``(x + 1)**2 / 4`` between.
 
@@ -210,23 +226,28 @@ def sparse_plus(x):
     return jnp.where(jnp.less_equal(x, -1.0), 0.0, jnp.where(jnp.greater_equal(x, 1.0), x, middle))
 
 
+@jit
 def sparse_sigmoid(x):
     """Compute the sparse sigmoid ``clip((x + 1) / 2, 0, 1)`` (jax.nn.sparse_sigmoid)."""
     return jnp.multiply(0.5, jnp.clip(jnp.add(x, 1.0), 0.0, 2.0))
 
 
+@jit
 def squareplus(x, b=4):
     """Compute ``(x + sqrt(x**2 + b)) / 2`` elementwise (jax.nn.squareplus)."""
     x = _inexact("squareplus", x)
     return jnp.divide(jnp.add(x, jnp.sqrt(jnp.add(jnp.square(x), b))), 2)
 
 
+@jit
 def mish(x):
     """Compute ``x * tanh(softplus(x))`` elementwise (jax.nn.mish)."""
     x = _inexact("mish", x)
     return jnp.multiply(x, jnp.tanh(softplus(x)))
 
 
+@custom_jvp
+@jit
 def log1mexp(x):
     """Compute ``log(1 - exp(-x))`` elementwise, accurately for small and large ``x``.
 
@@ -241,6 +262,10 @@ def log1mexp(x):
     return jnp.where(small, near, far)
 
 
+log1mexp.defjvps(lambda g, ans, x: jnp.divide(g, jnp.expm1(x)))
+
+
+@jit
 def identity(x):
     """Return ``x`` (jax.nn.identity)."""
     return jnp.asarray(x)
@@ -251,6 +276,7 @@ def tanh(x, /):
     return jnp.tanh(x)
 
 
+@partial(jit, static_argnames=("axis",))
 def glu(x, axis: int = -1):
     """Compute the gated linear unit ``a * sigmoid(b)`` of the halves of ``x`` (jax.nn.glu)."""
     x = jnp.asarray(x)
@@ -309,6 +335,7 @@ def _softmax_custom_jvp(axis, primals, tangents):
     return y, jnp.multiply(y, jnp.subtract(x_dot, total))
 
 
+@partial(jit, static_argnames=("axis",))
 def log_softmax(x, axis=-1, where=None):
     """Compute ``x - logsumexp(x)`` along ``axis``, stably (jax.nn.log_softmax).
 
@@ -326,6 +353,7 @@ def log_softmax(x, axis=-1, where=None):
     return result
 
 
+@partial(jit, static_argnames=("axis", "keepdims"))
 def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
     """Compute ``log(mean(exp(x)))`` along ``axis``, stably (jax.nn.logmeanexp)."""
     x = _inexact("logmeanexp", x)
@@ -335,6 +363,7 @@ def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
     return jnp.subtract(lse, jnp.log(count.astype(lse.dtype)))
 
 
+@partial(jit, static_argnames=("axis", "algorithm"))
 def standardize(
     x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None, *, algorithm: str = "fast"
 ):

@@ -251,10 +251,19 @@ def log2(x, /):
     return _log_base(x, 2.0)
 
 
+# 1 / log(10), rounded once to the dtype: JAX multiplies by it (log2 divides by log(2)).
+_ONE_OVER_LOG10 = 0.4342944819032518
+
+
 def log10(x, /):
     """Compute the base-10 logarithm elementwise (jax.numpy.log10)."""
     (x,) = promote_args_inexact("log10", x)
-    return _log_base(x, 10.0)
+    dtype = _dtype(x)
+    if kind(dtype) == "c":  # scale the parts: a complex product would turn -inf into NaN
+        log = lax.log(x)
+        scale = np.array(_ONE_OVER_LOG10, lax._common.real_dtype(dtype))
+        return lax.complex(lax.mul(lax.real(log), scale), lax.mul(lax.imag(log), scale))
+    return lax.mul(lax.log(x), np.array(_ONE_OVER_LOG10, dtype))
 
 
 def positive(x, /):
@@ -950,6 +959,7 @@ def float_power(x1, x2, /):
     return lax.pow(x1, x2)
 
 
+@compiled_on_values  # one program eagerly, as JAX's jitted hypot: 1 + r*r may fuse
 def hypot(x1, x2, /):
     """Compute ``sqrt(x1**2 + x2**2)`` elementwise without undue overflow (jax.numpy.hypot).
 
