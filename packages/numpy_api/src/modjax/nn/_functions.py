@@ -19,8 +19,8 @@ import numpy as np
 import modjax.numpy as jnp
 from modjax import lax
 from modjax.autodiff import custom_jvp, stop_gradient
-from modjax.runtime import jit
 from modjax.numpy._util import aval, canonical_dtype, promote_args_inexact
+from modjax.runtime import jit
 from modjax.scipy.special import logsumexp
 from modjax.tracecore.options import softmax_custom_jvp
 
