@@ -169,6 +169,10 @@ _TOKENS = (
 )
 
 
+def _sparse_module():
+    return importlib.import_module("modjax.experimental.sparse")
+
+
 def _layout_module():
     return importlib.import_module("modjax.experimental.layout")
 
@@ -859,6 +863,17 @@ TABLE: dict[str, Entry | Excluded] = {
     "add_any": bound({}, X, X),
     "zeros_like": bound({"aval": ShapedArray((2, 3), F32)}),
     "name": bound({"name": "w"}, X),
+    # jax.experimental.sparse: todense is the identity on a dense array (it densifies
+    # under sparsify); spsolve's operands must be a nonsingular CSR matrix's buffers.
+    "todense": via(
+        lambda x: _sparse_module().todense(x),
+        X,
+        **without("printing", why="its tree param, a PyTreeDef, prints as text only"),
+    ),
+    "spsolve": Excluded(
+        "its operands must be the buffers of a nonsingular CSR matrix; test_sparse_sparsify.py "
+        "checks it against scipy eagerly, under jit, jvp and grad"
+    ),
     "create_token": Excluded(_TOKENS),
     "after_all": Excluded(_TOKENS),
     "custom_lin": Excluded(

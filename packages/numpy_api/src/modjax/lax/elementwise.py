@@ -253,10 +253,6 @@ def _abs_jvp(g, ans, x):
     return div(dot, nonzero)  # 0 at x == 0, as JAX
 
 
-def _one_minus_square(x):
-    return sub(const(x, 1), mul(x, x))
-
-
 def _expm1_jvp(g, ans, x, accuracy=None):
     if accuracy is AccuracyMode.HIGHEST:  # as JAX: exp(x) at that accuracy, not ans + 1
         return mul(g, exp(x, accuracy=accuracy))
@@ -303,7 +299,7 @@ exp_p = unary_primitive("exp", INEXACT, _accurate_unary(hlo.exponential))
 defjvp2(exp_p, lambda g, ans, x, accuracy=None: mul(g, ans))
 defvectorized(exp_p)
 exp2_p = unary_primitive("exp2", INEXACT, _AccurateLowering(_exp2_lowering))
-defjvp2(exp2_p, lambda g, ans, x, accuracy=None: mul(g, mul(ans, strong_const(x, math.log(2)))))
+defjvp2(exp2_p, lambda g, ans, x, accuracy=None: mul(log(strong_const(x, 2)), mul(g, ans)))
 defvectorized(exp2_p)
 log_p = unary_primitive("log", INEXACT, _accurate_unary(hlo.log))
 defjvp(log_p, lambda g, x, accuracy=None: div(g, x))
@@ -348,10 +344,11 @@ asinh_p = unary_primitive("asinh", INEXACT, _hlo_unary(chlo.asinh))
 defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(mul(x, x), const(x, 1)))))
 defvectorized(asinh_p)
 acosh_p = unary_primitive("acosh", INEXACT, _hlo_unary(chlo.acosh))
-defjvp(acosh_p, lambda g, x: div(g, mul(sqrt(sub(x, const(x, 1))), sqrt(add(x, const(x, 1))))))
+# JAX's forms (x^2 - 1, not (x - 1)(x + 1); atanh's 1/(1+x) g/(1-x)): JAX's rounding.
+defjvp(acosh_p, lambda g, x: mul(g, rsqrt(sub(square(x), const(x, 1)))))
 defvectorized(acosh_p)
 atanh_p = unary_primitive("atanh", INEXACT, _hlo_unary(chlo.atanh))
-defjvp(atanh_p, lambda g, x: div(g, _one_minus_square(x)))
+defjvp(atanh_p, lambda g, x: mul(integer_pow(add(const(x, 1), x), -1), div(g, sub(const(x, 1), x))))
 defvectorized(atanh_p)
 sqrt_p = unary_primitive("sqrt", INEXACT, _accurate_unary(hlo.sqrt))
 defjvp2(sqrt_p, lambda g, ans, x, accuracy=None: div(mul(g, strong_const(x, 0.5)), ans))  # inf at 0
