@@ -323,16 +323,16 @@ cos_p = unary_primitive("cos", INEXACT, _accurate_unary(hlo.cosine, real_only=Tr
 defjvp(cos_p, lambda g, x, accuracy=None: neg(mul(g, sin(x, accuracy=accuracy))))
 defvectorized(cos_p)
 tan_p = unary_primitive("tan", INEXACT, _accurate_unary(hlo.tan))
-defjvp2(tan_p, lambda g, ans, x, accuracy=None: mul(g, add(strong_const(x, 1), mul(ans, ans))))
+defjvp2(tan_p, lambda g, ans, x, accuracy=None: mul(g, add(strong_const(x, 1), square(ans))))
 defvectorized(tan_p)
 asin_p = unary_primitive("asin", INEXACT, _hlo_unary(chlo.asin))
-defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(strong_const(x, 1), mul(x, x)))))
+defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(strong_const(x, 1), square(x)))))
 defvectorized(asin_p)
 acos_p = unary_primitive("acos", INEXACT, _hlo_unary(chlo.acos))
-defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(sub(strong_const(x, 1), mul(x, x))))))
+defjvp(acos_p, lambda g, x: mul(g, neg(rsqrt(sub(strong_const(x, 1), square(x))))))
 defvectorized(acos_p)
 atan_p = unary_primitive("atan", INEXACT, _hlo_unary(chlo.atan))
-defjvp(atan_p, lambda g, x: div(g, add(strong_const(x, 1), mul(x, x))))
+defjvp(atan_p, lambda g, x: div(g, add(strong_const(x, 1), square(x))))
 defvectorized(atan_p)
 sinh_p = unary_primitive("sinh", INEXACT, _hlo_unary(chlo.sinh))
 defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
@@ -341,7 +341,7 @@ cosh_p = unary_primitive("cosh", INEXACT, _hlo_unary(chlo.cosh))
 defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
 defvectorized(cosh_p)
 asinh_p = unary_primitive("asinh", INEXACT, _hlo_unary(chlo.asinh))
-defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(mul(x, x), const(x, 1)))))
+defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(square(x), const(x, 1)))))
 defvectorized(asinh_p)
 acosh_p = unary_primitive("acosh", INEXACT, _hlo_unary(chlo.acosh))
 # JAX's forms (x^2 - 1, not (x - 1)(x + 1); atanh's 1/(1+x) g/(1-x)): JAX's rounding.
@@ -670,10 +670,10 @@ def integer_pow(x, y: int):
 
 
 def _square_lowering(ctx, x):
-    # as JAX: x * x, chlo.square for complex numbers
-    if kind(ctx.avals_in[0].dtype) == "c":
-        return chlo.square(x)
-    return hlo.multiply(x, x)
+    # as JAX: x * x for integers, chlo.square otherwise (XLA fuses the two differently)
+    if kind(ctx.avals_in[0].dtype) in "iub":
+        return hlo.multiply(x, x)
+    return chlo.square(x)
 
 
 square_p = unary_primitive("square", NUM, _square_lowering)
@@ -870,7 +870,7 @@ def _minmax_jvp_rhs(g, ans, x, y):
 
 def _atan2_jvp(g, x, y, *, wrt_x: bool):
     numerator = y if wrt_x else neg(x)  # d atan2(x, y) = (y dx - x dy) / (x^2 + y^2)
-    return mul(g, div(numerator, add(mul(x, x), mul(y, y))))
+    return mul(g, div(numerator, add(square(x), square(y))))
 
 
 add_p = binary_primitive("add", NUM, _hlo_binary(hlo.add))

@@ -219,16 +219,20 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
 
 
-def _erf_jvp(g, x):
-    return ew.mul(g, ew.mul(_jvp_c(_TWO_OVER_SQRT_PI, x), ew.exp(ew.neg(ew.mul(x, x)))))
+def _gaussian_jvp(scale: float):
+    # JAX's form: scale * (g * exp(-x^2)), so derivatives round as JAX's.
+    def jvp(g, x):
+        return ew.mul(_jvp_c(scale, x), ew.mul(g, ew.exp(ew.neg(ew.square(x)))))
+
+    return jvp
 
 
-def _erfc_jvp(g, x):
-    return ew.neg(_erf_jvp(g, x))
+_erf_jvp = _gaussian_jvp(_TWO_OVER_SQRT_PI)
+_erfc_jvp = _gaussian_jvp(-_TWO_OVER_SQRT_PI)
 
 
 def _erf_inv_jvp(g, ans, x):
-    return ew.mul(g, ew.mul(_jvp_c(_SQRT_PI_OVER_TWO, x), ew.exp(ew.mul(ans, ans))))
+    return ew.mul(_jvp_c(_SQRT_PI_OVER_TWO, x), ew.mul(g, ew.exp(ew.square(ans))))
 
 
 def _bessel_i0e_jvp(g, ans, x):
