@@ -163,7 +163,14 @@ def ndtr(x):
     """
     x = _float32_or_64(x, _SEE_DOCSTRING)
     x = lax.convert_element_type(x, x.dtype)  # strongly typed, as JAX's (its constants are)
-    return jnp.multiply(0.5, lax.erfc(jnp.multiply(x, -math.sqrt(0.5))))
+    dtype = x.dtype.type
+    # JAX's form (bits and derivative alike): erf near 0, erfc in the tails.
+    half_sqrt_2 = dtype(0.5) * np.sqrt(2.0, dtype=dtype)
+    w = lax.mul(x, half_sqrt_2)
+    z = lax.abs(w)
+    near_zero, by_erf = lax.lt(z, half_sqrt_2), lax.add(dtype(1.0), lax.erf(w))
+    tails = lax.select(lax.gt(w, dtype(0.0)), lax.sub(dtype(2.0), lax.erfc(z)), lax.erfc(z))
+    return lax.mul(dtype(0.5), lax.select(near_zero, by_erf, tails))
 
 
 def _norm_logpdf(x):
