@@ -43,6 +43,13 @@ def check(m, expected):
 cases = st.tuples(st.sampled_from(LAYOUTS), st.integers(0, 2**16))
 
 
+def case_arrays(case):
+    """The dense array of a drawn case and its BCOO in the case's (n_batch, n_dense)."""
+    (nb, nd), seed = case
+    x = dense(seed)
+    return x, BCOO.fromdense(x, n_batch=nb, n_dense=nd)
+
+
 # --- reshape -------------------------------------------------------------------------
 
 # JAX 0.10.2: bcoo_reshape of a (2, 3, 4) array per layout and new shape:
@@ -93,9 +100,7 @@ def test_reshape_arguments_and_errors():
 @settings(max_examples=examples(6), deadline=None)
 @given(cases)
 def test_reshape_and_sum_keepdims_property(case):
-    (nb, nd), seed = case
-    x = dense(seed)
-    m = BCOO.fromdense(x, n_batch=nb, n_dense=nd)
+    x, m = case_arrays(case)
     for new_shape in [(2, 3, 2, 2), (2, 1, 3, 4)]:
         try:
             out = m.reshape(new_shape)
@@ -166,9 +171,7 @@ def test_broadcast_in_dim(target):
 @settings(max_examples=examples(6), deadline=None)
 @given(cases)
 def test_slice_dynamic_slice_rev_property(case):
-    (nb, nd), seed = case
-    x = dense(seed)
-    m = BCOO.fromdense(x, n_batch=nb, n_dense=nd)
+    x, m = case_arrays(case)
     out = sparse.bcoo_slice(m, start_indices=(0, 0, 1), limit_indices=(2, 3, 4), strides=(1, 2, 2))
     check(out, x[:, ::2, 1::2])
     out = sparse.bcoo_slice(m, start_indices=(1, 1, 1), limit_indices=(2, 2, 3))

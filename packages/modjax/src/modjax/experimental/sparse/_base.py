@@ -1,8 +1,9 @@
 """``JAXSparse``: the base class of modjax's sparse arrays (``jax.experimental.sparse.JAXSparse``).
 
 It holds the static ``shape`` and gives the array-like surface every format shares
-(``ndim``, ``size``, ``T``, ``len``, ``block_until_ready``, the repr). Arithmetic a
-format does not define raises NotImplementedError naming the class and the method.
+(``dtype``, ``ndim``, ``size``, ``T``, ``len``, ``block_until_ready``, the repr).
+Arithmetic a format does not define raises NotImplementedError naming the class and
+the method.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ class JAXSparse(abc.ABC):
         self.shape = tuple(operator.index(d) for d in shape)
 
     @property
-    @abc.abstractmethod
-    def dtype(self): ...
+    def dtype(self):
+        return self.data.dtype
 
     @property
     @abc.abstractmethod
@@ -53,7 +54,14 @@ class JAXSparse(abc.ABC):
         return self.shape[0]
 
     def _repr_fields(self) -> str:
-        return f", nse={self.nse}"
+        # As JAX's JAXSparse: batch and dense counts only where a format has them.
+        text = f", nse={self.nse}"
+        n_batch, n_dense = getattr(self, "n_batch", 0), getattr(self, "n_dense", 0)
+        if n_batch:
+            text += f", n_batch={n_batch}"
+        if n_dense:
+            text += f", n_dense={n_dense}"
+        return text
 
     def __repr__(self) -> str:
         name = type(self).__name__

@@ -114,10 +114,6 @@ class BCOO(JAXSparse):
         return self.indices.shape[-2]
 
     @property
-    def dtype(self):
-        return self.data.dtype
-
-    @property
     def n_batch(self) -> int:
         return self.indices.ndim - 2
 
@@ -128,14 +124,6 @@ class BCOO(JAXSparse):
     @property
     def n_dense(self) -> int:
         return self.data.ndim - 1 - self.n_batch
-
-    def _repr_fields(self) -> str:
-        text = f", nse={self.nse}"
-        if self.n_batch:
-            text += f", n_batch={self.n_batch}"
-        if self.n_dense:
-            text += f", n_dense={self.n_dense}"
-        return text
 
     def _with_data(self, data) -> BCOO:
         """The same sparsity pattern holding other data (same batch/nse/dense layout)."""

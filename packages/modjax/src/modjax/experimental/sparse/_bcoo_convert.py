@@ -18,6 +18,7 @@ import modjax
 import modjax.numpy as jnp
 from modjax.experimental.sparse._base import JAXSparse
 from modjax.experimental.sparse._bcoo_array import BCOO
+from modjax.experimental.sparse._format_checks import fromdense_nse_context
 from modjax.experimental.sparse.util import (
     SparseEfficiencyError,
     SparseEfficiencyWarning,
@@ -94,11 +95,7 @@ def _count_nonzero(mat, *, n_batch: int, n_dense: int):
     return counts.max() if counts.size else jnp.zeros((), counts.dtype)
 
 
-_NSE_CONTEXT = (
-    "the nse argument of bcoo_fromdense: the number of stored elements depends on the "
-    "values of mat, so BCOO.fromdense() under jit or another transformation needs nse "
-    "passed as a Python int"
-)
+_NSE_CONTEXT = fromdense_nse_context("bcoo_fromdense", "BCOO.fromdense")
 
 
 def bcoo_fromdense(

@@ -172,15 +172,30 @@ def _expand_dims(mat, newaxis_dims: list[int]):
     return bcoo_broadcast_in_dim(mat, shape=tuple(shape), broadcast_dimensions=tuple(kept))
 
 
-def _static_route(mat: BCOO, items: list):
-    """JAX's static-slice indexing; None when an integer is out of range."""
-    start, limit, strides, rev, squeeze, newaxis = [], [], [], [], [], []
+def _indexed_axes(mat: BCOO, items: list, squeeze: list[int], newaxis: list[int]):
+    """Walk the (expanded) index ``items`` over the axes of ``mat``.
+
+    Yields ``(axis, size, item)`` for each integer or slice. A ``None`` yields nothing:
+    the position it takes in the result (after the axes so far, less those the caller
+    has put in ``squeeze``) is appended to ``newaxis``. An integer on an axis of size 0
+    raises IndexError.
+    """
     axis = 0
     for item in items:
         if item is None:
-            newaxis.append(len(start) - len(squeeze) + len(newaxis))
+            newaxis.append(axis - len(squeeze) + len(newaxis))
             continue
         size = mat.shape[axis]
+        if not isinstance(item, slice) and size == 0:
+            raise IndexError(f"index is out of bounds for axis {axis} with size 0")
+        yield axis, size, item
+        axis += 1
+
+
+def _static_route(mat: BCOO, items: list):
+    """JAX's static-slice indexing; None when an integer is out of range."""
+    start, limit, strides, rev, squeeze, newaxis = [], [], [], [], [], []
+    for axis, size, item in _indexed_axes(mat, items, squeeze, newaxis):
         if isinstance(item, slice):
             a, b, s = item.indices(size)
             if s < 0:
@@ -195,8 +210,6 @@ def _static_route(mat: BCOO, items: list):
                 strides.append(s)
         else:
             i = int(item)
-            if size == 0:
-                raise IndexError(f"index is out of bounds for axis {axis} with size 0")
             if not -size <= i < size:
                 return None
             i = i + size if i < 0 else i
@@ -204,7 +217,6 @@ def _static_route(mat: BCOO, items: list):
             limit.append(i + 1)
             strides.append(1)
             squeeze.append(axis)
-        axis += 1
     out = mat
     if not (
         all(a == 0 for a in start) and tuple(limit) == mat.shape and all(s == 1 for s in strides)
@@ -225,13 +237,8 @@ def _static_route(mat: BCOO, items: list):
 def _dynamic_route(mat: BCOO, items: list):
     starts: list[Any] = []
     sizes, squeeze, newaxis = [], [], []
-    axis = 0
     trivial = True
-    for item in items:
-        if item is None:
-            newaxis.append(len(starts) - len(squeeze) + len(newaxis))
-            continue
-        size = mat.shape[axis]
+    for axis, size, item in _indexed_axes(mat, items, squeeze, newaxis):
         if isinstance(item, slice):
             a, b, s = item.indices(size)
             if s != 1:
@@ -243,13 +250,10 @@ def _dynamic_route(mat: BCOO, items: list):
             sizes.append(max(b - a, 0))
             trivial = trivial and (a, sizes[-1]) == (0, size)
         else:
-            if size == 0:
-                raise IndexError(f"index is out of bounds for axis {axis} with size 0")
             starts.append(item if isinstance(item, Tracer) else jnp.asarray(item))
             sizes.append(1)
             squeeze.append(axis)
             trivial = False
-        axis += 1
     out = mat
     if not trivial:
         dtype = jnp.result_type(*(s for s in starts if not isinstance(s, int)))

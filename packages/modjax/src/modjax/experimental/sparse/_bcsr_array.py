@@ -142,10 +142,6 @@ class BCSR(JAXSparse):
         return self.indices.shape[-1]
 
     @property
-    def dtype(self):
-        return self.data.dtype
-
-    @property
     def n_batch(self) -> int:
         return self.indices.ndim - 1
 
@@ -160,14 +156,6 @@ class BCSR(JAXSparse):
     @property
     def _sparse_shape(self) -> tuple[int, ...]:
         return tuple(self.shape[self.n_batch : self.n_batch + 2])
-
-    def _repr_fields(self) -> str:
-        text = f", nse={self.nse}"
-        if self.n_batch:
-            text += f", n_batch={self.n_batch}"
-        if self.n_dense:
-            text += f", n_dense={self.n_dense}"
-        return text
 
     # --- pytree ------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from modjax.experimental.sparse._bcoo_convert import _count_nonzero, bcoo_fromde
 from modjax.experimental.sparse._bcoo_indices import bcoo_eliminate_zeros, bcoo_sum_duplicates
 from modjax.experimental.sparse._bcsr_array import BCSR, validate_bcsr_indices
 from modjax.experimental.sparse._csr_indices import pointer_rows, row_pointers
-from modjax.experimental.sparse._format_checks import static_nse
+from modjax.experimental.sparse._format_checks import fromdense_nse_context, static_nse
 from modjax.experimental.sparse.util import map_batched
 
 __all__ = [
@@ -84,11 +84,7 @@ def bcsr_from_bcoo(arr: BCOO) -> BCSR:
 
 # --- dense conversions -----------------------------------------------------------------
 
-_NSE_CONTEXT = (
-    "the nse argument of bcsr_fromdense: the number of stored elements depends on the "
-    "values of mat, so BCSR.fromdense() under jit or another transformation needs nse "
-    "passed as a Python int"
-)
+_NSE_CONTEXT = fromdense_nse_context("bcsr_fromdense", "BCSR.fromdense")
 
 
 def bcsr_fromdense(

@@ -22,6 +22,7 @@ from modjax.experimental.sparse._base import JAXSparse
 from modjax.experimental.sparse._bcoo_dot import bcoo_dot_general
 from modjax.experimental.sparse._bcsr_array import BCSR
 from modjax.experimental.sparse._bcsr_convert import bcsr_from_bcoo, bcsr_to_bcoo
+from modjax.lax.dot import check_dot_general_shapes
 
 __all__ = ["bcsr_broadcast_in_dim", "bcsr_concatenate", "bcsr_dot_general", "bcsr_matmul"]
 
@@ -30,6 +31,7 @@ _ONLY_BCSR_DENSE = "bcsr_dot_general currently implemented for BCSR lhs and ndar
 
 
 def _axes(axes) -> tuple[int, ...]:
+    # A single int stands for one axis, as in JAX's bcsr_dot_general.
     return (int(axes),) if isinstance(axes, (int, np.integer)) else tuple(int(a) for a in axes)
 
 
@@ -63,17 +65,8 @@ def _bcsr_dense(lhs: BCSR, rhs, dimension_numbers, preferred_element_type):
     (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
     lhs_contract, rhs_contract = _axes(lhs_contract), _axes(rhs_contract)
     lhs_batch, rhs_batch = _axes(lhs_batch), _axes(rhs_batch)
-    for kind, l_axes, r_axes in (
-        ("contracting", lhs_contract, rhs_contract),
-        ("batch", lhs_batch, rhs_batch),
-    ):
-        l_shape = tuple(lhs.shape[a] for a in l_axes)
-        r_shape = tuple(rhs.shape[a] for a in r_axes)
-        if l_shape != r_shape:
-            raise TypeError(
-                f"dot_general requires {kind} dimensions to have the same shape, "
-                f"got {l_shape} and {r_shape}."
-            )
+    numbers = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))
+    check_dot_general_shapes(lhs.shape, rhs.shape, numbers)
     if lhs_batch and max(lhs_batch) >= lhs.n_batch:
         raise NotImplementedError(
             "bcsr_dot_general batch dimensions must be among the batch dimensions in the "
@@ -84,7 +77,7 @@ def _bcsr_dense(lhs: BCSR, rhs, dimension_numbers, preferred_element_type):
     out = bcoo_dot_general(
         bcsr_to_bcoo(lhs),
         rhs,
-        dimension_numbers=((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)),
+        dimension_numbers=numbers,
         preferred_element_type=preferred_element_type,
     )
     if preferred_element_type is None:  # JAX's dtype: the operands' (int8 stays int8)

@@ -23,7 +23,12 @@ import numpy as np
 import modjax
 import modjax.numpy as jnp
 from modjax.experimental.sparse._base import JAXSparse
-from modjax.experimental.sparse._format_checks import check_dtype, check_shape, static_nse
+from modjax.experimental.sparse._format_checks import (
+    check_dtype,
+    check_shape,
+    fromdense_nse_context,
+    static_nse,
+)
 from modjax.tree_util import register_pytree_node
 
 __all__ = [
@@ -33,6 +38,8 @@ __all__ = [
     "coo_matmat",
     "coo_matvec",
     "coo_todense",
+    "diagonal_entries",
+    "matrix_and_nse",
     "nonzero_entries",
     "product_buffers",
     "promoted_operands",
@@ -89,10 +96,6 @@ class COO(JAXSparse):
     def nse(self) -> int:
         return self.data.size
 
-    @property
-    def dtype(self):
-        return self.data.dtype
-
     @classmethod
     def fromdense(cls, mat, *, nse=None, index_dtype=np.int32) -> COO:
         """Create a COO matrix from a dense 2-D array (see ``coo_fromdense``)."""
@@ -111,20 +114,12 @@ class COO(JAXSparse):
     @classmethod
     def _eye(cls, N: int, M: int, k: int, *, dtype=None, index_dtype="int32") -> COO:
         """Ones on diagonal ``k`` of an ``(N, M)`` matrix (``sparse.eye``'s 'coo')."""
-        size = diagonal_size(N, M, k)
-        if size <= 0:
+        entries = diagonal_entries(N, M, k, dtype)
+        if entries is None:
             return cls._empty((N, M), dtype=dtype, index_dtype=index_dtype)
-        rows, cols = diagonal_positions(size, k)
-        return cls(
-            (
-                jnp.ones((size,), dtype),
-                jnp.asarray(rows).astype(index_dtype),
-                jnp.asarray(cols).astype(index_dtype),
-            ),
-            shape=(N, M),
-            rows_sorted=True,
-            cols_sorted=True,
-        )
+        data, rows, cols = entries
+        rows, cols = (jnp.asarray(a).astype(index_dtype) for a in (rows, cols))
+        return cls((data, rows, cols), shape=(N, M), rows_sorted=True, cols_sorted=True)
 
     def _sort_indices(self) -> COO:
         """A copy with entries ordered by row, then column (``self`` if rows are sorted)."""
@@ -184,15 +179,17 @@ def promoted_operands(data, other):
     return data.astype(dtype), other.astype(dtype)
 
 
-def diagonal_size(N: int, M: int, k: int) -> int:
-    """How many entries diagonal ``k`` of an ``(N, M)`` matrix has (<= 0: none)."""
-    return min(N, M - k) if k > 0 else min(N + k, M)
+def diagonal_entries(N: int, M: int, k: int, dtype) -> tuple[Any, Any, Any] | None:
+    """The ones on diagonal ``k`` of an ``(N, M)`` matrix, row by row (None: it has none).
 
-
-def diagonal_positions(size: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Rows and columns of the ``size`` entries of diagonal ``k``."""
+    ``(data, rows, cols)``: ``data`` holds ones of ``dtype``; ``rows`` and ``cols`` are
+    NumPy arrays, which each format turns into its index buffers.
+    """
+    size = min(N, M - k) if k > 0 else min(N + k, M)
+    if size <= 0:
+        return None
     steps = np.arange(size)
-    return steps + max(-k, 0), steps + max(k, 0)
+    return jnp.ones((size,), dtype), steps + max(-k, 0), steps + max(k, 0)
 
 
 # --- conversions -----------------------------------------------------------------------
@@ -209,16 +206,23 @@ def nonzero_entries(mat, nse: int):
     return data, row, col, stored
 
 
+def matrix_and_nse(function: str, mat, nse) -> tuple[Any, int]:
+    """The arguments of ``function`` (``coo_fromdense``, ``csr_fromdense``), checked.
+
+    ``mat`` as a 2-D array and ``nse`` as a Python int: by default the number of
+    nonzeros, which needs a concrete ``mat``.
+    """
+    mat = jnp.asarray(mat)
+    check_shape(mat.ndim == 2, f"{function} expects a 2-D array; got shape {mat.shape}")
+    if nse is None:
+        nse = jnp.count_nonzero(mat)
+    return mat, static_nse(nse, fromdense_nse_context(function))
+
+
 @partial(modjax.jit, static_argnames=("nse", "index_dtype"))
 def _fromdense_buffers(mat, *, nse, index_dtype):
     data, row, col, _ = nonzero_entries(mat, nse)
     return data, row.astype(index_dtype), col.astype(index_dtype)
-
-
-_NSE_CONTEXT = (
-    "the nse argument of {}: the number of stored elements depends on the values of "
-    "mat, so under jit or another transformation pass nse as a Python int"
-)
 
 
 def coo_fromdense(mat, *, nse=None, index_dtype=jnp.int32) -> COO:
@@ -228,11 +232,7 @@ def coo_fromdense(mat, *, nse=None, index_dtype=jnp.int32) -> COO:
     larger ``nse`` pads with zeros at ``(0, 0)``, a smaller one drops the last nonzeros.
     The rows of the result are sorted.
     """
-    mat = jnp.asarray(mat)
-    check_shape(mat.ndim == 2, f"coo_fromdense expects a 2-D array; got shape {mat.shape}")
-    if nse is None:
-        nse = jnp.count_nonzero(mat)
-    nse = static_nse(nse, _NSE_CONTEXT.format("coo_fromdense"))
+    mat, nse = matrix_and_nse("coo_fromdense", mat, nse)
     bufs = _fromdense_buffers(mat, nse=nse, index_dtype=np.dtype(index_dtype))
     return COO(bufs, shape=mat.shape, rows_sorted=True)
 

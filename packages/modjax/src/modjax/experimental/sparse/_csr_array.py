@@ -25,15 +25,15 @@ import modjax.numpy as jnp
 from modjax.experimental.sparse._base import JAXSparse
 from modjax.experimental.sparse._coo_array import (
     check_product,
-    diagonal_positions,
-    diagonal_size,
+    diagonal_entries,
+    matrix_and_nse,
     nonzero_entries,
     product_buffers,
     promoted_operands,
     todense_buffers,
 )
 from modjax.experimental.sparse._csr_indices import pointer_rows, row_pointers
-from modjax.experimental.sparse._format_checks import check_dtype, check_shape, static_nse
+from modjax.experimental.sparse._format_checks import check_dtype, check_shape
 from modjax.tree_util import register_pytree_node
 
 __all__ = ["CSC", "CSR", "csr_fromdense", "csr_matmat", "csr_matvec", "csr_todense"]
@@ -45,6 +45,8 @@ class _Compressed(JAXSparse):
     data: Any
     indices: Any
     indptr: Any
+    # Whether the buffers are those of the CSR transpose (CSC) rather than of self (CSR).
+    _transposed: bool
 
     def __init__(self, args: tuple[Any, Any, Any], *, shape: Sequence[int]):
         self.data, self.indices, self.indptr = (jnp.asarray(a) for a in args)
@@ -53,10 +55,6 @@ class _Compressed(JAXSparse):
     @property
     def nse(self) -> int:
         return self.data.size
-
-    @property
-    def dtype(self):
-        return self.data.dtype
 
     def tree_flatten(self):
         return (self.data, self.indices, self.indptr), {"shape": self.shape}
@@ -83,6 +81,15 @@ class _Compressed(JAXSparse):
     def _check_axes(self, axes) -> None:
         check_shape(axes is None, f"{type(self).__name__}.transpose takes no axes; got axes={axes}")
 
+    def __matmul__(self, other):
+        data, other = promoted_operands(self.data, other)
+        if other.ndim not in (1, 2):
+            raise NotImplementedError(f"matmul with object of shape {other.shape}")
+        what = "csr_matvec" if other.ndim == 1 else "csr_matmat"
+        # A CSC's buffers are its transpose's CSR: multiply by that CSR, transposed.
+        shape = self.shape[::-1] if self._transposed else self.shape
+        return _csr_product(what, data, self.indices, self.indptr, other, shape, self._transposed)
+
 
 class CSR(_Compressed):
     """Compressed-row 2-D sparse matrix: ``CSR((data, indices, indptr), shape=(n, m))``.
@@ -92,6 +99,8 @@ class CSR(_Compressed):
     >>> CSR.fromdense(jnp.array([[0., 2.], [1., 0.]]))
     CSR(float32[2, 2], nse=2)
     """
+
+    _transposed = False
 
     @property
     def _bufs(self) -> tuple[Any, Any, Any]:
@@ -110,19 +119,13 @@ class CSR(_Compressed):
     @classmethod
     def _eye(cls, N: int, M: int, k: int, *, dtype=None, index_dtype="int32") -> CSR:
         """Ones on diagonal ``k`` of an ``(N, M)`` matrix (``sparse.eye``'s 'csr')."""
-        size = diagonal_size(N, M, k)
-        if size <= 0:
+        entries = diagonal_entries(N, M, k, dtype)
+        if entries is None:
             return cls._empty((N, M), dtype=dtype, index_dtype=index_dtype)
-        rows, cols = diagonal_positions(size, k)
+        data, rows, cols = entries
         indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=N))])
-        return cls(
-            (
-                jnp.ones((size,), dtype),
-                jnp.asarray(cols).astype(index_dtype),
-                jnp.asarray(indptr).astype(index_dtype),
-            ),
-            shape=(N, M),
-        )
+        indices, indptr = (jnp.asarray(a).astype(index_dtype) for a in (cols, indptr))
+        return cls((data, indices, indptr), shape=(N, M))
 
     def todense(self):
         """The dense matrix (duplicates summed)."""
@@ -133,13 +136,6 @@ class CSR(_Compressed):
         self._check_axes(axes)
         return CSC((self.data, self.indices, self.indptr), shape=self.shape[::-1])
 
-    def __matmul__(self, other):
-        data, other = promoted_operands(self.data, other)
-        if other.ndim not in (1, 2):
-            raise NotImplementedError(f"matmul with object of shape {other.shape}")
-        what = "csr_matvec" if other.ndim == 1 else "csr_matmat"
-        return _csr_product(what, data, self.indices, self.indptr, other, self.shape, False)
-
 
 class CSC(_Compressed):
     """Compressed-column 2-D sparse matrix: ``CSC((data, indices, indptr), shape=(n, m))``.
@@ -147,6 +143,8 @@ class CSC(_Compressed):
     ``indices`` are rows and ``indptr`` points into the columns; the buffers are those
     of the CSR transpose. JAX's legacy format; ``nse`` is ``data.size``.
     """
+
+    _transposed = True
 
     @classmethod
     def fromdense(cls, mat, *, nse=None, index_dtype=np.int32) -> CSC:
@@ -172,13 +170,6 @@ class CSC(_Compressed):
         self._check_axes(axes)
         return CSR((self.data, self.indices, self.indptr), shape=self.shape[::-1])
 
-    def __matmul__(self, other):
-        data, other = promoted_operands(self.data, other)
-        if other.ndim not in (1, 2):
-            raise NotImplementedError(f"matmul with object of shape {other.shape}")
-        what = "csr_matvec" if other.ndim == 1 else "csr_matmat"
-        return _csr_product(what, data, self.indices, self.indptr, other, self.shape[::-1], True)
-
 
 for _cls in (CSR, CSC):
     register_pytree_node(_cls, _cls.tree_flatten, _cls.tree_unflatten)
@@ -202,15 +193,7 @@ def csr_fromdense(mat, *, nse=None, index_dtype=np.int32) -> CSR:
     larger ``nse`` pads with zeros past ``indptr[-1]``, a smaller one drops the last
     nonzeros.
     """
-    mat = jnp.asarray(mat)
-    check_shape(mat.ndim == 2, f"csr_fromdense expects a 2-D array; got shape {mat.shape}")
-    if nse is None:
-        nse = jnp.count_nonzero(mat)
-    nse = static_nse(
-        nse,
-        "the nse argument of csr_fromdense: the number of stored elements depends on the "
-        "values of mat, so under jit or another transformation pass nse as a Python int",
-    )
+    mat, nse = matrix_and_nse("csr_fromdense", mat, nse)
     bufs = _fromdense_buffers(mat, nse=nse, index_dtype=np.dtype(index_dtype))
     return CSR(bufs, shape=mat.shape)
 

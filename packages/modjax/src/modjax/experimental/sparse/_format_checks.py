@@ -5,7 +5,8 @@ mismatched dtypes of ``data`` and the dense operand, a non-integer index array).
 modjax raises an error that is both what such a mistake is (ValueError for shapes,
 TypeError for dtypes) and the AssertionError JAX raises, with a message naming the
 operation and the arrays. ``static_nse`` reads a number of stored elements that
-must be known when tracing.
+must be known when tracing; ``fromdense_nse_context`` is what its error says for the
+``nse`` of a ``*_fromdense``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ import numpy as np
 
 from modjax.tracecore.core import concrete_or_error
 
-__all__ = ["SparseDtypeError", "SparseShapeError", "check_dtype", "check_shape", "static_nse"]
+__all__ = [
+    "SparseDtypeError",
+    "SparseShapeError",
+    "check_dtype",
+    "check_shape",
+    "fromdense_nse_context",
+    "static_nse",
+]
 
 
 class SparseShapeError(ValueError, AssertionError):
@@ -45,3 +53,17 @@ def static_nse(nse, context: str) -> int:
     if not isinstance(value, int):
         value = np.asarray(value).item()
     return operator.index(value)
+
+
+def fromdense_nse_context(function: str, method: str | None = None) -> str:
+    """The error context for a traced ``nse`` of ``function`` (``bcoo_fromdense``...).
+
+    ``method`` (``BCOO.fromdense``...) is named as what needs the Python int where given.
+    """
+    head = (
+        f"the nse argument of {function}: the number of stored elements depends on the "
+        "values of mat, so "
+    )
+    if method is None:
+        return head + "under jit or another transformation pass nse as a Python int"
+    return head + f"{method}() under jit or another transformation needs nse passed as a Python int"

@@ -16,6 +16,7 @@ from modjax.experimental.sparse._sparsify_rules import (
     Rule,
     check_integer_pow,
     sparse_rules,
+    stack_by_concatenation,
 )
 
 __all__ = ["sparse_rules_bcsr"]
@@ -64,13 +65,7 @@ def _concatenate_rule(primitive, *mats, dimension):
 
 
 def _stack_rule(primitive, *mats, axis):
-    shape = mats[0].shape
-    expanded_shape = (*shape[:axis], 1, *shape[axis:])
-    dims = tuple(d if d < axis else d + 1 for d in range(len(shape)))
-    expanded = [
-        bcsr.bcsr_broadcast_in_dim(m, shape=expanded_shape, broadcast_dimensions=dims) for m in mats
-    ]
-    return [bcsr.bcsr_concatenate(expanded, dimension=axis)]
+    return [stack_by_concatenation(mats, axis, bcsr.bcsr_broadcast_in_dim, bcsr.bcsr_concatenate)]
 
 
 sparse_rules_bcsr["integer_pow"] = _integer_pow_rule

@@ -29,6 +29,7 @@ __all__ = [
     "densifying_primitives",
     "is_sparse",
     "sparse_rules",
+    "stack_by_concatenation",
     "unimplemented_rule_error",
 ]
 
@@ -253,14 +254,21 @@ sparse_rules["squeeze"] = _standard_rule("bcoo_squeeze")
 sparse_rules["gather"] = _standard_rule("bcoo_gather")
 
 
-def _stack_rule(primitive, *mats, axis):
+def stack_by_concatenation(mats, axis: int, broadcast_in_dim, concatenate):
+    """``stack`` of sparse arrays, as JAX's sparse rules (BCOO and BCSR) do it.
+
+    Each array gains a size-1 axis ``axis`` with the format's ``broadcast_in_dim``;
+    the arrays are then joined along it with the format's ``concatenate``.
+    """
     shape = mats[0].shape
     expanded_shape = (*shape[:axis], 1, *shape[axis:])
     dims = tuple(d if d < axis else d + 1 for d in range(len(shape)))
-    expanded = [
-        bcoo.bcoo_broadcast_in_dim(m, shape=expanded_shape, broadcast_dimensions=dims) for m in mats
-    ]
-    return [bcoo.bcoo_concatenate(expanded, dimension=axis)]
+    expanded = [broadcast_in_dim(m, shape=expanded_shape, broadcast_dimensions=dims) for m in mats]
+    return concatenate(expanded, dimension=axis)
+
+
+def _stack_rule(primitive, *mats, axis):
+    return [stack_by_concatenation(mats, axis, bcoo.bcoo_broadcast_in_dim, bcoo.bcoo_concatenate)]
 
 
 sparse_rules["stack"] = _stack_rule
