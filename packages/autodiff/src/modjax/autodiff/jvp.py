@@ -14,7 +14,14 @@ from collections.abc import Callable, Sequence
 
 from modjax.tracecore import dtypes
 from modjax.tracecore import source_info as source_info_util
-from modjax.tracecore.core import Primitive, Trace, Tracer, set_current_trace, to_aval
+from modjax.tracecore.core import (
+    Primitive,
+    Trace,
+    Tracer,
+    set_current_trace,
+    short_repr,
+    to_aval,
+)
 from modjax.tracecore.dce import default_params_updater
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr
@@ -69,6 +76,15 @@ class JVPTracer(Tracer):
     def _origin(self) -> str:
         primal = self.primal
         return primal._origin() if isinstance(primal, Tracer) else ""
+
+    def _short_repr(self) -> str:
+        # Under grad the tangent is staged into the linear jaxpr (JAX's GradTracer
+        # shows only its type); under jvp it is a value like the primal.
+        tangent = self.tangent
+        if isinstance(tangent, Tracer) and getattr(tangent._trace, "stages_linear_map", False):
+            typeof_tangent = to_aval(tangent).str_short(short_dtypes=True)
+            return f"GradTracer(primal={short_repr(self.primal)}, typeof(tangent)={typeof_tangent})"
+        return f"JVPTracer(primal={short_repr(self.primal)}, tangent={short_repr(tangent)})"
 
 
 class JVPTrace(Trace):

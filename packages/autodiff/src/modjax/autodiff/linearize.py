@@ -42,6 +42,7 @@ class LinearizeTrace(JaxprTrace):
     """
 
     __slots__ = ()
+    stages_linear_map = True
 
     def process_primitive(self, primitive, args, params):
         """Bind ``primitive`` now if all operands are known; else record (or split) it."""

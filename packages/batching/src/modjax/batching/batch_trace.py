@@ -175,6 +175,9 @@ class BatchTracer(Tracer):
         named = f" (axis_name={name})" if name is not None else ""
         return f" It is a value batched by vmap{named} along axis {self.batch_dim}."
 
+    def _short_repr(self) -> str:
+        return f"VmapTracer(aval={self.aval}, batched={to_aval(self.val)})"
+
 
 class BatchTrace(Trace):
     """The vmap interpreter (jax's BatchTrace): runs batching rules for one mapped axis."""

@@ -19,6 +19,7 @@ from modjax.tracecore.abstract import ShapedArray, ShapeDtypeStruct
 from modjax.tracecore.state import Ref as ConcreteRef
 from modjax.tracecore.tokens import Token
 from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure
+from modjax.tracecore.wrapped_fun import check_array_arguments, debug_info
 
 from .array import ArrayImpl, _canonical_host_value
 from .extended import ExtendedArray
@@ -186,6 +187,17 @@ class CallArgs:
             self.donated = tuple(tree_flatten(marks)[0])
         else:
             self.donated = (False,) * len(self.leaves)
+
+    def avals(self, fun: Callable) -> tuple[ShapedArray, ...]:
+        """Return each leaf's aval; a leaf that is no array raises JAX's TypeError naming it."""
+        try:
+            return tuple(leaf_aval(x) for x in self.leaves)
+        except TypeError:
+            static_pos = tuple(k for k, _, _ in self.statics if isinstance(k, int))
+            static_names = tuple(k for k, _, _ in self.statics if isinstance(k, str))
+            info = debug_info(fun, self.args, self.kwargs, static_pos, static_names)
+            check_array_arguments(fun, self.leaves, info.arg_names, leaf_aval)
+            raise
 
     def bound_function(self, fun: Callable) -> Callable:
         """Return ``fun`` with the static arguments filled in, taking the dynamic ones."""

@@ -37,7 +37,6 @@ from .arguments import (
     broadcast_shardings,
     committed_of,
     flat_shardings,
-    leaf_aval,
     normalize_indices,
     normalize_names,
     validate_argnames,
@@ -419,7 +418,7 @@ class JitFunction:
         call = CallArgs(self, args, kwargs)
         if _state.trace is not _eval_trace or any(isinstance(x, core.Tracer) for x in call.leaves):
             return self.call_traced(call)
-        in_avals = tuple(leaf_aval(x) for x in call.leaves)
+        in_avals = call.avals(self.fun)
         if refs.takes_refs(self, call, in_avals):
             return refs.call_with_refs(self, call, in_avals)
         device, committed = self.placement(call, in_avals)
@@ -441,7 +440,7 @@ class JitFunction:
         call = CallArgs(self, args, kwargs)
         if any(isinstance(x, core.Tracer) for x in call.leaves):
             return self.call_traced(call), None, False
-        in_avals = tuple(leaf_aval(x) for x in call.leaves)
+        in_avals = call.avals(self.fun)
         if refs.takes_refs(self, call, in_avals):
             return refs.call_with_refs(self, call, in_avals), None, False
         device, committed = self.placement(call, in_avals)

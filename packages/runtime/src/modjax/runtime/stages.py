@@ -383,7 +383,7 @@ def _formats(tree, layouts, shardings):
 
 def _prepare_aot(fn: JitFunction, args, kwargs):
     call = CallArgs(fn, args, kwargs)
-    in_avals = tuple(leaf_aval(x) for x in call.leaves)
+    in_avals = call.avals(fn.fun)
     device, committed = _spec_placement(call.leaves)
     if (
         fn.in_shardings is not None

@@ -547,7 +547,16 @@ class Tracer:
         return fn(self)
 
     def __repr__(self) -> str:
-        return f"Traced<{self.aval.str_short()}>with<{type(self._trace).__name__}>"
+        return self._short_repr()
+
+    def _short_repr(self) -> str:
+        """Return the one-line form JAX prints for a tracer (``Tracer._short_repr``)."""
+        return f"{type(self).__name__}<{self.aval}>"
+
+
+def short_repr(value) -> str:
+    """Return a tracer's one-line form, or ``str`` of any other value."""
+    return value._short_repr() if isinstance(value, Tracer) else str(value)
 
 
 def operator_index(value) -> int:

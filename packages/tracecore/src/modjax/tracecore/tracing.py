@@ -33,7 +33,14 @@ from .sharding_types import (
 )
 from .traceback_util import api_boundary
 from .tree_util import tree_flatten, tree_unflatten
-from .wrapped_fun import DebugInfo, WrappedFun, debug_info, flatten_fun, wrap_init
+from .wrapped_fun import (
+    DebugInfo,
+    WrappedFun,
+    check_array_arguments,
+    debug_info,
+    flatten_fun,
+    wrap_init,
+)
 
 __all__ = [
     "JaxprTrace",
@@ -61,6 +68,9 @@ class JaxprTracer(Tracer):
 
     def _origin(self) -> str:
         return self._trace.describe(self.var)
+
+    def _short_repr(self) -> str:
+        return f"JitTracer({self.aval})"
 
 
 class JaxprTrace(Trace):
@@ -284,8 +294,13 @@ def make_jaxpr(
         info = debug_info(fun, args, kwargs, static_argnums=tuple(static_pos))
         args_flat, in_tree = tree_flatten((dynamic, kwargs))
         flat_fun, out_tree = flatten_fun(wrap_init(bound, info), in_tree)
+        try:
+            in_avals = [arg_aval(x) for x in args_flat]
+        except TypeError:
+            check_array_arguments(fun, args_flat, info.arg_names, arg_aval)
+            raise
         with _bind_axis_env(axis_env):
-            jaxpr, consts = trace_to_jaxpr(flat_fun, [arg_aval(x) for x in args_flat])
+            jaxpr, consts = trace_to_jaxpr(flat_fun, in_avals)
         closed = ClosedJaxpr(jaxpr, consts)
         if not return_shape:
             return closed

@@ -16,6 +16,8 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from . import source_info as source_info_util
 from .tree_util import tree_flatten, tree_unflatten
 
@@ -99,6 +101,30 @@ def _func_name(fun: Callable) -> str:
     while isinstance(fun, functools.partial):
         fun = fun.func
     return getattr(fun, "__name__", None) or type(fun).__name__
+
+
+def check_array_arguments(fun: Callable, leaves: Sequence, arg_names, aval_of: Callable) -> None:
+    """Raise JAX's TypeError for the first leaf that is no array, naming its path.
+
+    Called once ``aval_of`` has failed on some leaf: a leaf of an unsupported type (a
+    string, an arbitrary object) gets the message JAX's jit and make_jaxpr give; a
+    numpy array of an unsupported dtype is left to ``aval_of``'s own error.
+    """
+    names = arg_names or ()
+    for i, x in enumerate(leaves):
+        if isinstance(x, np.ndarray | np.generic):
+            continue
+        try:
+            aval_of(x)
+        except TypeError as err:
+            path = names[i] if i < len(names) else f"flat argument {i}"
+            raise TypeError(
+                f"Error interpreting argument to {fun!r} as an abstract array. The "
+                f"problematic value is of type {type(x)} and was passed to the function "
+                f"at path {path}.\nThis typically means that a jit-wrapped function was "
+                "called with a non-array argument, and this argument was not marked as "
+                "static using the static_argnums or static_argnames parameters of jax.jit."
+            ) from err
 
 
 def debug_info(
