@@ -267,6 +267,10 @@ def test_conv_hypothesis_against_loops(groups, stride, kernel, padding, lhs_dil,
     lhs = rng.standard_normal((2, 2 * groups, 5, 4)).astype(np.float32)
     rhs = rng.standard_normal((2 * groups, 2, kernel + 1, kernel)).astype(np.float32)
     case = (lhs.shape, rhs.shape, (stride, 1), padding, lhs_dil, rhs_dil, None, groups, 1)
+    if isinstance(padding, str) and lhs_dil != (1, 1):  # JAX refuses: the size is ambiguous
+        with pytest.raises(ValueError, match="String padding is not implemented"):
+            _conv_fn(case)(A(lhs), A(rhs))
+        return
     assert_close(_conv_fn(case)(A(lhs), A(rhs)), _conv_reference(case, lhs, rhs), 1e-4)
 
 

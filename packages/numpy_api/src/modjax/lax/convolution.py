@@ -632,6 +632,13 @@ def conv_general_dilated(
     lhs_dilation = _ints(lhs_dilation, "lhs_dilation", nsp)
     rhs_dilation = _ints(rhs_dilation, "rhs_dilation", nsp)
     if isinstance(padding, str):
+        if any(d != 1 for d in lhs_dilation):
+            # Which output size a dilated input's "SAME" means is ambiguous: JAX refuses it.
+            raise ValueError(
+                "String padding is not implemented for transposed convolution using this "
+                "op. Please either exactly specify the required padding or use "
+                "conv_transpose."
+            )
         lhs_sp = [la.shape[d] for d in dnums.lhs_spec[2:]]
         rhs_sp = [
             dilate_dim(ra.shape[d], r)
