@@ -493,3 +493,16 @@ def test_total_order_comparisons_match_jax():
         False,
         False,
     ]
+
+
+def test_logistic_of_bfloat16_is_jaxs_bits():
+    # JAX lowers logistic as 1 / (1 + exp(-x)); XLA's own logistic rounds bfloat16 otherwise.
+    # The bit patterns below are JAX 0.10.2's inputs and jax.nn.sigmoid outputs.
+    x_bits = [
+        [16354, 16077, 16251, 16399, 16367, 49018],
+        [16243, 48667, 48595, 16082, 15892, 16314],
+    ]
+    want = [[16218, 16153, 16186, 16231, 16221, 16012], [16184, 16109, 16115, 16154, 16137, 16207]]
+    x = np.array(x_bits, np.uint16).view(ml_dtypes.bfloat16)
+    got = np.asarray(lax.logistic(x)).view(np.uint16)
+    np.testing.assert_array_equal(got, np.array(want, np.uint16))
