@@ -30,7 +30,7 @@ from modjax.tracecore.core import Primitive
 from ._continuous import _exponential, _normal_real, _two, _uniform
 from ._discrete import _rademacher_impl
 from ._keys import split
-from ._prng import is_key_dtype
+from ._prng import is_key_dtype, threefry_prng_impl
 from ._sampler_args import (
     check_safe_to_cast,
     check_shape,
@@ -111,7 +111,13 @@ def _gamma_impl(key, a, *, log_space):
     per_key = int(np.prod(a_shape[key.ndim :], dtype=np.int64))
     keys = key.reshape(-1) if key.ndim else key.reshape(1)
     keys = vmap(lambda k: split(k, per_key))(keys).reshape(-1)
-    samples = vmap(partial(_gamma_one, log_space=log_space))(keys, a.reshape(-1))
+    one = partial(_gamma_one, log_space=log_space)
+    if key.dtype._impl is threefry_prng_impl:
+        samples = vmap(one)(keys, a.reshape(-1))
+    else:
+        # JAX samples elementwise in a loop for the other implementations: the bits of rbg
+        # keys under vmap differ from one key's, so only the loop gives JAX's numbers.
+        samples = lax.map(lambda args: one(*args), (keys, a.reshape(-1)))
     return samples.reshape(a_shape)
 
 
