@@ -265,7 +265,9 @@ def test_cumulative_dtypes_as_jax():
     ]:
         x = np.ones(3, dtype)
         assert jnp.cumsum(x).dtype == cum and jnp.cumprod(x).dtype == cum
-        assert jnp.cumulative_sum(x).dtype == api and jnp.cumulative_prod(x).dtype == api
+        assert jnp.cumulative_sum(x).dtype == api
+        # JAX 0.10.2 widens only the sum: the product keeps the dtype (bool: int32).
+        assert jnp.cumulative_prod(x).dtype == cum
     check(jnp.cumsum(np.arange(4), dtype=np.float16), [0, 1, 3, 6], np.float16)
     check(jnp.cumsum(np.full(3, 100, np.int8)), np.array([100, -56, 44], np.int8))
     check(jnp.cumsum(np.float32(3)), np.cumsum(np.float32(3)), np.float32)  # 0-d: flattened

@@ -4,8 +4,9 @@
 
 Dtypes follow JAX: ``cumsum``/``cumprod`` keep the input's dtype (int8 stays
 int8 and wraps) except that bool accumulates in the default integer;
-the Array API's ``cumulative_sum``/``cumulative_prod`` widen small integers
-to the default (unsigned) integer as ``sum`` does. Counting functions
+the Array API's ``cumulative_sum`` widens small integers to the default
+(unsigned) integer as ``sum`` does, ``cumulative_prod`` does not; an explicit
+bool ``dtype`` gives a bool result. Counting functions
 (``bincount``, ``histogram``) scatter-add into a static number of bins.
 """
 
@@ -78,13 +79,21 @@ def _cumulative(name: str, lax_fn, a, axis, dtype, out, *, widen: bool, nan_fill
         a = lax.reshape(a, (aval(a).size,))
         axis = 0
     axis = canonicalize_axis(axis, aval(a).ndim)
-    result = aval(a).dtype if dtype is None else canonical_dtype(dtype, name)
-    if (dtype is None and widen) or kind(result) == "b":
-        result = _widen_int(result)
     if nan_fill is not None and kind(aval(a).dtype) in "fc":
         a = lax.select_n(lax.ne(a, a), a, lax.full_like(a, nan_fill))
-    a = lax.convert_element_type(a, result)
-    return lax_fn(a, axis)
+    result = aval(a).dtype if dtype is None else canonical_dtype(dtype, name)
+    compute = result
+    if dtype is None:
+        if widen or kind(result) == "b":
+            result = compute = _widen_int(result)
+    elif kind(result) == "b":
+        # As JAX: a bool result accumulates the truth of each element in the default
+        # integer (so -1 and 1 cannot cancel) and converts the totals back to bool.
+        if kind(aval(a).dtype) != "b":
+            a = lax.ne(a, lax.full_like(a, 0))
+        compute = _widen_int(result)
+    a = lax.convert_element_type(a, compute)
+    return lax.convert_element_type(lax_fn(a, axis), result)
 
 
 def cumsum(a, axis: int | None = None, dtype=None, out=None):
@@ -126,7 +135,8 @@ def _cumulative_api(name: str, lax_fn, x, axis, dtype, include_initial: bool, in
             )
         axis = 0
     axis = canonicalize_axis(axis, ndim)
-    out = _cumulative(name, lax_fn, x, axis, dtype, None, widen=True)
+    # As JAX: only the sum widens small integers; the product keeps int8 (bool: the default int).
+    out = _cumulative(name, lax_fn, x, axis, dtype, None, widen=name == "cumulative_sum")
     if include_initial:
         shape = list(aval(out).shape)
         shape[axis] = 1

@@ -277,7 +277,8 @@ def moveaxis(a: Any, source: int | Sequence[int], destination: int | Sequence[in
             "`source` and `destination` arguments must have the same number of elements"
         )
     if len(set(src)) != len(src) or len(set(dst)) != len(dst):
-        raise ValueError(f"repeated axis in moveaxis: source={source}, destination={destination}")
+        # TypeError as JAX's (its transpose rejects the permutation).
+        raise TypeError(f"repeated axis in moveaxis: source={source}, destination={destination}")
     order = [i for i in range(n) if i not in src]
     for d, s in sorted(zip(dst, src, strict=True)):
         order.insert(d, s)

@@ -116,8 +116,11 @@ def polymul(a1, a2, *, trim_leading_zeros: bool = False):
     a1, a2 = _coefficients("polymul", *promote_dtypes_inexact(a1, a2))
     if trim_leading_zeros:
         a1, a2 = trim_zeros(a1, "f"), trim_zeros(a2, "f")
-    if aval(a1).shape[0] == 0 or aval(a2).shape[0] == 0:
-        return zeros((0,), aval(a1).dtype)
+    # As JAX: an empty polynomial is the zero polynomial [0].
+    if aval(a1).shape[0] == 0:
+        a1 = zeros((1,), aval(a1).dtype)
+    if aval(a2).shape[0] == 0:
+        a2 = zeros((1,), aval(a2).dtype)
     return convolve(a1, a2, mode="full")
 
 
@@ -125,12 +128,11 @@ def polydiv(u, v, *, trim_leading_zeros: bool = False):
     """Return the quotient and remainder of dividing polynomial ``u`` by ``v`` (jax.numpy.polydiv).
 
     The remainder keeps ``u``'s length (leading zeros included); ``trim_leading_zeros``
-    drops ``u``'s leading zeros first (concrete input only).
+    drops the remainder's leading coefficients below sqrt(eps) in magnitude, as
+    numpy's tolerance does (concrete input only).
     """
     check_arraylike("polydiv", u, v)
     u, v = _coefficients("polydiv", *promote_dtypes_inexact(u, v))
-    if trim_leading_zeros:
-        u = trim_zeros(u, "f")
     m, n = aval(u).shape[0] - 1, aval(v).shape[0] - 1
     if n < 0:
         raise ValueError("jnp.polydiv: the divisor v must have at least one coefficient")
@@ -142,7 +144,17 @@ def polydiv(u, v, *, trim_leading_zeros: bool = False):
         quotient.append(d)
         remainder = remainder.at[k : k + n + 1].add(-d * v)
     q = asarray(quotient) if quotient else zeros((1,), aval(u).dtype)
+    if trim_leading_zeros:
+        remainder = _trim_leading_small(remainder)
     return q.astype(aval(u).dtype), remainder
+
+
+def _trim_leading_small(r):
+    """Drop the leading entries of concrete ``r`` below sqrt(eps) in magnitude (all: empty)."""
+    values = np.asarray(concrete_or_error(r, "the remainder of polydiv(trim_leading_zeros=True)"))
+    tol = np.sqrt(np.finfo(values.dtype).eps)
+    big = np.flatnonzero(np.abs(values) >= tol)
+    return r[int(big[0]) if big.size else values.shape[0] :]
 
 
 def polyder(p, m: int = 1):

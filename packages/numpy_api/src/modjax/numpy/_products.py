@@ -292,10 +292,12 @@ def tensordot(
     na, nb = aval(a).ndim, aval(b).ndim
     if isinstance(axes, int | np.integer):
         n = operator.index(axes)
-        if n < 0 or n > builtins.min(na, nb):
+        if n > builtins.min(na, nb):
             raise TypeError(
                 f"Number of tensordot axes (axes {n}) exceeds input ranks ({na} and {nb})"
             )
+        # As JAX: a negative count contracts nothing (an outer product).
+        n = builtins.max(n, 0)
         ca, cb = tuple(range(na - n, na)), tuple(range(n))
     else:
         try:

@@ -640,14 +640,78 @@ def _snap(pos):
     return lax.select_n(near, pos, rounded)
 
 
+def _weights_like(weights, shape, axis):
+    """Broadcast quantile ``weights`` to ``shape``: equal to it, or to the reduced axes' sizes."""
+    wshape = aval(weights).shape
+    if wshape == tuple(shape):
+        return weights
+    if axis is None:
+        raise ValueError("Weights shape must match 'a' shape when axis is None.")
+    axes = canonicalize_axes(axis, len(shape))
+    reduced = tuple(shape[i] for i in axes)
+    if wshape != reduced:
+        raise ValueError(f"Weights shape {wshape} must match reduction axes {reduced}")
+    return lax.broadcast_in_dim(weights, tuple(shape), axes)
+
+
+def _weighted_inverted_cdf(x, w, q, skip_nan):
+    """The weighted ``inverted_cdf`` quantiles of sorted ``x`` (B..., n) with weights ``w``.
+
+    The result is the first value whose cumulative weight reaches ``q`` times the
+    total; negative or NaN weights, and (without ``skip_nan``) NaN data, give NaN.
+    """
+    dtype = aval(x).dtype
+    last_axis = aval(x).ndim - 1
+    batch = aval(x).shape[:last_axis]
+    n = aval(x).shape[last_axis]
+    nan = _isnan(x)
+    zero = lax.full_like(w, 0)
+    bad = lax.bitwise_or(lax.lt(w, zero), _isnan(w))
+    cum = lax.cumsum(lax.select_n(lax.bitwise_or(bad, nan), w, zero), axis=last_axis)
+    total = lax.squeeze(lax.slice_in_dim(cum, n - 1, n, axis=last_axis), (last_axis,))
+    q_shape = aval(q).shape
+    qn = len(q_shape)
+    out_shape = (*q_shape, *batch)
+    target = lax.mul(
+        lax.broadcast_in_dim(q, out_shape, tuple(range(qn))),
+        lax.broadcast_in_dim(total, out_shape, tuple(range(qn, len(out_shape)))),
+    )
+    full = (*out_shape, n)
+    below = lax.lt(
+        lax.broadcast_in_dim(cum, full, tuple(range(qn, len(full)))),
+        lax.broadcast_in_dim(target, full, tuple(range(len(out_shape)))),
+    )
+    index_dtype = dtypes.default_int_dtype()
+    idx = lax.reduce_sum(lax.convert_element_type(below, index_dtype), (len(out_shape),))
+    if skip_nan:
+        valid = lax.reduce_sum(
+            lax.convert_element_type(lax.bitwise_not(nan), index_dtype), (last_axis,)
+        )
+    else:
+        valid = lax.full(batch, n, index_dtype)
+    limit = lax.broadcast_in_dim(
+        lax.sub(valid, lax.full_like(valid, 1)), out_shape, tuple(range(qn, len(out_shape)))
+    )
+    idx = lax.max(lax.full_like(idx, 0), lax.min(idx, limit))
+    flat_idx = idx if qn else lax.reshape(idx, (1, *batch))
+    result = _take_last(x, flat_idx)
+    if not qn:
+        result = lax.reshape(result, batch)
+    if skip_nan:
+        nan_slice = lax.eq(valid, lax.full_like(valid, 0))
+    else:
+        nan_slice = lax.reduce_or(nan, (last_axis,))
+    force = lax.bitwise_or(lax.reduce_or(bad, (last_axis,)), nan_slice)
+    force = lax.broadcast_in_dim(force, out_shape, tuple(range(qn, len(out_shape))))
+    return lax.select_n(force, result, lax.full_like(result, np.nan, dtype))
+
+
 def _quantile(name, a, q, axis, out, method, keepdims, skip_nan, weights=None, overwrite=False):
     if out is not None or overwrite:
         family = "nanquantile" if skip_nan else "quantile"
         raise ValueError(
             f"jnp.{name}: jax.numpy.{family} does not support overwrite_input=True or out != None"
         )
-    if weights is not None:
-        raise NotImplementedError(f"The 'weights' argument to jnp.{name} is not supported yet.")
     if method not in _METHODS:
         raise ValueError(
             "method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' or "
@@ -656,6 +720,17 @@ def _quantile(name, a, q, axis, out, method, keepdims, skip_nan, weights=None, o
     a = _asarray(name, a)
     # As JAX: the result has a's dtype made inexact, whatever q's (int32 a: float32, x64 too).
     dtype = to_inexact(aval(a).dtype)
+    if weights is not None:
+        weights = _asarray(name, weights)
+        if kind(aval(weights).dtype) == "c":
+            raise ValueError("Weights cannot be complex types.")
+        if method != "inverted_cdf":
+            raise NotImplementedError(
+                f"{method} doesn't support weights. Only method 'inverted_cdf' supports weights."
+            )
+        # As JAX: data and weights are promoted together, and the result takes that type.
+        dtype = to_inexact(_util.result_type(a, weights)[0])
+        weights = _weights_like(weights, aval(a).shape, axis)
     # A Python number (median's 0.5) stays a literal of the program: as an Array it
     # would be one more operand of every call.
     q = np.asarray(q, dtype) if type(q) in (int, float) else _asarray(name, q)
@@ -682,6 +757,17 @@ def _quantile(name, a, q, axis, out, method, keepdims, skip_nan, weights=None, o
     nan = _isnan(x)
     if not skip_nan:
         any_nan = lax.reduce_or(nan, (len(batch),))
+    if weights is not None:
+        w = convert(weights, dtype, False)
+        w = lax.reshape(lax.transpose(w, tuple(rest + list(axes))), batch + (n,))
+        # NaNs sort last, whatever their sign bit, so they drop out of the cumulative weights.
+        x = lax.select_n(nan, x, lax.full_like(x, np.nan))
+        x, w = lax.sort_key_val(x, w, dimension=len(batch))
+        result = _weighted_inverted_cdf(x, w, q, skip_nan)
+        if keepdims:
+            kept = tuple(1 if i in axes else d for i, d in enumerate(av.shape))
+            result = lax.reshape(result, (*q_shape, *kept))
+        return result
     x = lax.sort(x, dimension=len(batch))
     qs = q if q_shape else lax.reshape(q, (1,))
     nq = aval(qs).shape[0]

@@ -603,18 +603,23 @@ def _unique_axis(arr, axis, return_index, return_inverse, return_counts, equal_n
 
 def unique_values(x, /, *, size: int | None = None, fill_value=None):
     """Return the unique values of ``x`` (Array API; jax.numpy.unique_values)."""
-    return unique(x, size=size, fill_value=fill_value)
+    # As JAX (and the Array API): every NaN is its own unique value here.
+    return unique(x, equal_nan=False, size=size, fill_value=fill_value)
 
 
 def unique_counts(x, /, *, size: int | None = None, fill_value=None):
     """Return the unique values of ``x`` and their counts (Array API; jax.numpy.unique_counts)."""
-    values, counts = unique(x, return_counts=True, size=size, fill_value=fill_value)
+    values, counts = unique(
+        x, return_counts=True, equal_nan=False, size=size, fill_value=fill_value
+    )
     return _UniqueCountsResult(values, counts)
 
 
 def unique_inverse(x, /, *, size: int | None = None, fill_value=None):
     """Return the unique values of ``x`` and the index of each element (jnp.unique_inverse)."""
-    values, inverse = unique(x, return_inverse=True, size=size, fill_value=fill_value)
+    values, inverse = unique(
+        x, return_inverse=True, equal_nan=False, size=size, fill_value=fill_value
+    )
     return _UniqueInverseResult(values, inverse)
 
 
@@ -625,6 +630,7 @@ def unique_all(x, /, *, size: int | None = None, fill_value=None):
         return_index=True,
         return_inverse=True,
         return_counts=True,
+        equal_nan=False,
         size=size,
         fill_value=fill_value,
     )
