@@ -1285,6 +1285,14 @@ def test_iinfo(dt, lo, hi):
     assert (int(info.min), int(info.max)) == (lo, hi)
 
 
+def test_iinfo_of_python_scalars_is_numpys():
+    # JAX passes a Python scalar to numpy: an int is int64's limits, even without x64.
+    assert dtypes.iinfo(1).dtype == np.int64
+    for value in (True, 1.0):
+        with pytest.raises(ValueError, match="Invalid integer data type"):
+            dtypes.iinfo(value)
+
+
 @pytest.mark.parametrize(
     ("fn", "dt"),
     [("finfo", np.int32), ("finfo", np.bool_), ("iinfo", np.float32), ("iinfo", np.bool_)],

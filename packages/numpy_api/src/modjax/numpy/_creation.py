@@ -12,6 +12,7 @@ import math
 import operator
 import warnings
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from modjax import lax
 from modjax.lax._common import kind
 from modjax.lax.elementwise import _convert_element_type
 from modjax.lax.structural import typed_like, vary_like
-from modjax.runtime import Array, device_put
+from modjax.runtime import Array, device_put, jit
 from modjax.tracecore import core, dtypes
 from modjax.tracecore.core import concrete_or_error
 from modjax.tracecore.sharding_types import context_mesh_sharding
@@ -526,10 +527,6 @@ def _host_scalar(value: Any, dtype: np.dtype) -> np.generic:
         return np.asarray(value).astype(dtype)[()]
 
 
-def _is_host(*values: Any) -> bool:
-    return all(not isinstance(v, ARRAY_TYPES) for v in values)
-
-
 def _num(num: Any, name: str) -> int:
     num = operator.index(np.asarray(concrete_or_error(num, f"the num argument of {name}")).item())
     if num < 0:
@@ -562,83 +559,64 @@ def linspace(
     in JAX and numpy. With ``retstep`` the step is returned too (NaN when
     there is no step). ``device`` (a Device or Sharding) places the samples.
     """
-    out = _linspace(start, stop, num, endpoint, retstep, dtype, axis)
+    check_arraylike("linspace", start, stop)
+    num = _num(num, "jnp.linspace")
+    axis = _static_axis(axis, "jnp.linspace")
+    out = _linspace(start, stop, num, endpoint, retstep, _user_dtype(dtype, "linspace"), axis)
     if retstep:
         return _placed(out[0], device, None), out[1]
     return _placed(out, device, None)
 
 
+# As in JAX, the sequences are jitted programs named _linspace, _logspace and
+# _geomspace (their equations show in jaxprs), computed on the device in the
+# computation dtype: their values are JAX's bits, not numpy's rounding.
+@partial(jit, static_argnames=("num", "endpoint", "retstep", "dtype", "axis"))
 def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
-    check_arraylike("linspace", start, stop)
-    num = _num(num, "jnp.linspace")
     out_dtype, comp = _linspace_dtypes("linspace", start, stop, dtype)
-    div = num - 1 if endpoint else num
-    if _is_host(start, stop):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            values, step = np.linspace(
-                np.asarray(start, np.float64 if kind(comp) == "f" else np.complex128),
-                np.asarray(stop, np.float64 if kind(comp) == "f" else np.complex128),
-                num,
-                endpoint=endpoint,
-                retstep=True,
-                axis=axis,
-            )
-        if kind(out_dtype) in "iu":
-            values = np.floor(values)
-        out = device_put(_host_cast(values, out_dtype))
-        if not retstep:
-            return out
-        step = np.asarray(step if div > 0 else np.full(np.shape(step), np.nan))
-        return out, device_put(_host_cast(step, comp))
-    start, stop = _as_computation(start, comp), _as_computation(stop, comp)
+    start, stop = lax.convert_element_type(start, comp), lax.convert_element_type(stop, comp)
     bshape = np.broadcast_shapes(aval(start).shape, aval(stop).shape)
     start, stop = broadcast_to(start, bshape), broadcast_to(stop, bshape)
     nd = len(bshape)
     axis = axis + nd + 1 if axis < 0 else axis
     if not 0 <= axis <= nd:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {nd + 1}")
-    delta = lax.sub(stop, start)
 
     def along(x, count):  # broadcast bound-shaped x to the output with `count` samples
         shape = bshape[:axis] + (count,) + bshape[axis:]
         return lax.broadcast_in_dim(x, shape, tuple(d for d in range(nd + 1) if d != axis))
 
-    count = num - 1 if endpoint else num
-    if num == 0:
-        out = along(start, 0)
-    elif div == 0:
-        out = along(start, 1)
-    else:
-        shape = bshape[:axis] + (count,) + bshape[axis:]
-        t = lax.div(lax.broadcasted_iota(comp, shape, axis), _host_scalar(div, comp))
+    div = num - 1 if endpoint else num
+    if num > 1:
+        step = lax.div(lax.sub(stop, start), _host_scalar(div, comp))
+        real = dtypes.finfo(comp).dtype
+        shape = bshape[:axis] + (div,) + bshape[axis:]
+        t = lax.div(lax.broadcasted_iota(real, shape, axis), _host_scalar(div, real))
+        t = lax.convert_element_type(t, comp)
         out = lax.add(
-            lax.mul(along(start, count), lax.sub(_host_scalar(1, comp), t)),
-            lax.mul(along(stop, count), t),
+            lax.mul(along(start, div), lax.sub(_host_scalar(1, comp), t)),
+            lax.mul(along(stop, div), t),
         )
         if endpoint:
             out = lax.concatenate([out, along(stop, 1)], axis)
+    elif num == 1:
+        step = lax.full(bshape, np.nan, comp) if endpoint else lax.sub(stop, start)
+        out = along(start, 1)
+    else:
+        step = lax.full((), np.nan, comp)
+        out = along(start, 0)
     if kind(out_dtype) in "iu":
         out = lax.floor(out)
     out = lax.convert_element_type(out, out_dtype)
-    if not retstep:
-        return out
-    if div == 0:
-        return out, lax.full(bshape, np.nan, comp)
-    return out, lax.div(delta, _host_scalar(div, comp))
+    return (out, step) if retstep else out
 
 
-def _host_cast(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    with np.errstate(over="ignore", invalid="ignore"):
-        if kind(dtype) != "c" and np.iscomplexobj(values):
-            values = values.real
-        return np.asarray(values).astype(dtype)
+def _user_dtype(dtype: Any, name: str) -> Any:
+    return None if dtype is None else canonical_dtype(dtype, name)
 
 
-def _as_computation(x: Any, dtype: np.dtype):
-    """Return ``x`` as a strongly typed array of ``dtype``."""
-    if isinstance(x, ARRAY_TYPES):
-        return lax.convert_element_type(x, dtype)
-    return device_put(_host_cast(np.asarray(x), dtype))
+def _static_axis(axis: Any, name: str) -> int:
+    return operator.index(concrete_or_error(axis, f"the axis argument of {name}"))
 
 
 def logspace(
@@ -650,19 +628,25 @@ def logspace(
     dtype: Any = None,
     axis: int = 0,
 ):
-    """Return ``base ** linspace(start, stop, num)`` (jax.numpy.logspace)."""
+    """Return ``base ** linspace(start, stop, num)`` (jax.numpy.logspace).
+
+    As in JAX, ``base`` broadcasts against the exponents as ``power`` does, and
+    integer dtypes truncate the powers (they do not round down first).
+    """
+    check_arraylike("logspace", start, stop, base)
+    num = _num(num, "jnp.logspace")
+    axis = _static_axis(axis, "jnp.logspace")
+    return _logspace(start, stop, num, endpoint, base, _user_dtype(dtype, "logspace"), axis)
+
+
+@partial(jit, static_argnames=("num", "endpoint", "dtype", "axis"))
+def _logspace(start, stop, num, endpoint, base, dtype, axis):
     from ._ufuncs import power
 
-    check_arraylike("logspace", start, stop, base)
     out_dtype, comp = _linspace_dtypes("logspace", start, stop, dtype)
-    exponents = linspace(start, stop, num, endpoint=endpoint, dtype=comp, axis=axis)
-    base = _as_computation(base, comp)
-    if aval(base).ndim:
-        base = lax.expand_dims(base, (axis if axis >= 0 else axis + aval(exponents).ndim,))
-    out = power(base, exponents)
-    if kind(out_dtype) in "iu":
-        out = lax.floor(out)
-    return lax.convert_element_type(out, out_dtype)
+    start, stop = lax.convert_element_type(start, comp), lax.convert_element_type(stop, comp)
+    exponents = linspace(start, stop, num, endpoint=endpoint, axis=axis)
+    return lax.convert_element_type(power(base, exponents), out_dtype)
 
 
 def geomspace(
@@ -670,49 +654,32 @@ def geomspace(
 ):
     """Return ``num`` values evenly spaced on a log scale (jax.numpy.geomspace).
 
-    Both ends must have the same sign and be nonzero; the ends are exact.
+    As in JAX, the values are ``sign * 10 ** linspace(log10(|start|), log10(|stop|))``
+    (the ends are not forced to be exact), and a zero end gives NaNs rather than
+    numpy's ValueError.
     """
     check_arraylike("geomspace", start, stop)
     num = _num(num, "jnp.geomspace")
+    axis = _static_axis(axis, "jnp.geomspace")
+    return _geomspace(start, stop, num, endpoint, _user_dtype(dtype, "geomspace"), axis)
+
+
+@partial(jit, static_argnames=("num", "endpoint", "dtype", "axis"))
+def _geomspace(start, stop, num, endpoint, dtype, axis):
+    from ._ufuncs import divide, log10, multiply, sign
+
     out_dtype, comp = _linspace_dtypes("geomspace", start, stop, dtype)
-    if _is_host(start, stop):
-        if np.any(np.asarray(start) == 0) or np.any(np.asarray(stop) == 0):
-            raise ValueError("Geometric sequence cannot include zero")
-        wide = np.complex128 if kind(comp) == "c" else np.float64
-        values = np.geomspace(
-            np.asarray(start, wide), np.asarray(stop, wide), num, endpoint=endpoint, axis=axis
-        )
-        if kind(out_dtype) in "iu":
-            values = np.floor(values.real)
-        return device_put(_host_cast(values, out_dtype))
-    if kind(comp) == "c":
-        raise NotImplementedError("jnp.geomspace with traced complex bounds is not supported yet")
-    from ._ufuncs import log10, power, sign
-
-    start, stop = _as_computation(start, comp), _as_computation(stop, comp)
-    bshape = np.broadcast_shapes(aval(start).shape, aval(stop).shape)
-    start, stop = broadcast_to(start, bshape), broadcast_to(stop, bshape)
-    ax = axis + len(bshape) + 1 if axis < 0 else axis
+    start, stop = lax.convert_element_type(start, comp), lax.convert_element_type(stop, comp)
     s = sign(start)
-    exponents = linspace(
-        log10(lax.mul(start, s)), log10(lax.mul(stop, s)), num, endpoint=endpoint, axis=ax
-    )
-    out = lax.mul(power(_host_scalar(10, comp), exponents), lax.expand_dims(s, (ax,)))
-    if num:  # the ends are exact
-        pieces = [lax.expand_dims(start, (ax,)), _slice_axis(out, 1, num, ax)]
-        if endpoint and num > 1:
-            pieces = [pieces[0], _slice_axis(out, 1, num - 1, ax), lax.expand_dims(stop, (ax,))]
-        out = lax.concatenate(pieces, ax)
-    if kind(out_dtype) in "iu":
-        out = lax.floor(out)
+    exponents = (log10(divide(start, s)), log10(divide(stop, s)))
+    out = multiply(s, logspace(*exponents, num, endpoint=endpoint))
+    ndim = aval(out).ndim
+    ax = axis + ndim if axis < 0 else axis
+    if not 0 <= ax < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    if ax:
+        out = lax.transpose(out, (*range(1, ax + 1), 0, *range(ax + 1, ndim)))
     return lax.convert_element_type(out, out_dtype)
-
-
-def _slice_axis(a, start: int, stop: int, axis: int):
-    av = aval(a)
-    starts, limits = [0] * av.ndim, list(av.shape)
-    starts[axis], limits[axis] = start, stop
-    return lax.slice(a, starts, limits)
 
 
 def eye(N: int, M: int | None = None, k: Any = 0, dtype: Any = None, *, device=None):  # noqa: N803

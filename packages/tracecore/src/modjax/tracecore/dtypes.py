@@ -841,7 +841,13 @@ def finfo(dtype: Any) -> np.finfo:
 
 
 def iinfo(dtype: Any) -> np.iinfo:
-    """Return machine limits of an integer dtype, int4 and int2 included (``jax.numpy.iinfo``)."""
+    """Return machine limits of an integer dtype, int4 and int2 included (``jax.numpy.iinfo``).
+
+    A Python scalar is taken as numpy takes it (``iinfo(1)`` is int64's limits,
+    ``iinfo(1.0)`` a ValueError), as JAX does.
+    """
+    if type(dtype) in (int, bool, float, complex):
+        return np.iinfo(dtype)
     return _iinfo(np_dtype(dtype))
 
 
