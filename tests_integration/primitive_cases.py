@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from modjax import lax, random
 from modjax.lax import linalg
-from modjax.random import _threefry
+from modjax.random import _philox, _threefry, _threefry4x32
 from modjax.runtime import device_put
 from modjax.testing import Case
 from modjax.tracecore import (
@@ -852,6 +852,20 @@ TABLE: dict[str, Entry | Excluded] = {
         lambda k, x: _threefry.threefry_2x32(k, x), raw_key(), ints(4, dtype=U32, lo=0, hi=99)
     ),
     "iota_2x32_shape": via(lambda: _threefry.iota_2x32_shape((2, 3))),
+    # The other counter-based implementations' hashes: key words then counter words.
+    "philox2x32": via(
+        _philox.philox2x32, ints(dtype=U32, lo=0, hi=99), *[ints(4, dtype=U32, lo=0, hi=2**31)] * 2
+    ),
+    "philox4x32": via(
+        _philox.philox4x32,
+        *[ints(dtype=U32, lo=0, hi=99)] * 2,
+        *[ints(4, dtype=U32, lo=0, hi=2**31)] * 4,
+    ),
+    "threefry4x32": via(
+        _threefry4x32.threefry4x32,
+        *[ints(dtype=U32, lo=0, hi=99)] * 4,
+        *[ints(4, dtype=U32, lo=0, hi=2**31)] * 4,
+    ),
     # --- batching's, autodiff's and runtime's own primitives
     "moveaxis": bound({"source": 0, "destination": 2}, f32(2, 3, 4)),
     "broadcast_batch": bound({"size": 3, "axis": 1}, X),

@@ -2,7 +2,8 @@
 
 Randomness is a value: a key is split, folded and consumed, never a global
 generator. ``_threefry`` holds the threefry2x32 primitive and the bit
-generation on raw key data, ``_keys`` the key arrays and their operations,
+generation on raw key data (``_rbg``, ``_philox`` and ``_threefry4x32`` the
+other implementations'), ``_keys`` the key arrays and their operations,
 ``_distributions`` the samplers. For the same seed and calls, the bits are
 JAX 0.10's (threefry2x32 with ``jax_threefry_partitionable`` on).
 """

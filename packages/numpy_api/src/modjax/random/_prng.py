@@ -1,8 +1,9 @@
 """PRNG implementations, the key dtype ``key<impl>``, key arrays and the key primitives.
 
 The counterpart of JAX's ``jax._src.prng``. A ``PRNGImpl`` is a set of
-functions on the raw data of one key (uint32 ``key_shape``: ``(2,)`` for
-threefry2x32, ``(4,)`` for rbg and unsafe_rbg). A typed key array has the
+functions on the raw data of one key (uint32 ``key_shape``: ``(1,)`` for
+philox2x32, ``(2,)`` for threefry2x32 and philox4x32, ``(4,)`` for
+threefry4x32, rbg and unsafe_rbg). A typed key array has the
 extended dtype ``KeyTy(impl)`` (printed ``key<fry>``), registered with
 tracecore's ``physical_element_avals`` so that lowering and runtime know its
 data is ``uint32[*shape, *key_shape]``. Traced keys are tracers of that
@@ -37,8 +38,9 @@ from modjax.tracecore.core import KeyReuseError, Primitive
 from modjax.tracecore.parse import register_param_parser
 
 from ..lax import structural as st
-from . import _rbg
+from . import _philox, _rbg
 from . import _threefry as tf
+from . import _threefry4x32 as tf4
 
 __all__ = [
     "KeyTy",
@@ -124,9 +126,46 @@ unsafe_rbg_prng_impl = PRNGImpl(
     _rbg.rbg_random_bits,
 )
 
-#: Implementations by name, as the ``impl`` argument and ``jax_default_prng_impl`` name them.
+philox2x32_prng_impl = PRNGImpl(
+    "philox2x32",
+    "phx2",
+    (1,),
+    _philox.philox2x32_seed,
+    _philox.philox2x32_split,
+    _philox.philox2x32_fold_in,
+    _philox.philox2x32_random_bits,
+)
+philox4x32_prng_impl = PRNGImpl(
+    "philox4x32",
+    "phx4",
+    (2,),
+    _philox.philox4x32_seed,
+    _philox.philox4x32_split,
+    _philox.philox4x32_fold_in,
+    _philox.philox4x32_random_bits,
+)
+threefry4x32_prng_impl = PRNGImpl(
+    "threefry4x32",
+    "fry4",
+    (4,),
+    tf4.threefry4x32_seed,
+    tf4.threefry4x32_split,
+    tf4.threefry4x32_fold_in,
+    tf4.threefry4x32_random_bits,
+)
+
+#: Implementations by name, as the ``impl`` argument and ``jax_default_prng_impl`` name them,
+#: in JAX's order of registration (the order its "Did you mean one of" message lists).
 prngs: dict[str, PRNGImpl] = {
-    p.name: p for p in (threefry_prng_impl, rbg_prng_impl, unsafe_rbg_prng_impl)
+    p.name: p
+    for p in (
+        philox2x32_prng_impl,
+        philox4x32_prng_impl,
+        threefry_prng_impl,
+        rbg_prng_impl,
+        unsafe_rbg_prng_impl,
+        threefry4x32_prng_impl,
+    )
 }
 
 # Defined here, next to its only reader (modjax.config reaches it once modjax.random is
@@ -134,7 +173,8 @@ prngs: dict[str, PRNGImpl] = {
 default_prng_impl_option = config.define_enum_option(
     "default_prng_impl",
     threefry_prng_impl.name,
-    tuple(prngs),
+    # JAX's list, in its order (its error message shows it).
+    ("threefry2x32", "threefry4x32", "rbg", "unsafe_rbg", "philox2x32", "philox4x32"),
     env_var="MODJAX_DEFAULT_PRNG_IMPL",
     help="The PRNG implementation of new keys (jax_default_prng_impl).",
 )
