@@ -10,11 +10,13 @@ derivatives with ``check_grads`` in float64; ``vmap`` against a loop.
 
 from __future__ import annotations
 
+import linalg_reference
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import modjax
 import modjax.numpy as jnp
 from modjax.autodiff import grad
 from modjax.autodiff.testing import check_grads
@@ -143,7 +145,12 @@ def test_multi_dot_matches_numpy_and_picks_the_cheap_order():
     arrs2 = [random(rng, s, np.float32) for s in [(3, 4), (4, 5)]]
     close(la.multi_dot(arrs2), np.linalg.multi_dot(arrs2), np.float32)
     with pytest.raises(ValueError, match="at least two arrays"):
+        la.multi_dot([])
+    # JAX unpacks a lone array into its rows: three (4,) vectors, so the middle one is not 2-D.
+    with pytest.raises(ValueError, match="must all be two-dimensional"):
         la.multi_dot([arrs2[0]])
+    pair = np.arange(4.0, dtype=np.float32).reshape(2, 2)
+    assert float(la.multi_dot([pair])) == 3.0  # its two rows' dot product, as in JAX
     with pytest.raises(ValueError, match="must match first dimension"):
         la.multi_dot([arrs2[0], arrs2[0]])
 
@@ -525,3 +532,16 @@ def test_solve_rejects_a_scalar_right_hand_side_with_value_error():
     # JAX 0.10.2 raises ValueError (from its vectorize) for solve(eye(3), 3.)
     with pytest.raises(ValueError):
         jnp.linalg.solve(jnp.eye(3), 3.0)
+
+
+# --- known answers recorded from JAX 0.10.2 (linalg_jax_reference.json) ----------------------
+
+_REFERENCE = linalg_reference.table("numpy.")
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"), _REFERENCE, ids=[case["name"] for case, _ in _REFERENCE]
+)
+def test_matches_jax_reference(case, expected):
+    """Structure, dtypes, weak types, values, errors and warnings as JAX gives them."""
+    linalg_reference.check(modjax, case, expected)

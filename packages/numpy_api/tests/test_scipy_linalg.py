@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import math
 
+import linalg_reference
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import modjax
 import modjax.numpy as jnp
 import modjax.scipy.linalg as sl
 from modjax.autodiff import jvp
 from modjax.autodiff.testing import check_grads
 from modjax.batching import vmap
+from modjax.runtime import jit
 from modjax.tracecore.config import enable_x64
 
 # Compile-bound: the per-package wheel check imports this module but does not rerun it.
@@ -146,7 +149,11 @@ def test_qr_svd_eigh_det_inv():
     h = hpd(rng, (4, 4))
     w, v = sl.eigh(h)
     close(w, np.linalg.eigvalsh(h), 30)
-    close(sl.eigh(np.tril(h), eigvals_only=True), w, 30)
+    # JAX symmetrizes the input: a triangle alone is the matrix (tril + tril^H) / 2.
+    lower_only = np.tril(h)
+    symmetrized = (lower_only + lower_only.T) / 2
+    close(sl.eigh(lower_only, eigvals_only=True), np.linalg.eigvalsh(symmetrized), 30)
+    close(sl.eigh(lower_only, lower=False, eigvals_only=True), np.linalg.eigvalsh(symmetrized), 30)
     with pytest.raises(NotImplementedError, match="b=None"):
         sl.eigh(h, h)
     m = general(rng, (4, 4))
@@ -241,6 +248,30 @@ def test_eigh_tridiagonal():
         sl.eigh_tridiagonal(d, e.astype(np.complex64), eigvals_only=True)
 
 
+def test_eigh_tridiagonal_eigenvectors_jit_vmap():
+    rng = np.random.default_rng(8)
+    d, e = random(rng, (2, 5)), random(rng, (2, 4))
+    w, v = map(np.asarray, sl.eigh_tridiagonal(d[0], e[0]))
+    dense = np.diag(d[0]) + np.diag(e[0], 1) + np.diag(e[0], -1)
+    close(dense @ v, v * w, 10)  # T v = v diag(w), orthonormal columns
+    close(v.T @ v, np.eye(5), 10)
+    jitted = jit(lambda a, b: sl.eigh_tridiagonal(a, b))(d[0], e[0])
+    close(jitted[1], v)  # the same start vectors (random.key(42)) under jit
+    batched = vmap(lambda a, b: sl.eigh_tridiagonal(a, b))(d, e)
+    for i in range(2):
+        close(batched[1][i], sl.eigh_tridiagonal(d[i], e[i])[1])
+
+
+def test_polar_qdwh_matches_svd_method():
+    a = random(np.random.default_rng(9), (2, 4, 3))
+    u, p = sl.polar(a)  # QDWH, batched by vectorize
+    u_svd, p_svd = sl.polar(a, method="svd")
+    close(u, u_svd, 10)
+    close(p, p_svd, 10)
+    u_left, p_left = sl.polar(np.swapaxes(a, -1, -2), side="left")
+    close(np.asarray(p_left) @ np.asarray(u_left), np.swapaxes(a, -1, -2), 10)
+
+
 def test_special_matrices():
     c, r = np.array([1.0, 2.0, 3.0]), np.array([1.0, 5.0, 6.0, 7.0])
     toe = np.array([[c[i - j] if i >= j else r[j - i] for j in range(4)] for i in range(3)])
@@ -277,3 +308,16 @@ def test_special_matrices():
         sl.hadamard(3)
     with pytest.raises(ValueError, match="at most 2 dimensions"):
         sl.block_diag(np.ones((1, 1, 1)))
+
+
+# --- known answers recorded from JAX 0.10.2 (linalg_jax_reference.json) ----------------------
+
+_REFERENCE = linalg_reference.table("scipy.")
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"), _REFERENCE, ids=[case["name"] for case, _ in _REFERENCE]
+)
+def test_matches_jax_reference(case, expected):
+    """Structure, dtypes, weak types, values, errors and warnings as JAX gives them."""
+    linalg_reference.check(modjax, case, expected)

@@ -25,6 +25,7 @@ import modjax.numpy as jnp
 import numpy as np
 from modjax import lax
 from modjax.autodiff import custom_jvp, stop_gradient
+from modjax.batching.vectorize import parse_gufunc_signature
 from modjax.lax import linalg as lax_linalg
 from modjax.lax._common import kind
 from modjax.lax.linalg.lu import lu_solve
@@ -113,7 +114,20 @@ class SVDResult(NamedTuple):
 def _inexact(name: str, *args):
     """The arguments as arrays, promoted together to an inexact dtype."""
     check_arraylike(f"jnp.linalg.{name}", *args)
-    return [jnp.asarray(a) for a in promote_dtypes_inexact(*args)]
+    return _promote_inexact_arrays(*args)
+
+
+def _promote_inexact_arrays(*args):
+    """The arguments as arrays of their common inexact dtype and common weak type.
+
+    Eager promotion may leave a weakly typed array as it is next to a strongly
+    typed one; a decomposition of it alone (``lstsq``'s SVD of ``a``) would then
+    be weak where JAX's is not, so such arrays are made strong here.
+    """
+    arrays = [jnp.asarray(a) for a in promote_dtypes_inexact(*args)]
+    if len(arrays) > 1 and not all(aval(a).weak_type for a in arrays):
+        arrays = [lax.convert_element_type(a, a.dtype) if aval(a).weak_type else a for a in arrays]
+    return arrays
 
 
 def _H(x):
@@ -129,10 +143,27 @@ def _is_complex(x) -> bool:
     return kind(aval(x).dtype) == "c"
 
 
-def _check_square(name: str, a, what: str) -> None:
-    shape = aval(a).shape
-    if len(shape) < 2 or shape[-1] != shape[-2]:
-        raise ValueError(f"{what} must have shape [..., n, n], got {shape}")
+def _check_core_dims(signature: str, *arrays) -> None:
+    """Raise ``jnp.vectorize``'s errors for ``arrays`` that do not fit ``signature``.
+
+    JAX's solves are vectorized functions, so a rank or size mismatch of the
+    core (trailing) dimensions is reported by ``vectorize`` with its message.
+    """
+    context = f"on vectorized function with excluded=frozenset() and signature={signature!r}"
+    sizes: dict[str, int] = {}
+    for x, core in zip(arrays, parse_gufunc_signature(signature)[0], strict=True):
+        shape = tuple(aval(x).shape)
+        if len(shape) < len(core):
+            raise ValueError(
+                f"input with shape {shape!r} does not have enough dimensions for all core "
+                f"dimensions {core!r} {context}"
+            )
+        for dim, size in zip(core, shape[len(shape) - len(core) :], strict=True):
+            if sizes.setdefault(dim, size) != size:
+                raise ValueError(
+                    f"inconsistent size for core dimension {dim!r}: {size!r} vs {sizes[dim]!r} "
+                    f"{context}"
+                )
 
 
 def _eye_like(a):
@@ -216,6 +247,7 @@ def diagonal(x, /, *, offset: int = 0):
 def trace(x, /, *, offset: int = 0, dtype=None):
     """Sum the ``offset`` diagonal of the last two axes (jax.numpy.linalg.trace)."""
     check_arraylike("jnp.linalg.trace", x)
+    _axis(-2, np.ndim(x))  # JAX's axis error for fewer than two dimensions
     return jnp.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
 
 
@@ -226,7 +258,9 @@ def multi_dot(arrays: Sequence, *, precision=None):
     contraction path, as in JAX.
     """
     check_arraylike("jnp.linalg.multi_dot", *arrays)
-    arrs = [jnp.asarray(a) for a in arrays]
+    # JAX's ensure_arraylike returns a lone array bare, so its rows become the operands.
+    lone = len(arrays) == 1
+    arrs = list(jnp.asarray(arrays[0])) if lone else [jnp.asarray(a) for a in arrays]
     if len(arrs) < 2:
         raise ValueError(f"multi_dot requires at least two arrays; got len(arrays)={len(arrs)}")
     if not (
@@ -310,7 +344,8 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
     if ord == -np.inf:
         return jnp.min(jnp.abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
-        dtype = jnp.finfo(aval(x).dtype).dtype if kind(aval(x).dtype) in "fc" else None
+        # The count has x's (inexact) dtype; integer and bool x raise finfo's error, as in JAX.
+        dtype = jnp.finfo(aval(x).dtype).dtype
         return jnp.sum(x != 0, dtype=dtype, axis=axis, keepdims=keepdims)
     if ord == 1:
         return jnp.sum(jnp.abs(x), axis=axis, keepdims=keepdims)
@@ -551,25 +586,16 @@ def solve(a, b):
     a, b = _inexact("solve", a, b)
     if a.ndim < 2:
         raise ValueError(f"left hand array must be at least two dimensional; got a.shape={a.shape}")
-    if b.ndim == 0:  # JAX's vectorize rejects a scalar right hand side with a ValueError
-        raise ValueError(
-            f"solve: the right hand side must have at least one dimension, got {b.shape}"
-        )
     if b.ndim > 1 and a.ndim == b.ndim + 1 and a.shape[-1] == b.shape[-1] != b.shape[-2]:
         raise ValueError(
             f"Invalid shapes for solve: {a.shape}, {b.shape}. Prior to JAX v0.5.0, this would "
             "have been treated as a batched 1-dimensional solve. To recover this behavior, use "
             "solve(a, b[..., None]).squeeze(-1)."
         )
-    _check_square("solve", a, "The left hand array of solve")
     vector = b.ndim == 1
+    _check_core_dims("(m,m),(m)->(m)" if vector else "(m,m),(m,n)->(m,n)", a, b)
     if vector:
         b = b[:, None]
-    if b.shape[-2] != a.shape[-1]:
-        raise ValueError(
-            f"solve: the right hand side's rows must match the matrix, got shapes {a.shape} "
-            f"and {b.shape if not vector else b.shape[:1]}"
-        )
     batch = jnp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a = jnp.broadcast_to(a, batch + a.shape[-2:])
     b = jnp.broadcast_to(b, batch + b.shape[-2:])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from collections.abc import Callable
 from functools import partial
 
@@ -29,7 +30,13 @@ from modjax.lax import linalg as lax_linalg
 from modjax.lax._common import kind
 from modjax.lax.linalg.lu import lu_solve as lax_lu_solve
 from modjax.numpy import linalg as jnp_linalg
-from modjax.numpy._util import check_arraylike, promote_dtypes, promote_dtypes_inexact
+from modjax.numpy._util import (
+    check_arraylike,
+    convert,
+    promote_dtypes,
+    result_type,
+)
+from modjax.numpy.linalg import _check_core_dims, _promote_inexact_arrays
 from modjax.tracecore import dtypes
 
 __all__ = [
@@ -77,7 +84,7 @@ __all__ = [
 
 
 def _inexact(*args):
-    return [jnp.asarray(a) for a in promote_dtypes_inexact(*args)]
+    return _promote_inexact_arrays(*args)
 
 
 def _complex_dtype(dtype) -> np.dtype:
@@ -92,23 +99,42 @@ def _dot(a, b):
     return jnp.matmul(a, b, precision=lax.Precision.HIGHEST)
 
 
-def _matrix_rhs(name: str, a, b):
-    """``b`` as ``[..., n, k]`` and whether it was one vector (scipy's ``b`` of shape ``(n,)``)."""
-    if b.ndim == 1:
-        return b[:, None], True
-    if a.ndim == b.ndim + 1 and a.shape[-1] == b.shape[-1]:
-        # JAX 0.10 still treats this as a batch of vectors, with a FutureWarning.
-        import warnings
+# How each solve names its leading arguments in the deprecation warning's advice.
+_RHS_CALL = {
+    "cho_solve": "cho_solve(c_and_lower, {})",
+    "lu_solve": "lu_solve(lu_and_piv, {})",
+    "solve_triangular": "solve_triangular(a, {})",
+}
 
-        warnings.warn(
-            f"jax.scipy.linalg.{name}: batched 1D solves with b.ndim > 1 are deprecated, and in "
-            f"the future will be treated as a batched 2D solve. Use {name}(..., b[..., None])"
-            ".squeeze(-1) to avoid this warning.",
-            category=FutureWarning,
-            stacklevel=3,
-        )
-        return b[..., None], True
-    return b, False
+
+def _warn_batched_vectors(name: str) -> None:
+    warnings.warn(
+        f"jax.scipy.linalg.{name}: batched 1D solves with b.ndim > 1 are deprecated, and in "
+        "the future will be treated as a batched 2D solve. Use "
+        f"{_RHS_CALL[name].format('b[..., None]')}.squeeze(-1) to avoid this warning.",
+        category=FutureWarning,
+        stacklevel=4,
+    )
+
+
+def _matrix_rhs(name: str, a, b, *others):
+    """``b`` as ``[..., n, k]`` and whether it was one vector (scipy's ``b`` of shape ``(n,)``).
+
+    Shapes are checked as JAX's ``jnp.vectorize`` checks them, with ``others``
+    (the pivots of ``lu_solve``) between ``a`` and ``b``.
+    """
+    middle = "".join(",(n)" for _ in others)
+    if b.ndim == 1:
+        vector = True
+    elif a.ndim == b.ndim + 1 and a.shape[-1] == b.shape[-1]:
+        # JAX 0.10 still treats this as a batch of vectors, with a FutureWarning.
+        _warn_batched_vectors(name)
+        vector = True
+    else:
+        vector = False
+    signature = f"(n,n){middle},(n)->(n)" if vector else f"(n,n){middle},(n,k)->(n,k)"
+    _check_core_dims(signature, a, *others, b)
+    return (b[..., None], True) if vector else (b, False)
 
 
 def _broadcast_batch(a, b):
@@ -225,7 +251,21 @@ def solve(
         return jnp_linalg.solve(a, b)
     check_arraylike("solve", a, b)
     a, b = _inexact(a, b)
-    b, vector = _matrix_rhs("solve", a, b)
+    if not (
+        a.ndim >= 2
+        and b.ndim in (a.ndim, a.ndim - 1)
+        and a.shape[-1] == a.shape[-2] == b.shape[a.ndim - 2]
+    ):
+        raise ValueError(
+            "The arguments to solve must have shapes a=[..., m, m] and b=[..., m, k] or "
+            f"b=[..., m]; got a={a.shape} and b={b.shape}"
+        )
+    if a.ndim > 2:
+        # JAX's solve passes batched vectors to cho_solve, which warns about them.
+        _warn_batched_vectors("cho_solve")
+    vector = b.ndim == a.ndim - 1
+    if vector:
+        b = b[..., None]
     a, b = _broadcast_batch(a, b)
     factors = cho_factor(stop_gradient(a), lower=lower)
     x = lax.custom_linear_solve(
@@ -272,7 +312,7 @@ def lu_solve(lu_and_piv, b, trans: int = 0, overwrite_b: bool = False, check_fin
     lu_, b = _inexact(lu_, b)
     m = lu_.shape[-2]
     perm = lax_linalg.lu_pivots_to_permutation(pivots, m)
-    b, vector = _matrix_rhs("lu_solve", lu_, b)
+    b, vector = _matrix_rhs("lu_solve", lu_, b, perm)
     x = lax_lu_solve(lu_, perm, b, trans)
     return x[..., 0] if vector else x
 
@@ -290,12 +330,13 @@ def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool
     dtype = a.dtype
     m, n = a.shape[-2:]
     rows = jnp.arange(m, dtype=permutation.dtype)
-    p = (permutation[..., None, :] == rows[:, None]).astype(dtype)
+    # P is real even for complex a, as JAX makes it.
+    p = (permutation[..., None, :] == rows[:, None]).astype(jnp.finfo(dtype).dtype)
     k = min(m, n)
     lower = jnp.tril(lu_, -1)[..., :, :k] + jnp.eye(m, k, dtype=dtype)
     upper = jnp.triu(lu_)[..., :k, :]
     if permute_l:
-        return _dot(p, lower), upper
+        return _dot(p.astype(dtype), lower), upper
     return p, lower, upper
 
 
@@ -406,7 +447,7 @@ def eigh(
 ):
     """Return the eigenvalues ``w`` (ascending) and eigenvectors ``v`` of a Hermitian matrix.
 
-    (jax.scipy.linalg.eigh.) Only the ``lower`` (or upper) triangle is read.
+    (jax.scipy.linalg.eigh.) ``a`` is symmetrized, ``(a + a^H) / 2``, as in JAX.
     The generalized problem (``b``), ``type`` other than 1 and ``eigvals``
     raise NotImplementedError, as in JAX.
     """
@@ -419,7 +460,8 @@ def eigh(
         raise NotImplementedError("Only the eigvals=None case of eigh is implemented.")
     check_arraylike("eigh", a)
     (a,) = _inexact(a)
-    v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=False)
+    # JAX symmetrizes the input (lax.linalg.eigh's default), so ``lower`` has no effect.
+    v, w = lax_linalg.eigh(a, lower=lower)
     return w if eigvals_only else (w, v)
 
 
@@ -454,11 +496,15 @@ def hessenberg(a, *, calc_q: bool = False, overwrite_a: bool = False, check_fini
     h = jnp.triu(a_out, -1)
     if not calc_q:
         return h
-    # The reflectors act on rows/columns 1..n-1; Q is 1 (+) their product.
+    # The reflectors act on rows/columns 1..n-1; Q is 1 (+) their product, assembled from
+    # strongly typed blocks, so not weakly typed (as JAX's jnp.block makes it).
     q = lax_linalg.householder_product(a_out[..., 1:, :-1], taus)
-    q = jnp.pad(q, [(0, 0)] * (q.ndim - 2) + [(1, 0), (1, 0)])
-    q = q.at[..., 0, 0].set(1)
-    return h, q
+    batch, dtype = a_out.shape[:-2], a_out.dtype
+    top = jnp.concatenate(
+        [jnp.ones((*batch, 1, 1), dtype), jnp.zeros((*batch, 1, n - 1), dtype)], -1
+    )
+    bottom = jnp.concatenate([jnp.zeros((*batch, n - 1, 1), dtype), q], -1)
+    return h, jnp.concatenate([top, bottom], -2)
 
 
 def rsf2csf(T, Z, check_finite: bool = True):
@@ -480,9 +526,13 @@ def rsf2csf(T, Z, check_finite: bool = True):
 
 
 def _rsf2csf_2d(T, Z):
-    dtype = _complex_dtype(np.result_type(T.dtype, Z.dtype))
-    T, Z = T.astype(dtype), Z.astype(dtype)
+    dtype, weak = result_type(T, Z)
+    dtype = _complex_dtype(dtype)
+    # JAX's promote_dtypes_complex: the weak type survives the conversion.
+    T, Z = convert(T, dtype, weak), convert(Z, dtype, weak)
     n = T.shape[0]
+    if n == 0:  # JAX indexes T[n, n - 1]
+        raise IndexError("index is out of bounds for axis 0 with size 0")
     if n == 1:
         return T, Z
     eps = np.finfo(dtype).eps
@@ -688,6 +738,8 @@ def sqrtm(A, blocksize: int = 1):
         raise NotImplementedError("Blocked version is not implemented yet.")
     check_arraylike("sqrtm", A)
     T, Z = schur(A, output="complex")
+    if T.ndim > 2:  # JAX's diag of the batched Schur form fails so
+        raise ValueError("diag input must be 1d or 2d")
     return _dot(_dot(Z, _sqrtm_triu(T)), _H(Z))
 
 
@@ -752,10 +804,12 @@ def polar(a, side: str = "right", *, method: str = "qdwh", eps=None, max_iterati
     """Return the polar decomposition ``(u, p)``: ``a = u p`` (right) or ``p u`` (left).
 
     (jax.scipy.linalg.polar.) ``u`` has orthonormal columns (rows), ``p`` is
-    Hermitian positive semi-definite. Both methods compute the factors from
-    the SVD here (QDWH's iteration gives the same factors).
+    Hermitian positive semi-definite. ``method="qdwh"`` (``m >= n`` for the
+    right side, ``m < n`` for the left) runs ``lax.linalg.qdwh`` with ``eps``;
+    ``"svd"`` forms the factors from the SVD. ``max_iterations`` is unused, as
+    in JAX.
     """
-    del eps, max_iterations
+    del max_iterations  # JAX does not pass it on either
     check_arraylike("polar", a)
     arr = jnp.asarray(a)
     if arr.ndim < 2:
@@ -765,11 +819,14 @@ def polar(a, side: str = "right", *, method: str = "qdwh", eps=None, max_iterati
     if method not in ("qdwh", "svd"):
         raise ValueError(f"Unknown polar decomposition method {method}.")
     m, n = arr.shape[-2:]
-    if method == "qdwh" and ((side == "right" and m < n) or (side == "left" and m > n)):
-        raise NotImplementedError(
-            "method='qdwh' only supports mxn matrices where m < n where side='right' and m >= n "
-            f"side='left', got {arr.shape} with side={side!r}"
-        )
+    if method == "qdwh":
+        if (side == "right") != (m >= n):
+            raise NotImplementedError(
+                "method='qdwh' only supports mxn matrices where m < n where side='right' and "
+                f"m >= n side='left', got {(m, n)} with side={side!r}"
+            )
+        signature = "(m,n)->(m,n),(n,n)" if side == "right" else "(m,n)->(m,n),(m,m)"
+        return vectorize(partial(_polar_qdwh, side=side, eps=eps), signature=signature)(arr)
     (arr,) = _inexact(arr)
     u, s, vh = lax_linalg.svd(arr, full_matrices=False)
     s = s.astype(u.dtype)
@@ -779,6 +836,15 @@ def polar(a, side: str = "right", *, method: str = "qdwh", eps=None, max_iterati
     else:
         posdef = _dot(u * s[..., None, :], _H(u))
     return unitary, posdef
+
+
+def _polar_qdwh(a, *, side: str, eps):
+    """QDWH of one matrix: ``a`` itself on the right side, ``a^H`` on the left."""
+    if side == "right":
+        unitary, posdef, _, _ = lax_linalg.qdwh(a, eps=eps)
+        return unitary, posdef
+    unitary, posdef, _, _ = lax_linalg.qdwh(_H(a), eps=eps)
+    return _H(unitary), _H(posdef)
 
 
 def _sylvester_triangular(R, S, F):
@@ -849,14 +915,15 @@ def _solve_sylvester_2d(A, B, C, *, method: str, tol: float):
 def eigh_tridiagonal(
     d, e, *, eigvals_only: bool = False, select: str = "a", select_range=None, tol=None, key=None
 ):
-    """Return the eigenvalues of the Hermitian tridiagonal matrix with diagonal ``d``, off ``e``.
+    """Return the eigenvalues (and vectors) of the Hermitian tridiagonal matrix ``(d, e)``.
 
-    (jax.scipy.linalg.eigh_tridiagonal.) Bisection on Sturm sequence counts
-    (Kahan's pivot guard), all eigenvalues (``select="a"``) or those with
-    indices in ``select_range`` (``select="i"``). Eigenvectors
-    (``eigvals_only=False``) are not supported yet.
+    (jax.scipy.linalg.eigh_tridiagonal.) ``d`` is the diagonal, ``e`` the
+    subdiagonal. Eigenvalues by bisection on Sturm sequence counts (Kahan's
+    pivot guard), all of them (``select="a"``) or those with indices in
+    ``select_range`` (``select="i"``). Unless ``eigvals_only``, also the
+    eigenvectors (columns), by inverse iteration from normal vectors drawn
+    with ``key`` (default ``random.key(42)``, as in JAX).
     """
-    del key
     alpha, beta = jnp.asarray(d), jnp.asarray(e)
     supported = (np.float32, np.float64, np.complex64, np.complex128)
     if alpha.dtype != beta.dtype:
@@ -874,11 +941,7 @@ def eigh_tridiagonal(
         if eigvals_only:
             return jnp.real(alpha)
         return jnp.real(alpha), jnp.eye(n, dtype=alpha.dtype)
-    if not eigvals_only:
-        raise NotImplementedError(
-            "jax.scipy.linalg.eigh_tridiagonal(eigvals_only=False) (eigenvectors by inverse "
-            "iteration) is not supported yet"
-        )
+    off_diagonal = beta
     if kind(alpha.dtype) == "c":
         alpha = jnp.real(alpha)
         beta_sq = jnp.real(beta * jnp.conj(beta))
@@ -889,7 +952,8 @@ def eigh_tridiagonal(
     finfo = np.finfo(real)
     # Gershgorin bounds on the spectrum.
     row_sums = jnp.concatenate([beta_abs[:1], beta_abs[:-1] + beta_abs[1:], beta_abs[-1:]])
-    lo_est, hi_est = jnp.min(alpha - row_sums), jnp.max(alpha + row_sums)
+    hi_est = jnp.max(alpha + row_sums)  # first, so a length mismatch is reported by add
+    lo_est = jnp.min(alpha - row_sums)
     t_norm = jnp.maximum(jnp.abs(lo_est), jnp.abs(hi_est))
     safemin = np.maximum(1 / finfo.max, (1 + finfo.eps) * finfo.tiny).astype(real)
     pivmin = safemin * jnp.maximum(1, jnp.max(beta_sq))
@@ -943,7 +1007,80 @@ def eigh_tridiagonal(
         )
 
     _, lower, upper = lax.while_loop(keep_going, bisect, (0, lower, upper))
-    return 0.5 * (lower + upper)
+    eigvals = 0.5 * (lower + upper)
+    if eigvals_only:
+        return eigvals
+    if key is None:
+        from modjax import random
+
+        key = random.key(42)
+    return eigvals, _tridiagonal_eigenvectors(alpha, off_diagonal, eigvals, key).T
+
+
+def _orthonormalize_clusters(v, starts, ends, count):
+    """Orthonormalize (by QR) each run ``v[start:end]`` of rows whose eigenvalues are close.
+
+    Eigenvectors of nearly equal eigenvalues are only determined as a
+    subspace; inverse iteration alone would let them collapse onto one vector.
+    """
+    k, n = v.shape
+    rows = jnp.arange(k)
+
+    def one(i, v):
+        start, end = starts[i], ends[i]
+        # The cluster's rows, moved to the top of a k-row block, the others zeroed.
+        block = lax.dynamic_slice(jnp.pad(v, ((0, k), (0, 0))), (start, 0), (k, n))
+        inside = (rows < end - start)[:, None]
+        q, _ = jnp_linalg.qr(jnp.where(inside, block, 0).T)
+        q_rows = jnp.where(inside, q.T, 0)
+        placed = lax.dynamic_update_slice(jnp.zeros((2 * k, n), v.dtype), q_rows, (start, 0))[:k]
+        return jnp.where(((rows >= start) & (rows < end))[:, None], placed, v)
+
+    return lax.fori_loop(0, count, one, v)
+
+
+def _tridiagonal_eigenvectors(alpha, beta, eigvals, key):
+    """Inverse iteration for the eigenvectors (rows) of ``T = tridiag(conj(beta), alpha, beta)``.
+
+    All ``k`` shifted systems ``(T - w_j I) x = v_j`` are one batched
+    ``tridiagonal_solve`` (singular pivots perturbed). It stops after 5 steps or
+    once no vector's norm grows by 10% (LAPACK xSTEIN's rules).
+    """
+    from modjax import random
+
+    n, k = alpha.shape[0], eigvals.shape[0]
+    dtype = np.result_type(alpha.dtype, beta.dtype)
+    lower_diag = jnp.broadcast_to(jnp.pad(jnp.conj(beta), (1, 0)), (k, n)).astype(dtype)
+    upper_diag = jnp.broadcast_to(jnp.pad(beta, (0, 1)), (k, n)).astype(dtype)
+    shifted = (alpha[None, :] - eigvals[:, None]).astype(dtype)
+
+    # Runs of eigenvalues closer than sqrt(eps) * |T| form the clusters to orthogonalize.
+    close = eigvals[1:] - eigvals[:-1] < np.sqrt(np.finfo(eigvals.dtype).eps) * jnp.maximum(
+        jnp.abs(eigvals[0]), jnp.abs(eigvals[-1])
+    )
+    before, after = jnp.pad(close, (1, 0)), jnp.pad(close, (0, 1))
+    starts = jnp.nonzero(after & ~before, size=k // 2 + 1)[0]
+    ends = jnp.nonzero(before & ~after, size=k // 2 + 1)[0] + 1
+    count = jnp.sum(after & ~before)
+
+    v = random.normal(key, (k, n), dtype=np.finfo(dtype).dtype).astype(dtype)
+    v = v / jnp_linalg.norm(v, axis=-1, keepdims=True).astype(dtype)
+
+    def keep_going(state):
+        i, _, norms, old_norms = state
+        return (i < 5) & jnp.any(norms >= 1.1 * old_norms)
+
+    def step(state):
+        i, v, norms, _ = state
+        x = lax_linalg.tridiagonal_solve(
+            lower_diag, shifted, upper_diag, v[:, :, None], perturb_singular=True
+        )[..., 0]
+        new_norms = jnp_linalg.norm(x, axis=-1, keepdims=True)
+        x = _orthonormalize_clusters(x / new_norms.astype(dtype), starts, ends, count)
+        return i + 1, x, new_norms[:, 0], norms
+
+    ones = jnp.ones(k, eigvals.dtype)
+    return lax.while_loop(keep_going, step, (0, v, ones, jnp.zeros_like(ones)))[1]
 
 
 # --- special matrices -----------------------------------------------------------------------
@@ -957,16 +1094,19 @@ def block_diag(*arrs):
     arrs = tuple(promote_dtypes(*arrs))
     bad = [i for i, a in enumerate(arrs) if np.ndim(a) > 2]
     if bad:
+        # JAX formats the argument as the tracer its jitted function sees.
         raise ValueError(
             "Arguments to jax.scipy.linalg.block_diag must have at most 2 dimensions, got "
-            f"{arrs[bad[0]]} at argument {bad[0]}."
+            f"JitTracer({jnp.asarray(arrs[bad[0]]).aval}) at argument {bad[0]}."
         )
     blocks = [jnp.atleast_2d(a) for a in arrs]
     total = sum(b.shape[1] for b in blocks)
     rows, col = [], 0
     for b in blocks:
         cols = b.shape[1]
-        rows.append(jnp.pad(b, ((0, 0), (col, total - cols - col))))
+        # A strongly typed zero pads, so the result is never weakly typed (as in JAX).
+        zero = np.zeros((), b.dtype)
+        rows.append(lax.pad(b, zero, ((0, 0, 0), (col, total - cols - col, 0))))
         col += cols
     return jnp.concatenate(rows, axis=0)
 

@@ -74,7 +74,8 @@ def _check_ranks(name: str, ranks: Sequence[int], avals, exact: bool) -> tuple[i
 
 def _check_dtypes(name: str, accepted, avals, require_same: bool) -> None:
     for i, (cats, aval) in enumerate(zip(accepted, avals, strict=True)):
-        position = i if len(avals) > 1 or cats[0] is INT32 else None
+        # JAX's naryop dtype rule names the position even of a single operand.
+        position = i
         if cats[0] is INT32:
             if aval.dtype != np.int32:
                 raise TypeError(
@@ -118,10 +119,12 @@ def linalg_primitive(
         trailing = [a.shape[a.ndim - r :] for a, r in zip(avals, ranks, strict=True)]
         shapes = shape_rule(*trailing, **params)
         out_dtypes = dtype_rule(*(a.dtype for a in avals), **params)
+        # JAX's standard weak-type rule: every result (pivots too) is weak iff all operands are.
+        weak = all(a.weak_type for a in avals)
         if not multiple_results:
-            return ShapedArray(batch_dims + tuple(shapes), np.dtype(out_dtypes))
+            return ShapedArray(batch_dims + tuple(shapes), np.dtype(out_dtypes), weak)
         return [
-            ShapedArray(batch_dims + tuple(s), np.dtype(d))
+            ShapedArray(batch_dims + tuple(s), np.dtype(d), weak)
             for s, d in zip(shapes, out_dtypes, strict=True)
         ]
 

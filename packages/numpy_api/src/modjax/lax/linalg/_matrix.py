@@ -10,11 +10,21 @@ from __future__ import annotations
 import numpy as np
 
 from modjax.tracecore.core import to_aval
+from modjax.tracecore.dtypes import default_float_dtype
 
-from .._rules import zeros
+from .._rules import const, zeros
 from ..bits import conj, real
 from ..dot import Precision, dot_general
-from ..elementwise import add, convert_element_type, div, eq, ge, select_n
+from ..elementwise import (
+    add,
+    bitwise_or,
+    convert_element_type,
+    convert_element_type_p,
+    div,
+    eq,
+    ge,
+    select_n,
+)
 from ..reductions import reduce_sum
 from ..structural import broadcast_in_dim, broadcasted_iota, full, slice, transpose
 
@@ -61,8 +71,20 @@ def astype(x, dtype):
 
 
 def symmetrize(x):
-    """Return ``(x + x^H) / 2``."""
-    return div(add(x, H(x)), np.asarray(2, _dtype(x)))
+    """Return ``(x + x^H) / 2``.
+
+    Integer and bool matrices give the default float type, as JAX's true
+    division does (so ``lax.linalg.cholesky`` and ``eigh`` accept them when
+    they symmetrize); bools add as a logical or, as ``jnp.add`` does.
+    """
+    aval = to_aval(x)
+    if aval.dtype.kind in "fc":
+        return div(add(x, H(x)), const(x, 2))  # weak when x is, as JAX's Python 2
+    total = bitwise_or(x, T(x)) if aval.dtype.kind == "b" else add(x, T(x))
+    # A bool sum meets JAX's weakly typed 2 as a weak int, so its quotient is weak too.
+    weak = aval.weak_type or aval.dtype.kind == "b"
+    total = convert_element_type_p.bind(total, new_dtype=default_float_dtype(), weak_type=weak)
+    return div(total, const(total, 2))
 
 
 def _tri_mask(shape, k: int):
@@ -75,15 +97,18 @@ def _tri_mask(shape, k: int):
 
 
 def tril(x, k: int = 0):
-    """Keep the entries on and below the ``k``-th diagonal; zero the others."""
+    """Keep the entries on and below the ``k``-th diagonal; zero the others.
+
+    The zeros take ``x``'s weak type (JAX's ``full_like``), so ``x``'s is kept.
+    """
     shape = _shape(x)
-    return select_n(_tri_mask(shape, k), zeros(to_aval(x).update(weak_type=False)), x)
+    return select_n(_tri_mask(shape, k), zeros(to_aval(x)), x)
 
 
 def triu(x, k: int = 0):
     """Keep the entries on and above the ``k``-th diagonal; zero the others."""
     shape = _shape(x)
-    return select_n(_tri_mask(shape, k - 1), x, zeros(to_aval(x).update(weak_type=False)))
+    return select_n(_tri_mask(shape, k - 1), x, zeros(to_aval(x)))
 
 
 def _eye_mask(shape):

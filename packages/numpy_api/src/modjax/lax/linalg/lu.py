@@ -223,6 +223,8 @@ def lu_solve(lu_, permutation, b, trans: int = 0):
     of shape ``[..., m, k]``; the batch dimensions of ``lu_``, ``permutation``
     and ``b`` broadcast. Rows are permuted by gathers, never a permutation matmul.
     """
+    if trans not in (0, 1, 2):
+        raise ValueError(f"'trans' value must be 0, 1, or 2, got {trans}")
     batch = np.broadcast_shapes(
         to_aval(lu_).shape[:-2], to_aval(permutation).shape[:-1], to_aval(b).shape[:-2]
     )

@@ -292,8 +292,8 @@ def schur(
 ):
     """Return ``(t, q)`` with ``x = q t q^H``, ``t`` (quasi-)upper triangular, ``q`` unitary.
 
-    The counterpart of jax.lax.linalg.schur (LAPACK gees); only ``t`` without
-    ``compute_schur_vectors``. ``sort_eig_vals=True`` raises
+    The counterpart of jax.lax.linalg.schur (LAPACK gees); the list ``[t]``
+    without ``compute_schur_vectors``. ``sort_eig_vals=True`` raises
     NotImplementedError and ``select_callable`` is unused, as in JAX.
     """
     del select_callable  # unused in JAX too
@@ -302,7 +302,8 @@ def schur(
     out = schur_p.bind(
         x, compute_schur_vectors=bool(compute_schur_vectors), sort_eig_vals=bool(sort_eig_vals)
     )
-    return list(out) if compute_schur_vectors else out[0]
+    # The primitive's list of results, as JAX's bind returns it: ``[t]`` alone without vectors.
+    return list(out)
 
 
 # --- hessenberg ---------------------------------------------------------------------------------
