@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import json
 import pathlib
+import types
 import warnings
 
 import numpy as np
@@ -122,6 +123,16 @@ def describe(x):
             d["im"] = np.imag(a).astype(float).ravel().tolist()
         return d
     return {"kind": "py:" + type(x).__name__, "value": repr(x)}
+
+
+def modjax_framework():
+    """Return what ``run`` and ``check`` use of modjax: its name and ``enable_x64``.
+
+    numpy_api's tests may not import the modjax metapackage (the layering rule).
+    """
+    from modjax.tracecore.config import enable_x64
+
+    return types.SimpleNamespace(__name__="modjax", enable_x64=enable_x64)
 
 
 def run(J, case):
