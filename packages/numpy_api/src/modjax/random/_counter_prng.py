@@ -23,14 +23,12 @@ from modjax.runtime import apply_primitive
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive
 
-from ..lax import elementwise as ew
 from ..lax import structural as st
 from ..lax._common import aval_of, broadcast_shapes, broadcast_to, full
 from . import _threefry as tf
 
 __all__ = [
     "U32",
-    "bits_of_words",
     "check_bits_request",
     "hash_primitive",
     "key_words",
@@ -38,7 +36,6 @@ __all__ = [
     "rotate_left",
     "seed_words",
     "stack_words",
-    "xor_all",
 ]
 
 U32 = np.dtype(np.uint32)
@@ -132,27 +129,3 @@ def check_bits_request(name: str, key, key_shape: tuple[int, ...], bit_width: in
     if math.prod(shape) > 2**64:
         raise NotImplementedError("random bits array of size exceeding 2 ** 64")
     return shape
-
-
-def bits_of_words(bit_width: int, words, hi=None, lo=None):
-    """Return the bits of ``bit_width`` from hashed words, as JAX's counter-based impls do.
-
-    Widths up to 32 take the low bits of the xor of ``words`` (the output
-    words); 64-bit ones put ``hi`` above ``lo`` and need x64.
-    """
-    dtype = tf.UINT_DTYPES[bit_width]
-    if bit_width == 64:
-        wide = [ew.convert_element_type(w, dtype) for w in (hi, lo)]
-        if aval_of(wide[0]).dtype != dtype:
-            raise TypeError("64-bit random bits need jax_enable_x64")
-        return ew.bitwise_or(ew.shift_left(wide[0], np.asarray(32, dtype)[()]), wide[1])
-    mixed = xor_all(words)
-    return mixed if bit_width == 32 else ew.convert_element_type(mixed, dtype)
-
-
-def xor_all(words):
-    """Return the xor of uint32 words of one shape."""
-    out = words[0]
-    for w in words[1:]:
-        out = ew.bitwise_xor(out, w)
-    return out

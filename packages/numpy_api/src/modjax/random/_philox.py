@@ -137,7 +137,7 @@ def philox2x32_random_bits(key, bit_width: int, shape: tuple[int, ...]):
     shape = cp.check_bits_request("philox2x32", key, (1,), bit_width, shape)
     (k0,) = cp.key_words(key, 1)
     out = philox2x32(k0, *tf.iota_2x32_shape(shape))
-    return cp.bits_of_words(bit_width, out, *out)
+    return tf.bits_of_words(bit_width, out, *out)
 
 
 # --- philox4x32 on raw key data (uint32[2]) ----------------------------------------------------
@@ -168,4 +168,4 @@ def philox4x32_random_bits(key, bit_width: int, shape: tuple[int, ...]):
     shape = cp.check_bits_request("philox4x32", key, (2,), bit_width, shape)
     zeros = st.full(shape, 0, cp.U32)
     out = philox4x32(*cp.key_words(key, 2), *tf.iota_2x32_shape(shape), zeros, zeros)
-    return cp.bits_of_words(bit_width, out, out[0], out[1])
+    return tf.bits_of_words(bit_width, out, out[0], out[1])

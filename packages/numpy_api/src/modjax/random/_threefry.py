@@ -54,6 +54,7 @@ from ..lax import structural as st
 from ..lax._common import aval_of, broadcast_shapes, broadcast_to, constant, full
 
 __all__ = [
+    "bits_of_words",
     "iota_2x32_shape",
     "iota_2x32_shape_p",
     "threefry2x32",
@@ -64,6 +65,7 @@ __all__ = [
     "threefry_random_bits",
     "threefry_seed",
     "threefry_split",
+    "xor_all",
 ]
 
 _U32 = np.dtype(np.uint32)
@@ -287,14 +289,31 @@ def threefry_random_bits(key, bit_width: int, shape: tuple[int, ...]):
     k1, k2 = _words(key)
     hi, lo = iota_2x32_shape(shape)
     bits1, bits2 = threefry2x32(k1, k2, hi, lo)
+    return bits_of_words(bit_width, [bits1, bits2], bits1, bits2)
+
+
+def bits_of_words(bit_width: int, words, hi=None, lo=None):
+    """Return the bits of ``bit_width`` from hashed words, as JAX's counter-based impls do.
+
+    Widths up to 32 take the low bits of the xor of ``words`` (the output
+    words); 64-bit ones put ``hi`` above ``lo`` and need x64.
+    """
     dtype = UINT_DTYPES[bit_width]
     if bit_width == 64:
-        wide = [ew.convert_element_type(b, dtype) for b in (bits1, bits2)]
+        wide = [ew.convert_element_type(w, dtype) for w in (hi, lo)]
         if aval_of(wide[0]).dtype != dtype:
             raise TypeError("64-bit random bits need jax_enable_x64")
         return ew.bitwise_or(ew.shift_left(wide[0], np.asarray(32, dtype)[()]), wide[1])
-    out = ew.bitwise_xor(bits1, bits2)
-    return out if bit_width == 32 else ew.convert_element_type(out, dtype)
+    mixed = xor_all(words)
+    return mixed if bit_width == 32 else ew.convert_element_type(mixed, dtype)
+
+
+def xor_all(words):
+    """Return the xor of uint32 words of one shape."""
+    out = words[0]
+    for w in words[1:]:
+        out = ew.bitwise_xor(out, w)
+    return out
 
 
 def _stack_last(words):

@@ -114,6 +114,6 @@ def threefry4x32_random_bits(key, bit_width: int, shape: tuple[int, ...]):
     zeros = st.full(shape, 0, cp.U32)
     out = threefry4x32(*cp.key_words(key, 4), *tf.iota_2x32_shape(shape), zeros, zeros)
     if bit_width != 64:
-        return cp.bits_of_words(bit_width, out)
+        return tf.bits_of_words(bit_width, out)
     hi, lo = (ew.bitwise_xor(out[i], out[i + 2]) for i in (0, 1))
-    return cp.bits_of_words(bit_width, out, hi, lo)
+    return tf.bits_of_words(bit_width, out, hi, lo)
