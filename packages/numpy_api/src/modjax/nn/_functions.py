@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from functools import partial
 from typing import Any
 
@@ -19,9 +20,10 @@ import numpy as np
 import modjax.numpy as jnp
 from modjax import lax
 from modjax.autodiff import custom_jvp, stop_gradient
-from modjax.numpy._util import aval, canonical_dtype, promote_args_inexact
+from modjax.numpy._util import aval, canonical_dtype, canonicalize_axis, promote_args_inexact
 from modjax.runtime import jit
 from modjax.scipy.special import logsumexp
+from modjax.tracecore.core import concrete_or_error
 from modjax.tracecore.options import softmax_custom_jvp
 
 __all__ = [
@@ -370,45 +372,56 @@ def standardize(
     """Normalize ``x`` to zero mean and unit variance along ``axis`` (jax.nn.standardize).
 
     ``mean`` and ``variance`` default to the statistics of ``x`` (masked by
-    ``where``); ``algorithm="fast"`` computes the variance as ``E[x^2] - E[x]^2``,
-    ``"safe"`` as ``E[(x - E[x])^2]``.
+    ``where``); ``algorithm="fast"`` computes the variance as ``E[x^2] - E[x]^2``
+    clipped at 0, ``"stable"`` as ``E[(x - E[x])^2]``.
     """
     x = _inexact("standardize", x)
-    if algorithm not in ("fast", "safe"):
-        raise ValueError(f"standardize: algorithm must be 'fast' or 'safe', got {algorithm!r}")
     kw = {"axis": axis, "keepdims": True}
     if where is not None:
         kw["where"] = where
     if mean is None:
         mean = jnp.mean(x, **kw)
     if variance is None:
-        if algorithm == "fast":
-            variance = jnp.subtract(jnp.mean(jnp.square(x), **kw), jnp.square(mean))
-        else:
+        if algorithm == "stable":
             variance = jnp.mean(jnp.square(jnp.subtract(x, mean)), **kw)
+        elif algorithm == "fast":
+            # E[x^2] - E[x]^2 can come out slightly negative: clipped at 0 before the rsqrt.
+            variance = jnp.clip(jnp.subtract(jnp.mean(jnp.square(x), **kw), jnp.square(mean)), 0)
+        else:
+            raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")
     return jnp.multiply(jnp.subtract(x, mean), lax.rsqrt(jnp.add(variance, epsilon)))
 
 
-def one_hot(x, num_classes: int, *, dtype=None, axis: int = -1):
+def one_hot(x, num_classes: int, *, dtype=None, axis: int | str = -1):
     """Encode ``x`` as one-hot vectors of ``num_classes`` along a new ``axis`` (jax.nn.one_hot).
 
     Values outside ``[0, num_classes)`` give all-zero vectors. ``dtype``
-    defaults to the default float type.
+    defaults to the default float type. ``axis`` may name a mapped axis (of
+    ``vmap`` or ``shard_map``) of size ``num_classes``: each element is then
+    compared with its own index along it. Non-integer ``x`` warns, as in JAX.
     """
-    try:
-        num_classes = operator.index(num_classes)
-    except TypeError:
-        raise TypeError(
-            "one_hot: num_classes must be a static (concrete) integer, got "
-            f"{type(num_classes).__name__}"
-        ) from None
+    num_classes = operator.index(
+        concrete_or_error(num_classes, "The error arose in jax.nn.one_hot argument `num_classes`.")
+    )
     x = jnp.asarray(x)
+    if not jnp.issubdtype(x.dtype, np.integer):
+        warnings.warn(
+            f"jax.nn.one_hot input should be integer-typed; got dtype={x.dtype}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
     dtype = canonical_dtype(float if dtype is None else dtype, "one_hot")
-    ndim = x.ndim + 1
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"one_hot: axis {axis} is out of bounds for the result of rank {ndim}")
-    axis = axis % ndim
-    expanded = jnp.expand_dims(x, axis)
-    shape = (*x.shape[:axis], num_classes, *x.shape[axis:])
-    classes = lax.broadcasted_iota(aval(x).dtype if x.dtype != np.bool_ else np.int32, shape, axis)
-    return jnp.equal(expanded, classes).astype(dtype)
+    if not isinstance(axis, (int, np.integer)):
+        size = lax.axis_size(axis)
+        if num_classes != size:
+            raise ValueError(
+                f"Expected num_classes to match the size of axis {axis}, "
+                f"but {num_classes} != {size}"
+            )
+        return jnp.asarray(x == lax.axis_index(axis), dtype=dtype)
+    axis = canonicalize_axis(axis, x.ndim + 1)
+    classes_shape = [1] * x.ndim
+    classes_shape.insert(axis, num_classes)
+    # JAX compares with an iota of x's dtype, so bool input raises iota's TypeError.
+    classes = lax.broadcasted_iota(aval(x).dtype, tuple(classes_shape), axis)
+    return jnp.equal(lax.expand_dims(x, (axis,)), classes).astype(dtype)

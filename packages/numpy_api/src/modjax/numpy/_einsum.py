@@ -6,7 +6,9 @@ batch dimensions, the others are contracted), so no outer product is ever
 materialized unless the expression asks for one. Before that, each operand
 is simplified on its own: repeated labels (``"ii->i"``) become a diagonal (a
 strided slice), size-1 dimensions that broadcast against larger ones are
-dropped, and labels nobody else needs are summed out.
+dropped, and labels nobody else needs are summed out. Each pairwise contraction
+orders its operands, dimensions and result as JAX's einsum does (through
+opt_einsum), so the dot_generals, and the bits XLA computes from them, are JAX's.
 
 The order of the pairwise contractions is a *path*, in numpy's and
 opt_einsum's format: a list of tuples of positions in the current operand
@@ -359,21 +361,35 @@ def _simplify(x, labels: list[str], sizes: dict[str, int], keep: set[str]):
     return _sum_out(x, labels, set(labels) - keep)
 
 
-def _contract(a, la, b, lb, keep: set[str], precision, preferred):
-    """Contract two operands with one dot_general; return the result and its labels."""
+def _contract(a, la, b, lb, keep: set[str], precision, preferred, result=None):
+    """Contract two operands with one dot_general; return the result and its labels.
+
+    ``a`` comes before ``b`` in the operand list. The result's labels are ``result``
+    (default: in order of first appearance in ``lb + la``, opt_einsum's order for an
+    intermediate). As in JAX, the dot takes ``(a, b)`` when its natural output order
+    is ``result`` and ``(b, a)`` otherwise, so that the program, and the order in which
+    XLA accumulates, is JAX's.
+    """
     a, la = _sum_out(a, la, set(la) - set(lb) - keep)
     b, lb = _sum_out(b, lb, set(lb) - set(la) - keep)
-    shared = [label for label in la if label in lb]
-    batch = [label for label in shared if label in keep]
-    contract = [label for label in shared if label not in keep]
+    shared = set(la) & set(lb)
+    if result is None:
+        result = [label for label in dict.fromkeys(lb + la) if label in keep or label not in shared]
+    batch = [label for label in result if label in shared]
+    contract = sorted(label for label in shared if label not in keep)
+    free_a = [label for label in la if label not in shared]
+    free_b = [label for label in lb if label not in shared]
+    if batch + free_a + free_b != result:
+        a, la, b, lb, free_a, free_b = b, lb, a, la, free_b, free_a
     numbers = (
         (tuple(la.index(c) for c in contract), tuple(lb.index(c) for c in contract)),
         (tuple(la.index(c) for c in batch), tuple(lb.index(c) for c in batch)),
     )
     out = lax.dot_general(a, b, numbers, precision=precision, preferred_element_type=preferred)
-    free_a = [label for label in la if label not in shared]
-    free_b = [label for label in lb if label not in shared]
-    return out, batch + free_a + free_b
+    labels = batch + free_a + free_b
+    if labels != result:
+        out = lax.transpose(out, tuple(labels.index(label) for label in result))
+    return out, list(result)
 
 
 def _prepare(subscripts: Any, operands: tuple):
@@ -453,10 +469,14 @@ def einsum(
         keep = set(out_set)
         for k in rest:
             keep |= set(labels[k])
+        # opt_einsum's (and so JAX's) order within a step: by position in the operand list.
+        step = tuple(sorted(step))
         x, lx = arrays[step[0]], labels[step[0]]
+        last = not rest
         for n, pos in enumerate(step[1:], start=2):
             needed = keep.union(*[labels[k] for k in step[n:]])
-            x, lx = _contract(x, lx, arrays[pos], labels[pos], needed, precision, preferred)
+            result = list(output) if last and n == len(step) else None
+            x, lx = _contract(x, lx, arrays[pos], labels[pos], needed, precision, preferred, result)
         if len(step) == 1:
             x, lx = _sum_out(x, lx, set(lx) - keep)
         arrays = [arrays[k] for k in rest] + [x]

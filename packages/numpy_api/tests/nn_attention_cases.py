@@ -1,0 +1,120 @@
+"""Cases shared by ``nn_attention_reference_gen.py`` (run under JAX) and its test.
+
+Each attention case maps a name to ``make(nn, jnp) -> f`` with ``f(q, k, v, bias, mask)``
+one jitted program; the einsum cases are subscripts with operand shapes. Inputs come
+from a seeded numpy generator, so both sides compute on the same bits.
+"""
+
+import numpy as np
+
+B, T, S, N, K, H = 2, 4, 5, 4, 2, 8
+
+
+def inputs():
+    """Query, key/value with N heads, key/value with K < N heads, bias and mask."""
+    rng = np.random.RandomState(0)
+    q = rng.randn(B, T, N, H).astype(np.float32)
+    kv = [rng.randn(B, S, N, H).astype(np.float32) for _ in range(2)]
+    gqa = [rng.randn(B, S, K, H).astype(np.float32) for _ in range(2)]
+    bias = rng.randn(B, N, T, S).astype(np.float32)
+    mask = rng.rand(B, N, T, S) > 0.3
+    return q, kv, gqa, bias, mask
+
+
+LENGTHS = (np.array([2, 4], np.int32), np.array([3, 5], np.int32))
+
+ATTENTION = {
+    "basic": lambda nn, jnp: lambda q, k, v, b, m: nn.dot_product_attention(q, k, v),
+    "bias_mask": lambda nn, jnp: lambda q, k, v, b, m: nn.dot_product_attention(q, k, v, b, m),
+    "causal": lambda nn, jnp: (
+        lambda q, k, v, b, m: nn.dot_product_attention(q, k, v, is_causal=True)
+    ),
+    "scale_bias_shared_head": lambda nn, jnp: (
+        lambda q, k, v, b, m: nn.dot_product_attention(q, k, v, b[:, :1], scale=0.5)
+    ),
+    "seq_lengths": lambda nn, jnp: (
+        lambda q, k, v, b, m: nn.dot_product_attention(
+            q, k, v, query_seq_lengths=LENGTHS[0], key_value_seq_lengths=LENGTHS[1]
+        )
+    ),
+    "window": lambda nn, jnp: (
+        lambda q, k, v, b, m: nn.dot_product_attention(q, k, v, local_window_size=(1, 2))
+    ),
+    "window_causal_int": lambda nn, jnp: (
+        lambda q, k, v, b, m: nn.dot_product_attention(q, k, v, local_window_size=1, is_causal=True)
+    ),
+    "unbatched": lambda nn, jnp: lambda q, k, v, b, m: nn.dot_product_attention(q[0], k[0], v[0]),
+    "bfloat16": lambda nn, jnp: (
+        lambda q, k, v, b, m: nn.dot_product_attention(
+            q.astype(jnp.bfloat16), k.astype(jnp.bfloat16), v.astype(jnp.bfloat16), is_causal=True
+        ).astype(jnp.float32)
+    ),
+    "residual": lambda nn, jnp: (
+        lambda q, k, v, b, m: nn.dot_product_attention(
+            q, k, v, b, is_causal=True, return_residual=True
+        )
+    ),
+    "mask_all_false": lambda nn, jnp: (
+        lambda q, k, v, b, m: nn.dot_product_attention(q, k, v, mask=m & False)
+    ),
+}
+
+ATTENTION["causal_bias"] = lambda nn, jnp: (
+    lambda q, k, v, b, m: nn.dot_product_attention(q, k, v, b, is_causal=True)
+)
+
+# These cases also run with the grouped key/value (K < N heads).
+GROUPED = ("basic", "causal_bias")
+
+
+def run_case(jax, name, grouped, q, kv, gqa, bias, mask):
+    """The case's result: one jitted call (a pair: the output and the residual)."""
+    f = jax.jit(ATTENTION[name](jax.nn, jax.numpy))
+    k, v = gqa if grouped else kv
+    return f(q, k, v, bias, mask)
+
+
+def run_grad(jax, grouped, q, kv, gqa, bias, mask):
+    """Gradients of a causal attention with bias with respect to q, k, v and the bias."""
+
+    def loss(q, k, v, b):
+        out = jax.nn.dot_product_attention(q, k, v, b, is_causal=True)
+        return (out * jax.numpy.arange(out.shape[-1], dtype=out.dtype)).sum()
+
+    k, v = gqa if grouped else kv
+    return jax.jit(jax.grad(loss, argnums=(0, 1, 2, 3)))(q, k, v, bias)
+
+
+EINSUMS = [
+    ("ij,jk->ik", [(3, 4), (4, 5)]),
+    ("ij,jk->ki", [(3, 4), (4, 5)]),
+    ("ij,kj->ik", [(3, 4), (5, 4)]),
+    ("bij,bjk->bki", [(2, 3, 4), (2, 4, 5)]),
+    ("bij,jk->bik", [(2, 3, 4), (4, 5)]),
+    ("i,j->ji", [(3,), (4,)]),
+    ("ij,ij->j", [(3, 4), (3, 4)]),
+    ("bthd,bshd->bhts", [(2, 3, 4, 5), (2, 6, 4, 5)]),
+    ("bhts,bshd->bthd", [(2, 4, 3, 6), (2, 6, 4, 5)]),
+    ("ikj,jlk->il", [(2, 4, 3), (3, 5, 4)]),
+    ("ij,jk,kl->il", [(3, 4), (4, 5), (5, 6)]),
+    ("ab,bc,cd,de->ae", [(2, 3), (3, 4), (4, 5), (5, 2)]),
+    ("bn,nm,bm->b", [(2, 3), (3, 4), (2, 4)]),
+]
+
+
+def einsum_dots(jax, spec, shapes):
+    """Each dot_general of ``jnp.einsum(spec)``: its operands in order (``in<i>`` for an
+    input, else the primitive that made it) and its dimension numbers as plain lists."""
+    rng = np.random.RandomState(1)
+    ops = [rng.randn(*shape).astype(np.float32) for shape in shapes]
+    jaxpr = jax.make_jaxpr(lambda *a: jax.numpy.einsum(spec, *a))(*ops).jaxpr
+    origin = {id(v): f"in{i}" for i, v in enumerate(jaxpr.invars)}
+    dots = []
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "dot_general":
+            (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+            operands = [origin.get(id(v), "literal") for v in eqn.invars]
+            dots.append([operands, [[int(d) for d in dims] for dims in (lc, rc, lb, rb)]])
+        for outvar in eqn.outvars:
+            origin[id(outvar)] = eqn.primitive.name
+    return dots

@@ -1,0 +1,60 @@
+"""dot_product_attention and einsum compute JAX 0.10.2's programs, so JAX's bits.
+
+Known answers: ``nn_attention_reference.json`` (``nn_attention_reference_gen.py``
+run under JAX 0.10.2, on the cases of ``nn_attention_cases.py``).
+"""
+
+import json
+import pathlib
+import types
+
+import numpy as np
+import pytest
+from nn_attention_cases import ATTENTION, EINSUMS, GROUPED, einsum_dots, inputs, run_case, run_grad
+
+import modjax.numpy as jnp
+from modjax import nn
+from modjax.autodiff import grad
+from modjax.runtime import jit
+from modjax.tracecore import make_jaxpr, tree_util
+
+REFERENCE = json.loads((pathlib.Path(__file__).parent / "nn_attention_reference.json").read_text())
+# The part of the jax namespace the cases use.
+JAX = types.SimpleNamespace(
+    jit=jit,
+    grad=grad,
+    make_jaxpr=make_jaxpr,
+    nn=nn,
+    numpy=jnp,
+    tree=types.SimpleNamespace(leaves=tree_util.tree_leaves),
+)
+ARGS = inputs()
+
+
+def _bits(tree):
+    return [
+        np.asarray(leaf, np.float32).view(np.uint32).ravel().tolist()
+        for leaf in tree_util.tree_leaves(tree)
+    ]
+
+
+@pytest.mark.parametrize("name", list(ATTENTION))
+def test_attention_is_jax_bits(name):
+    assert _bits(run_case(JAX, name, False, *ARGS)) == REFERENCE[name]
+
+
+@pytest.mark.parametrize("name", GROUPED)
+def test_grouped_query_attention_is_jax_bits(name):
+    assert _bits(run_case(JAX, name, True, *ARGS)) == REFERENCE["grouped " + name]
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_attention_gradients_are_jax_bits(grouped):
+    key = "grouped grad" if grouped else "grad"
+    assert _bits(run_grad(JAX, grouped, *ARGS)) == REFERENCE[key]
+
+
+@pytest.mark.parametrize("spec,shapes", EINSUMS, ids=[spec for spec, _ in EINSUMS])
+def test_einsum_dot_generals_are_jax_ones(spec, shapes):
+    # Operand order and dimension numbers decide how XLA accumulates a dot.
+    assert einsum_dots(JAX, spec, shapes) == REFERENCE["einsum"][spec]
