@@ -350,7 +350,8 @@ atanh_p = unary_primitive("atanh", INEXACT, _hlo_unary(chlo.atanh))
 defjvp(atanh_p, lambda g, x: mul(integer_pow(add(const(x, 1), x), -1), div(g, sub(const(x, 1), x))))
 defvectorized(atanh_p)
 sqrt_p = unary_primitive("sqrt", INEXACT, _accurate_unary(hlo.sqrt))
-defjvp2(sqrt_p, lambda g, ans, x, accuracy=None: div(mul(g, strong_const(x, 0.5)), ans))  # inf at 0
+# g * (0.5 / ans), grouped as JAX's (the bits depend on it); inf at 0.
+defjvp2(sqrt_p, lambda g, ans, x, accuracy=None: mul(g, div(strong_const(x, 0.5), ans)))
 defvectorized(sqrt_p)
 rsqrt_p = unary_primitive("rsqrt", INEXACT, _accurate_unary(hlo.rsqrt))
 defjvp2(rsqrt_p, lambda g, ans, x, accuracy=None: mul(g, mul(strong_const(x, -0.5), div(ans, x))))
@@ -770,11 +771,47 @@ def _shape(x) -> tuple[int, ...]:
 
 def _to_result(g, ans, x, y):
     """The tangent of an operand that a binary op passes through: broadcast to the result."""
-    return brcast(g, _shape(ans))
+    return _maybe_broadcast(g, _shape(ans))
 
 
-def _neg_to_result(g, ans, x, y):
-    return brcast(neg(g), _shape(ans))
+def _maybe_broadcast(t, shape: tuple[int, ...]):
+    """``t`` broadcast to ``shape`` as JAX's add/sub/rem JVPs do.
+
+    A rank-0 tangent is broadcast directly; otherwise its size-1 axes are first
+    reshaped away and the rest broadcast, so that the transpose (reduce_sum, then
+    reshape back) and the compiled program are JAX's.
+    """
+    t_shape = _shape(t)
+    if t_shape == shape:
+        return t
+    if not t_shape:
+        return broadcast_in_dim(t, shape, ())
+    from .structural import reshape
+
+    kept = tuple(i for i, (a, b) in enumerate(zip(t_shape, shape, strict=True)) if a == b)
+    return broadcast_in_dim(reshape(t, tuple(t_shape[i] for i in kept)), shape, kept)
+
+
+def _additive_jvp(prim, negate_y: bool):
+    """The JVP of ``add``/``sub`` as JAX writes it.
+
+    With both tangents the tangent is the op itself on them (its transpose then
+    negates the full cotangent before summing it back, as JAX's does); with one
+    tangent, that tangent (negated for sub's ``y``) broadcast to the result.
+    """
+
+    def rule(primals, tangents):
+        ans = prim.bind(*primals)
+        tx, ty = tangents
+        if type(tx) is Zero and type(ty) is Zero:
+            return ans, Zero.from_primal_value(ans)
+        if type(tx) is Zero:
+            return ans, _maybe_broadcast(neg(ty) if negate_y else ty, _shape(ans))
+        if type(ty) is Zero:
+            return ans, _maybe_broadcast(tx, _shape(ans))
+        return ans, prim.bind(tx, ty)
+
+    return rule
 
 
 def _operand_aval(v) -> ShapedArray:
@@ -847,16 +884,30 @@ def _mul_transpose_rhs(ct, x, y):
 
 
 def _rem_jvp_rhs(g, ans, x, y):
-    q = div(x, y)  # d rem(x, y) / dy = -trunc(x / y)
-    return mul(neg(g), mul(sign(q), floor(abs(q))))
+    # d rem(x, y) / dy = -trunc(x / y), with x / y formed twice as in JAX's rule.
+    return mul(neg(g), mul(sign(div(x, y)), floor(abs(div(x, y)))))
+
+
+def _filled(ans, value):
+    """``value`` in ``ans``'s type and shape (JAX's ``full_like``): a literal at rank 0."""
+    c = const(ans, value)
+    shape = _shape(ans)
+    return broadcast_in_dim(c, shape, ()) if shape else c
+
+
+def _select(pred, on_true, on_false):
+    return select_n(pred, on_false, on_true)
 
 
 def _minmax_share(x, y, ans):
-    """The share of x in d(max(x, y)) (or min): 1 where x alone is the result, 0.5 on ties."""
-    aval = to_aval(ans)
-    from_x = _convert_element_type(eq(x, ans), aval.dtype, aval.weak_type)
-    from_y = _convert_element_type(eq(y, ans), aval.dtype, aval.weak_type)
-    return mul(from_x, sub(const(ans, 1), mul(from_y, const(ans, 0.5))))
+    """The share of x in d(max(x, y)) (or min): 1 where x alone is the result, 0.5 on ties.
+
+    Formed as JAX's ``_balanced_eq`` is, select(x == ans, 1, 0) / select(y == ans, 2, 1)
+    (equations in JAX's order), so that the compiled derivative is JAX's.
+    """
+    mine = _select(eq(x, ans), _filled(ans, 1), _filled(ans, 0))
+    tie = _select(eq(y, ans), _filled(ans, 2), _filled(ans, 1))
+    return div(mine, tie)
 
 
 def _minmax_jvp_lhs(g, ans, x, y):
@@ -873,18 +924,19 @@ def _atan2_jvp(g, x, y, *, wrt_x: bool):
 
 
 add_p = binary_primitive("add", NUM, _hlo_binary(hlo.add))
-defjvp2(add_p, _to_result, _to_result)
+jvp_rules[add_p] = _additive_jvp(add_p, negate_y=False)
 transpose_rules[add_p] = _add_transpose
 defbroadcasting(add_p)
 sub_p = binary_primitive("sub", NUM, _hlo_binary(hlo.subtract))
-defjvp2(sub_p, _to_result, _neg_to_result)
+jvp_rules[sub_p] = _additive_jvp(sub_p, negate_y=True)
 transpose_rules[sub_p] = _sub_transpose
 defbroadcasting(sub_p)
 mul_p = binary_primitive("mul", NUM, _hlo_binary(hlo.multiply))
 defbilinear(mul_p, _mul_transpose_lhs, _mul_transpose_rhs)
 defbroadcasting(mul_p)
 div_p = binary_primitive("div", NUM, _hlo_binary(hlo.divide))
-defjvp2(div_p, lambda g, ans, x, y: div(g, y), lambda g, ans, x, y: neg(mul(g, div(ans, y))))
+# d(x / y)/dy as JAX writes it, -g * x * y**-2 (not -g * ans / y: the bits differ).
+defjvp(div_p, lambda g, x, y: div(g, y), lambda g, x, y: mul(mul(neg(g), x), integer_pow(y, -2)))
 transpose_rules[div_p] = _div_transpose
 defbroadcasting(div_p)
 rem_p = binary_primitive("rem", [INT, FLOAT], _hlo_binary(hlo.remainder))
@@ -1132,22 +1184,32 @@ def _pow_lowering(ctx, x, y):
     return hlo.power(broadcast_to(x, ax, out.shape), broadcast_to(y, ay, out.shape))
 
 
+def _replace_zero(x):
+    """``x`` with its zeros replaced by ones (JAX's ``_replace_zero``)."""
+    return _select(eq(x, const(x, 0)), _filled(x, 1), x)
+
+
 def _pow_jvp_lhs(g, ans, x, y):
     """d(x ** y)/dx = y x ** (y - 1); 0 where an integer y is 0 (JAX's conventions).
 
-    The factor is strongly typed, as JAX's (which converts both operands to the result
-    dtype first), so the tangent and a weak base's cotangent are strong
-    (``grad(lambda x: (x ** jnp.arange(3)).sum())(2.0)``).
+    Formed as JAX's: both operands converted to the result dtype first (strongly typed,
+    so the tangent and a weak base's cotangent are strong:
+    ``grad(lambda x: (x ** jnp.arange(3)).sum())(2.0)``), and for an integer ``y`` both
+    broadcast to the result, zeros of ``y`` replaced before multiplying.
     """
     dtype = to_aval(x).dtype
+    integer_y = kind(to_aval(y).dtype) in "iu"
     x = _convert_element_type(x, dtype, weak_type=False)
-    if kind(to_aval(y).dtype) in "iu":
-        y_as_x = _convert_element_type(y, dtype, weak_type=False)
-        jac = mul(y_as_x, pow(x, sub(y, const(y, 1))))
-        jac = select_n(brcast(eq(y, const(y, 0)), _shape(jac)), jac, zeros(to_aval(jac)))
-    else:
-        y = _convert_element_type(y, dtype, weak_type=False)
-        jac = mul(y, pow(x, sub(y, const(y, 1))))
+    y = _convert_element_type(y, dtype, weak_type=False)
+    if not integer_y:
+        return mul(g, mul(y, pow(x, sub(y, _filled(y, 1)))))
+    if _shape(x) != _shape(y):
+        x, y = _maybe_broadcast(x, _shape(ans)), _maybe_broadcast(y, _shape(ans))
+    jac = _select(
+        eq(y, const(y, 0)),
+        _filled(y, 0),
+        mul(_replace_zero(y), pow(x, sub(y, _filled(y, 1)))),
+    )
     return mul(g, jac)
 
 
@@ -1156,9 +1218,7 @@ def _pow_jvp_rhs(g, ans, x, y):
 
     Strongly typed in y's dtype, as JAX's.
     """
-    aval = to_aval(x)
-    x_or_one = add(x, _convert_element_type(eq(x, const(x, 0)), aval.dtype, aval.weak_type))
-    return _convert_element_type(mul(g, mul(log(x_or_one), ans)), to_aval(y).dtype)
+    return _convert_element_type(mul(g, mul(log(_replace_zero(x)), ans)), to_aval(y).dtype)
 
 
 pow_p = Primitive("pow")

@@ -346,39 +346,62 @@ def count_nonzero(a, axis=None, keepdims=False):
 # --- mean, var, std ---------------------------------------------------------------------------
 
 
+def _upcast_half(dtype: np.dtype) -> np.dtype:
+    """float16/bfloat16 accumulate in float32 (JAX's ``_upcast_f16``); other dtypes as they are."""
+    # By name: no need to load the narrow dtypes.
+    return np.dtype(np.float32) if np.dtype(dtype).name in _HALF_FLOATS else dtype
+
+
 def _mean_dtypes(dtype_in: np.dtype, dtype, name: str) -> tuple[np.dtype, np.dtype]:
-    """Return (result dtype, accumulation dtype) of a mean (``name``: the function called)."""
-    result = to_inexact(dtype_in) if dtype is None else canonical_dtype(dtype, name)
-    compute = to_inexact(result)
-    if compute.name in ("float16", "bfloat16"):  # by name: no need to load the narrow dtypes
-        compute = np.dtype(np.float32)
-    return result, compute
+    """Return (result dtype, accumulation dtype) of a mean (``name``: the function called).
+
+    As in JAX, a ``dtype`` asked for is the accumulation dtype too (an integer one makes
+    the mean an integer division; a half float one is not widened): only the default
+    half-float result accumulates in float32.
+    """
+    if dtype is not None:
+        result = canonical_dtype(dtype, name)
+        return result, result
+    result = to_inexact(dtype_in)
+    return result, _upcast_half(result)
 
 
-def _count(av, axes, mask, dtype):
-    """The number of elements reduced: static, or the sum of the mask."""
+def _numeric(x, dtype: np.dtype):
+    """``x`` converted to ``dtype``; a bool array through the default int, as JAX's ``sum`` does."""
+    if aval(x).dtype == np.bool_ and np.dtype(dtype) != np.bool_:
+        x = convert(x, _upcast_int(np.dtype(np.bool_)))
+    return convert(x, dtype)
+
+
+def _sum_as(x, axes, keepdims, mask):
+    """JAX's ``sum(x, axis, dtype=x.dtype, keepdims=..., where=mask)`` on a converted ``x``.
+
+    Masked, reduced, and only then given back its reduced axes (so a mean divides the
+    kept-dims sum, as JAX's does). A bool sum is an "or", as in JAX.
+    """
+    x = _masked(x, mask, 0)
+    reduce = lax.reduce_or if aval(x).dtype == np.bool_ else lax.reduce_sum
+    return _keep(reduce(x, axes), axes, keepdims)
+
+
+def _count(av, axes, keepdims, mask, dtype):
+    """The number of elements reduced, in ``dtype``: static, or the sum of the mask."""
     if mask is None:
         return _scalar(math.prod(av.shape[i] for i in axes), dtype)
-    return lax.reduce_sum(lax.convert_element_type(mask, dtype), axes)
+    return _sum_as(_numeric(mask, dtype), axes, keepdims, None)
 
 
-def _mean(name, a, axis, dtype, out, keepdims, where, skip_nan=False):
+def _mean(name, a, axis, dtype, out, keepdims, where):
     a = _prepare(name, a, out)
     av = aval(a)
     axes = canonicalize_axes(axis, av.ndim)
     result_dtype, compute = _mean_dtypes(av.dtype, dtype, name)
     mask = _mask(name, where, av.shape)
-    x = convert(a, compute)
-    if skip_nan and kind(av.dtype) in "fc":
-        valid = lax.bitwise_not(_isnan(x))
-        mask = valid if mask is None else lax.bitwise_and(mask, valid)
-    total = lax.reduce_sum(_masked(x, mask, 0), axes)
-    count = _count(av, axes, mask, real_dtype(compute))
-    if kind(compute) == "c":
-        count = lax.convert_element_type(count, compute)
+    count = _count(av, axes, keepdims, mask, compute)
+    total = _sum_as(_numeric(a, compute), axes, keepdims, mask)
     with np.errstate(divide="ignore", invalid="ignore"):
         result = lax.div(total, count)
-    return _keep(convert(result, result_dtype), axes, keepdims)
+    return convert(result, result_dtype)
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
@@ -388,19 +411,34 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """Return the mean over ``axis`` ignoring NaN; all-NaN slices give NaN (jax.numpy.nanmean)."""
-    return _mean("nanmean", a, axis, dtype, out, keepdims, where, skip_nan=True)
+    a = _prepare("nanmean", a, out)
+    av = aval(a)
+    mask = _mask("nanmean", where, av.shape)  # checked under this name first, as in JAX
+    if kind(av.dtype) not in "fc":  # no NaN to skip: the mean (and its dtype rules)
+        return _mean("mean", a, axis, dtype, None, keepdims, where)
+    axes = canonicalize_axes(axis, av.ndim)
+    dtype = av.dtype if dtype is None else canonical_dtype(dtype, "mean")
+    # As JAX's: the count and the NaN-zeroed sum in ``dtype`` (a half float is not upcast).
+    count = _sum_as(_numeric(lax.bitwise_not(_isnan(a)), dtype), axes, keepdims, mask)
+    zeroed = lax.select_n(_isnan(a), a, lax.full_like(a, 0))
+    total = _sum_as(convert(zeroed, dtype), axes, keepdims, mask)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return lax.div(total, count)
 
 
 def _var_dtypes(name: str, dtype_in: np.dtype, dtype) -> tuple[np.dtype, np.dtype]:
-    """Return (result dtype, accumulation dtype) of a variance.
+    """Return (result dtype, accumulation dtype) of a variance (JAX's ``_var_promote_types``).
 
-    Without ``dtype`` the result is real; an explicit complex ``dtype`` keeps a
-    complex result (of zero imaginary part) and a real one is refused for
-    complex input, as in JAX.
+    Without ``dtype`` the result is real (float32 for integers); an explicit ``dtype``
+    is both the result and the accumulation dtype (an integer one too: the means and
+    quotients are then integer divisions); a complex ``dtype`` keeps a complex result
+    (of zero imaginary part) and a real one is refused for complex input, as in JAX.
     """
     if dtype is None:
-        result, compute = _mean_dtypes(dtype_in, None, name)
-        return real_dtype(result), compute
+        if kind(dtype_in) in "fc":
+            return real_dtype(dtype_in), _upcast_half(dtype_in)
+        result = to_inexact(dtype_in)
+        return result, result
     dtype = canonical_dtype(dtype, name)
     if kind(dtype_in) == "c" and kind(dtype) != "c":
         raise ValueError(
@@ -409,12 +447,23 @@ def _var_dtypes(name: str, dtype_in: np.dtype, dtype) -> tuple[np.dtype, np.dtyp
         )
     if name == "std" and kind(dtype) not in "fc":
         raise ValueError(f"dtype argument to jnp.std must be inexact; got {dtype}")
-    if name == "nanstd" and kind(dtype) not in "fc":
-        raise TypeError(f"jnp.nanstd: sqrt does not accept dtype {dtype}")
-    return _mean_dtypes(dtype_in, dtype, name)
+    return dtype, _upcast_half(dtype)
 
 
-def _var(name, a, axis, dtype, out, ddof, keepdims, where, correction, a_mean, skip_nan=False):
+def _squares(centered):
+    if kind(aval(centered).dtype) == "c":  # |c|^2 as c * conj(c), as JAX's
+        return lax.real(lax.mul(centered, lax.conj(centered)))
+    return lax.square(centered)
+
+
+def _nan_float(x):
+    """``x`` as JAX's ``where(..., x, nan)`` promotes it: a non-float to the default float, weak."""
+    if kind(aval(x).dtype) in "fc":
+        return x
+    return convert(x, dtypes.canonicalize_dtype(np.float64), True)
+
+
+def _var(name, a, axis, dtype, out, ddof, keepdims, where, correction, a_mean):
     if correction is not None:
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
@@ -425,36 +474,47 @@ def _var(name, a, axis, dtype, out, ddof, keepdims, where, correction, a_mean, s
     result_dtype, compute = _var_dtypes(name, av.dtype, dtype)
     mask = _mask(name, where, av.shape)
     x = convert(a, compute)
-    if skip_nan and kind(av.dtype) in "fc":
-        valid = lax.bitwise_not(_isnan(x))
-        mask = valid if mask is None else lax.bitwise_and(mask, valid)
-    real = real_dtype(compute)
-    count = _count(av, axes, mask, real)
-    if a_mean is None:
-        total = lax.reduce_sum(_masked(x, mask, 0), axes)
-        a_mean = _keep_all(lax.div(total, _as(count, compute)), axes)
+    if a_mean is None:  # JAX's mean in the accumulation dtype, with kept dims
+        count = _count(av, axes, True, mask, compute)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a_mean = lax.div(_sum_as(_numeric(x, compute), axes, True, mask), count)
     else:  # a given mean has the keepdims shape (or is a scalar); lax.sub checks the ranks
         a_mean = convert(_asarray(name, a_mean), compute)
-    # Masked before squaring, so that masked-out elements (NaNs, say) reach no derivative.
-    centered = _masked(lax.sub(x, a_mean), mask, 0)
-    if kind(compute) == "c":  # |c|^2 from the parts: abs has no derivative at 0
-        squares = lax.add(lax.square(lax.real(centered)), lax.square(lax.imag(centered)))
+    # Squared, then masked by the sum (as JAX's: a masked-out NaN reaches the derivative).
+    squares = _squares(lax.sub(x, a_mean))
+    real = aval(squares).dtype
+    normalizer = lax.sub(_count(av, axes, keepdims, mask, real), _as(ddof, real))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result = lax.div(_sum_as(squares, axes, keepdims, mask), normalizer)
+    result = _nan_float(convert(result, result_dtype))
+    positive = lax.gt(normalizer, _scalar(0, real))  # ddof may be traced (a value parameter)
+    return lax.select_n(positive, lax.full_like(result, np.nan), result)
+
+
+def _nanvar(name, a, axis, dtype, out, ddof, keepdims, where, a_mean):
+    a = _prepare(name, a, out)
+    av = aval(a)
+    axes = canonicalize_axes(axis, av.ndim)
+    _mask(name, where, av.shape)  # checked under this name first, as in JAX
+    result_dtype, compute = _var_dtypes(name, av.dtype, dtype)
+    x = convert(a, compute)
+    if a_mean is None:
+        a_mean = nanmean(x, axes, dtype=compute, keepdims=True, where=where)
     else:
-        squares = lax.square(centered)
-    total = lax.reduce_sum(squares, axes)
-    normalizer = lax.sub(count, _as(ddof, real))  # ddof may be traced (a value parameter)
-    positive = lax.gt(normalizer, _scalar(0, real))
-    result = lax.div(total, normalizer)
-    result = lax.select_n(
-        _util.broadcast_to(positive, aval(result).shape, aval(result).sharding),
-        lax.full_like(result, np.nan),
-        result,
-    )
-    return _keep(convert(result, result_dtype), axes, keepdims)
-
-
-def _keep_all(x, axes):
-    return lax.expand_dims(x, axes) if axes else x
+        a_mean = convert(_asarray(name, a_mean), compute)
+    centered = lax.sub(x, a_mean)
+    # Zeroed where x is NaN before squaring, so that NaNs reach no derivative (as JAX's).
+    squares = _squares(lax.select_n(_isnan(x), centered, lax.full_like(centered, 0)))
+    present = lax.bitwise_not(_isnan(x))
+    normalizer = sum(present, axis=axes, keepdims=keepdims, where=where)
+    normalizer = lax.sub(normalizer, _as(ddof, aval(normalizer).dtype))
+    empty = lax.le(normalizer, _scalar(0, aval(normalizer).dtype))
+    result = _nan_float(sum(squares, axis=axes, keepdims=keepdims, where=where))
+    result = lax.select_n(empty, result, lax.full_like(result, np.nan))
+    divisor = lax.select_n(empty, normalizer, lax.full_like(normalizer, 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result = lax.div(result, convert(divisor, aval(result).dtype))
+    return convert(result, result_dtype)
 
 
 def _as(value, dtype):
@@ -501,14 +561,16 @@ def std(
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
-    """Return the variance over ``axis`` ignoring NaN (jax.numpy.nanvar); ``mean`` as in ``var``."""
-    return _var("nanvar", a, axis, dtype, out, ddof, keepdims, where, None, mean, skip_nan=True)
+    """Return the variance over ``axis`` ignoring NaN (jax.numpy.nanvar); ``mean`` as in ``var``.
+
+    An integer ``dtype`` gives an integer result (the quotient truncated), as in JAX.
+    """
+    return _nanvar("nanvar", a, axis, dtype, out, ddof, keepdims, where, mean)
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
     """Return the standard deviation over ``axis`` ignoring NaN (jax.numpy.nanstd)."""
-    v = _var("nanstd", a, axis, dtype, out, ddof, keepdims, where, None, mean, skip_nan=True)
-    return lax.sqrt(v)
+    return lax.sqrt(_nanvar("nanstd", a, axis, dtype, out, ddof, keepdims, where, mean))
 
 
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
