@@ -1,8 +1,9 @@
 """Cases shared by ``nn_attention_reference_gen.py`` (run under JAX) and its test.
 
 Each attention case maps a name to ``make(nn, jnp) -> f`` with ``f(q, k, v, bias, mask)``
-one jitted program; the einsum cases are subscripts with operand shapes. Inputs come
-from a seeded numpy generator, so both sides compute on the same bits.
+one jitted program; the einsum cases are subscripts with operand shapes; the
+take_along_axis cases are array and index shapes with an axis. Inputs come from a
+seeded numpy generator, so both sides compute on the same bits.
 """
 
 import numpy as np
@@ -118,3 +119,43 @@ def einsum_dots(jax, spec, shapes):
         for outvar in eqn.outvars:
             origin[id(outvar)] = eqn.primitive.name
     return dots
+
+
+TAKE_ALONG = [
+    ((8, 10), (8, 1), 1),
+    ((8, 10), (8, 1), -1),
+    ((2, 3, 4), (2, 1, 4), 2),
+    ((2, 3, 4), (1, 5, 4), 1),
+    ((2, 1, 4), (2, 3, 4), 0),
+    ((5,), (3,), 0),
+]
+
+
+def take_along_gathers(jax, arr_shape, idx_shape, axis):
+    """The gather of ``jnp.take_along_axis``: its dimension numbers and slice sizes."""
+    arr = np.zeros(arr_shape, np.float32)
+    idx = np.zeros(idx_shape, np.int32)
+    jaxpr = jax.make_jaxpr(lambda a, i: jax.numpy.take_along_axis(a, i, axis=axis))(arr, idx)
+    eqns = list(jaxpr.jaxpr.eqns)
+    while eqns:  # into nested jits (JAX's take_along_axis is one)
+        eqn = eqns.pop(0)
+        if eqn.primitive.name == "gather":
+            d = eqn.params["dimension_numbers"]
+            fields = ("offset_dims", "collapsed_slice_dims", "start_index_map")
+            fields += ("operand_batching_dims", "start_indices_batching_dims")
+            dims = [[int(x) for x in getattr(d, f)] for f in fields]
+            return dims + [[int(x) for x in eqn.params["slice_sizes"]]]
+        eqns += [e for sub in eqn.params.values() if hasattr(sub, "eqns") for e in sub.eqns]
+        eqns += [e for sub in eqn.params.values() if hasattr(sub, "jaxpr") for e in sub.jaxpr.eqns]
+    return None
+
+
+def cross_entropy_step(jax, logits, labels):
+    """optax's softmax cross entropy with integer labels, its mean and gradient, jitted."""
+    jnp = jax.numpy
+
+    def loss(p, y):
+        picked = jnp.take_along_axis(p, jnp.expand_dims(y, 1), axis=1).take(0, axis=1)
+        return (jax.nn.logsumexp(p, axis=1) - picked).mean()
+
+    return jax.jit(jax.value_and_grad(loss))(logits, labels)

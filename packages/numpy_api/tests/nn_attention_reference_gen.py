@@ -18,10 +18,13 @@ from nn_attention_cases import (  # noqa: E402
     ATTENTION,
     EINSUMS,
     GROUPED,
+    TAKE_ALONG,
+    cross_entropy_step,
     einsum_dots,
     inputs,
     run_case,
     run_grad,
+    take_along_gathers,
 )
 
 
@@ -43,6 +46,16 @@ def main():
     out["grad"] = bits(run_grad(jax, False, *args))
     out["grouped grad"] = bits(run_grad(jax, True, *args))
     out["einsum"] = {spec: einsum_dots(jax, spec, shapes) for spec, shapes in EINSUMS}
+    out["take_along_axis"] = [take_along_gathers(jax, *case) for case in TAKE_ALONG]
+    # Logits on which modjax's fused loss once came out 1 ulp off (its gather differed).
+    rng = np.random.RandomState(5)
+    logits = rng.randn(8, 10).astype(np.float32)
+    labels = rng.randint(0, 10, 8).astype(np.int32)
+    out["cross_entropy"] = {
+        "logits": logits.view(np.uint32).ravel().tolist(),
+        "labels": labels.tolist(),
+        "bits": bits(cross_entropy_step(jax, logits, labels)),
+    }
     json.dump(out, sys.stdout, separators=(",", ":"))
     print()
 

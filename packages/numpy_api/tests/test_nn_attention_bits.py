@@ -1,4 +1,5 @@
-"""dot_product_attention and einsum compute JAX 0.10.2's programs, so JAX's bits.
+"""dot_product_attention, einsum, take_along_axis and logsumexp compute JAX 0.10.2's
+programs, so JAX's bits.
 
 Known answers: ``nn_attention_reference.json`` (``nn_attention_reference_gen.py``
 run under JAX 0.10.2, on the cases of ``nn_attention_cases.py``).
@@ -10,11 +11,22 @@ import types
 
 import numpy as np
 import pytest
-from nn_attention_cases import ATTENTION, EINSUMS, GROUPED, einsum_dots, inputs, run_case, run_grad
+from nn_attention_cases import (
+    ATTENTION,
+    EINSUMS,
+    GROUPED,
+    TAKE_ALONG,
+    cross_entropy_step,
+    einsum_dots,
+    inputs,
+    run_case,
+    run_grad,
+    take_along_gathers,
+)
 
 import modjax.numpy as jnp
 from modjax import nn
-from modjax.autodiff import grad
+from modjax.autodiff import grad, value_and_grad
 from modjax.runtime import jit
 from modjax.tracecore import make_jaxpr, tree_util
 
@@ -23,6 +35,7 @@ REFERENCE = json.loads((pathlib.Path(__file__).parent / "nn_attention_reference.
 JAX = types.SimpleNamespace(
     jit=jit,
     grad=grad,
+    value_and_grad=value_and_grad,
     make_jaxpr=make_jaxpr,
     nn=nn,
     numpy=jnp,
@@ -58,3 +71,17 @@ def test_attention_gradients_are_jax_bits(grouped):
 def test_einsum_dot_generals_are_jax_ones(spec, shapes):
     # Operand order and dimension numbers decide how XLA accumulates a dot.
     assert einsum_dots(JAX, spec, shapes) == REFERENCE["einsum"][spec]
+
+
+@pytest.mark.parametrize("case", TAKE_ALONG, ids=[str(case) for case in TAKE_ALONG])
+def test_take_along_axis_gather_is_jax_one(case):
+    # One gather whose other dimensions are batching dimensions, as JAX's.
+    assert take_along_gathers(JAX, *case) == REFERENCE["take_along_axis"][TAKE_ALONG.index(case)]
+
+
+def test_cross_entropy_loss_and_gradient_are_jax_bits():
+    # optax's integer-label cross entropy: logsumexp minus the label's logit, averaged.
+    ref = REFERENCE["cross_entropy"]
+    logits = np.asarray(ref["logits"], np.uint32).view(np.float32).reshape(8, 10)
+    labels = np.asarray(ref["labels"], np.int32)
+    assert _bits(cross_entropy_step(JAX, logits, labels)) == ref["bits"]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import operator
+import string
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -903,35 +904,37 @@ def _along_axis_index(name: str, arr_shape, indices, axis: int | None):
     return tuple(index)
 
 
-def _take_along_batched(arr: Any, indices: Any, axis: int, mode, fill_value, wrap: bool):
-    """``take_along_axis`` as one gather whose other dimensions are batch dimensions.
+_LETTERS = string.ascii_letters
 
-    As JAX's: the operand's sharding over explicit axes then passes to the result
-    (an index gather over those dimensions would have to gather them first).
+
+def _along_index_dtype(dtype: np.dtype, size: int, wrap: bool) -> np.dtype:
+    """The dtype indices take along an axis of ``size`` (JAX's ``index_dtype_for_axis_size``).
+
+    Wrapped negative indices are signed and wide enough for ``index + size``.
     """
-    shape = aval(arr).shape
-    dtype = _index_dtype([indices])
-    column = _normalized(indices, shape[axis], dtype, wrap)
-    column = (
-        np.expand_dims(column, -1)
-        if isinstance(column, np.ndarray)
-        else lax.expand_dims(column, (len(shape),))
-    )
-    batch = tuple(d for d in range(len(shape)) if d != axis)
-    dnums = GatherDimensionNumbers(
-        offset_dims=(),
-        collapsed_slice_dims=(axis,),
-        start_index_map=(axis,),
-        operand_batching_dims=batch,
-        start_indices_batching_dims=batch,
-    )
-    return lax.gather(
-        arr,
-        column,
-        dnums,
-        (1,) * len(shape),
-        mode="fill" if mode is None else mode,
-        fill_value=fill_value,
+    if not wrap:
+        return dtype
+    return dtypes.canonicalize_dtype(np.int64 if size > 2**31 - 1 else np.int32)
+
+
+def _one_hot_take(a, indices, axis: int, size: int):
+    """``take_along_axis(mode="one_hot")``: a one-hot contraction instead of a gather."""
+    from modjax import nn
+
+    from ._einsum import einsum
+
+    hot = nn.one_hot(indices, size, dtype=np.bool_)
+    if aval(a).ndim == 1:
+        return einsum("...b,b->...", hot, a, preferred_element_type=aval(a).dtype)
+    if axis > len(_LETTERS) - 2:
+        raise ValueError("One Hot indexing is only supported for up to 50 leading dimensions.")
+    labels = _LETTERS[:axis]
+    return einsum(
+        f"{labels}y...z,{labels}z...->{labels}y...",
+        hot,
+        a,
+        precision=lax.Precision.HIGHEST,
+        preferred_element_type=aval(a).dtype,
     )
 
 
@@ -947,39 +950,86 @@ def take_along_axis(
     """Take values of ``arr`` at ``indices`` along ``axis`` (jax.numpy.take_along_axis).
 
     ``indices`` has ``arr``'s rank; other dimensions broadcast. Out-of-bounds
-    indices give ``fill_value`` (NaN for inexact types) unless ``mode="clip"``.
+    indices give ``fill_value`` (NaN for inexact types) unless ``mode="clip"``;
+    ``mode="one_hot"`` contracts with a one-hot encoding instead of gathering. The
+    gather is JAX's: the other dimensions are batching dimensions of one gather.
     """
+    from ._creation import asarray
+
     check_arraylike("take_along_axis", arr, indices)
-    indices = _as_index_array("take_along_axis", indices)
-    if axis is None:
-        arr = lax.reshape(arr, (math.prod(aval(arr).shape),))
-        if np.ndim(indices) != 1:
-            raise ValueError("take_along_axis: when axis=None, indices must be 1-D")
-        axis = 0
-    shape = aval(arr).shape
-    axis = canonicalize_axis(axis, len(shape))
-    idx_shape = np.shape(indices) if isinstance(indices, np.ndarray) else aval(indices).shape
-    if (
-        getattr(aval(arr), "sharding", None) is not None
-        and len(idx_shape) == len(shape)
-        and all(i == n for d, (i, n) in enumerate(zip(idx_shape, shape, strict=True)) if d != axis)
-        and 0 not in shape
-    ):
-        return _take_along_batched(
-            arr,
-            indices,
-            axis,
-            mode,
-            fill_value,
-            True if wrap_negative_indices is None else wrap_negative_indices,
+    a, indices = asarray(arr), asarray(indices)
+    index_dtype = aval(indices).dtype
+    idx_shape = aval(indices).shape
+    if kind(index_dtype) not in "iu":
+        raise TypeError(
+            f"take_along_axis indices must be of integer type, got {dtypes.dtype_name(index_dtype)}"
         )
-    idx = _along_axis_index("take_along_axis", shape, indices, axis)
-    return rewriting_take(
-        arr,
-        idx,
+    if axis is None:
+        if len(idx_shape) != 1:
+            raise ValueError(
+                f"take_along_axis indices must be 1D if axis=None, got shape {idx_shape}"
+            )
+        a = lax.reshape(a, (math.prod(aval(a).shape),))
+        axis = 0
+    rank = aval(a).ndim
+    if rank != len(idx_shape):
+        raise ValueError(
+            f"indices and arr must have the same number of dimensions; {len(idx_shape)} vs. {rank}"
+        )
+    axis = canonicalize_axis(axis, rank)
+    size = aval(a).shape[axis]
+    arr_shape = tuple(1 if d == axis else n for d, n in enumerate(aval(a).shape))
+    out_shape = lax.broadcast_shapes(idx_shape, arr_shape)
+    if size == 0 or 0 in out_shape:  # nothing to gather (JAX gathers an empty result)
+        return lax.full(out_shape, 0, aval(a).dtype)
+    if wrap_negative_indices is None:
+        wrap_negative_indices = mode != "promise_in_bounds"
+    indices = lax.convert_element_type(
+        indices, _along_index_dtype(index_dtype, size, wrap_negative_indices)
+    )
+    if wrap_negative_indices and kind(aval(indices).dtype) == "i":
+        dtype = aval(indices).dtype
+        indices = lax.select_n(
+            lax.lt(indices, np.zeros((), dtype)), indices, lax.add(indices, np.asarray(size, dtype))
+        )
+    if mode == "one_hot":
+        return _one_hot_take(a, indices, axis, size)
+    # JAX's gather: the axis indexed, a size-1 index dimension a full slice, a size-1
+    # array dimension squeezed away, and every other dimension a batching dimension.
+    kept = [d for d, n in enumerate(idx_shape) if d == axis or n != 1]
+    gather_indices = lax.reshape(indices, (*(out_shape[d] for d in kept), 1))
+    slice_sizes, offset_dims, batching, index_batching, squeezed = [], [], [], [], []
+    new_d = j = 0
+    for d in range(rank):
+        if d == axis:
+            slice_sizes.append(1)
+            index_d, new_d, j = new_d, new_d + 1, j + 1
+        elif idx_shape[d] == 1:
+            offset_dims.append(d)
+            slice_sizes.append(arr_shape[d])
+            new_d += 1
+        elif arr_shape[d] == 1:
+            squeezed.append(d)
+            j += 1
+        else:
+            slice_sizes.append(0 if arr_shape[d] == 0 else 1)
+            batching.append(new_d)
+            index_batching.append(j)
+            new_d, j = new_d + 1, j + 1
+    dnums = GatherDimensionNumbers(
+        offset_dims=tuple(offset_dims),
+        collapsed_slice_dims=(index_d,),
+        start_index_map=(index_d,),
+        operand_batching_dims=tuple(batching),
+        start_indices_batching_dims=tuple(index_batching),
+    )
+    return lax.gather(
+        lax.squeeze(a, tuple(squeezed)),
+        gather_indices,
+        dnums,
+        tuple(slice_sizes),
         mode="fill" if mode is None else mode,
         fill_value=fill_value,
-        wrap_negative_indices=True if wrap_negative_indices is None else wrap_negative_indices,
     )
 
 

@@ -24,6 +24,7 @@ from modjax.autodiff import custom_jvp as _custom_jvp
 from modjax.autodiff import stop_gradient as _stop_gradient
 from modjax.lax._common import kind as _kind
 from modjax.numpy._util import aval as _aval
+from modjax.numpy._util import canonicalize_axes as _canonicalize_axes
 from modjax.numpy._util import promote_args_inexact as _promote_args_inexact
 from modjax.scipy import _lpmn
 from modjax.scipy._special_extra import (  # the functions beyond the gamma/erf core
@@ -585,32 +586,35 @@ def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = 
     is ``(log|sum|, sign(sum))``, otherwise a negative sum gives NaN. ``where``
     masks terms out. The maximum is subtracted first, with its gradient stopped.
     """
+    # The program is JAX's, equation for equation: XLA compiles it to the same code, so the
+    # bits are JAX's (its log and exp differ in the last bit between fusions).
+    if where is not None:
+        a = jnp.where(where, a, 0)
     if b is not None:
         a, b = _promote_args_inexact("logsumexp", a, b)
-        a, b = jnp.asarray(a), jnp.asarray(b)
         a = jnp.where(jnp.not_equal(b, 0), a, -math.inf)
     else:
         (a,) = _promote_args_inexact("logsumexp", a)
-        a = jnp.asarray(a)
+    a = jnp.asarray(a)
+    dims = _canonicalize_axes(axis, a.ndim)
     is_complex = _kind(a.dtype) == "c"
-    real_a = jnp.real(a) if is_complex else a
     kw = {} if where is None else {"where": where}
-    amax = jnp.max(real_a, axis=axis, keepdims=True, initial=-math.inf, **kw)
-    amax = _stop_gradient(jnp.where(jnp.isfinite(amax), amax, 0).astype(amax.dtype))
-    exp_a = jnp.exp(jnp.subtract(a, amax.astype(a.dtype)))
+    real_a = jnp.real(a) if is_complex else a
+    amax = jnp.max(real_a, axis=dims, keepdims=keepdims, initial=-math.inf, **kw)
+    amax = _stop_gradient(lax.select(jnp.isfinite(amax), amax, lax.full_like(amax, 0)))
+    amax_with_dims = amax if keepdims else lax.expand_dims(amax, dims)
+    exp_a = lax.exp(lax.sub(a, amax_with_dims.astype(a.dtype)))
     if b is not None:
-        exp_a = jnp.multiply(exp_a, b)
-    sumexp = jnp.sum(exp_a, axis=axis, keepdims=keepdims, **kw)
-    sign = jnp.sign(sumexp)
+        exp_a = lax.mul(exp_a, b)
+    sumexp = jnp.sum(exp_a, axis=dims, keepdims=keepdims, **kw)
+    sign = lax.sign(sumexp)
     if return_sign or not is_complex:
         sumexp = jnp.abs(sumexp)
-    if not keepdims:
-        amax = jnp.squeeze(amax, axis=axis if axis is not None else None)
-    out = jnp.add(jnp.log(sumexp), amax.astype(sumexp.dtype))
+    out = lax.add(lax.log(sumexp), amax.astype(sumexp.dtype))
     if return_sign:
         return out, sign
     if b is not None and not is_complex:
-        out = jnp.where(jnp.less(sign, 0), math.nan, out)
+        out = jnp.where(sign < 0, jnp.array(np.nan, dtype=out.dtype), out)
     return out
 
 
