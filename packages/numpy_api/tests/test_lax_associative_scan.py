@@ -127,25 +127,25 @@ def test_combine_order_matches_jax(fn, n, reverse, want):
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want, np.float32))
 
 
-def test_docstring_examples_and_exact_interleave():
+def test_docstring_examples_and_jax_interleave():
     # jax.lax.associative_scan's docstring: [0, 1, 3, 6] and, reversed, [6, 6, 5, 3].
     x = np.arange(4, dtype=np.int32)
     np.testing.assert_array_equal(np.asarray(_scan_fn("add", 0, False)(x)), [0, 1, 3, 6])
     np.testing.assert_array_equal(np.asarray(_scan_fn("add", 0, True)(x)), [6, 6, 5, 3])
-    # Interleaving moves data without arithmetic, so signed zeros survive (JAX's adds of
-    # zero-padded copies give +0.0 here), like numpy's cumprod.
+    # The interleave adds zero-padded copies, as JAX's: -0.0 comes back as 0.0 (JAX 0.10.2
+    # gives [-1, 0, 0, 0, 0] here, numpy's cumprod [-1, -0, -0, -0, 0]).
     z = np.array([-1.0, 0.0, 2.0, 3.0, -0.0], np.float32)
     got = np.asarray(_scan_fn("mul", 0, False)(z))
-    np.testing.assert_array_equal(np.signbit(got), np.signbit(np.cumprod(z)))
+    np.testing.assert_array_equal(np.signbit(got), [True, False, False, False, False])
 
 
 def test_program_is_lax_primitives_with_log_depth():
     n = 16
     jaxpr = make_jaxpr(partial(associative_scan, lax.add))(np.ones(n, np.float32)).jaxpr
     names = [eqn.primitive.name for eqn in jaxpr.eqns]
-    assert set(names) <= {"slice", "add", "concatenate", "broadcast_in_dim", "reshape"}
-    # One combine going down and one coming back per level of the recursion.
-    assert names.count("add") <= 2 * math.ceil(math.log2(n))
+    assert set(names) <= {"slice", "add", "concatenate", "pad"}
+    # One combine going down, one coming back and one interleave per level of the recursion.
+    assert names.count("add") <= 3 * math.ceil(math.log2(n))
 
 
 def test_complex_and_negative_axis_reverse():

@@ -99,7 +99,7 @@ def test_select_reciprocal_broadcasts_and_batch_matmul():
     for got in both(lax.batch_matmul, X, b):
         check(got, np.matmul(X, b))
     check(lax.batch_matmul(X[0], b[0]), X[0] @ b[0])
-    with pytest.raises(ValueError, match="batch dimensions"):
+    with pytest.raises(TypeError, match="batch dimensions to have the same shape"):
         lax.batch_matmul(X, b[:1])
 
 

@@ -313,7 +313,7 @@ def test_conv_integer_preferred_type_zero_size_and_errors():
         lax.conv_general_dilated(A(x.astype(np.float32)), A(w), (1,), "VALID")
     with pytest.raises(ValueError, match="feature_group_count"):
         lax.conv_general_dilated(A(x), A(w), (1,), "VALID", feature_group_count=2)
-    with pytest.raises(TypeError, match="window_strides"):
+    with pytest.raises(ValueError, match="window and window_strides must have the same number"):
         lax.conv_general_dilated(A(x), A(w), (1, 1), "VALID")
 
 

@@ -397,7 +397,7 @@ def test_gradients_of_repeated_and_tied_updates():
     np.testing.assert_allclose(np.asarray(g), [1 / 3, 0.0, 1.0], rtol=1e-6)
     with pytest.raises(NotImplementedError, match="unique_indices=True"):
         jvp(lambda y: lax.scatter_mul(x, idx, y, sdn), (jnp.ones(3),), (jnp.ones(3),))
-    with pytest.raises(NotImplementedError, match="scatter-apply"):
+    with pytest.raises(NotImplementedError, match="scatter_apply JVP not implemented"):
         grad(lambda x: lax.scatter_apply(x, idx, jnp.sin, sdn, update_shape=(3,)).sum())(x)
 
 
@@ -490,11 +490,13 @@ def test_errors_name_the_primitive():
         lax.scatter_add(x, np.array([[1]]), jnp.ones(1, jnp.int32), sdn)
     with pytest.raises(TypeError, match="scatter-add does not accept dtype bool"):
         lax.scatter_add(np.zeros(3, bool), np.array([[1]]), np.ones(1, bool), sdn)
-    with pytest.raises(TypeError, match="dynamic_slice slice_sizes must be nonnegative"):
+    with pytest.raises(TypeError, match="slice slice_sizes must be less than or equal"):
         lax.dynamic_slice(x, [1], [7])
     with pytest.raises(ValueError, match="Length of slice indices must match number of operand"):
         lax.dynamic_slice(x, [1, 2], [1])
-    with pytest.raises(TypeError, match="dynamic_update_slice update must have the same dtype"):
+    with pytest.raises(
+        TypeError, match="lax.dynamic_update_slice requires arguments to have the same"
+    ):
         lax.dynamic_update_slice(x, jnp.ones(2, jnp.int32), [1])
     with pytest.raises(TypeError, match="dynamic_update_slice update shape"):
         jit(lambda x: lax.dynamic_update_slice(x, jnp.ones(7), [1]))(x)

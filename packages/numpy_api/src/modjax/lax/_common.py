@@ -109,6 +109,7 @@ _JNP_TWIN = {
     "ge": "greater_equal",
     "shift_left": "left_shift",
     "shift_right_arithmetic": "right_shift",
+    "shift_right_logical": "right_shift",
     "nextafter": "nextafter",
     "select": "where",
     "concatenate": "concatenate",

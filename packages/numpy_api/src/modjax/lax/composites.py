@@ -59,13 +59,12 @@ def collapse(operand: Any, start_dimension: int, stop_dimension: int | None = No
     """
     shape = aval_of(operand).shape
     ndim = len(shape)
-    start = start_dimension + ndim if start_dimension < 0 else start_dimension
-    stop = ndim if stop_dimension is None else stop_dimension
-    stop = stop + ndim if stop < 0 else stop
-    if not 0 <= start <= stop <= ndim:
+    # Python's slice rules, as JAX's: out-of-range bounds are clipped to the rank.
+    start, stop, _ = slice(start_dimension, stop_dimension).indices(ndim)
+    if stop < start:
         raise ValueError(
-            f"lax.collapse: start_dimension={start_dimension} and stop_dimension="
-            f"{stop_dimension} do not delimit dimensions of shape {shape}"
+            f"Invalid dimension range passed to collapse: {shape}"
+            f"[{start_dimension}:{stop_dimension}]"
         )
     merged = math.prod(shape[start:stop])
     return _st.reshape(operand, shape[:start] + (merged,) + shape[stop:])
@@ -104,10 +103,7 @@ def batch_matmul(lhs: Any, rhs: Any, precision: Any = None):
             "lax.batch_matmul needs operands of the same rank, at least 2; got shapes "
             f"{lhs_shape} and {rhs_shape}"
         )
-    if lhs_shape[:-2] != rhs_shape[:-2]:
-        raise ValueError(
-            f"lax.batch_matmul needs equal batch dimensions; got shapes {lhs_shape} and {rhs_shape}"
-        )
+    # Unequal batch dimensions: dot_general raises JAX's TypeError.
     batch = tuple(range(len(lhs_shape) - 2))
     contract = (((len(lhs_shape) - 1,), (len(rhs_shape) - 2,)), (batch, batch))
     return dot_general(lhs, rhs, contract, precision=precision)

@@ -22,7 +22,7 @@ import numpy as np
 
 from modjax.autodiff import defbilinear
 from modjax.batching import batching_rules, moveaxis
-from modjax.lowering import hlo, ir, ir_type, register_lowering
+from modjax.lowering import hlo, ir, ir_type, lower_fun, register_lowering
 from modjax.runtime import apply_primitive
 from modjax.sharding import reshard
 from modjax.sharding.constraint import operation_out_sharding
@@ -32,7 +32,7 @@ from modjax.tracecore.core import Primitive
 from modjax.tracecore.parse import register_param_parser
 from modjax.tracecore.pretty import register_param_printer
 
-from ._common import aval_of, kind
+from ._common import aval_of, check_same_dtypes, kind, real_dtype
 from .precision import canonicalize_precision, format_precision, parse_precision, precision_pair
 from .structural import unsharded_in_type
 from .windowed import conv_vjp_lhs_padding, dilate_dim, padtype_to_pads
@@ -139,6 +139,14 @@ ConvGeneralDilatedDimensionNumbers = None | ConvDimensionNumbers | tuple[str, st
 # --- the primitive -----------------------------------------------------------------------------
 
 
+def _check_multiple(name: str, o: int, count: int, what: str) -> None:
+    if o % count:
+        raise ValueError(
+            f"{name} rhs output feature dimension size must be a multiple of {what}, but {o} is "
+            f"not a multiple of {count}."
+        )
+
+
 def _conv_shape(
     name,
     lhs,
@@ -155,9 +163,8 @@ def _conv_shape(
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     ndim = lhs.ndim
     if rhs.ndim != ndim:
-        raise TypeError(
-            f"{name} requires lhs and rhs ndim to be equal, got {lhs.str_short()} and "
-            f"{rhs.str_short()}"
+        raise TypeError(  # JAX's text
+            f"convolution requires lhs and rhs ndim to be equal, got {ndim} and {rhs.ndim}."
         )
     if ndim < 2:
         raise TypeError(f"{name} requires operands of rank at least 2, got {lhs.str_short()}")
@@ -168,8 +175,42 @@ def _conv_shape(
                 f"range({ndim})"
             )
     nsp = ndim - 2
+    n, c = lhs.shape[lhs_spec[0]], lhs.shape[lhs_spec[1]]
+    o, i = rhs.shape[rhs_spec[0]], rhs.shape[rhs_spec[1]]
+    # JAX's checks of the group counts, in its order and with its texts.
+    fgc, bgc = feature_group_count, batch_group_count
+    if fgc <= 0:
+        raise ValueError(f"{name} feature_group_count must be a positive integer, got {fgc}.")
+    if c % fgc:
+        raise ValueError(
+            f"{name} feature_group_count must divide lhs feature dimension size, but {fgc} does "
+            f"not divide {c}."
+        )
+    if c // fgc != i:
+        raise ValueError(
+            f"{name} lhs feature dimension size divided by feature_group_count must equal the "
+            f"rhs input feature dimension size, but {c} // {fgc} != {i}."
+        )
+    _check_multiple(name, o, fgc, "feature_group_count")
+    if bgc <= 0:
+        raise ValueError(f"{name} batch_group_count must be a positive integer, got {bgc}.")
+    if bgc > 1 and n % bgc:
+        raise ValueError(
+            f"{name} batch_group_count must divide lhs batch dimension size, but {bgc} does not "
+            f"divide {n}."
+        )
+    _check_multiple(name, o, bgc, "batch_group_count")
+    if feature_group_count > 1 and batch_group_count > 1:
+        raise ValueError(
+            "At most one of batch_group_count and feature_group_count may be > 1, got "
+            f"batch_group_count={batch_group_count} and feature_group_count={feature_group_count}"
+        )
+    if len(window_strides) != nsp:
+        raise ValueError(
+            f"{name} window and window_strides must have the same number of dimensions, but "
+            f"got {nsp} and {len(window_strides)}"
+        )
     for what, values in (
-        ("window_strides", window_strides),
         ("padding", padding),
         ("lhs_dilation", lhs_dilation),
         ("rhs_dilation", rhs_dilation),
@@ -186,44 +227,6 @@ def _conv_shape(
     ):
         if any(v <= 0 for v in values):
             raise ValueError(f"{name} {what} must be positive, got {tuple(values)}")
-    if feature_group_count <= 0 or batch_group_count <= 0:
-        raise ValueError(
-            f"{name} feature_group_count and batch_group_count must be positive, got "
-            f"{feature_group_count} and {batch_group_count}"
-        )
-    if feature_group_count > 1 and batch_group_count > 1:
-        raise ValueError(
-            f"{name}: at most one of feature_group_count and batch_group_count can be > 1, got "
-            f"feature_group_count={feature_group_count} and batch_group_count={batch_group_count}"
-        )
-    n, c = lhs.shape[lhs_spec[0]], lhs.shape[lhs_spec[1]]
-    o, i = rhs.shape[rhs_spec[0]], rhs.shape[rhs_spec[1]]
-    if c % feature_group_count:
-        raise ValueError(
-            f"{name} lhs feature dimension size ({c}) must be divisible by "
-            f"feature_group_count={feature_group_count}, got lhs shape {lhs.shape}"
-        )
-    if c // feature_group_count != i:
-        raise ValueError(
-            f"{name} lhs feature dimension size divided by feature_group_count must equal the "
-            f"rhs input feature dimension size, but {c} // {feature_group_count} != {i} "
-            f"(lhs shape {lhs.shape}, rhs shape {rhs.shape})"
-        )
-    if o % feature_group_count:
-        raise ValueError(
-            f"{name} rhs output feature dimension size ({o}) must be a multiple of "
-            f"feature_group_count={feature_group_count}, got rhs shape {rhs.shape}"
-        )
-    if n % batch_group_count:
-        raise ValueError(
-            f"{name} lhs batch dimension size ({n}) must be divisible by "
-            f"batch_group_count={batch_group_count}, got lhs shape {lhs.shape}"
-        )
-    if o % batch_group_count:
-        raise ValueError(
-            f"{name} rhs output feature dimension size ({o}) must be a multiple of "
-            f"batch_group_count={batch_group_count}, got rhs shape {rhs.shape}"
-        )
     spatial = []
     for k in range(nsp):
         size = dilate_dim(lhs.shape[lhs_spec[2 + k]], lhs_dilation[k]) + sum(padding[k])
@@ -250,12 +253,7 @@ def _conv_abstract_eval(lhs, rhs, *, precision, preferred_element_type, **params
                 f"{name} does not accept {side} dtype {dtypes.dtype_name(a.dtype)}; accepted "
                 "dtypes are integers, floats and complex numbers"
             )
-    if lhs.dtype != rhs.dtype:
-        raise TypeError(
-            f"{name} requires lhs and rhs to have the same dtype, got "
-            f"{dtypes.dtype_name(lhs.dtype)} and {dtypes.dtype_name(rhs.dtype)} "
-            "(convert one of them first)"
-        )
+    check_same_dtypes(name, [lhs, rhs])
     shape = _conv_shape(name, lhs, rhs, **params)
     if preferred_element_type is not None:
         return ShapedArray(shape, preferred_element_type)
@@ -312,6 +310,39 @@ conv_general_dilated_p = Primitive("conv_general_dilated")
 conv_general_dilated_p.def_abstract_eval(_conv_abstract_eval)
 conv_general_dilated_p.def_impl(partial(apply_primitive, conv_general_dilated_p))
 register_lowering(conv_general_dilated_p, _conv_lowering)
+
+
+def _complex_conv_as_real(lhs, rhs, *, preferred_element_type, **params):
+    """A complex convolution as three real ones (Gauss's trick), as JAX lowers it on CPU/GPU."""
+    from .bits import complex as make_complex
+    from .bits import imag, real
+    from .elementwise import add, sub
+
+    pet = None if preferred_element_type is None else real_dtype(np.dtype(preferred_element_type))
+
+    def conv(x, y):
+        return conv_general_dilated_p.bind(x, y, preferred_element_type=pet, **params)
+
+    x_re, x_im, y_re, y_im = real(lhs), imag(lhs), real(rhs), imag(rhs)
+    k1 = conv(add(x_re, x_im), y_re)
+    k2 = conv(x_re, sub(y_im, y_re))
+    k3 = conv(x_im, add(y_re, y_im))
+    return make_complex(sub(k1, k3), add(k1, k2))
+
+
+_complex_conv_lowering = lower_fun(_complex_conv_as_real)
+
+
+def _conv_lowering_real_parts(ctx, lhs, rhs, **params):
+    # XLA's CPU complex convolution is a slow loop and GPUs have none: JAX (and so
+    # modjax, for JAX's bits) lowers it to real convolutions there.
+    if kind(ctx.avals_in[0].dtype) == "c":
+        return _complex_conv_lowering(ctx, lhs, rhs, **params)
+    return _conv_lowering(ctx, lhs, rhs, **params)
+
+
+for _platform in ("cpu", "cuda"):
+    register_lowering(conv_general_dilated_p, _conv_lowering_real_parts, platform=_platform)
 
 
 def _format_dimension_numbers(d: ConvDimensionNumbers) -> str:

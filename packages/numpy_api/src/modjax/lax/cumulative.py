@@ -23,7 +23,7 @@ from modjax.runtime import apply_primitive
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive
 
-from ._common import ANY, FLOAT, NUMBER, aval_of, check_dtype, compare
+from ._common import FLOAT, NUMBER, aval_of, check_dtype, compare
 from .reductions import _extreme, _lexicographic
 from .windowed import lower_monoid_window
 
@@ -97,13 +97,13 @@ cumsum_p = _declare("cumsum", [NUMBER], _plain(hlo.add), lambda d: 0)
 cumprod_p = _declare("cumprod", [NUMBER], _plain(hlo.multiply), lambda d: 1)
 cummax_p = _declare(
     "cummax",
-    [c for c in ANY if c.name != "bool"],
+    [NUMBER],
     _lexicographic(hlo.maximum, "GT"),
     lambda d: _extreme(d, largest=False),
 )
 cummin_p = _declare(
     "cummin",
-    [c for c in ANY if c.name != "bool"],
+    [NUMBER],
     _lexicographic(hlo.minimum, "LT"),
     lambda d: _extreme(d, largest=True),
 )
@@ -143,7 +143,7 @@ def _chooser_pair(choose, a, b):
 
 
 def _logaddexp_pair(a, b):
-    from .elementwise import abs, add, exp, is_finite, log1p, max, mul, ne, neg, select_n, sub
+    from .elementwise import abs, add, eq, exp, log1p, max, mul, ne, neg, select_n, sub
     from .structural import full_like
 
     (x, tx), (y, ty) = a, b
@@ -151,8 +151,8 @@ def _logaddexp_pair(a, b):
     stable = add(max(x, y), log1p(exp(neg(abs(diff)))))
     m = select_n(ne(diff, diff), stable, add(x, y))
 
-    def finite(v):  # infinities count as 0 in the weights, as in JAX's logaddexp JVP
-        return select_n(is_finite(v), full_like(v, 0), v)
+    def finite(v):  # +inf counts as 0 in the weights, as in JAX's logaddexp JVP (not -inf)
+        return select_n(eq(v, full_like(v, np.inf)), v, full_like(v, 0))
 
     wx = exp(sub(finite(x), finite(m)))
     wy = exp(sub(finite(y), finite(m)))
@@ -197,7 +197,7 @@ def _bind(prim, operand, axis, reverse):
     except TypeError:
         raise TypeError(f"{prim.name} axis must be an integer, got {axis!r}") from None
     if axis < 0:
-        raise ValueError(f"{prim.name}: XLA operations do not allow negative axes, got {axis}")
+        raise ValueError("XLA operations do not allow negative axes")
     return prim.bind(operand, axis=axis, reverse=bool(reverse))
 
 

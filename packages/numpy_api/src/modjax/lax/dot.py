@@ -79,7 +79,7 @@ def check_dot_general_shapes(lhs_shape, rhs_shape, dimension_numbers) -> tuple[i
             )
         if set(batch) & set(contract):
             raise TypeError(
-                f"dot_general requires {side} batch dimensions to be disjoint from its "
+                f"dot_general requires {side} batch dimensions to be disjoint from "
                 f"contracting dimensions, got {side}_batch {batch} and {side}_contracting "
                 f"{contract}."
             )

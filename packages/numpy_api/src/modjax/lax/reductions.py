@@ -302,7 +302,9 @@ def reduce_xor(operand, axes: Sequence[int]):
 
 
 def _arg_abstract_eval(name, operand, *, axes, index_dtype):
-    check_dtype(name, operand, [c for c in ANY if c.name != "complexfloating"])
+    # JAX's error comes from the comparison its reducer applies (gt for argmax, lt for argmin).
+    compare = "gt" if name == "argmax" else "lt"
+    check_dtype(compare, operand, [c for c in ANY if c.name != "complexfloating"], position=0)
     (axis,) = axes
     if not 0 <= axis < operand.ndim:
         raise ValueError(f"Invalid axis {axis} for operand shape {operand.shape}")

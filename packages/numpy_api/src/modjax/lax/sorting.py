@@ -54,10 +54,7 @@ def _sort_abstract_eval(*operands, dimension, is_stable, num_keys):
     if not 0 <= dimension < ndim:
         raise ValueError(f"sort dimension {dimension} is out of bounds for operands of rank {ndim}")
     if not 1 <= num_keys <= len(operands):
-        raise ValueError(
-            f"sort num_keys={num_keys} must be between 1 and the number of operands "
-            f"({len(operands)})"
-        )
+        raise ValueError(f"num_keys={num_keys} must be between 1 and len(operand)={len(operands)}")
     for i, o in enumerate(operands):
         if kind(o.dtype) == "?":
             raise TypeError(f"sort does not accept dtype {o.dtype} (operand {i})")

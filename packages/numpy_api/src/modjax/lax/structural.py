@@ -115,20 +115,26 @@ def _broadcast_in_dim_abstract_eval(operand, *, shape, broadcast_dimensions):
             "broadcast_in_dim broadcast_dimensions must be a subset of output dimensions, got "
             f"{broadcast_dimensions} for operand ndim {operand.ndim} and shape {shape}."
         )
-    if any(a >= b for a, b in zip(broadcast_dimensions, broadcast_dimensions[1:], strict=False)):
-        raise TypeError(
-            "broadcast_in_dim broadcast_dimensions must be strictly increasing; got "
-            f"broadcast_dimensions {broadcast_dimensions}"
-        )
     if any(
         operand.shape[i] != 1 and operand.shape[i] != shape[d]
         for i, d in enumerate(broadcast_dimensions)
     ):
-        raise TypeError(
+        raise TypeError(  # JAX's text, its trailing space included
             "broadcast_in_dim operand dimension sizes must either be 1, or be equal to their "
             "corresponding dimensions in the target broadcast shape; got operand of shape "
             f"{operand.shape}, target broadcast shape {shape}, broadcast_dimensions "
-            f"{broadcast_dimensions}"
+            f"{broadcast_dimensions} "
+        )
+    if len(set(broadcast_dimensions)) != len(broadcast_dimensions):
+        raise TypeError(
+            "broadcast_in_dim broadcast_dimensions must not contain duplicates, got "
+            f"broadcast_dimensions {broadcast_dimensions}"
+        )
+    # JAX also takes decreasing dimensions (a transpose); modjax's rules assume increasing.
+    if any(a >= b for a, b in zip(broadcast_dimensions, broadcast_dimensions[1:], strict=False)):
+        raise TypeError(
+            "broadcast_in_dim broadcast_dimensions must be strictly increasing; got "
+            f"broadcast_dimensions {broadcast_dimensions}"
         )
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
@@ -220,6 +226,8 @@ def broadcast(operand, sizes: Sequence[int], *, out_sharding=None):
 def expand_dims(array, dimensions: Sequence[int]):
     """Insert size-1 axes at the positions ``dimensions`` of the result (jax.lax.expand_dims)."""
     aval = aval_of(array)
+    if len(set(dimensions)) != len(dimensions):
+        raise ValueError(f"repeated axis in lax.expand_dims: {dimensions}")
     ndim_out = aval.ndim + len(dimensions)
     dims = []
     for d in _ints(dimensions, "dimensions"):
@@ -227,7 +235,7 @@ def expand_dims(array, dimensions: Sequence[int]):
             raise ValueError(f"axis {d} is out of bounds for array of dimension {ndim_out}")
         dims.append(d + ndim_out if d < 0 else d)
     if len(set(dims)) != len(dims):
-        raise ValueError(f"repeated axis in expand_dims: {tuple(dimensions)}")
+        raise ValueError(f"repeated axis in lax.expand_dims: {dims}")
     kept = [i for i in range(ndim_out) if i not in dims]
     shape = [1] * ndim_out
     for i, size in zip(kept, aval.shape, strict=True):
@@ -371,7 +379,9 @@ def squeeze(array, dimensions: Sequence[int]):
         if not -ndim <= d < ndim:
             raise ValueError(f"axis {d} is out of bounds for array of dimension {ndim}")
         dims.append(d + ndim if d < 0 else d)
-    dims = tuple(sorted(set(dims)))
+    dims = tuple(sorted(dims))
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"dimensions are not unique: {dims}")
     if not dims and _is_array(array):
         return array
     return squeeze_p.bind(array, dimensions=dims)
@@ -422,7 +432,9 @@ def transpose(operand, permutation: Sequence[int]):
 def _rev_abstract_eval(operand, *, dimensions):
     if len(set(dimensions)) != len(dimensions):
         raise TypeError(f"rev dimensions must be unique, got {dimensions}.")
-    if any(not 0 <= d < operand.ndim for d in dimensions):
+    if any(d < 0 for d in dimensions):
+        raise TypeError(f"rev dimensions must have every element be nonnegative, got {dimensions}.")
+    if any(d >= operand.ndim for d in dimensions):
         raise TypeError(
             f"rev dimensions must all be less than operand ndim, got dimensions {dimensions} "
             f"for operand ndim {operand.ndim}."
@@ -557,7 +569,6 @@ def slice(  # noqa: A001 - JAX's public name
 def _concatenate_abstract_eval(*operands, dimension):
     if not operands:
         raise ValueError("concatenate requires a non-empty sequences of arrays")
-    check_same_dtypes("concatenate", operands)
     shapes = [o.shape for o in operands]
     if len({len(s) for s in shapes}) != 1:
         raise TypeError(
@@ -576,6 +587,7 @@ def _concatenate_abstract_eval(*operands, dimension):
             f"one being concatenated: concatenating along dimension {dimension} for shapes "
             f"{', '.join(map(str, shapes))}."
         )
+    check_same_dtypes("concatenate", operands)  # after the shapes, as JAX's rules run
     shape = list(shapes[0])
     shape[dimension] = sum(s[dimension] for s in shapes)
     weak = all(o.weak_type for o in operands)

@@ -63,11 +63,15 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding) -> list[tup
     if mode == "VALID":
         return [(0, 0)] * len(in_shape)
     if mode not in ("SAME", "SAME_LOWER"):
-        raise RuntimeError(f"Unrecognized padding type: expected 'VALID' or 'SAME', got {padding}.")
+        raise RuntimeError(
+            f"Unrecognized padding type: expected 'VALID', 'SAME', or 'SAME_LOWER', got {padding}."
+        )
+    # numpy arithmetic, as JAX's: mismatched lengths raise numpy's broadcasting ValueError.
+    in_shape, strides = np.asarray(in_shape, np.int64), np.asarray(window_strides, np.int64)
+    out = -(-in_shape // strides)
+    totals = np.maximum(0, (out - 1) * strides + np.asarray(window_shape, np.int64) - in_shape)
     pads = []
-    for d, w, s in zip(in_shape, window_shape, window_strides, strict=True):
-        out = -(-d // s)
-        total = max(0, (out - 1) * s + w - d)
+    for total in totals.tolist():
         lo = total // 2 if mode == "SAME" else total - total // 2
         pads.append((lo, total - lo))
     return pads
@@ -81,23 +85,34 @@ def window_shape(
     for what, values in (
         ("window_dimensions", window_dimensions),
         ("window_strides", window_strides),
-        ("padding", padding),
+        ("base_dilation", base_dilation),
+        ("window_dilation", window_dilation),
+    ):
+        if any(v <= 0 for v in values):
+            raise TypeError(
+                f"{name} {what} must have every element be strictly positive, got {values}."
+            )
+    if len(window_dimensions) != n:
+        raise TypeError(
+            f"{name} got the wrong number of window_dimensions for operand: got operand shape "
+            f"{tuple(shape)} with window_dimensions {window_dimensions}."
+        )
+    # JAX's texts: each length is checked against window_dimensions'.
+    for what, values in (
+        ("window_strides", window_strides),
         ("base_dilation", base_dilation),
         ("window_dilation", window_dilation),
     ):
         if len(values) != n:
             raise TypeError(
-                f"{name} got {what} of length {len(values)} for an operand of rank {n} "
-                f"(shape {tuple(shape)}): {what}={tuple(values)}"
+                f"{name} got inconsistent {what} and window_dimensions: got {what} {values} "
+                f"and window_dimensions {window_dimensions}."
             )
-    for what, values in (
-        ("window_dimensions", window_dimensions),
-        ("window_strides", window_strides),
-        ("base_dilation", base_dilation),
-        ("window_dilation", window_dilation),
-    ):
-        if any(v <= 0 for v in values):
-            raise TypeError(f"{name} requires {what} to be positive, got {tuple(values)}")
+    if len(padding) != n:
+        raise TypeError(
+            f"{name} got padding of length {len(padding)} for an operand of rank {n} "
+            f"(shape {tuple(shape)}): padding={tuple(padding)}"
+        )
     out = []
     for d, w, s, (lo, hi), bd, wd in zip(
         shape,
@@ -138,12 +153,9 @@ def _window_params(
         (1,) * n if window_dilation is None else _ints(window_dilation, "window_dilation")
     )
     if isinstance(padding, str):
-        if len(window_dimensions) != n or len(window_strides) != n:
-            raise TypeError(
-                f"reduce_window got window_dimensions {window_dimensions} and window_strides "
-                f"{window_strides} for an operand of shape {tuple(shape)}"
-            )
-        padding = tuple(padtype_to_pads(shape, window_dimensions, window_strides, padding))
+        # As JAX's: SAME pads for the window as dilated by window_dilation.
+        dilated = tuple(map(dilate_dim, window_dimensions, window_dilation))
+        padding = tuple(padtype_to_pads(shape, dilated, window_strides, padding))
     else:
         try:
             padding = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
@@ -202,7 +214,7 @@ def lower_monoid_window(ctx_aval_out, x, dtype, combine, identity, **params) -> 
 
 def _monoid_abstract_eval(name, accepted, operand, **params):
     check_dtype(name, operand, accepted)
-    shape = window_shape(name, operand.shape, **params)
+    shape = window_shape("reduce_window", operand.shape, **params)  # JAX's shared texts
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
@@ -368,8 +380,8 @@ def _select_and_gather_add_transpose(ct, tangents, operand, *, select_prim, **pa
     assert is_undefined_primal(tangents) and not is_undefined_primal(operand)
     if any(d != 1 for d in params["window_dilation"]):
         raise NotImplementedError(
-            "the VJP of a max/min window reduction (select_and_gather_add) with window_dilation "
-            f"{params['window_dilation']} is not supported"
+            "VJP not implemented for select_and_gather (MaxPool) with window dilation, got "
+            f"window_dilation={params['window_dilation']}."
         )
     from .structural import pad, slice
 

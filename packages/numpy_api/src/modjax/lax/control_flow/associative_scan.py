@@ -4,15 +4,15 @@ The scan follows Blelloch's recursion: combine adjacent pairs, scan the
 half-size sequence of pair results (which gives the prefixes ending at the odd
 positions), then combine each odd prefix with the next element of the input
 (the prefixes ending at the even positions) and interleave the two. Every step
-is a static ``slice``, a call of the user's ``fn``, a ``concatenate`` or a
-``reshape``, so ``jit``, ``grad`` and ``vmap`` go through the rules of those
+is a static ``slice``, a call of the user's ``fn``, a ``concatenate``, a ``pad``
+or an ``add``, so ``jit``, ``grad`` and ``vmap`` go through the rules of those
 primitives, and the program has ``O(log n)`` rounds of combines.
 
-The combines happen in the same order as JAX's, so a floating-point ``fn``
-(associative only up to rounding) gives JAX's results. Two deliberate
-differences: the odd and even results are interleaved by stacking and
-reshaping rather than by adding zero-padded copies, so signed zeros survive
-(JAX turns ``-0.0`` into ``0.0``); and a negative ``axis`` works with
+The program is JAX's: the combines happen in the same order and the odd and
+even results are interleaved as JAX's are (zero-padded copies added), so a
+floating-point ``fn`` (associative only up to rounding) gives JAX's bits, and
+so do its derivatives after XLA compiles them (JAX's adds also turn ``-0.0``
+into ``0.0``). One deliberate difference: a negative ``axis`` works with
 ``reverse=True`` (JAX hands the negative axis to ``rev``, which rejects it).
 """
 
@@ -26,8 +26,9 @@ import numpy as np
 from modjax.tracecore import tree_util
 
 from .._common import aval_of
+from ..elementwise import add, bitwise_or
 from ..indexing import slice_in_dim
-from ..structural import concatenate, expand_dims, reshape, rev
+from ..structural import concatenate, pad, rev
 
 __all__ = ["associative_scan"]
 
@@ -104,34 +105,33 @@ def _prefix_scan(combine: Callable, xs: list, axis: int) -> list:
     if n < 2:
         return xs
     # Pair (x0, x1), (x2, x3), ...; an odd last element has no partner and is left out.
-    firsts = [slice_in_dim(x, 0, n - n % 2, 2, axis) for x in xs]
-    seconds = [slice_in_dim(x, 1, n, 2, axis) for x in xs]
+    firsts = [slice_in_dim(x, 0, -1, 2, axis) for x in xs]
+    seconds = [slice_in_dim(x, 1, None, 2, axis) for x in xs]
     odds = _prefix_scan(combine, combine(firsts, seconds), axis)  # prefixes ending at 1, 3, ...
     # The prefix ending at 2k is the one ending at 2k-1 combined with x_2k; at 0 it is x0.
-    heads = [slice_in_dim(x, 0, 1, 1, axis) for x in xs]
-    if n > 2:  # for n == 2 there are no such later even positions: skip an empty combine
-        tails = [slice_in_dim(x, 2, n, 2, axis) for x in xs]
-        before = odds if n % 2 else [slice_in_dim(o, 0, -1, 1, axis) for o in odds]
-        later = combine(before, tails)
-        evens = [concatenate([h, e], axis) for h, e in zip(heads, later, strict=True)]
-    else:
-        evens = heads
+    # As JAX, fn also sees the empty slices when n == 2 (the program is then JAX's).
+    before = odds if n % 2 else [slice_in_dim(o, 0, -1, 1, axis) for o in odds]
+    later = combine(before, [slice_in_dim(x, 2, None, 2, axis) for x in xs])
+    evens = [
+        concatenate([slice_in_dim(x, 0, 1, 1, axis), e], axis)
+        for x, e in zip(xs, later, strict=True)
+    ]
     return [_interleave(e, o, axis) for e, o in zip(evens, odds, strict=True)]
 
 
 def _interleave(evens, odds, axis: int):
     """Return ``[e0, o0, e1, o1, ...]`` along ``axis``; ``evens`` may be one longer than ``odds``.
 
-    Stack the two on a new axis after ``axis`` and merge it into ``axis``: pure
-    data movement, exact for every dtype (bool, complex, signed zeros).
+    As JAX's: each is spread out with zeros (an interior padding of 1) and the two are
+    added (or-ed for bool). The adds make ``-0.0`` into ``0.0`` as JAX's do, and XLA
+    compiles the program (and its transpose) into JAX's bits.
     """
-    n_odd = aval_of(odds).shape[axis]
-    extra = None
-    if aval_of(evens).shape[axis] > n_odd:
-        extra = slice_in_dim(evens, n_odd, None, 1, axis)
-        evens = slice_in_dim(evens, 0, n_odd, 1, axis)
-    pairs = concatenate([expand_dims(evens, (axis + 1,)), expand_dims(odds, (axis + 1,))], axis + 1)
-    shape = list(aval_of(odds).shape)
-    shape[axis] = 2 * n_odd
-    merged = reshape(pairs, tuple(shape))
-    return merged if extra is None else concatenate([merged, extra], axis)
+    shape_e, ndim = aval_of(evens).shape, aval_of(evens).ndim
+    same = shape_e[axis] == aval_of(odds).shape[axis]
+    pad_e, pad_o = [(0, 0, 0)] * ndim, [(0, 0, 0)] * ndim
+    pad_e[axis] = (0, 1 if same else 0, 1)
+    pad_o[axis] = (1, 0 if same else 1, 1)
+    zero_e = np.zeros((), aval_of(evens).dtype)
+    zero_o = np.zeros((), aval_of(odds).dtype)
+    op = bitwise_or if aval_of(evens).dtype == np.bool_ else add
+    return op(pad(evens, zero_e, pad_e), pad(odds, zero_o, pad_o))

@@ -21,7 +21,7 @@ from modjax.tracecore.core import Primitive
 
 from .. import elementwise as _ew
 from .. import structural as _st
-from .._common import aval_of, kind
+from .._common import aval_of, check_same_dtypes, kind
 from ._shared import _batch_size, _front, _instantiate, _move_to_front, _zeros
 from .dimension_numbers import CLIP, GatherDimensionNumbers, ScatterDimensionNumbers, _ints
 from .gather import _gather_batched
@@ -55,9 +55,15 @@ def _dynamic_slice_abstract_eval(operand, *starts, slice_sizes):
             f"slice_sizes {slice_sizes} for operand shape {operand.shape}."
         )
     if any(not 0 <= s <= d for s, d in zip(slice_sizes, operand.shape, strict=True)):
+        # JAX's texts (its slice rule's): too large first, then negative.
+        if any(sz > d for sz, d in zip(slice_sizes, operand.shape, strict=True)):
+            raise TypeError(
+                "slice slice_sizes must be less than or equal to operand shape, got slice_sizes "
+                f"{slice_sizes} for operand shape {operand.shape}."
+            )
         raise TypeError(
-            "dynamic_slice slice_sizes must be nonnegative and less than or equal to the operand "
-            f"shape, got slice_sizes {slice_sizes} for operand shape {operand.shape}."
+            "slice slice_sizes must be greater than or equal to zero, got slice_sizes of "
+            f"{slice_sizes}."
         )
     return ShapedArray(tuple(slice_sizes), operand.dtype, operand.weak_type)
 
@@ -134,11 +140,6 @@ batching_rules[dynamic_slice_p] = _dynamic_slice_batching
 
 def _dynamic_update_slice_abstract_eval(operand, update, *starts):
     _check_start_indices("dynamic_update_slice", operand, starts)
-    if operand.dtype != update.dtype:
-        raise TypeError(
-            "dynamic_update_slice update must have the same dtype as the operand, got operand "
-            f"{dtypes.dtype_name(operand.dtype)} and update {dtypes.dtype_name(update.dtype)}."
-        )
     if update.ndim != operand.ndim:
         raise TypeError(
             "dynamic_update_slice update must have the same rank as operand, got update shape "
@@ -149,6 +150,7 @@ def _dynamic_update_slice_abstract_eval(operand, update, *starts):
             "dynamic_update_slice update shape must be smaller than operand shape, got update "
             f"shape {update.shape} for operand shape {operand.shape}."
         )
+    check_same_dtypes("dynamic_update_slice", [operand, update])  # after the shapes, as JAX's
     return ShapedArray(operand.shape, operand.dtype, operand.weak_type)
 
 
@@ -233,10 +235,27 @@ def _start_index_dtype(starts) -> np.dtype:
     return dtypes.canonicalize_dtype(np.int64 if wide else np.int32)
 
 
+def _check_integer_starts(name, starts, dtype) -> None:
+    """Raise JAX's TypeError if a start index is not an integer (Python ints count as ``dtype``)."""
+    dts = [dtype if isinstance(s, int | np.integer) else aval_of(s).dtype for s in starts]
+    if all(kind(dt) in "iu" for dt in dts):
+        return
+    colon = ":" if name == "dynamic_slice" else ""  # JAX's two texts differ by it
+    raise TypeError(
+        f"index arguments to {name} must be integers of the same type, got{colon} "
+        f"{', '.join(dtypes.dtype_name(dt) for dt in dts)}"
+    )
+
+
 def _normalize_starts(name, operand_shape, start_indices, allow_negative_indices):
     """Convert start indices to scalars of one dtype, wrapping negative ones (``i + size``)."""
     if isinstance(start_indices, np.ndarray) or not isinstance(start_indices, Sequence):
         aval = aval_of(start_indices)
+        if aval.ndim > 1 and aval.shape[0] != len(operand_shape):
+            raise ValueError(  # JAX's text: it counts the rows of the array
+                "Length of slice indices must match number of operand dimensions "
+                f"({aval.shape[0]} vs {tuple(operand_shape)})"
+            )
         if aval.ndim != 1:
             raise TypeError(
                 f"{name} start_indices must be a sequence of scalars or a 1-D array, got shape "
@@ -257,6 +276,7 @@ def _normalize_starts(name, operand_shape, start_indices, allow_negative_indices
     if isinstance(allow_negative_indices, bool):
         allow_negative_indices = [allow_negative_indices] * len(starts)
     dtype = _start_index_dtype(starts)
+    _check_integer_starts(name, starts, dtype)
     out = []
     for s, size, wrap in zip(starts, operand_shape, allow_negative_indices, strict=True):
         if isinstance(s, int | np.integer):

@@ -585,52 +585,67 @@ transpose_rules[scatter_mul_p] = _scatter_mul_transpose
 def _scatter_extremal_jvp(
     prim, primals, tangents, *, dimension_numbers, indices_are_sorted, unique_indices, mode
 ):
-    """JVP of scatter-min/max: the tangent of each result is shared evenly by its ties."""
+    """JVP of scatter-min/max as JAX's: the tangent of each result is shared evenly by its ties.
+
+    The formula and its order of operations are JAX's (so are the bits). JAX's inner
+    gathers and scatter-adds use the default mode (fill/drop); with ``mode='clip'`` that
+    gives infinities at out-of-bounds indices (a JAX bug), so there they clip too.
+    """
     operand, indices, updates = primals
-    params = {
-        "dimension_numbers": dimension_numbers,
-        "indices_are_sorted": indices_are_sorted,
-        "unique_indices": unique_indices,
-        "mode": mode,
-    }
-    out = prim.bind(operand, indices, updates, **params)
+    dn = dimension_numbers
+    out = prim.bind(
+        operand,
+        indices,
+        updates,
+        dimension_numbers=dn,
+        indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices,
+        mode=mode,
+    )
     t_op, _, t_up = tangents
     if type(t_op) is Zero and type(t_up) is Zero:
         return out, Zero(t_op.aval)
     op_aval, up_aval = aval_of(operand), aval_of(updates)
     t_op, t_up = _instantiate(t_op, operand), _instantiate(t_up, updates)
-    from_operand = _ew.eq(operand, out)
-    at_target = _gather_updates(
-        out,
+    inner = CLIP if mode == CLIP else FILL_OR_DROP
+
+    def at_updates(x):
+        return _gather_updates(
+            x, indices, dn, op_aval.ndim, up_aval.shape, inner, None,
+            indices_are_sorted=False, unique_indices=False,
+        )  # fmt: skip
+
+    def add_at(x, u):
+        return scatter_add_p.bind(
+            x, indices, u, dimension_numbers=dn, indices_are_sorted=False,
+            unique_indices=False, mode=inner,
+        )  # fmt: skip
+
+    zeros_op, zeros_up = _zeros(op_aval), _zeros(up_aval)
+    ones_up = _st.full(up_aval.shape, 1, up_aval.dtype)
+    target = at_updates(out)
+    successful = _ew.eq(updates, target)
+    retained = _ew.eq(at_updates(operand), target)
+    num_updates = at_updates(add_at(zeros_op, _ew.select_n(successful, zeros_up, ones_up)))
+    num_refs = at_updates(add_at(zeros_op, ones_up))
+    one = np.ones((), up_aval.dtype)
+    per_update = _ew.select_n(
+        retained, _ew.div(one, num_updates), _ew.div(one, _ew.add(num_updates, one))
+    )
+    update_coef = _ew.select_n(successful, zeros_up, per_update)
+    operand_norm = _ew.select_n(retained, zeros_up, _ew.div(one, _ew.add(num_updates, one)))
+    operand_coef = _ew.div(_ew.add(np.asarray(-1.0, up_aval.dtype), operand_norm), num_refs)
+    t_updates = _ew.add(_ew.mul(at_updates(t_op), operand_coef), _ew.mul(t_up, update_coef))
+    t_out = scatter_add_p.bind(
+        t_op,
         indices,
-        dimension_numbers,
-        op_aval.ndim,
-        up_aval.shape,
-        mode,
-        np.nan,
+        t_updates,
+        dimension_numbers=dn,
         indices_are_sorted=indices_are_sorted,
         unique_indices=unique_indices,
+        mode=mode,
     )
-    from_update = _ew.eq(updates, at_target)
-    one_op, one_up = (
-        _st.full(op_aval.shape, 1, op_aval.dtype),
-        _st.full(up_aval.shape, 1, up_aval.dtype),
-    )
-    zero_op, zero_up = _zeros(op_aval), _zeros(up_aval)
-    count = scatter_add_p.bind(
-        _ew.select_n(from_operand, zero_op, one_op),
-        indices,
-        _ew.select_n(from_update, zero_up, one_up),
-        **params,
-    )
-    count = _ew.select_n(_ew.eq(count, zero_op), count, one_op)
-    total = scatter_add_p.bind(
-        _ew.select_n(from_operand, zero_op, t_op),
-        indices,
-        _ew.select_n(from_update, zero_up, t_up),
-        **params,
-    )
-    return out, _ew.div(total, count)
+    return out, t_out
 
 
 jvp_rules[scatter_min_p] = partial(_scatter_extremal_jvp, scatter_min_p)

@@ -84,9 +84,7 @@ def _scatter_apply_lowering(
 
 
 def _scatter_apply_jvp(primals, tangents, **params):
-    raise NotImplementedError(
-        "differentiation of scatter-apply (x.at[idx].apply(f)) is not supported yet"
-    )
+    raise NotImplementedError("scatter_apply JVP not implemented")  # JAX's text
 
 
 def _scatter_apply_batching(args, dims, *, dimension_numbers, update_shape, **params):
