@@ -159,3 +159,27 @@ def cross_entropy_step(jax, logits, labels):
         return (jax.nn.logsumexp(p, axis=1) - picked).mean()
 
     return jax.jit(jax.value_and_grad(loss))(logits, labels)
+
+
+def dropout_step(jax, kernel, bias, x, w, key):
+    """Gradients of a strided convolution with bias followed by dropout (flax's form)."""
+    jnp, lax = jax.numpy, jax.lax
+
+    def loss(kernel, bias):
+        h = lax.conv_general_dilated(
+            x, kernel, (2, 2), ((0, 1), (0, 1)), dimension_numbers=("NHWC", "HWIO", "NHWC")
+        )
+        h = h + bias.reshape(1, 1, 1, -1)
+        keep = jax.random.bernoulli(key, 0.8, h.shape)
+        return (lax.select(keep, h / 0.8, jnp.zeros_like(h)) * w).sum()
+
+    return jax.jit(jax.grad(loss, argnums=(0, 1)))(kernel, bias)
+
+
+def dropout_inputs():
+    rng = np.random.RandomState(0)
+    x = rng.rand(4, 8, 8, 3).astype(np.float32)
+    kernel = rng.randn(3, 3, 3, 8).astype(np.float32) * 0.3
+    bias = rng.randn(8).astype(np.float32)
+    w = rng.randn(4, 4, 4, 8).astype(np.float32)
+    return kernel, bias, x, w

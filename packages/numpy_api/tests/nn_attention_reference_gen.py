@@ -20,6 +20,8 @@ from nn_attention_cases import (  # noqa: E402
     GROUPED,
     TAKE_ALONG,
     cross_entropy_step,
+    dropout_inputs,
+    dropout_step,
     einsum_dots,
     inputs,
     run_case,
@@ -56,6 +58,9 @@ def main():
         "labels": labels.tolist(),
         "bits": bits(cross_entropy_step(jax, logits, labels)),
     }
+    # Dropout's random bits come from JAX's rolled threefry loop on CPU, so XLA fuses the
+    # bias gradient's reduction as it does for JAX (the bits of that sum depend on it).
+    out["dropout"] = bits(dropout_step(jax, *dropout_inputs(), jax.random.key(1)))
     json.dump(out, sys.stdout, separators=(",", ":"))
     print()
 

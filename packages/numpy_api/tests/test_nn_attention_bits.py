@@ -1,5 +1,5 @@
-"""dot_product_attention, einsum, take_along_axis and logsumexp compute JAX 0.10.2's
-programs, so JAX's bits.
+"""dot_product_attention, einsum, take_along_axis, logsumexp and threefry compute JAX
+0.10.2's programs, so JAX's bits.
 
 Known answers: ``nn_attention_reference.json`` (``nn_attention_reference_gen.py``
 run under JAX 0.10.2, on the cases of ``nn_attention_cases.py``).
@@ -17,6 +17,8 @@ from nn_attention_cases import (
     GROUPED,
     TAKE_ALONG,
     cross_entropy_step,
+    dropout_inputs,
+    dropout_step,
     einsum_dots,
     inputs,
     run_case,
@@ -25,7 +27,7 @@ from nn_attention_cases import (
 )
 
 import modjax.numpy as jnp
-from modjax import nn
+from modjax import lax, nn, random
 from modjax.autodiff import grad, value_and_grad
 from modjax.runtime import jit
 from modjax.tracecore import make_jaxpr, tree_util
@@ -38,6 +40,8 @@ JAX = types.SimpleNamespace(
     value_and_grad=value_and_grad,
     make_jaxpr=make_jaxpr,
     nn=nn,
+    lax=lax,
+    random=random,
     numpy=jnp,
     tree=types.SimpleNamespace(leaves=tree_util.tree_leaves),
 )
@@ -85,3 +89,10 @@ def test_cross_entropy_loss_and_gradient_are_jax_bits():
     logits = np.asarray(ref["logits"], np.uint32).view(np.float32).reshape(8, 10)
     labels = np.asarray(ref["labels"], np.int32)
     assert _bits(cross_entropy_step(JAX, logits, labels)) == ref["bits"]
+
+
+def test_dropout_gradients_are_jax_bits():
+    # The random bits are JAX's either way; the bias gradient's sum rounds as JAX's only
+    # when threefry is lowered as JAX lowers it on CPU (a rolled loop XLA does not fuse).
+    got = dropout_step(JAX, *dropout_inputs(), random.key(1))
+    assert _bits(got) == REFERENCE["dropout"]

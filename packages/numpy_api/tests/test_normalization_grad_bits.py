@@ -16,9 +16,11 @@ import sys
 import numpy as np
 import pytest
 
-import modjax
 import modjax.numpy as jnp
 from modjax import lax, nn
+from modjax.autodiff import grad
+from modjax.runtime import jit
+from modjax.tracecore import make_jaxpr
 from modjax.tracecore.config import enable_x64
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
@@ -32,7 +34,7 @@ REFERENCE = json.loads(
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_gradient_bits_equal_jax(name):
     f = CASES[name](jnp, lax, nn)
-    got = np.asarray(modjax.jit(modjax.grad(f))(inputs()), np.float32)
+    got = np.asarray(jit(grad(f))(inputs()), np.float32)
     want = np.asarray(REFERENCE[name], np.uint32).view(np.float32).reshape(got.shape)
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
 
@@ -48,27 +50,27 @@ def test_integer_dtype_reductions_match_jax(name):
         with pytest.raises(getattr(builtins, want["error"])):
             call()
         return
-    for result in (call(), modjax.jit(lambda a: getattr(jnp, fn)(a, dtype=dtype, **extra))(a)):
+    for result in (call(), jit(lambda a: getattr(jnp, fn)(a, dtype=dtype, **extra))(a)):
         assert str(result.dtype) == want["dtype"]
         assert result.aval.weak_type == want["weak_type"]
         np.testing.assert_array_equal(np.asarray(result), np.asarray(want["value"]))
 
 
 def _equations(f, *args):
-    return [eqn.primitive.name for eqn in modjax.make_jaxpr(f)(*args).jaxpr.eqns]
+    return [eqn.primitive.name for eqn in make_jaxpr(f)(*args).jaxpr.eqns]
 
 
 def test_sub_transpose_negates_before_summing():
     # JAX's sub JVP binds sub on both tangents, so the cotangent of the broadcast
     # operand is negated at full size, then summed (not summed, then negated).
     x = inputs()
-    names = _equations(modjax.grad(lambda x: jnp.sum((x - x.mean(0, keepdims=True)) ** 2)), x)
+    names = _equations(grad(lambda x: jnp.sum((x - x.mean(0, keepdims=True)) ** 2)), x)
     neg = names.index("neg")
     assert names[neg + 1] == "reduce_sum"
 
 
 def test_max_derivative_is_jax_balanced_select():
-    names = _equations(modjax.grad(lambda x: jnp.sum(jnp.maximum(0.0, x))), inputs())
+    names = _equations(grad(lambda x: jnp.sum(jnp.maximum(0.0, x))), inputs())
     assert "convert_element_type" not in names
     assert names.count("select_n") == 2 and "div" in names
 

@@ -42,7 +42,7 @@ import numpy as np
 
 from modjax.autodiff import defjvp_zero
 from modjax.batching import defbroadcasting
-from modjax.lowering import hlo, ir_type, register_lowering
+from modjax.lowering import hlo, ir_type, lower_fun, register_lowering
 from modjax.runtime import apply_primitive, clear_caches
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
@@ -119,11 +119,47 @@ def _threefry2x32_lowering(ctx, k1, k2, x1, x2):
     return x
 
 
+def _rotate_left_by(x, distance):
+    """``x`` rotated left by a uint32 ``distance`` (a traced scalar inside the rolled loop)."""
+    left = ew.shift_left(x, distance)
+    return ew.bitwise_or(left, ew.shift_right_logical(x, ew.sub(np.uint32(32), distance)))
+
+
+def _threefry2x32_rolled(k1, k2, x1, x2):
+    """The hash as JAX lowers it on CPU: the five groups of rounds as a five-step loop.
+
+    Each step runs one group of four rounds with the rotation distances and keys it
+    carries, then passes them on rotated. The program is JAX's, so XLA fuses what
+    consumes the bits as it does for JAX (a gradient's reductions then round as JAX's);
+    it also compiles faster than the unrolled hash.
+    """
+    from ..lax.control_flow import fori_loop
+
+    ks = [k1, k2, k1 ^ k2 ^ np.uint32(_PARITY)]
+    x = [x1 + ks[0], x2 + ks[1]]
+
+    def group(i, state):
+        x, ks, rotations = state
+        for distance in rotations[0]:
+            x = [x[0] + x[1], x[1]]
+            x = [x[0], x[0] ^ _rotate_left_by(x[1], distance)]
+        step = ew.convert_element_type(i + 1, _U32)
+        x = [x[0] + ks[0], x[1] + ks[1] + step]
+        return x, ks[1:] + ks[:1], rotations[1:] + rotations[:1]
+
+    rotations = [np.array(r, _U32) for r in _ROTATIONS]
+    x, _, _ = fori_loop(0, 5, group, (x, ks[1:] + ks[:1], rotations))
+    return x
+
+
 threefry2x32_p = Primitive("threefry2x32")
 threefry2x32_p.multiple_results = True
 threefry2x32_p.def_abstract_eval(_threefry2x32_abstract_eval)
 threefry2x32_p.def_impl(partial(apply_primitive, threefry2x32_p))
 register_lowering(threefry2x32_p, _threefry2x32_lowering)
+register_lowering(
+    threefry2x32_p, lower_fun(_threefry2x32_rolled, multiple_results=True), platform="cpu"
+)
 defjvp_zero(threefry2x32_p)
 defbroadcasting(threefry2x32_p)
 
