@@ -183,8 +183,8 @@ def test_polynomial_errors():
         jnp.polyint(np.ones(3), -1)
     with pytest.raises(TypeError):
         jnp.polyder(np.ones(3), 1.5)
-    with pytest.raises(ValueError, match="1-D"):
-        jnp.polyadd(np.ones((2, 2)), np.ones(2))
+    # As JAX 0.10.2: polyadd adds the shorter into the tail of the longer, any rank.
+    assert np.asarray(jnp.polyadd(np.ones((2, 2)), np.ones(2))).tolist() == [[2, 2], [2, 2]]
     with pytest.raises(ValueError, match="square 2d"):
         jnp.poly(np.ones((2, 3)))
 
@@ -373,7 +373,7 @@ def test_windows_against_numpy(name):
         check(getattr(jnp, name)(m), getattr(np, name)(m), np.float32)
     with pytest.raises(ConcretizationTypeError):
         jit(getattr(jnp, name))(3)
-    with pytest.raises(TypeError, match="non-negative"):
+    with pytest.raises(TypeError, match="nonnegative"):  # JAX's: from lax.full
         getattr(jnp, name)(-2)
 
 

@@ -8,7 +8,6 @@ with lax. A Python scalar makes a weakly typed array, as in JAX.
 
 from __future__ import annotations
 
-import math
 import operator
 import warnings
 from collections.abc import Sequence
@@ -280,6 +279,12 @@ def _array(object: Any, dtype: Any, copy: bool, order: str | None, ndmin: int, n
     elif hasattr(object, "__jax_array__"):
         return _array(object.__jax_array__(), dtype, copy, order, ndmin, name)
     else:
+        if dt is None and isinstance(object, list | tuple):
+            leaves = _nested_leaves(object)
+            if any(isinstance(leaf, np.ndarray | np.generic) for leaf in leaves):
+                # As JAX: the leaves' promoted type, Python scalars weakly typed
+                # (``[np.int8(1), 2]`` is int8, where numpy would widen to int64).
+                dt = dtypes.canonicalize_dtype(dtypes.result_type(*leaves))
         out = _put_host(_host_array(object, dt))
     ndim = aval(out).ndim
     if ndmin > ndim:
@@ -489,37 +494,39 @@ def arange(
 
 
 def _arange(start: Any, stop: Any, step: Any, dtype: Any):
-    if stop is None:  # numpy's reading: a lone bound is the stop, with or without a step
+    dt = None if dtype is None else canonical_dtype(dtype, "arange")
+    start_name = "stop" if stop is None and step is None else "start"
+    start = _static_scalar(start, start_name)
+    stop = None if stop is None else _static_scalar(stop, "stop")
+    step = None if step is None else _static_scalar(step, "step")
+    given = [v for v in (start, stop, step) if v is not None]
+    if dt is None:
+        dt = dtypes.canonicalize_dtype(dtypes.result_type(*given))
+    if any(np.iscomplexobj(v) for v in given):
+        raise ValueError(
+            "Passing complex start/stop/step to jnp.arange is no longer supported"
+            " starting in JAX v0.10.0."
+        )
+    if stop is None:
         start, stop = 0, start
-    values = [
-        _static_scalar(v, n)
-        for v, n in ((start, "start"), (stop, "stop"), (step, "step"))
-        if v is not None
-    ]
-    start_v, stop_v = values[0], values[1]
-    step_v = values[2] if step is not None else 1
-    if dtype is not None:
-        dt = canonical_dtype(dtype, "arange")
-    else:
-        dt = dtypes.canonicalize_dtype(dtypes.result_type(*values))
-    if any(np.iscomplexobj(v) for v in values):
-        raise ValueError("jnp.arange does not accept complex start/stop/step (JAX 0.10 dropped it)")
-    if step_v == 0:
-        raise ZeroDivisionError("jnp.arange: step must not be zero")  # numpy's and JAX's kind
-    n = max(math.ceil((float(stop_v) - float(start_v)) / float(step_v)), 0)
-    if kind(dt) == "c":
-        return device_put(np.arange(start_v, stop_v, step_v).astype(dt))
-    # As JAX: the bounds are cast to the dtype (ints truncate, so ``arange(0, 1, 0.3,
-    # dtype=int)`` repeats 0) and floats narrower than 32 bits are stepped in float32.
-    work = dt
-    if step is not None and kind(dt) == "f" and dtypes.itemsize_bits(dt) < 32:
-        work = np.dtype(np.float32)
-    out = lax.iota(work, n)  # a TypeError for bool, as JAX's iota
-    if step_v != 1:
-        out = lax.mul(out, _host_scalar(step_v, work))
-    if start_v != 0:
-        out = lax.add(out, _host_scalar(start_v, work))
-    return out if work == dt else lax.convert_element_type(out, dt)
+    # JAX's three forms, each an iota in the dtype (complex too): ``start + step * iota``
+    # (always both operations: ``0 + -0.`` is ``0.``), ``iota`` and ``start + iota``.
+    # The length comes from the bounds' own arithmetic (float32 bounds divide in float32;
+    # a zero step fails there as in JAX: ZeroDivisionError, or OverflowError for numpy's inf,
+    # with numpy's warning).
+    if step is not None:
+        # floats narrower than 32 bits step in float32, then round
+        work = dt
+        if kind(dt) == "f" and dtypes.itemsize_bits(dt) < 32:
+            work = np.dtype(np.float32)
+        size = max(0, int(np.ceil((stop - start) / step)))
+        out = lax.mul(_host_scalar(step, work), lax.iota(work, size))
+        out = lax.add(_host_scalar(start, work), out)
+        return out if work == dt else lax.convert_element_type(out, dt)
+    if start == 0:
+        return lax.iota(dt, max(0, int(np.ceil(stop))))  # a TypeError for bool, as JAX's
+    size = max(0, int(np.ceil(stop - start)))
+    return lax.add(_host_scalar(start, dt), lax.iota(dt, size))
 
 
 def _host_scalar(value: Any, dtype: np.dtype) -> np.generic:
@@ -783,14 +790,12 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
     if indexing not in ("xy", "ij"):
         raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing!r}")
     check_arraylike("meshgrid", *xi)
-    arrays = []
-    for x in xi:
-        x = asarray(x)
-        if aval(x).ndim != 1:
-            raise ValueError(
-                f"Arguments to jax.numpy.meshgrid must be 1D, got shape {aval(x).shape}"
-            )
-        arrays.append(x)
+    arrays = [asarray(x) for x in xi]
+    if any(aval(x).ndim != 1 for x in arrays):
+        raise ValueError(
+            "Arguments to jax.numpy.meshgrid must be 1D, got shapes "
+            f"{[aval(x).shape for x in arrays]}"
+        )
     if not arrays:
         return []
     n = len(arrays)
@@ -878,30 +883,31 @@ def fromfunction(function: Any, shape: Sequence[int], *, dtype: Any = float, **k
 def vander(x: Any, N: int | None = None, increasing: bool = False):  # noqa: N803
     """Return the Vandermonde matrix of a 1-d ``x``: columns of its powers (jax.numpy.vander).
 
-    Powers are built by repeated multiplication, as numpy does; the columns
-    run from ``x**(N-1)`` down to ``x**0`` unless ``increasing``.
+    Each entry is ``power(x, e)`` with the exponent ``e`` in ``x``'s dtype, as in JAX;
+    the columns run from ``x**(N-1)`` down to ``x**0`` unless ``increasing``.
     """
     check_arraylike("vander", x)
     x = asarray(x)
     av = aval(x)
     if av.ndim != 1:
         raise ValueError("x must be a one-dimensional array")
-    if av.dtype == np.bool_:
-        raise TypeError("vander does not accept dtype bool (as JAX's iota does not).")
     n = av.shape[0] if N is None else operator.index(N)
     if n < 0:
         raise ValueError("N must be nonnegative")
-    columns = []
-    power = lax.full_like(x, 1)
-    for _ in range(n):
-        columns.append(lax.expand_dims(power, (1,)))
-        power = lax.mul(power, x)
-    if not columns:
-        return lax.full((av.shape[0], 0), 0, av.dtype)
+    return _vander(x, n, bool(increasing))
+
+
+@partial(jit, static_argnums=(1, 2))
+def _vander(x, n: int, increasing: bool):
+    # As JAX: the exponents are an iota in x's own dtype (so a bool x fails as iota
+    # does) and one ``power`` of the column against them: lax.pow for inexact x,
+    # square-and-multiply for integers. Repeated products round differently.
+    from ._ufuncs import power
+
+    exponents = lax.iota(aval(x).dtype, n)
     if not increasing:
-        columns.reverse()
-    out = columns[0] if len(columns) == 1 else lax.concatenate(columns, 1)
-    return lax.convert_element_type(out, av.dtype)  # strongly typed, as JAX's
+        exponents = lax.sub(lax.full_like(exponents, n - 1), exponents)
+    return power(lax.expand_dims(x, (1,)), lax.expand_dims(exponents, (0,)))
 
 
 def _slice_bound(name: str, value: Any, what: str):

@@ -315,47 +315,42 @@ def bincount(x, weights=None, minlength: int = 0, *, length: int | None = None, 
     return _scatter_add_1d(length, indices, updates, dtype)
 
 
-def _linspace_edges(lo, hi, bins: int, dtype):
-    """``bins + 1`` evenly spaced points from ``lo`` to ``hi`` (JAX's linspace arithmetic)."""
-    step = lax.div(lax.iota(dtype, bins), np.asarray(bins, dtype))
-    one = np.ones((), dtype)
-    inner = lax.add(lax.mul(lo, lax.sub(one, step)), lax.mul(hi, step))
-    return lax.concatenate([inner, lax.reshape(hi, (1,))], 0)
-
-
 def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
     """Return the edges of equal-width bins spanning ``range`` (jax.numpy.histogram_bin_edges).
 
     ``range`` defaults to ``(a.min(), a.max())`` (widened by 0.5 on both sides
     when that is empty); an array ``bins`` is returned as the edges.
     """
+    from ._creation import asarray, linspace
+
     del weights  # accepted for numpy compatibility; equal-width edges don't use it
-    arr = _asarray("histogram_bin_edges", a)
+    if isinstance(bins, str):
+        raise NotImplementedError("string values for `bins` not implemented.")
+    check_arraylike("histogram_bin_edges", a, bins)
+    arr = asarray(a)
     dtype = to_inexact(aval(arr).dtype)
     if len(shape_of(bins)) == 1:
-        return _asarray("histogram_bin_edges", bins, dtype)
-    bins = operator.index(concrete_or_error(bins, "bins argument of jnp.histogram_bin_edges"))
-    if bins < 1:
-        raise ValueError(f"`bins` must be positive, when an integer, got {bins}")
-    flat = lax.convert_element_type(lax.reshape(arr, (aval(arr).size,)), dtype)
+        return asarray(bins, dtype=dtype)
+    bins = operator.index(concrete_or_error(bins, "bins argument of histogram_bin_edges"))
     if range is None:
-        if aval(flat).shape[0] == 0:
-            lo, hi = np.zeros((), dtype), np.ones((), dtype)
-        else:
-            lo, hi = lax.reduce_min(flat, (0,)), lax.reduce_max(flat, (0,))
+        if aval(arr).size == 0:  # JAX's arr.min() raises this
+            raise ValueError("zero-size array to reduction operation min which has no identity")
+        flat = lax.reshape(arr, (aval(arr).size,))
+        bounds = [lax.reduce_min(flat, (0,)), lax.reduce_max(flat, (0,))]
     else:
-        from ._creation import asarray
-
-        bounds = asarray(range, dtype=dtype)
-        if aval(bounds).shape != (2,):
-            raise ValueError(f"`range` must be a pair (min, max), got {range!r}")
-        lo = lax.reshape(lax.slice(bounds, (0,), (1,)), ())
-        hi = lax.reshape(lax.slice(bounds, (1,), (2,)), ())
-    empty = lax.eq(lo, hi)
+        bounds = range
+    bounds = asarray(bounds, dtype=dtype)
+    if aval(bounds).shape != (2,):
+        raise ValueError(f"`range` must be either None or a sequence of scalars, got {bounds}")
+    lo = lax.reshape(lax.slice(bounds, (0,), (1,)), ())
+    hi = lax.reshape(lax.slice(bounds, (1,), (2,)), ())
+    # JAX widens an empty range where its peak-to-peak is 0 (so an infinite bound is
+    # not widened), then takes its linspace program for the edges: the same bits.
+    empty = lax.eq(lax.sub(lax.max(lo, hi), lax.min(lo, hi)), np.zeros((), dtype))
     half = np.asarray(0.5, dtype)
     lo = lax.select_n(empty, lo, lax.sub(lo, half))
     hi = lax.select_n(empty, hi, lax.add(hi, half))
-    return _linspace_edges(lo, hi, bins, dtype)
+    return linspace(lo, hi, bins + 1, dtype=dtype)
 
 
 def histogram(a, bins=10, range=None, weights=None, density: bool | None = None):  # noqa: A002
@@ -426,6 +421,6 @@ def digitize(x, bins, right: bool = False, *, method: str | None = None):
 # Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
 compile_on_arrays(
     globals(),
-    "diff ediff1d digitize histogram histogram_bin_edges bincount",
+    "diff ediff1d digitize bincount",
     values={"diff": "prepend append", "ediff1d": "to_end to_begin"},
 )

@@ -167,8 +167,8 @@ def ravel_multi_index(
             value = np.asarray(
                 concrete_or_error(
                     c,
-                    "The coordinates of jnp.ravel_multi_index must be concrete with "
-                    "mode='raise'; use mode='wrap' or mode='clip' under transformations.",
+                    "The error occurred because ravel_multi_index was jit-compiled"
+                    " with mode='raise'. Use mode='wrap' or mode='clip' instead.",
                 )
             )
             if np.any((value < 0) | (value >= d)):

@@ -12,36 +12,36 @@ from __future__ import annotations
 
 import builtins
 import math
-import operator
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 from modjax import lax
 from modjax.lax._common import kind
-from modjax.tracecore import dtypes
+from modjax.runtime import jit
 
-from ._creation import asarray, zeros
+from ._creation import asarray, full, zeros
 from ._cumulative import bincount, cumsum, diff, histogram_bin_edges
-from ._eager_jit import compile_on_arrays
-from ._indexing import take
 from ._manipulation import (
     atleast_2d,
-    broadcast_to,
     concatenate,
+    moveaxis,
     reshape,
     squeeze,
     stack,
 )
 from ._products import diagonal, dot
+from ._reductions import average
 from ._reductions import sum as _sum
 from ._selection import clip, where
-from ._sorting import argsort, searchsorted
+from ._sorting import searchsorted
 from ._ufuncs import abs as _abs
-from ._ufuncs import conj, imag, mod, real, sqrt
+from ._ufuncs import conj, imag, mod, real, sqrt, true_divide
 from ._util import (
     aval,
     canonicalize_axis,
     check_arraylike,
+    promote_args_inexact,
     promote_dtypes,
     promote_dtypes_inexact,
 )
@@ -68,16 +68,56 @@ def _slice(x, axis: int, start, stop):
 # --- interpolation --------------------------------------------------------------------------------
 
 
-def _edge_value(name: str, value, default, extrapolated):
-    if value is None:
-        return default
-    if isinstance(value, str):
-        if value != "extrapolate":
-            raise ValueError(
-                f"the only valid string value of `{name}` is 'extrapolate', but got: {value!r}"
-            )
-        return extrapolated
-    return value
+def _extrapolates(name: str, value) -> bool:
+    """Whether ``left``/``right`` is ``"extrapolate"`` (any other string is an error)."""
+    if not isinstance(value, str):
+        return False
+    if value != "extrapolate":
+        raise ValueError(
+            f"the only valid string value of `{name}` is 'extrapolate', but got: {value!r}"
+        )
+    return True
+
+
+def _interp(x, xp, fp, left, right, period):
+    check_arraylike("interp", x, xp, fp)
+    if np.shape(xp) != np.shape(fp) or np.ndim(xp) != 1:
+        raise ValueError("xp and fp must be one-dimensional arrays of equal size")
+    x, xp = (asarray(v) for v in promote_dtypes_inexact(x, xp))
+    (fp,) = (asarray(v) for v in promote_dtypes_inexact(fp))
+    extrapolate_left = _extrapolates("left", left)
+    extrapolate_right = _extrapolates("right", right)
+    if kind(aval(x).dtype) == "c":
+        raise ValueError("jnp.interp: complex x values not supported.")
+    if period is not None:
+        if np.ndim(period) != 0:
+            raise ValueError(f"period must be a scalar; got {period}")
+        period = _abs(period)
+        x, xp = mod(x, period), mod(xp, period)
+        xp, fp = lax.sort_key_val(xp, fp)
+        xp = concatenate([xp[-1:] - period, xp, xp[:1] + period])
+        fp = concatenate([fp[-1:], fp, fp[:1]])
+    # JAX's arithmetic, in its order: ``f0 + (delta / dx) * df`` rounds differently
+    # from ``f0 + delta * (df / dx)``; segments no wider than the spacing of eps are flat.
+    i = clip(searchsorted(xp, x, side="right"), 1, aval(xp).shape[0] - 1)
+    df = fp[i] - fp[i - 1]
+    dx = xp[i] - xp[i - 1]
+    delta = x - xp[i - 1]
+    epsilon = np.spacing(np.finfo(aval(xp).dtype).eps)
+    flat = lax.abs(dx) <= epsilon
+    f = where(flat, fp[i - 1], fp[i - 1] + (delta / where(flat, 1, dx)) * df)
+    if period is None:
+        # An ``extrapolate`` end keeps the end segment's line, which i's clipping gives.
+        if not extrapolate_left:
+            f = where(x < xp[0], fp[0] if left is None else left, f)
+        if not extrapolate_right:
+            f = where(x > xp[-1], fp[-1] if right is None else right, f)
+    return f
+
+
+# One program per pattern of static arguments: a string or None ``left``/``right`` and a
+# None ``period`` are static, numbers and arrays operands (as JAX jits ``interp``).
+_INTERP_PROGRAMS: dict[tuple[str, ...], object] = {}
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):
@@ -87,42 +127,15 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     taken modulo ``period``); outside it the result is ``left``/``right``
     (default ``fp[0]``/``fp[-1]``, or ``"extrapolate"`` to extend the end segments).
     """
-    check_arraylike("interp", x, xp, fp)
-    x, xp = (asarray(v) for v in promote_dtypes_inexact(x, xp))
-    (fp,) = (asarray(v) for v in promote_dtypes_inexact(fp))
-    if kind(aval(x).dtype) == "c":
-        raise ValueError("jnp.interp: complex x values not supported.")
-    if aval(xp).ndim != 1 or aval(fp).ndim != 1 or aval(xp).shape != aval(fp).shape:
-        raise ValueError("xp and fp must be one-dimensional arrays of equal size")
-    n = aval(xp).shape[0]
-    if n == 0:
-        raise ValueError("jnp.interp: xp and fp must not be empty")
-    if period is not None:
-        check_arraylike("interp", period)
-        period = _abs(asarray(period))
-        x, xp = mod(x, period), mod(xp, period)
-        order = argsort(xp)
-        xp, fp = take(xp, order), take(fp, order)
-        xp = concatenate([xp[-1:] - period, xp, xp[:1] + period])
-        fp = concatenate([fp[-1:], fp, fp[:1]])
-        n += 2
-    if n == 1:
-        inside = broadcast_to(fp[0], aval(x).shape)
-        low = high = inside
-    else:
-        i = clip(searchsorted(xp, x, side="right"), 1, n - 1)
-        x0, x1, f0, f1 = take(xp, i - 1), take(xp, i), take(fp, i - 1), take(fp, i)
-        dx = x1 - x0
-        # A zero-width segment would divide by zero (and give NaN gradients): take its left value.
-        zero_width = _abs(dx) <= 10 * dtypes.finfo(aval(dx).dtype).eps
-        slope = (f1 - f0) / where(zero_width, 1, dx)
-        inside = where(zero_width, f0, f0 + (x - x0) * slope)
-        low = fp[0] + (x - xp[0]) * (fp[1] - fp[0]) / (xp[1] - xp[0])
-        high = fp[-1] + (x - xp[-1]) * (fp[-1] - fp[-2]) / (xp[-1] - xp[-2])
-    if period is None:
-        inside = where(x < xp[0], _edge_value("left", left, fp[0], low), inside)
-        inside = where(x > xp[-1], _edge_value("right", right, fp[-1], high), inside)
-    return asarray(inside)
+    statics = tuple(
+        name
+        for name, value in (("left", left), ("right", right), ("period", period))
+        if value is None or (name != "period" and isinstance(value, str))
+    )
+    program = _INTERP_PROGRAMS.get(statics)
+    if program is None:
+        program = _INTERP_PROGRAMS[statics] = jit(_interp, static_argnames=statics)
+    return program(x, xp, fp, left=left, right=right, period=period)
 
 
 # --- derivatives and integrals --------------------------------------------------------------------
@@ -140,7 +153,8 @@ def _gradient_along(f, h, axis: int):
     shape = [1] * aval(f).ndim
     shape[axis] = -1
     if aval(h).ndim == 0:
-        interior = (_slice(f, axis, 2, None) - _slice(f, axis, None, -2)) / (2 * h)
+        # JAX's order: times one half, then over h (``/ (2 * h)`` rounds differently).
+        interior = (_slice(f, axis, 2, None) - _slice(f, axis, None, -2)) * 0.5 / h
         first = (_slice(f, axis, 1, 2) - _slice(f, axis, 0, 1)) / h
         last = (_slice(f, axis, -1, None) - _slice(f, axis, -2, -1)) / h
     else:
@@ -164,6 +178,7 @@ def _gradient_along(f, h, axis: int):
     return concatenate([first, interior, last], axis)
 
 
+@partial(jit, static_argnames=("axis", "edge_order"))  # one program, as JAX's
 def gradient(f, *varargs, axis: int | Sequence[int] | None = None, edge_order: int | None = None):
     """Return the gradient of ``f`` by central differences (jax.numpy.gradient).
 
@@ -196,58 +211,57 @@ def gradient(f, *varargs, axis: int | Sequence[int] | None = None, edge_order: i
     return out[0] if len(out) == 1 else out
 
 
+@partial(jit, static_argnames=("axis",))
 def trapezoid(y, x=None, dx=1.0, axis: int = -1):
     """Integrate ``y`` along ``axis`` with the trapezoidal rule (jax.numpy.trapezoid).
 
     The sample points are ``x`` (1-D along ``axis``, or broadcasting with ``y``),
     else evenly spaced ``dx`` apart.
     """
+    # One program, in JAX's arithmetic: a constant spacing multiplies the sum less the
+    # two half end points; otherwise half the sum of the spacings times the pair sums.
     if x is None:
-        check_arraylike("trapezoid", y, dx)
-        # As JAX: y is made inexact alone; dx enters by ordinary promotion.
-        (y,) = promote_dtypes_inexact(y)
-        y, dx = asarray(y), asarray(dx)
-        axis = canonicalize_axis(axis, aval(y).ndim)
+        check_arraylike("trapezoid", y)
+        (y,) = promote_dtypes_inexact(y)  # dx enters by ordinary promotion
+        dx = asarray(dx)
+        if aval(dx).ndim > 0:
+            dx = lax.expand_dims(dx, tuple(range(aval(y).ndim - aval(dx).ndim)))
+            dx = moveaxis(dx, axis, -1)
     else:
         check_arraylike("trapezoid", y, x)
-        y, x = (asarray(v) for v in promote_dtypes_inexact(y, x))
-        axis = canonicalize_axis(axis, aval(y).ndim)
-        if aval(x).ndim == 1:
-            shape = [1] * aval(y).ndim
-            shape[axis] = -1
-            dx = reshape(diff(x), shape)
-        else:
-            dx = diff(x, axis=axis)
-    return _sum(dx * (_slice(y, axis, 1, None) + _slice(y, axis, None, -1)) / 2, axis=axis)
+        y, x = promote_dtypes_inexact(y, x)
+        dx = diff(x) if aval(x).ndim == 1 else moveaxis(diff(x, axis=axis), axis, -1)
+    y = moveaxis(y, axis, -1)
+    if aval(dx).ndim == 0 or aval(dx).shape[-1] == 1:
+        step = dx if aval(dx).ndim == 0 else dx[..., 0]
+        return step * (_sum(y, -1) - 0.5 * (y[..., 0] + y[..., -1]))
+    return 0.5 * _sum(dx * (y[..., 1:] + y[..., :-1]), -1)
 
 
+@partial(jit, static_argnames=("axis",))  # one program, as JAX's
 def unwrap(p, discont=None, axis: int = -1, period=2 * math.pi):
     """Unwrap the phase ``p`` along ``axis`` (jax.numpy.unwrap).
 
     Jumps between neighbours larger than ``max(discont, period / 2)`` are
     replaced by their complement modulo ``period``.
     """
-    check_arraylike("unwrap", p, period)
-    p, period = (asarray(v) for v in promote_dtypes(p, period))
-    if aval(p).ndim == 0:
-        raise IndexError("jnp.unwrap needs an array of at least one dimension, got shape ()")
-    axis = canonicalize_axis(axis, aval(p).ndim)
-    integer = kind(aval(p).dtype) in "iu"
-    dd = diff(p, axis=axis)
-    if integer:
-        high, rem = period // 2, period % 2
-        ambiguous = rem == 0
-    else:
-        high, ambiguous = period / 2, True
-    discont = high if discont is None else discont
-    low = -high
-    ddmod = mod(dd - low, period) + low
-    ddmod = where(ambiguous & (ddmod == low) & (dd > 0), high, ddmod)
-    correction = where(_abs(dd) < discont, 0, ddmod - dd)
+    check_arraylike("unwrap", p)
+    p, period = promote_dtypes(p, period)
+    if kind(aval(p).dtype) == "c":
+        raise ValueError("jnp.unwrap does not support complex inputs.")
     if aval(p).shape[axis] == 0:
         return p
+    # JAX's arithmetic: an integer period halves by floor division, and a jump of
+    # exactly -interval upward becomes +interval whatever the period's parity.
+    if discont is None:
+        discont = period / 2
+    interval = period // 2 if kind(aval(p).dtype) in "iu" else period / 2
+    dd = diff(p, axis=axis)
+    ddmod = mod(dd + interval, period) - interval
+    ddmod = where((ddmod == -interval) & (dd > 0), interval, ddmod)
+    correction = where(_abs(dd) < discont, 0, ddmod - dd)
     head = _slice(p, axis, 0, 1)
-    tail = _slice(p, axis, 1, None) + cumsum(correction, axis=axis).astype(aval(p).dtype)
+    tail = _slice(p, axis, 1, None) + cumsum(correction, axis=axis)
     return concatenate([head, tail], axis)
 
 
@@ -255,6 +269,7 @@ def unwrap(p, discont=None, axis: int = -1, period=2 * math.pi):
 
 
 def _weights(name: str, w, n: int, integer: bool):
+    check_arraylike("cov", w)
     w = asarray(w)
     if aval(w).ndim > 1:
         raise RuntimeError(f"cannot handle multidimensional {name}")
@@ -262,9 +277,10 @@ def _weights(name: str, w, n: int, integer: bool):
         raise RuntimeError(f"incompatible numbers of samples and {name}")
     if integer and kind(aval(w).dtype) not in "iu":
         raise TypeError(f"{name} must be integer.")
-    return w
+    return _abs(w)  # as JAX: negative weights count as positive (numpy raises)
 
 
+@partial(jit, static_argnames=("rowvar", "bias", "ddof", "dtype"))  # one program, as JAX's
 def cov(
     m,
     y=None,
@@ -281,52 +297,58 @@ def cov(
     defaults to 1 (0 with ``bias``); ``fweights`` (integer frequencies) and
     ``aweights`` (observation weights) weight the observations.
     """
-    check_arraylike("cov", m)
-    if aval(asarray(m)).ndim > 2:
-        raise ValueError("m has more than 2 dimensions")
-    X = atleast_2d(asarray(m))
-    if not rowvar and aval(X).shape[0] != 1:
-        X = X.T
+    # JAX's steps and order: the weights' average (its promotion may widen X), the
+    # centred X, then one dot over the normalization factor, with no cast back.
     if y is not None:
-        check_arraylike("cov", y)
-        if aval(asarray(y)).ndim > 2:
+        m, y = promote_args_inexact("cov", m, y)
+        if aval(y).ndim > 2:
             raise ValueError("y has more than 2 dimensions")
-        Y = atleast_2d(asarray(y))
+    else:
+        (m,) = promote_args_inexact("cov", m)
+    if aval(m).ndim > 2:
+        raise ValueError("m has more than 2 dimensions")
+    if dtype is not None and kind(np.dtype(dtype)) not in "fc":
+        raise ValueError(f"cov: dtype must be a subclass of float or complex; got {dtype=}")
+    X = atleast_2d(m)
+    if not rowvar and aval(m).ndim != 1:
+        X = X.T
+    if aval(X).shape[0] == 0:
+        return reshape(asarray([]), (0, 0))
+    if y is not None:
+        Y = atleast_2d(y)
         if not rowvar and aval(Y).shape[0] != 1:
             Y = Y.T
-        X, Y = promote_dtypes(X, Y)
         X = concatenate([X, Y], axis=0)
-    (X,) = promote_dtypes_inexact(X)
-    if dtype is not None:
-        X = asarray(X).astype(dtype)
-    X = asarray(X)
-    ddof = (0 if bias else 1) if ddof is None else operator.index(ddof)
-    n = aval(X).shape[1]
+    n_vars, n = aval(X).shape
+    if n == 0:
+        return full(() if n_vars == 1 else (n_vars, n_vars), np.nan, dtype=aval(X).dtype)
+    if ddof is None:
+        ddof = 1 if bias == 0 else 0
     w = None
     if fweights is not None:
         w = _weights("fweights", fweights, n, integer=True)
     if aweights is not None:
-        a = _weights("aweights", aweights, n, integer=False)
-        w = a if w is None else w * a
+        aweights = _weights("aweights", aweights, n, integer=False)
+        w = aweights if w is None else w * aweights
+    if dtype is not None:
+        X = X.astype(dtype)
+        w = None if w is None else w.astype(dtype)
+    avg, w_sum = average(X, axis=1, weights=w, returned=True)
+    w_sum = w_sum[0]
     if w is None:
-        avg = _sum(X, axis=1) / n
         fact = n - ddof
+    elif ddof == 0:
+        fact = w_sum
+    elif aweights is None:
+        fact = w_sum - ddof
     else:
-        w = w.astype(aval(real(X)).dtype)
-        w_sum = _sum(w)
-        avg = _sum(X * w, axis=1) / w_sum
-        if ddof == 0:
-            fact = w_sum
-        elif aweights is None:
-            fact = w_sum - ddof
-        else:
-            fact = w_sum - ddof * _sum(w * asarray(aweights)) / w_sum
+        fact = w_sum - ddof * _sum(w * aweights) / w_sum
     X = X - avg[:, None]
-    X_T = (X if w is None else X * w).T
-    c = dot(X, conj(X_T)) / fact
-    return squeeze(c).astype(aval(X).dtype)
+    X_T = X.T if w is None else (X * w[None, :]).T
+    return squeeze(true_divide(dot(X, conj(X_T)), fact))
 
 
+@partial(jit, static_argnames=("rowvar", "dtype"))  # one program, as JAX's
 def corrcoef(x, y=None, rowvar: bool = True, dtype=None):
     """Return the Pearson correlation coefficients of the variables (jax.numpy.corrcoef).
 
@@ -334,14 +356,18 @@ def corrcoef(x, y=None, rowvar: bool = True, dtype=None):
     clipped to [-1, 1] (real and imaginary parts separately for complex input).
     """
     check_arraylike("corrcoef", x)
+    if dtype is not None and kind(np.dtype(dtype)) not in "fc":
+        raise ValueError(f"corrcoef: dtype must be a subclass of float or complex; got {dtype=}")
     c = cov(x, y, rowvar, dtype=dtype)
     if aval(c).ndim == 0:
-        return c / c
-    std = sqrt(real(diagonal(c)))
-    c = c / std[:, None] / std[None, :]
+        return true_divide(c, c)  # NaN for 0/0, inf/inf and NaN; 1 otherwise
+    # As JAX: the deviations in c's own dtype (complex for complex c), two divisions.
+    stddev = sqrt(real(diagonal(c))).astype(aval(c).dtype)
+    c = c / stddev[:, None] / stddev[None, :]
+    real_part = clip(real(c), -1, 1)
     if kind(aval(c).dtype) == "c":
-        return (clip(real(c), -1, 1) + 1j * clip(imag(c), -1, 1)).astype(aval(c).dtype)
-    return clip(c, -1, 1)
+        return lax.complex(real_part, clip(imag(c), -1, 1))
+    return real_part
 
 
 # --- multidimensional histograms ------------------------------------------------------------------
@@ -404,12 +430,13 @@ def histogramdd(sample, bins=10, range=None, weights=None, density: bool | None 
     counts = reshape(counts, tuple(cells))
     counts = counts[tuple(slice(1, -1) for _ in cells)]
     if density:
-        total = _sum(counts)
+        # JAX's order: to the sample's dtype, over the total, then over each bin width.
+        counts = counts.astype(dtype)
+        counts = counts / _sum(counts)
         for d, e in enumerate(edges):
             shape = [1] * D
             shape[d] = -1
             counts = counts / reshape(diff(e), shape)
-        counts = counts / total
     return counts, edges
 
 
@@ -431,12 +458,3 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density: bool | None = 
         bins = [bins, bins]
     counts, (ex, ey) = histogramdd(stack([x, y], axis=1), bins, range, weights, density)
     return counts, ex, ey
-
-
-# Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
-compile_on_arrays(
-    globals(),
-    "corrcoef cov histogram2d histogramdd interp trapezoid unwrap",
-    values={"interp": "left right period", "trapezoid": "dx", "unwrap": "discont period"},
-    statics={"cov": "rowvar bias ddof dtype", "corrcoef": "rowvar dtype"},
-)

@@ -13,15 +13,18 @@ squares solve and ``roots`` the eigenvalues of the companion matrix
 from __future__ import annotations
 
 import operator
+from functools import partial
 
 import numpy as np
 from modjax import lax
+from modjax.runtime import jit
 from modjax.tracecore.core import concrete_or_error
 
-from ._creation import arange, asarray, zeros
-from ._eager_jit import compile_on_arrays
-from ._manipulation import broadcast_to, concatenate, trim_zeros
+from ._creation import arange, asarray, full, ones, zeros
+from ._manipulation import atleast_1d, concatenate, trim_zeros
+from ._reductions import prod
 from ._signal import convolve
+from ._ufuncs import maximum, true_divide
 from ._util import aval, check_arraylike, promote_dtypes, promote_dtypes_inexact
 
 __all__ = [
@@ -38,33 +41,7 @@ __all__ = [
 ]
 
 
-def _coefficients(name: str, *args):
-    """The arguments as 1-D arrays (a ValueError names ``name`` otherwise)."""
-    arrays = [asarray(a) for a in args]
-    for a in arrays:
-        if aval(a).ndim != 1:
-            raise ValueError(
-                f"jnp.{name}: polynomial coefficients must be a 1-D array, got shape "
-                f"{aval(a).shape}"
-            )
-    return arrays
-
-
-def _order(name: str, what: str, m) -> int:
-    m = operator.index(concrete_or_error(m, f"order argument of jnp.{name}"))
-    if m < 0:
-        raise ValueError(f"Order of {what} must be positive, got {m}")
-    return m
-
-
-def _pad_front(a, n: int):
-    """``a`` with zeros before it, to length ``n``, keeping its weak type (as JAX's sum)."""
-    k = aval(a).shape[0]
-    if k == n:
-        return a
-    return concatenate([lax.full_like(a, 0, shape=(n - k,)), a])
-
-
+@jit
 def poly(seq_of_zeros):
     """Return the coefficients of the monic polynomial with the given roots (jax.numpy.poly).
 
@@ -73,38 +50,42 @@ def poly(seq_of_zeros):
     """
     check_arraylike("poly", seq_of_zeros)
     (roots_,) = promote_dtypes_inexact(seq_of_zeros)
-    roots_ = asarray(roots_)
+    roots_ = atleast_1d(roots_)
     shape = aval(roots_).shape
     if len(shape) == 2 and shape[0] == shape[1] and shape[0]:
         from .linalg import eigvals
 
         roots_ = eigvals(roots_)
-        shape = aval(roots_).shape
-    if len(shape) > 1:
-        raise ValueError(f"input must be 1d or non-empty square 2d array, got shape {shape}.")
-    roots_ = roots_.reshape(-1)
+    if aval(roots_).ndim != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
     dtype = aval(roots_).dtype
-    coeffs = asarray(np.ones((1,), dtype))
-    for i in range(aval(roots_).shape[0]):
-        zero = zeros((1,), dtype)
-        coeffs = concatenate([coeffs, zero]) - roots_[i] * concatenate([zero, coeffs])
-    return coeffs[0] if aval(coeffs).shape[0] == 1 else coeffs
+    if aval(roots_).shape[0] == 0:
+        return ones((), dtype)
+    # As JAX: one 2-tap convolution per root (the products round as its convolutions do).
+    coeffs = ones((1,), dtype)
+    for k in range(aval(roots_).shape[0]):
+        factor = concatenate([ones((1,), dtype), -roots_[k : k + 1]])
+        coeffs = convolve(coeffs, factor, mode="full")
+    return coeffs
 
 
+@jit
 def polyadd(a1, a2):
     """Return the sum of two polynomials (jax.numpy.polyadd)."""
     check_arraylike("polyadd", a1, a2)
-    a1, a2 = _coefficients("polyadd", *promote_dtypes(a1, a2))
-    n = max(aval(a1).shape[0], aval(a2).shape[0])
-    return _pad_front(a1, n) + _pad_front(a2, n)
+    a1, a2 = promote_dtypes(a1, a2)
+    # As JAX: the shorter one scatter-added into the tail of the longer (so bools fail).
+    if aval(a2).shape[0] <= aval(a1).shape[0]:
+        return a1.at[-aval(a2).shape[0] :].add(a2)
+    return a2.at[-aval(a1).shape[0] :].add(a1)
 
 
+@jit
 def polysub(a1, a2):
     """Return the difference of two polynomials (jax.numpy.polysub)."""
     check_arraylike("polysub", a1, a2)
-    a1, a2 = _coefficients("polysub", *promote_dtypes(a1, a2))
-    n = max(aval(a1).shape[0], aval(a2).shape[0])
-    return _pad_front(a1, n) - _pad_front(a2, n)
+    a1, a2 = promote_dtypes(a1, a2)
+    return polyadd(a1, -a2)
 
 
 def polymul(a1, a2, *, trim_leading_zeros: bool = False):
@@ -113,14 +94,14 @@ def polymul(a1, a2, *, trim_leading_zeros: bool = False):
     ``trim_leading_zeros`` drops the inputs' leading zeros first (concrete inputs only).
     """
     check_arraylike("polymul", a1, a2)
-    a1, a2 = _coefficients("polymul", *promote_dtypes_inexact(a1, a2))
-    if trim_leading_zeros:
+    a1, a2 = (asarray(a) for a in promote_dtypes_inexact(a1, a2))
+    if trim_leading_zeros and (len(a1) > 1 or len(a2) > 1):
         a1, a2 = trim_zeros(a1, "f"), trim_zeros(a2, "f")
     # As JAX: an empty polynomial is the zero polynomial [0].
-    if aval(a1).shape[0] == 0:
-        a1 = zeros((1,), aval(a1).dtype)
-    if aval(a2).shape[0] == 0:
-        a2 = zeros((1,), aval(a2).dtype)
+    if len(a1) == 0:
+        a1 = zeros((1,), aval(a2).dtype)
+    if len(a2) == 0:
+        a2 = zeros((1,), aval(a1).dtype)
     return convolve(a1, a2, mode="full")
 
 
@@ -131,22 +112,19 @@ def polydiv(u, v, *, trim_leading_zeros: bool = False):
     drops the remainder's leading coefficients below sqrt(eps) in magnitude, as
     numpy's tolerance does (concrete input only).
     """
+    # Op by op, as JAX's (not jitted: a fused program would contract -d * v + u).
     check_arraylike("polydiv", u, v)
-    u, v = _coefficients("polydiv", *promote_dtypes_inexact(u, v))
-    m, n = aval(u).shape[0] - 1, aval(v).shape[0] - 1
-    if n < 0:
-        raise ValueError("jnp.polydiv: the divisor v must have at least one coefficient")
-    scale = 1 / v[0]
-    quotient = []
-    remainder = u
+    u, v = (asarray(a) for a in promote_dtypes_inexact(u, v))
+    m, n = len(u) - 1, len(v) - 1
+    scale = 1.0 / v[0]
+    q = zeros(max(m - n + 1, 1), dtype=aval(u).dtype)
     for k in range(m - n + 1):
-        d = scale * remainder[k]
-        quotient.append(d)
-        remainder = remainder.at[k : k + n + 1].add(-d * v)
-    q = asarray(quotient) if quotient else zeros((1,), aval(u).dtype)
+        d = scale * u[k]
+        q = q.at[k].set(d)
+        u = u.at[k : k + n + 1].add(-d * v)
     if trim_leading_zeros:
-        remainder = _trim_leading_small(remainder)
-    return q.astype(aval(u).dtype), remainder
+        u = _trim_leading_small(u)
+    return q, u
 
 
 def _trim_leading_small(r):
@@ -157,42 +135,51 @@ def _trim_leading_small(r):
     return r[int(big[0]) if big.size else values.shape[0] :]
 
 
+@partial(jit, static_argnames=("m",))
 def polyder(p, m: int = 1):
     """Return the ``m``-th derivative of polynomial ``p`` (jax.numpy.polyder)."""
     check_arraylike("polyder", p)
-    m = _order("polyder", "derivative", m)
-    (p,) = _coefficients("polyder", *promote_dtypes_inexact(p))
-    for _ in range(m):
-        n = aval(p).shape[0]
-        if n == 0:
-            break
-        p = p[:-1] * arange(n - 1, 0, -1, dtype=aval(p).dtype)
-    return p
+    m = operator.index(concrete_or_error(m, "'m' argument of jnp.polyder"))
+    (p,) = promote_dtypes_inexact(p)
+    if m < 0:
+        raise ValueError("Order of derivative must be positive")
+    if m == 0:
+        return p
+    # As JAX: the falling factorials as one product over a grid, then one multiply.
+    dtype = aval(p).dtype
+    n = aval(p).shape[0]
+    grid = arange(m, n, dtype=dtype)[None] - arange(m, dtype=dtype)[:, None]
+    return p[:-m] * prod(grid, 0)[::-1]
 
 
+@partial(jit, static_argnames=("m",))
 def polyint(p, m: int = 1, k=None):
     """Return the ``m``-th antiderivative of polynomial ``p`` (jax.numpy.polyint).
 
     ``k`` gives the ``m`` integration constants (a scalar is used for all; the
     first is added by the first integration); they default to 0.
     """
-    m = _order("polyint", "integral", m)
-    if k is None:
-        check_arraylike("polyint", p)
-        (p,) = promote_dtypes_inexact(p)
-        k = zeros((m,), aval(asarray(p)).dtype)
-    else:
-        check_arraylike("polyint", p, k)
-        p, k = promote_dtypes_inexact(p, k)
-    (p,) = _coefficients("polyint", p)
-    k = broadcast_to(asarray(k).reshape(-1) if aval(asarray(k)).ndim else asarray(k), (m,))
+    m = operator.index(concrete_or_error(m, "'m' argument of jnp.polyint"))
+    k = 0 if k is None else k
+    check_arraylike("polyint", p, k)
+    p, k = promote_dtypes_inexact(p, k)
+    if m < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    k = atleast_1d(k)
+    if aval(k).shape[0] == 1:
+        k = full((m,), k[0])
+    if aval(k).shape != (m,):
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or m.")
+    if m == 0:
+        return p
+    # As JAX: the divisors as one product over a grid, one division of [p, k] by them.
     dtype = aval(p).dtype
-    for i in range(m):
-        n = aval(p).shape[0]
-        p = concatenate([p / arange(n, 0, -1, dtype=dtype), k[i : i + 1].astype(dtype)])
-    return p
+    n = aval(p).shape[0]
+    grid = arange(n + m, dtype=dtype)[None] - arange(m, dtype=dtype)[:, None]
+    return true_divide(concatenate([p, k]), prod(maximum(1, grid), 0)[::-1])
 
 
+@partial(jit, static_argnames=("unroll",))
 def polyval(p, x, *, unroll: int = 16):
     """Return the value of polynomial ``p`` at ``x`` by Horner's rule (jax.numpy.polyval).
 
@@ -202,15 +189,17 @@ def polyval(p, x, *, unroll: int = 16):
     """
     del unroll
     check_arraylike("polyval", p, x)
-    p, x = (asarray(a) for a in promote_dtypes(p, x))
+    p, x = promote_dtypes(p, x)
     if aval(p).ndim == 0:
         raise IndexError("jnp.polyval: the coefficients p must have at least one dimension")
-    y = zeros(aval(x).shape, aval(x).dtype)
+    shape = np.broadcast_shapes(aval(p).shape[1:], aval(x).shape)
+    y = lax.full_like(x, 0, shape=shape)  # x's dtype and weak type, as JAX's
     for i in range(aval(p).shape[0]):
         y = y * x + p[i]
     return y
 
 
+@partial(jit, static_argnames=("deg", "rcond", "full", "cov"))  # one program, as JAX's
 def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov: bool = False):
     """Fit a polynomial of degree ``deg`` by least squares (jax.numpy.polyfit).
 
@@ -242,8 +231,7 @@ def polyfit(x, y, deg: int, rcond=None, full: bool = False, w=None, cov: bool = 
         raise TypeError("expected 1D or 2D array for y")
     if x_arr.shape[0] != y_arr.shape[0]:
         raise TypeError("expected x and y to have same length")
-    (x_arr,) = promote_dtypes_inexact(x_arr)
-    if rcond is None:
+    if rcond is None:  # from x's own dtype, as JAX (an integer x needs an explicit rcond)
         rcond = len(x_arr) * float(np.finfo(aval(x_arr).dtype).eps)
     rcond = float(concrete_or_error(rcond, "rcond must be float"))
     lhs = vander(x_arr, order)
@@ -337,11 +325,3 @@ def roots(p, *, strip_zeros: bool = True):
     found = lax.sort_key_val(found == 0, found)[1]
     m = found.shape[0]
     return where(arange(m) < m - leading, found, complex(np.nan, np.nan))
-
-
-# Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
-compile_on_arrays(
-    globals(),
-    "poly polyadd polyder polydiv polyint polymul polysub polyval",
-    values={"polyint": "k", "polyval": "x"},
-)

@@ -1,8 +1,9 @@
 """Products and diagonals: ``matmul``, ``dot``, ``vdot``, ``vecdot``, ``tensordot``, ``inner``,
 ``outer``, ``kron``, ``cross``, ``diagonal``, ``trace``.
 
-Contractions lower to one ``dot_general`` each (batch dimensions for the
-broadcast leading axes), so XLA sees a real matrix product. Operands are
+Contractions lower to one ``dot_general`` each, in the form JAX gives it (equal
+leading axes are batch dimensions, an axis of size 1 on one side is squeezed
+and the other side's axis left free), so XLA picks JAX's kernels and rounding. Operands are
 promoted with JAX's rules first; the result has the promoted dtype (int8 @
 int8 is int8, bool @ bool is bool) unless ``preferred_element_type`` asks for
 another. Diagonals are strided slices of a flattened view: no gather.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import builtins
 import operator
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -20,6 +22,7 @@ from modjax import lax
 from modjax.lax._common import kind
 from modjax.lax.dot import contract_with_out_sharding
 from modjax.lax.elementwise import _convert_element_type
+from modjax.runtime import jit
 
 from . import _util
 from ._eager_jit import compile_on_arrays
@@ -126,37 +129,67 @@ def matmul(a: Any, b: Any, *, precision=None, preferred_element_type=None, out_s
             raise ValueError(
                 f"matmul input operand {i} must have ndim at least 1, but it has ndim 0"
             )
-    a_vec, b_vec = len(sa) == 1, len(sb) == 1
-    if a_vec:
-        a = lax.expand_dims(a, (0,))
-    if b_vec:
-        b = lax.expand_dims(b, (1,))
-    sa, sb = aval(a).shape, aval(b).shape
-    try:
-        batch = _util.broadcast_shapes(sa[:-2], sb[:-2])
-    except ValueError:
-        raise ValueError(
-            f"Incompatible types for matmul arguments: {aval(a).str_short()} and "
-            f"{aval(b).str_short()}"
-        ) from None
-    nb = len(batch)
-    a = _util.broadcast_to(a, batch + sa[-2:])
-    b = _util.broadcast_to(b, batch + sb[-2:])
-    batch_dims = tuple(range(nb))
+    # JAX's dot_general: a leading dimension of size 1 on one side is not broadcast but
+    # squeezed away (the other side's dimension is then a free one), size 1 on both is
+    # squeezed and restored; only equal sizes are batch dimensions. XLA's kernels (and
+    # so the rounding) depend on that form.
+    a_mat, b_mat = len(sa) > 1, len(sb) > 1
+    a_dims, b_dims = sa[:-2] if a_mat else (), sb[:-2] if b_mat else ()
+    nb = builtins.max(len(a_dims), len(b_dims))
+    a_dims = (None,) * (nb - len(a_dims)) + a_dims
+    b_dims = (None,) * (nb - len(b_dims)) + b_dims
+    a_squeeze, b_squeeze, both_squeeze, a_batch, b_batch = [], [], [], [], []
+    idx_batch, idx_a, idx_b = [], [], []
+    for i, (da, db) in enumerate(zip(a_dims, b_dims, strict=True)):
+        if da is None:
+            idx_b.append(i)
+        elif db is None:
+            idx_a.append(i)
+        elif da == 1 and db == 1:
+            a_squeeze.append(len(idx_batch) + len(idx_a) + len(a_squeeze))
+            b_squeeze.append(len(idx_batch) + len(idx_b) + len(b_squeeze))
+            both_squeeze.append(i)
+        elif da == 1:
+            idx_b.append(i)
+            a_squeeze.append(len(idx_batch) + len(idx_a) + len(a_squeeze))
+        elif db == 1:
+            idx_a.append(i)
+            b_squeeze.append(len(idx_batch) + len(idx_b) + len(b_squeeze))
+        elif da == db:
+            a_batch.append(len(idx_batch) + len(idx_a))
+            b_batch.append(len(idx_batch) + len(idx_b))
+            idx_batch.append(i)
+        else:
+            raise ValueError(
+                f"Incompatible types for matmul arguments: {aval(a).str_short()} and "
+                f"{aval(b).str_short()}"
+            )
+    if a_mat:
+        idx_a.append(nb)
+    if b_mat:
+        idx_b.append(nb + a_mat)
+    perm = tuple(int(i) for i in np.argsort(np.array(idx_batch + idx_a + idx_b, dtype=int)))
+    if a_squeeze:
+        a = lax.squeeze(a, tuple(a_squeeze))
+    if b_squeeze:
+        b = lax.squeeze(b, tuple(b_squeeze))
+    na, nbb = aval(a).ndim, aval(b).ndim
     out = _contract(
         "matmul",
         a,
         b,
-        (((nb + 1,), (nb,)), (batch_dims, batch_dims)),
+        (((na - 1,), (nbb - 1 - b_mat,)), (tuple(a_batch), tuple(b_batch))),
         precision,
         preferred_element_type,
     )
-    squeeze_dims = (nb,) * a_vec + (nb + 1,) * b_vec
-    if squeeze_dims:
-        out = lax.squeeze(out, squeeze_dims)
+    if perm != tuple(range(len(perm))):
+        out = lax.transpose(out, perm)
+    if both_squeeze:
+        out = lax.expand_dims(out, tuple(both_squeeze))
     return out
 
 
+@jit
 def matvec(x1: Any, x2: Any, /):
     """Multiply a stack of matrices by a stack of vectors, broadcasting (jax.numpy.matvec)."""
     x1, x2 = _operands("matvec", x1, x2)
@@ -169,6 +202,7 @@ def matvec(x1: Any, x2: Any, /):
     return lax.squeeze(out, (aval(out).ndim - 1,))
 
 
+@jit
 def vecmat(x1: Any, x2: Any, /):
     """Multiply the conjugate of a stack of vectors by a stack of matrices (jax.numpy.vecmat)."""
     x1, x2 = _operands("vecmat", x1, x2)
@@ -217,6 +251,7 @@ def dot(a: Any, b: Any, *, precision=None, preferred_element_type=None, out_shar
     )
 
 
+@partial(jit, static_argnames=("precision", "preferred_element_type"), inline=True)
 def vdot(a: Any, b: Any, *, precision=None, preferred_element_type=None):
     """Return the dot product of the flattened arrays, conjugating ``a`` (jax.numpy.vdot)."""
     a, b = _operands("vdot", a, b)
@@ -237,6 +272,13 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision=None, preferred_ele
 
     The other axes broadcast against each other.
     """
+    return _vecdot(x1, x2, axis, precision, preferred_element_type)
+
+
+# One program for the conjugation and the dot: JAX's vectorized vdot is a jitted
+# function, so eagerly XLA fuses the conjugate into the dot there too.
+@partial(jit, static_argnums=(2, 3, 4), inline=True)
+def _vecdot(x1, x2, axis, precision, preferred_element_type):
     x1, x2 = _operands("vecdot", x1, x2)
     n1, n2 = aval(x1).ndim, aval(x2).ndim
     if n1 == 0 or n2 == 0:
@@ -250,18 +292,36 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision=None, preferred_ele
             f"(axis={axis})"
         )
     batch = _util.broadcast_shapes(s1[:-1], s2[:-1])
-    x1 = _util.broadcast_to(conj(x1), batch + s1[-1:])
-    x2 = _util.broadcast_to(x2, batch + s2[-1:])
     nb = len(batch)
-    dims = tuple(range(nb))
-    return _contract(
+    # The dot_general JAX's vectorized vdot gives (vmap's batching of it): a leading
+    # dimension both operands have (size > 1) is a batch dimension, one only one operand
+    # has is a free dimension of that operand, and size-1 dimensions are squeezed.
+    d1 = (1,) * (nb - len(s1) + 1) + s1[:-1]
+    d2 = (1,) * (nb - len(s2) + 1) + s2[:-1]
+    x1 = lax.reshape(conj(x1), tuple(d for d in d1 if d != 1) + s1[-1:])
+    x2 = lax.reshape(x2, tuple(d for d in d2 if d != 1) + s2[-1:])
+    pos1 = {i: k for k, i in enumerate(i for i in range(nb) if d1[i] != 1)}
+    pos2 = {i: k for k, i in enumerate(i for i in range(nb) if d2[i] != 1)}
+    both = [i for i in range(nb) if i in pos1 and i in pos2]
+    only1 = [i for i in pos1 if i not in pos2]
+    only2 = [i for i in pos2 if i not in pos1]
+    out = _contract(
         "vecdot",
         x1,
         x2,
-        (((nb,), (nb,)), (dims, dims)),
+        (
+            ((aval(x1).ndim - 1,), (aval(x2).ndim - 1,)),
+            (tuple(pos1[i] for i in both), tuple(pos2[i] for i in both)),
+        ),
         precision,
         preferred_element_type,
     )
+    order = both + only1 + only2
+    kept = sorted(order)
+    perm = tuple(order.index(i) for i in kept)
+    if perm != tuple(range(len(perm))):
+        out = lax.transpose(out, perm)
+    return lax.reshape(out, batch) if len(kept) != nb else out
 
 
 def _axes_list(value: Any, ndim: int) -> tuple[int, ...]:
@@ -328,6 +388,7 @@ def tensordot(
     )
 
 
+@partial(jit, static_argnames=("precision", "preferred_element_type"), inline=True)
 def inner(a: Any, b: Any, *, precision=None, preferred_element_type=None):
     """Contract the last axes of ``a`` and ``b``; scalars multiply (jax.numpy.inner)."""
     a, b = _operands("inner", a, b)
@@ -350,6 +411,7 @@ def inner(a: Any, b: Any, *, precision=None, preferred_element_type=None):
     )
 
 
+@partial(jit, inline=True)
 def outer(a: Any, b: Any, out: None = None):
     """Return the outer product of the flattened ``a`` and ``b`` (jax.numpy.outer)."""
     if out is not None:
@@ -362,6 +424,7 @@ def outer(a: Any, b: Any, out: None = None):
     return multiply(a, b)
 
 
+@jit
 def kron(a: Any, b: Any):
     """Return the Kronecker product of ``a`` and ``b`` (jax.numpy.kron)."""
     a, b = _operands("kron", a, b)
@@ -370,12 +433,11 @@ def kron(a: Any, b: Any):
     sa, sb = (1,) * (nd - len(sa)) + sa, (1,) * (nd - len(sb)) + sb
     a = lax.reshape(a, tuple(d for s in sa for d in (s, 1)))
     b = lax.reshape(b, tuple(d for s in sb for d in (1, s)))
-    from ._ufuncs import multiply
-
-    out = multiply(a, b)
+    out = lax.mul(a, b)  # lax's, as JAX's: bools are refused
     return lax.reshape(out, tuple(x * y for x, y in zip(sa, sb, strict=True)))
 
 
+@partial(jit, static_argnames=("axisa", "axisb", "axisc", "axis"))
 def cross(
     a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None
 ):
@@ -490,5 +552,6 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
     return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
-# Eagerly on device Arrays, one compiled program per signature (as JAX jits these).
-compile_on_arrays(globals(), "cross inner kron outer tensordot trace vdot")
+# Eagerly on device Arrays, one compiled program per signature. The functions JAX jits
+# are jitted above: numpy inputs then compile too, so XLA fuses (and rounds) as in JAX.
+compile_on_arrays(globals(), "tensordot trace")

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from modjax import lax
 from modjax.lax.sorting import sort_p
+from modjax.tracecore import dtypes
 from modjax.tracecore.core import concrete_or_error
 
 from ._eager_jit import compile_on_arrays
@@ -282,7 +283,15 @@ def intersect1d(
         index2 = lax.full((n1,), np.int32(0))
     fills = [_given_or(fill_value, _smallest_or_zero), _length(n1), _length(n2)]
     values, index1, index2 = _compact(keep, [s1, p1, index2], size, fills)
-    return (values, index1, index2) if return_indices else values
+    if not return_indices:
+        return values
+    if size is not None or not assume_unique:
+        # JAX's indices come from unique's or an arange: the default integer (int64
+        # with x64); only its sorted-positions path (assume_unique, no size) is int32.
+        index_dtype = dtypes.default_int_dtype()
+        index1 = lax.convert_element_type(index1, index_dtype)
+        index2 = lax.convert_element_type(index2, index_dtype)
+    return values, index1, index2
 
 
 # Eagerly on device Arrays, one compiled program per signature (as JAX jits these).

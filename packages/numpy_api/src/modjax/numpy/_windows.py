@@ -15,46 +15,46 @@ from modjax import lax
 from modjax.tracecore import dtypes
 from modjax.tracecore.core import concrete_or_error
 
+from ._ufuncs import absolute, cos, i0, sqrt
+
 __all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser"]
 
 
 def _points(name: str, M):
     """The checked length, the default float dtype and the positions ``0 .. M-1`` as floats."""
+    # A negative M fails in lax.full below with JAX's TypeError.
     M = int(concrete_or_error(M, f"M argument of jnp.{name}"))
-    if M < 0:
-        raise TypeError(f"jnp.{name}: the window length M must be non-negative, got {M}")
     dtype = dtypes.canonicalize_dtype(np.float64)
-    return M, dtype, lax.iota(dtype, M)
+    return M, dtype, lax.iota(dtype, M) if M > 1 else None
 
 
-def _cosine_sum(name: str, M, coefficients):
-    """``sum_k (-1)**k a_k cos(2 pi k n / (M - 1))``: the generalized cosine windows."""
-    M, dtype, n = _points(name, M)
-    if M <= 1:
-        return lax.full((M,), np.ones((), dtype))
-    phase = lax.mul(n, np.asarray(2 * math.pi / (M - 1), dtype))
-    out = lax.full((M,), np.asarray(coefficients[0], dtype))
-    for k, a in enumerate(coefficients[1:], start=1):
-        term = lax.mul(
-            np.asarray(a * (-1) ** k, dtype), lax.cos(lax.mul(phase, np.asarray(k, dtype)))
-        )
-        out = lax.add(out, term)
-    return out
+# The formulas below are JAX's, term by term and in its order, with Python floats as
+# weakly typed scalars: the windows then round exactly as JAX's (numpy's own formulas,
+# or constants folded on the host in float64, are 1 ulp off for many points).
 
 
 def hamming(M: int):
     """Return the Hamming window of ``M`` points (jax.numpy.hamming)."""
-    return _cosine_sum("hamming", M, (0.54, 0.46))
+    M, dtype, n = _points("hamming", M)
+    if M <= 1:
+        return lax.full((M,), np.ones((), dtype))
+    return 0.54 - 0.46 * cos(2 * math.pi * n / (M - 1))
 
 
 def hanning(M: int):
     """Return the Hann window of ``M`` points (jax.numpy.hanning)."""
-    return _cosine_sum("hanning", M, (0.5, 0.5))
+    M, dtype, n = _points("hanning", M)
+    if M <= 1:
+        return lax.full((M,), np.ones((), dtype))
+    return 0.5 * (1 - cos(2 * math.pi * n / (M - 1)))
 
 
 def blackman(M: int):
     """Return the Blackman window of ``M`` points (jax.numpy.blackman)."""
-    return _cosine_sum("blackman", M, (0.42, 0.5, 0.08))
+    M, dtype, n = _points("blackman", M)
+    if M <= 1:
+        return lax.full((M,), np.ones((), dtype))
+    return 0.42 - 0.5 * cos(2 * math.pi * n / (M - 1)) + 0.08 * cos(4 * math.pi * n / (M - 1))
 
 
 def bartlett(M: int):
@@ -62,20 +62,13 @@ def bartlett(M: int):
     M, dtype, n = _points("bartlett", M)
     if M <= 1:
         return lax.full((M,), np.ones((), dtype))
-    half = np.asarray((M - 1) / 2, dtype)
-    return lax.sub(np.ones((), dtype), lax.abs(lax.div(lax.sub(n, half), half)))
+    return 1 - absolute(2 * n + 1 - M) / (M - 1)
 
 
 def kaiser(M: int, beta):
     """Return the Kaiser window of ``M`` points with shape parameter ``beta`` (jax.numpy.kaiser)."""
-    from ._creation import asarray
-    from ._ufuncs import i0
-
     M, dtype, n = _points("kaiser", M)
-    beta = lax.convert_element_type(asarray(beta), dtype)
     if M <= 1:
         return lax.full((M,), np.ones((), dtype))
-    alpha = np.asarray((M - 1) / 2, dtype)
-    ratio = lax.div(lax.sub(n, alpha), alpha)
-    arg = lax.mul(beta, lax.sqrt(lax.sub(np.ones((), dtype), lax.mul(ratio, ratio))))
-    return lax.div(i0(arg), i0(beta))
+    alpha = 0.5 * (M - 1)
+    return i0(beta * sqrt(1 - ((n - alpha) / alpha) ** 2)) / i0(beta)
