@@ -157,13 +157,17 @@ def test_lax_style_broadcasting_rule_keeps_ranks_equal():
                 np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
-def test_broadcasting_rule_keeps_a_shared_batch_dim_in_place():
+def test_broadcasting_rule_is_jaxs():
     a, b = _rand(2, 4, 3), _rand(2, 4, 3)
+    # A batch dim shared by every operand stays in place.
     closed = make_jaxpr(vmap(add_p.bind, in_axes=1, out_axes=1))(a, b)
     assert [e.primitive for e in closed.eqns] == [add_p]
-    # An unbatched operand of full rank gets a size-1 axis where the batch is (a reshape).
+    # Otherwise, as JAX's broadcast_batcher: the batch dims move to the front, an unbatched
+    # operand gets a leading size-1 axis, and the result is batched at 0 (here moved back).
     closed = make_jaxpr(vmap(ladd_p.bind, in_axes=(1, None), out_axes=1))(a, _rand(2, 3))
-    assert [e.primitive for e in closed.eqns] == [expand_dims_p, ladd_p]
+    prims = [e.primitive for e in closed.eqns]
+    assert prims == [moveaxis_p, expand_dims_p, ladd_p, moveaxis_p]
+    assert closed.eqns[1].params["dimensions"] == (0,)
 
 
 def test_multiple_results_broadcasting():

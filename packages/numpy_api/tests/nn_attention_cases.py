@@ -183,3 +183,21 @@ def dropout_inputs():
     bias = rng.randn(8).astype(np.float32)
     w = rng.randn(4, 4, 4, 8).astype(np.float32)
     return kernel, bias, x, w
+
+
+def vmapped_linear_step(jax):
+    """Loss and gradients of a per-example linear layer under vmap (equinox's style)."""
+    jnp = jax.numpy
+    rng = np.random.RandomState(0)
+    weight = rng.randn(2, 16).astype(np.float32)
+    bias = rng.randn(2).astype(np.float32)
+    x = rng.randn(8, 16).astype(np.float32)
+    y = rng.randn(8, 2).astype(np.float32)
+
+    def loss(weight, bias, x, y):
+        # The batched add of an unbatched bias moves the batch axis to the front, as JAX's
+        # vmap does: the bias gradient then sums over the leading axis, as JAX's.
+        out = jax.vmap(lambda xi: weight @ xi + bias)(x)
+        return jnp.mean((out - y) ** 2)
+
+    return jax.jit(jax.value_and_grad(loss, argnums=(0, 1)))(weight, bias, x, y)

@@ -27,6 +27,7 @@ from nn_attention_cases import (  # noqa: E402
     run_case,
     run_grad,
     take_along_gathers,
+    vmapped_linear_step,
 )
 
 
@@ -61,6 +62,7 @@ def main():
     # Dropout's random bits come from JAX's rolled threefry loop on CPU, so XLA fuses the
     # bias gradient's reduction as it does for JAX (the bits of that sum depend on it).
     out["dropout"] = bits(dropout_step(jax, *dropout_inputs(), jax.random.key(1)))
+    out["vmapped_linear"] = bits(vmapped_linear_step(jax))
     json.dump(out, sys.stdout, separators=(",", ":"))
     print()
 

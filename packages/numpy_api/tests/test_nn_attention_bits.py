@@ -1,5 +1,5 @@
-"""dot_product_attention, einsum, take_along_axis, logsumexp and threefry compute JAX
-0.10.2's programs, so JAX's bits.
+"""dot_product_attention, einsum, take_along_axis, logsumexp, threefry and the batching
+of broadcasting ops compute JAX 0.10.2's programs, so JAX's bits.
 
 Known answers: ``nn_attention_reference.json`` (``nn_attention_reference_gen.py``
 run under JAX 0.10.2, on the cases of ``nn_attention_cases.py``).
@@ -24,11 +24,13 @@ from nn_attention_cases import (
     run_case,
     run_grad,
     take_along_gathers,
+    vmapped_linear_step,
 )
 
 import modjax.numpy as jnp
 from modjax import lax, nn, random
 from modjax.autodiff import grad, value_and_grad
+from modjax.batching import vmap
 from modjax.runtime import jit
 from modjax.tracecore import make_jaxpr, tree_util
 
@@ -38,6 +40,7 @@ JAX = types.SimpleNamespace(
     jit=jit,
     grad=grad,
     value_and_grad=value_and_grad,
+    vmap=vmap,
     make_jaxpr=make_jaxpr,
     nn=nn,
     lax=lax,
@@ -96,3 +99,8 @@ def test_dropout_gradients_are_jax_bits():
     # when threefry is lowered as JAX lowers it on CPU (a rolled loop XLA does not fuse).
     got = dropout_step(JAX, *dropout_inputs(), random.key(1))
     assert _bits(got) == REFERENCE["dropout"]
+
+
+def test_vmapped_layer_loss_and_gradients_are_jax_bits():
+    # JAX's batching of broadcasting ops and broadcast_in_dim (batch axis to the front).
+    assert _bits(vmapped_linear_step(JAX)) == REFERENCE["vmapped_linear"]

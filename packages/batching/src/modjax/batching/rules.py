@@ -64,18 +64,63 @@ def _aligned_operand(x, bdim, ndim, rank, out_rank, out_bdim, rank_polymorphic):
     return expand_dims(x, missing)
 
 
+def _jax_broadcasting_rule(prim: Primitive):
+    """JAX's ``broadcast_batcher`` for lax's elementwise primitives (equal ranks or scalars).
+
+    When every non-scalar operand is batched at the same axis with the same shape,
+    ``prim`` is bound as is. Otherwise every batch axis moves to the front, an
+    unbatched non-scalar operand gets a leading size-1 axis and a batched scalar
+    trailing ones, and the result is batched at axis 0: the program JAX's vmap
+    emits, so XLA compiles it (and rounds its reductions) as it does JAX's.
+    """
+
+    def rule(args, dims, **params):
+        ndims = [len(to_aval(x).shape) for x in args]
+        shape, dim = next(
+            (to_aval(x).shape, d) for x, d in zip(args, dims, strict=True) if d is not None
+        )
+        if all(
+            to_aval(x).shape == shape and d == dim
+            for x, d, n in zip(args, dims, ndims, strict=True)
+            if n
+        ):
+            out, out_bdim = prim.bind(*args, **params), dim
+        else:
+            moved = []
+            for x, d, n in zip(args, dims, ndims, strict=True):
+                if d is not None:
+                    x = moveaxis(x, d, 0) if d else x
+                elif n:
+                    x = expand_dims(x, (0,))
+                moved.append(x)
+            rank = max(len(to_aval(x).shape) for x in moved)
+            args = [
+                x
+                if d is None or len(to_aval(x).shape) == rank
+                else expand_dims(x, tuple(range(len(to_aval(x).shape), rank)))
+                for x, d in zip(moved, dims, strict=True)
+            ]
+            out, out_bdim = prim.bind(*args, **params), 0
+        if prim.multiple_results:
+            return out, [out_bdim] * len(out)
+        return out, out_bdim
+
+    return rule
+
+
 def broadcasting_rule(prim: Primitive, rank_polymorphic: bool = False):
     """Return the rule of an n-ary broadcasting ``prim`` (jax's batching.broadcast_batcher).
 
-    Operands are aligned, not materialized: when every non-scalar operand is
-    batched at the same axis with the same rank, ``prim`` is bound as is;
-    otherwise the batch axis goes where most batched operands already have it,
-    the others are moved there, and unbatched operands get size-1 axes (a
-    reshape) so the primitive's own broadcasting does the rest. With
-    ``rank_polymorphic`` the primitive broadcasts like numpy (missing leading
-    axes are implied); without it, non-scalar operands must have equal ranks
-    and size-1 axes broadcast, as lax's elementwise primitives require.
+    For lax's primitives (equal ranks; size-1 axes and rank-0 operands broadcast) the
+    rule is JAX's (see ``_jax_broadcasting_rule``). With ``rank_polymorphic`` (numpy's
+    broadcasting, operands of different ranks) operands are aligned, not
+    materialized: when every non-scalar operand is batched at the same axis with the
+    same rank, ``prim`` is bound as is; otherwise the batch axis goes where most
+    batched operands already have it, the others are moved there, and unbatched
+    operands get size-1 axes (a reshape) except the leading ones numpy implies.
     """
+    if not rank_polymorphic:
+        return _jax_broadcasting_rule(prim)
 
     def rule(args, dims, **params):
         ndims = [len(to_aval(x).shape) for x in args]

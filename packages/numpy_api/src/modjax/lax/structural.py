@@ -161,13 +161,13 @@ def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
 
 def _broadcast_in_dim_batching_rule(args, dims, *, shape, broadcast_dimensions):
     (x,), (d,) = args, dims
-    # The batch axis goes just before the result axis of the operand's next axis: no move.
-    out_dim = broadcast_dimensions[d] if d < len(broadcast_dimensions) else len(shape)
-    new_dims = [b if b < out_dim else b + 1 for b in broadcast_dimensions]
-    new_dims.insert(d, out_dim)
-    new_shape = (*shape[:out_dim], _shape(x)[d], *shape[out_dim:])
-    out = broadcast_in_dim_p.bind(x, shape=new_shape, broadcast_dimensions=tuple(new_dims))
-    return out, out_dim
+    # As JAX's rule: the batch axis moves to the front of operand and result, so the
+    # program (and what XLA compiles of it) is JAX's.
+    if d:
+        x = moveaxis(x, d, 0)
+    new_dims = (0, *(b + 1 for b in broadcast_dimensions))
+    out = broadcast_in_dim_p.bind(x, shape=(_shape(x)[0], *shape), broadcast_dimensions=new_dims)
+    return out, 0
 
 
 broadcast_in_dim_p = _declare(

@@ -133,8 +133,16 @@ def _threefry2x32_rolled(k1, k2, x1, x2):
     consumes the bits as it does for JAX (a gradient's reductions then round as JAX's);
     it also compiles faster than the unrolled hash.
     """
+    from modjax.numpy import broadcast_shapes, broadcast_to
+
     from ..lax.control_flow import fori_loop
 
+    # The loop carries the keys and the words at fixed shapes (as JAX's does: there the
+    # keys are scalars); batched operands may come with any broadcastable shapes.
+    key_shape = broadcast_shapes(k1.shape, k2.shape)
+    shape = broadcast_shapes(key_shape, x1.shape, x2.shape)
+    k1, k2 = (broadcast_to(k, key_shape) for k in (k1, k2))
+    x1, x2 = (broadcast_to(v, shape) for v in (x1, x2))
     ks = [k1, k2, k1 ^ k2 ^ np.uint32(_PARITY)]
     x = [x1 + ks[0], x2 + ks[1]]
 
