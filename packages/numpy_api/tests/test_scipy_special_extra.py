@@ -126,6 +126,11 @@ def test_values_match_jax(name, dtype):
         _close(out, _pad(expected), dtype, ulps)
 
 
+# d boxcox / d lmbda at lmbda = 0.001 is the difference of terms ~1/lmbda larger than it:
+# JAX's recorded (op-by-op) and the jitted derivative round those terms apart by an ulp.
+CANCELLING = {"boxcox": 1e3, "boxcox1p": 1e3}
+
+
 @pytest.mark.parametrize("name", sorted(n for n in CASES if REFERENCE["float64"][n]["grads"]))
 def test_derivatives_match_jax(name):
     entry = REFERENCE["float64"][name]
@@ -136,7 +141,7 @@ def test_derivatives_match_jax(name):
         # difference of digammas) lose absolute, not relative, accuracy: allow a few ulps
         # of the larger of 1 and the function's value besides
         value = np.abs(_pad(entry["values"][int(key.split(":")[0])]))
-        scale = 32 * np.maximum(1, np.nan_to_num(value, posinf=0))
+        scale = 32 * np.maximum(1, np.nan_to_num(value, posinf=0)) * CANCELLING.get(name, 1)
         _close(derivatives[key], _pad(expected), "float64", 32, scale=scale)
 
 
@@ -188,14 +193,10 @@ def test_bernoulli_bessel_jn_sph_harm_y(dtype):
         out, g, y = jit(program)(z, np.asarray(theta, dtype), np.asarray(phi, dtype))
     assert out.shape == (4, z.size) and out.dtype == np.dtype(dtype)
     _close(out, ref["bessel_jn"]["values"], dtype, 16, scale=4)
-    exact = REFERENCE["float64"]["bessel_jn"]["grad"]  # J_2' = (J_1 - J_3) / 2, as scipy
-    # NaN where JAX's float32 recurrence overflows (small |z|), the exact derivative
-    # elsewhere: JAX's own float32 derivative at z = 5 is -0.819 (exact -0.346), because
-    # its division JVP squares the normalizer (8.9e29 > sqrt(float32 max)) and so loses
-    # the normalizer's term; modjax's forms d(x/y) from x/y and never squares y
-    expected = np.where(np.isnan(ref["bessel_jn"]["grad"]), np.nan, exact)
-    _close(g, expected, dtype, 16, scale=4)
-    _close(g[4:6], ref["bessel_jn"]["grad"][4:6], dtype, 16, scale=4)  # z = 10, 20: as JAX
+    # JAX's derivative, NaN where its float32 recurrence overflows (small |z|). In float32
+    # it is -0.819 at z = 5 (exact -0.346): the division JVP, JAX's -g * x * y**-2 here
+    # too, squares the normalizer (8.9e29 > sqrt(float32 max)) and so loses its term.
+    _close(g, ref["bessel_jn"]["grad"], dtype, 16, scale=4)
     assert str(y.dtype) == ref["sph_harm_y"]["dtype"]
     _close(np.real(y), ref["sph_harm_y"]["values"][0], dtype, 8, scale=4)
     _close(np.imag(y), ref["sph_harm_y"]["values"][1], dtype, 8, scale=4)
