@@ -110,6 +110,24 @@ def _nanvar(jnp, lax, nn):
     return lambda x: jnp.sum(jnp.nanvar(jnp.where(x > 1.5, jnp.nan, x), 0) * v)
 
 
+def _layer_norm_var(jnp, lax, nn):
+    # equinox's LayerNorm: jnp.var along the last axis. JAX's var is its own jit, whose
+    # boundary sets the order in which x's cotangent sums its contributions.
+    w = _weights((32, 8))
+
+    def f(x):
+        mu = jnp.mean(x, axis=-1, keepdims=True)
+        var = jnp.maximum(0.0, jnp.var(x, axis=-1, keepdims=True))
+        return jnp.sum((x - mu) * lax.rsqrt(var + 1e-5) * w)
+
+    return f
+
+
+def _var_times_input(jnp, lax, nn):
+    w = _weights((32, 8))
+    return lambda x: jnp.sum(jnp.var(x, axis=-1, keepdims=True) * x * w)
+
+
 CASES = {
     "batch_norm": _batch_norm,
     "layer_norm": _layer_norm,
@@ -123,6 +141,8 @@ CASES = {
     "quotient": _quotient,
     "pow": _pow,
     "nanvar": _nanvar,
+    "layer_norm_var": _layer_norm_var,
+    "var_times_input": _var_times_input,
 }
 
 

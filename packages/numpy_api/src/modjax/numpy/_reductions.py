@@ -21,6 +21,7 @@ import numpy as np
 from modjax import lax
 from modjax.lax._common import kind, real_dtype
 from modjax.lax.elementwise import _convert_element_type
+from modjax.runtime import jit
 from modjax.tracecore import dtypes
 
 from . import _util
@@ -463,14 +464,37 @@ def _nan_float(x):
     return convert(x, dtypes.canonicalize_dtype(np.float64), True)
 
 
-def _var(name, a, axis, dtype, out, ddof, keepdims, where, correction, a_mean):
+def _var_operands(name, a, axis, out, ddof, where, correction, a_mean):
+    """Check a var/std call and return its operands and static axes, as JAX's ``var`` does."""
     if correction is not None:
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
         ddof = correction
     a = _prepare(name, a, out)
+    if where is not None and not isinstance(where, ARRAY_TYPES):
+        where = np.asarray(where)
+    if a_mean is not None:
+        a_mean = _asarray(name, a_mean)
+    return a, ddof, where, a_mean, canonicalize_axes(axis, aval(a).ndim)
+
+
+def _var(name, a, axis, dtype, out, ddof, keepdims, where, correction, a_mean):
+    """The variance as JAX computes it: one jitted program ``_var`` (not inlined).
+
+    Its boundary is visible to autodiff: the cotangent of ``a`` sums the program's own
+    contributions first, as in JAX, so gradients through var and std are JAX's bits.
+    ``ddof`` (JAX's ``correction``) is an operand, as in JAX.
+    """
+    a, ddof, where, a_mean, axes = _var_operands(
+        name, a, axis, out, ddof, where, correction, a_mean
+    )
+    return _var_program(
+        a, ddof, where, a_mean, name=name, axes=axes, dtype=dtype, keepdims=keepdims
+    )
+
+
+def _var_computation(a, ddof, where, a_mean, *, name, axes, dtype, keepdims):
     av = aval(a)
-    axes = canonicalize_axes(axis, av.ndim)
     result_dtype, compute = _var_dtypes(name, av.dtype, dtype)
     mask = _mask(name, where, av.shape)
     x = convert(a, compute)
@@ -489,6 +513,20 @@ def _var(name, a, axis, dtype, out, ddof, keepdims, where, correction, a_mean):
     result = _nan_float(convert(result, result_dtype))
     positive = lax.gt(normalizer, _scalar(0, real))  # ddof may be traced (a value parameter)
     return lax.select_n(positive, lax.full_like(result, np.nan), result)
+
+
+_var_computation.__name__ = _var_computation.__qualname__ = "_var"  # JAX's equation name
+_VAR_STATICS = ("name", "axes", "dtype", "keepdims")
+_var_program = jit(_var_computation, static_argnames=_VAR_STATICS)
+
+
+def _std_computation(a, ddof, where, a_mean, *, name, axes, dtype, keepdims):
+    statics = {"name": name, "axes": axes, "dtype": dtype, "keepdims": keepdims}
+    return lax.sqrt(_var_program(a, ddof, where, a_mean, **statics))
+
+
+_std_computation.__name__ = _std_computation.__qualname__ = "_std"
+_std_program = jit(_std_computation, static_argnames=_VAR_STATICS)
 
 
 def _nanvar(name, a, axis, dtype, out, ddof, keepdims, where, a_mean):
@@ -556,8 +594,12 @@ def std(
     mean=None,
     correction=None,
 ):
-    """Return the standard deviation over ``axis`` (jax.numpy.std); ``mean`` as in ``var``."""
-    return lax.sqrt(_var("std", a, axis, dtype, out, ddof, keepdims, where, correction, mean))
+    """Return the standard deviation over ``axis`` (jax.numpy.std); ``mean`` as in ``var``.
+
+    As in JAX, one program ``_std`` (the square root of ``_var``'s).
+    """
+    a, ddof, where, mean, axes = _var_operands("std", a, axis, out, ddof, where, correction, mean)
+    return _std_program(a, ddof, where, mean, name="std", axes=axes, dtype=dtype, keepdims=keepdims)
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
