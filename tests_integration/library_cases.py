@@ -633,6 +633,122 @@ def pix_and_jraph(jax):
     }
 
 
+def _bits_digest(jax, tree) -> str:
+    """A digest of every leaf's bytes: equal only when every bit is."""
+    import hashlib
+
+    data = b"".join(np.asarray(leaf).tobytes() for leaf in jax.tree_util.tree_leaves(tree))
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def training_steps_are_jax_bits(jax):
+    """Three jitted training steps of a flax.linen CNN (BatchNorm, Dropout, pooling) with
+    optax.adamw, a flax.nnx model (BatchNorm, Dropout, LayerNorm) and an equinox model
+    (strided conv, LayerNorm, MLP under vmap): digests of the parameters and statistics
+    after them, which equal JAX's only when every bit does."""
+    import equinox as eqx
+    import flax.linen as nn
+    import optax
+    from flax import nnx
+
+    jnp = jax.numpy
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.standard_normal((8, 8, 8, 3)), jnp.float32)
+    labels = jnp.asarray(rng.integers(0, 4, 8), jnp.int32)
+    out = {}
+
+    class CNN(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            x = nn.relu(nn.BatchNorm(use_running_average=False)(nn.Conv(4, (3, 3))(x)))
+            x = nn.Dropout(0.2, deterministic=False)(nn.avg_pool(x, (2, 2), (2, 2)))
+            return nn.Dense(4)(x.reshape(x.shape[0], -1))
+
+    cnn = CNN()
+    variables = cnn.init({"params": jax.random.key(0), "dropout": jax.random.key(1)}, x)
+    params, stats = variables["params"], variables["batch_stats"]
+    opt = optax.adamw(1e-2)
+    state = opt.init(params)
+
+    @jax.jit
+    def linen_step(params, stats, state, key):
+        def loss(p):
+            logits, upd = cnn.apply(
+                {"params": p, "batch_stats": stats},
+                x,
+                mutable=["batch_stats"],
+                rngs={"dropout": key},
+            )
+            return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean(), upd
+
+        (_, upd), g = jax.value_and_grad(loss, has_aux=True)(params)
+        updates, state = opt.update(g, state, params)
+        return optax.apply_updates(params, updates), upd["batch_stats"], state
+
+    for i in range(3):
+        params, stats, state = linen_step(params, stats, state, jax.random.key(10 + i))
+    out["flax_linen"] = _bits_digest(jax, (params, stats))
+
+    class Net(nnx.Module):
+        def __init__(self, rngs):
+            self.l1, self.bn = nnx.Linear(12, 16, rngs=rngs), nnx.BatchNorm(16, rngs=rngs)
+            self.do, self.ln = nnx.Dropout(0.1, rngs=rngs), nnx.LayerNorm(16, rngs=rngs)
+            self.l2 = nnx.Linear(16, 4, rngs=rngs)
+
+        def __call__(self, v):
+            return self.l2(self.ln(self.do(nnx.gelu(self.bn(self.l1(v))))))
+
+    model = Net(nnx.Rngs(0, dropout=1))
+    optimizer = nnx.Optimizer(model, optax.adam(1e-2), wrt=nnx.Param)
+    flat = x[:, :2, :2, :].reshape(8, 12)
+
+    @nnx.jit
+    def nnx_step(model, optimizer):
+        def loss(m):
+            return optax.softmax_cross_entropy_with_integer_labels(m(flat), labels).mean()
+
+        optimizer.update(model, nnx.grad(loss)(model))
+
+    for _ in range(3):
+        nnx_step(model, optimizer)
+    out["flax_nnx"] = _bits_digest(jax, nnx.state(model, nnx.Param, nnx.BatchStat))
+
+    class Small(eqx.Module):
+        conv: eqx.nn.Conv2d
+        norm: eqx.nn.LayerNorm
+        mlp: eqx.nn.MLP
+
+        def __init__(self, key):
+            k1, k2 = jax.random.split(key)
+            self.conv = eqx.nn.Conv2d(3, 4, 3, stride=2, key=k1)
+            self.norm = eqx.nn.LayerNorm(36)
+            self.mlp = eqx.nn.MLP(36, 4, 16, 2, key=k2)
+
+        def __call__(self, v):
+            return self.mlp(self.norm(jax.nn.relu(self.conv(v)).reshape(-1)))
+
+    small = Small(jax.random.key(2))
+    images = jnp.transpose(x[:, :7, :7, :], (0, 3, 1, 2))
+    eqx_opt = optax.adam(1e-2)
+    eqx_state = eqx_opt.init(eqx.filter(small, eqx.is_array))
+
+    @eqx.filter_jit
+    def eqx_step(m, s):
+        def loss(m):
+            return optax.softmax_cross_entropy_with_integer_labels(
+                jax.vmap(m)(images), labels
+            ).mean()
+
+        g = eqx.filter_grad(loss)(m)
+        updates, s = eqx_opt.update(g, s, m)
+        return eqx.apply_updates(m, updates), s
+
+    for _ in range(3):
+        small, eqx_state = eqx_step(small, eqx_state)
+    out["equinox"] = _bits_digest(jax, eqx.filter(small, eqx.is_array))
+    return out
+
+
 CASES = [
     flax_mlp_trains_with_optax,
     flax_cnn_batchnorm_dropout,
@@ -649,6 +765,7 @@ CASES = [
     blackjax_samplers,
     numpyro_models,
     pix_and_jraph,
+    training_steps_are_jax_bits,
 ]
 
 
