@@ -26,6 +26,7 @@ from modjax.tracecore.core import Primitive
 from ..lax import structural as st
 from ..lax._common import aval_of, broadcast_shapes, broadcast_to, full
 from . import _threefry as tf
+from ._threefry import rotate_left
 
 __all__ = [
     "U32",
@@ -86,12 +87,6 @@ def mulhilo(multiplier: int, x, aval: ShapedArray):
     return hlo.convert(out, product), hlo.convert(
         out, hlo.shift_right_logical(product, full(32, wide))
     )
-
-
-def rotate_left(x, distance: int, aval: ShapedArray):
-    """Rotate the uint32 words ``x`` left by ``distance`` (1 to 31) bits."""
-    left = hlo.shift_left(x, full(distance, aval))
-    return hlo.or_(left, hlo.shift_right_logical(x, full(32 - distance, aval)))
 
 
 # --- steps of the key functions --------------------------------------------------------------

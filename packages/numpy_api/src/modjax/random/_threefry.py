@@ -57,6 +57,7 @@ __all__ = [
     "bits_of_words",
     "iota_2x32_shape",
     "iota_2x32_shape_p",
+    "rotate_left",
     "threefry2x32",
     "threefry2x32_p",
     "threefry_2x32",
@@ -95,7 +96,8 @@ def _threefry2x32_abstract_eval(k1, k2, x1, x2):
     return [ShapedArray(shape, _U32)] * 2
 
 
-def _rotate_left(x, distance: int, aval: ShapedArray):
+def rotate_left(x, distance: int, aval: ShapedArray):
+    """Rotate the uint32 words ``x`` left by ``distance`` (1 to 31) bits."""
     left = hlo.shift_left(x, full(distance, aval))
     right = hlo.shift_right_logical(x, full(32 - distance, aval))
     return hlo.or_(left, right)
@@ -113,7 +115,7 @@ def _threefry2x32_lowering(ctx, k1, k2, x1, x2):
     for group in range(5):
         for distance in _ROTATIONS[group % 2]:
             x[0] = hlo.add(x[0], x[1])
-            x[1] = hlo.xor(_rotate_left(x[1], distance, aval), x[0])
+            x[1] = hlo.xor(rotate_left(x[1], distance, aval), x[0])
         x[0] = hlo.add(x[0], ks[(group + 1) % 3])
         x[1] = hlo.add(hlo.add(x[1], ks[(group + 2) % 3]), full(group + 1, aval))
     return x
