@@ -23,7 +23,9 @@ from modjax.runtime import apply_primitive
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive
 
-from ._common import FLOAT, NUMBER, aval_of, check_dtype, compare
+from modjax.tracecore import dtypes
+
+from ._common import NUMBER, aval_of, check_dtype, compare, constant, kind, real_dtype
 from .reductions import _extreme, _lexicographic
 from .windowed import lower_monoid_window
 
@@ -72,12 +74,37 @@ def _lowering(combine, identity, ctx, x, *, axis, reverse):
 
 
 def _logaddexp_combine(x, y, dtype):
-    """``log(exp(x) + exp(y))`` without overflow; ``x + y`` where ``x - y`` is NaN (infinities)."""
+    """``log(exp(x) + exp(y))`` without overflow; ``x + y`` where ``x - y`` is NaN (infinities).
+
+    Complex values take JAX's complex formula (``_complex_logaddexp_combine``); other
+    dtypes raise JAX's ValueError here, when the program is lowered, as in JAX.
+    """
+    k = kind(dtype)
+    if k == "c":
+        return _complex_logaddexp_combine(x, y, dtype)
+    if k != "f":
+        raise ValueError(
+            f"logaddexp requires floating-point or complex inputs; got {dtypes.dtype_name(dtype)}"
+        )
     big = hlo.maximum(x, y)
     diff = hlo.subtract(x, y)
     undefined = compare(diff, diff, "NE", dtype)
     stable = hlo.add(big, hlo.log_plus_one(hlo.exponential(hlo.negate(hlo.abs(diff)))))
     return hlo.select(undefined, hlo.add(x, y), stable)
+
+
+def _complex_logaddexp_combine(x, y, dtype):
+    """JAX's complex logaddexp, op for op: ``m + log1p(exp(x + y - 2m))`` for the
+    lexicographic maximum ``m``, its imaginary part wrapped into ``[-pi, pi)``."""
+    part = real_dtype(dtype)
+    big = _lexicographic(hlo.maximum, "GT")(x, y, dtype)
+    delta = hlo.subtract(hlo.add(x, y), hlo.multiply(big, constant(2, dtype)))
+    out = hlo.add(big, hlo.log_plus_one(hlo.exponential(delta)))
+    pi, two_pi = constant(np.pi, part), constant(2 * np.pi, part)
+    rem = hlo.remainder(hlo.add(hlo.imag(out), pi), two_pi)
+    negative = compare(rem, constant(0, part), "LT", part)
+    rem = hlo.select(negative, hlo.add(rem, two_pi), rem)
+    return hlo.complex(hlo.real(out), hlo.subtract(rem, pi))
 
 
 def _plain(op):
@@ -107,7 +134,9 @@ cummin_p = _declare(
     _lexicographic(hlo.minimum, "LT"),
     lambda d: _extreme(d, largest=True),
 )
-cumlogsumexp_p = _declare("cumlogsumexp", [FLOAT], _logaddexp_combine, lambda d: -np.inf)
+# Any number type passes the type check, as in JAX: integers fail when lowered (logaddexp's
+# ValueError); complex values combine with JAX's complex logaddexp.
+cumlogsumexp_p = _declare("cumlogsumexp", [NUMBER], _logaddexp_combine, lambda d: -np.inf)
 
 deflinear(
     cumsum_p, lambda ct, x, *, axis, reverse: [cumsum_p.bind(ct, axis=axis, reverse=not reverse)]
@@ -142,17 +171,37 @@ def _chooser_pair(choose, a, b):
     return m, add(mul(tx, wx), mul(ty, wy))
 
 
+def _complex_logaddexp(x, y):
+    """JAX's complex logaddexp on arrays (the primal of the complex scan's combine)."""
+    from .bits import complex as make_complex
+    from .bits import imag, real
+    from .elementwise import add, exp, log1p, lt, max, mul, rem, select_n, sub
+
+    big = max(x, y)
+    out = add(big, log1p(exp(sub(add(x, y), mul(big, np.asarray(2, aval_of(big).dtype))))))
+    part = real_dtype(aval_of(out).dtype)
+    pi, two_pi = np.asarray(np.pi, part), np.asarray(2 * np.pi, part)
+    wrapped = rem(add(imag(out), pi), two_pi)
+    wrapped = select_n(lt(wrapped, np.zeros((), part)), wrapped, add(wrapped, two_pi))
+    return make_complex(real(out), sub(wrapped, pi))
+
+
 def _logaddexp_pair(a, b):
+    from .bits import real
     from .elementwise import abs, add, eq, exp, log1p, max, mul, ne, neg, select_n, sub
     from .structural import full_like
 
     (x, tx), (y, ty) = a, b
-    diff = sub(x, y)
-    stable = add(max(x, y), log1p(exp(neg(abs(diff)))))
-    m = select_n(ne(diff, diff), stable, add(x, y))
+    if kind(aval_of(x).dtype) == "c":
+        m = _complex_logaddexp(x, y)
+    else:
+        diff = sub(x, y)
+        stable = add(max(x, y), log1p(exp(neg(abs(diff)))))
+        m = select_n(ne(diff, diff), stable, add(x, y))
 
-    def finite(v):  # +inf counts as 0 in the weights, as in JAX's logaddexp JVP (not -inf)
-        return select_n(eq(v, full_like(v, np.inf)), v, full_like(v, 0))
+    def finite(v):  # +inf (of the real part) counts as 0 in the weights, as in JAX's JVP
+        re = real(v) if kind(aval_of(v).dtype) == "c" else v
+        return select_n(eq(re, full_like(re, np.inf)), v, full_like(v, 0))
 
     wx = exp(sub(finite(x), finite(m)))
     wy = exp(sub(finite(y), finite(m)))

@@ -1302,7 +1302,37 @@ def _convert_element_type(operand, new_dtype, weak_type: bool = False):
         from .edtype import to_edtype_p
 
         return to_edtype_p.bind(operand, edtype=new_dtype)
+    if not weak_type and isinstance(operand, _HOST_SCALARS):
+        host = _host_converted(operand, new_dtype)
+        if host is not None:
+            from .array_helpers import stage
+
+            return stage(host)
     return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=bool(weak_type))
+
+
+_HOST_SCALARS = (*PYTHON_SCALARS, np.generic)
+
+
+def _host_converted(operand, new_dtype):
+    """NumPy's cast of a Python or NumPy scalar to ``new_dtype``, or None where JAX casts in XLA.
+
+    JAX converts such a scalar on the host, from its own precision: the Python
+    float 16777217.5 becomes the int32 16777217 (not 16777216, a cast through
+    float32 would give). A non-finite float to an integer, float0 and a value
+    NumPy cannot represent (OverflowError) are left to XLA's convert, as in JAX.
+    """
+    if new_dtype == dtypes.float0:
+        return None
+    inexact = isinstance(operand, float | complex | np.inexact)
+    if inexact and not np.isfinite(operand) and kind(new_dtype) in "iu":
+        return None
+    try:
+        if type(operand) is int:  # a wide Python int wraps as NumPy's int64 cast does
+            return np.asarray(operand).astype(new_dtype)
+        return np.asarray(operand, dtype=new_dtype)
+    except OverflowError:
+        return None
 
 
 # --- select_n and clamp ------------------------------------------------------------------------
