@@ -13,7 +13,10 @@ libraries (the versions the ``libs`` hatch environment pins)::
       tests_integration/data/libraries_jax.json
 
 ``test_library_cases.py`` runs the same cases on modjax (through the jax
-alias) and compares floats within float32 rounding. The libraries are imported inside
+alias) and compares floats within float32 rounding; the ``bits`` digests (a hash of
+every bit of a case's main results) it compares exactly, on the processor kind that
+recorded them (XLA compiles for the host's vector extensions, and JAX's own bits
+move with them). The libraries are imported inside
 the cases, after the caller has made ``import jax`` mean the library under test.
 """
 
@@ -22,7 +25,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from recorded_answers import raised, write_record
+from recorded_answers import cpu_kind, raised, write_record
 
 
 def _total(jax, tree) -> float:
@@ -378,6 +381,7 @@ def haiku_models(jax):
         "batchnorm_out": _total(jax, out),
         "batchnorm_state": _shapes(jax, bn_state),
         "lstm": _total(jax, lstm.apply(lstm_params, seq)),
+        "bits": _bits_digest(jax, (params, out, bn_state, lstm.apply(lstm_params, seq))),
     }
 
 
@@ -409,6 +413,7 @@ def jaxopt_solvers(jax):
         "implicit_jacobian": np.asarray(jac).tolist(),
         "bisection": float(root),
         "bisection_grad": float(droot),
+        "bits": _bits_digest(jax, (sol.params, gd_sol, jac, root, droot)),
     }
 
 
@@ -441,6 +446,7 @@ def diffrax_odes(jax):
         "steps": int(sol.stats["num_steps"]) > 0,
         "grad_rate": float(grad),
         "heun": np.asarray(fixed.ys).tolist(),
+        "bits": _bits_digest(jax, (sol.ys, grad, fixed.ys)),
     }
 
 
@@ -478,6 +484,7 @@ def lineax_and_optimistix(jax):
         "root": float(root.value),
         "minimise": np.asarray(minimum.value).tolist(),
         "least_squares": np.asarray(fit.value).tolist(),
+        "bits": _bits_digest(jax, (lu, chol, cg, dsolve, root.value, minimum.value, fit.value)),
     }
 
 
@@ -514,6 +521,7 @@ def blackjax_samplers(jax):
         "step_size": float(params["step_size"]),
         "adapted": np.asarray(adapted.position).tolist(),
         "random_walk": np.asarray(chain).tolist(),
+        "bits": _bits_digest(jax, (positions, params, adapted.position, chain)),
     }
 
 
@@ -549,8 +557,8 @@ def numpyro_models(jax):
     x = jnp.linspace(0, 1, 20)
     y = 1.0 + 2.0 * x + np.random.default_rng(0).normal(0.0, 0.3, 20).astype(np.float32)
     # A chain's U-turn and acceptance decisions turn on the last bit of a float, so a
-    # rounding difference anywhere (e.g. in a fused op) can move an adaptive chain
-    # elsewhere: HMC with fixed steps is compared sample by sample, NUTS by its estimate.
+    # rounding difference anywhere (e.g. in a fused op) moves an adaptive chain
+    # elsewhere: the digest below holds NUTS's samples to JAX's bits.
     hmc = HMC(regression, step_size=0.05, num_steps=10, adapt_step_size=False)
     hmc_chain = MCMC(hmc, num_warmup=0, num_samples=20, progress_bar=False)
     hmc_chain.run(jax.random.key(0), x, y)
@@ -573,6 +581,9 @@ def numpyro_models(jax):
         "nuts_slope_near_2": abs(slope - 2.0) < 0.5,
         "svi_loc": float(result.params["m_auto_loc"]),
         "svi_last_loss": float(result.losses[-1]),
+        "bits": _bits_digest(
+            jax, (hmc_chain.get_samples(), nuts.get_samples(), result.params, result.losses)
+        ),
     }
 
 
@@ -630,6 +641,17 @@ def pix_and_jraph(jax):
             jraph.segment_softmax(jnp.arange(4.0), jnp.asarray([0, 0, 1, 1]), 2)
         ).tolist(),
         "padded_shape": list(padded.nodes.shape),
+        "bits": _bits_digest(
+            jax,
+            (
+                pix.gaussian_blur(image, 1.0, 3),
+                pix.rgb_to_hsv(image),
+                pix.ssim(image, image * 0.9),
+                pix.random_brightness(jax.random.key(0), image, 0.2),
+                pix.affine_transform(image, jnp.eye(3)),
+                convolved.nodes,
+            ),
+        ),
     }
 
 
@@ -746,7 +768,7 @@ def training_steps_are_jax_bits(jax):
     for _ in range(3):
         small, eqx_state = eqx_step(small, eqx_state)
     out["equinox"] = _bits_digest(jax, eqx.filter(small, eqx.is_array))
-    return out
+    return {"bits": out}
 
 
 CASES = [
@@ -770,8 +792,8 @@ CASES = [
 
 
 def record(jax) -> dict:
-    """Every case's answer, by name."""
-    return {case.__name__: case(jax) for case in CASES}
+    """Every case's answer, by name, and the processor kind that computed them."""
+    return {**{case.__name__: case(jax) for case in CASES}, "cpu": cpu_kind()}
 
 
 if __name__ == "__main__":
