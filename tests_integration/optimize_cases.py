@@ -9,6 +9,9 @@ with a Python that has JAX::
     /work/jaxref/bin/python tests_integration/optimize_cases.py \\
         tests_integration/data/optimize_jax.json
 
+(``optimize_jax_avx512.json`` holds the same cases recorded on a processor with
+AVX-512: XLA compiles for the host, and float32 answers move with its vector units.)
+
 The problems are Rosenbrock's function of 2 to 6 variables, convex quadratics, a sum
 of fourth powers and a regularized logistic-regression loss, from several starts,
 with both methods and their options; the cases in ``X64_CASES`` run under
