@@ -164,6 +164,31 @@ def test_tree_prefix_mismatches():
         vmap(lambda a, b: a, in_axes=(0,))(X, X)
 
 
+def test_tree_prefix_mismatches_list_every_place_in_jaxs_words():
+    with pytest.raises(ValueError) as info:
+        vmap(lambda a, b: a, in_axes=((0, 0), [0]))((X, X, X), (X, X))
+    assert str(info.value) == (
+        "vmap in_axes specification must be a tree prefix of the corresponding value; \n"
+        "  Mismatch details (2 found):\n"
+        "  pytree structure error: different lengths of tuple at key path\n"
+        "    vmap in_axes[0]\n"
+        "At that key path, the prefix pytree vmap in_axes has a subtree of type tuple of "
+        "length 2, but the full pytree has a subtree of the same type but of length 3.\n"
+        "  pytree structure error: different types at key path\n"
+        "    vmap in_axes[1]\n"
+        "At that key path, the prefix pytree vmap in_axes has a subtree of type\n"
+        "    <class 'list'>\n"
+        "but at the same key path the full pytree has a subtree of different type\n"
+        "    <class 'tuple'>."
+    )
+    with pytest.raises(ValueError, match="different numbers of pytree children at key path"):
+        vmap(lambda a: a, in_axes=({"a": 0, "b": None},))({"a": X})
+    with pytest.raises(
+        ValueError, match="full pytree has a subtree of different type\n.*PytreeLeaf"
+    ):
+        vmap(lambda a: a, in_axes=((0, 0),))(X)
+
+
 def test_axes_out_of_range():
     msg = "which implies that its rank should be at least 3, but is only 2 (its shape is (3, 4))"
     with pytest.raises(ValueError, match=re.escape(msg)):

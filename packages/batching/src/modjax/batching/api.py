@@ -16,9 +16,11 @@ from modjax.tracecore.tokens import AbstractToken
 from modjax.tracecore.traceback_util import api_boundary
 from modjax.tracecore.tree_util import (
     keystr,
+    prefix_errors,
     tree_flatten,
     tree_flatten_with_path,
     tree_leaves,
+    tree_structure,
     tree_unflatten,
 )
 from modjax.tracecore.wrapped_fun import check_callable, debug_info, flatten_fun, wrap_init
@@ -123,72 +125,40 @@ def vmap(
 # --- axis specs as prefixes of pytrees ------------------------------------------------
 
 
-class _PytreeLeaf:
+class PytreeLeaf:
+    """Stands for each leaf of a value in an axis spec's error message (as JAX's does)."""
+
     def __repr__(self):
         return "pytree leaf"
 
 
-_LEAF = _PytreeLeaf()
-
-
-def _node(tree):
-    """Return ``(node_data, [(key, child), ...])`` of the root of ``tree`` (one level)."""
-    pairs, treedef = tree_flatten_with_path(tree, is_leaf=lambda x: x is not tree)
-    return treedef.node_data(), [(path[0], child) for path, child in pairs]
-
-
-def _type_str(node_data) -> str:
-    return "pytree leaf" if node_data is None else str(node_data[0])
-
-
-def _broadcast_prefix(prefix, full, path: tuple, out: list, errors: list, name: str) -> None:
-    if _is_axis_leaf(prefix):
-        out.extend([prefix] * len(tree_leaves(full)))
-        return
-    pdata, pchildren = _node(prefix)
-    fdata, fchildren = _node(full)
-    where = f"{name}{keystr(path)}"
-    ptype = pdata[0]
-    if fdata is None or fdata[0] is not ptype:
-        errors.append(
-            f"pytree structure error: different types at key path\n    {where}\n"
-            f"At that key path, the prefix pytree {name} has a subtree of type\n    {ptype}\n"
-            f"but at the same key path the full pytree has a subtree of different type\n"
-            f"    {_type_str(fdata)}."
-        )
-        return
-    if len(pchildren) != len(fchildren) and ptype in (tuple, list):
-        errors.append(
-            f"pytree structure error: different lengths of {ptype.__name__} at key path\n"
-            f"    {where}\nAt that key path, the prefix pytree {name} has a subtree of type "
-            f"{ptype.__name__} of length {len(pchildren)}, but the full pytree has a subtree "
-            f"of the same type but of length {len(fchildren)}."
-        )
-        return
-    if pdata[1] != fdata[1] or len(pchildren) != len(fchildren):
-        what = "keys" if issubclass(ptype, dict) else "pytree node data"
-        errors.append(
-            f"pytree structure error: different {what} at key path\n    {where}\n"
-            f"At that key path, the prefix pytree {name} has a subtree of type {ptype} with "
-            f"{what} {pdata[1]!r}, but the full pytree has {what} {fdata[1]!r}."
-        )
-        return
-    for (key, pchild), (_, fchild) in zip(pchildren, fchildren, strict=True):
-        _broadcast_prefix(pchild, fchild, (*path, key), out, errors, name)
+_LEAF = PytreeLeaf()
 
 
 def _flatten_axes(name: str, full, axes) -> list:
-    """Return one axis per leaf of ``full``, broadcasting the prefix tree ``axes`` (None a leaf)."""
-    out: list = []
-    errors: list = []
-    _broadcast_prefix(axes, full, (), out, errors, name)
-    if errors:
-        details = "\n  ".join(errors)
+    """Return one axis per leaf of ``full``, broadcasting the prefix tree ``axes`` (None a leaf).
+
+    Where ``axes`` is not a prefix of ``full``, raise JAX's ValueError listing every
+    place where they differ (``prefix_errors``).
+    """
+    axis_leaves, axis_def = tree_flatten(axes, is_leaf=_is_axis_leaf)
+    try:
+        subtrees = axis_def.flatten_up_to(full)
+    except ValueError as err:
+        full_def = tree_structure(full)
+        errors = prefix_errors(axes, tree_unflatten(full_def, [_LEAF] * full_def.num_leaves))
+        if not errors:
+            raise
+        details = "\n  ".join(str(e(name)) for e in errors)
         raise ValueError(
-            f"{name} specification must be a tree prefix of the corresponding value;\n"
+            f"{name} specification must be a tree prefix of the corresponding value; \n"
             f"  Mismatch details ({len(errors)} found):\n  {details}"
-        )
-    return out
+        ) from err.__cause__
+    return [
+        axis
+        for axis, subtree in zip(axis_leaves, subtrees, strict=True)
+        for _ in range(tree_structure(subtree).num_leaves)
+    ]
 
 
 # --- the mapped size ------------------------------------------------------------------------

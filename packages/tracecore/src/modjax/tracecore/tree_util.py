@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import difflib
 import functools
 import operator
 import sys
+import textwrap
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -47,6 +49,7 @@ __all__ = [
     "flatten_one_level_with_keys",
     "is_tree_node",
     "keystr",
+    "prefix_errors",
     "register_dataclass",
     "register_pytree_node",
     "register_pytree_node_class",
@@ -185,9 +188,8 @@ def _sorted_keys(mapping) -> tuple:
         return tuple(sorted(mapping))
     except TypeError as err:
         raise ValueError(
-            f"cannot flatten a {type(mapping).__name__} whose keys are not mutually "
-            f"orderable: {list(mapping)!r} ({err})"
-        ) from None
+            "Comparator raised exception while sorting pytree dictionary keys."
+        ) from err
 
 
 def _flatten_dict(d):
@@ -264,6 +266,8 @@ _BUILTIN_KINDS = [
     ),
 ]
 _TUPLE_KIND, _LIST_KIND, _DICT_KIND, _NONE_KIND = _BUILTIN_KINDS[:4]
+# Types registered by `register_dataclass` (JAX's messages call them dataclass nodes).
+_dataclass_types: set[type] = set()
 
 
 # ------------------------------------------------------------- dispatch tables
@@ -494,6 +498,7 @@ def register_dataclass(
         )
 
     _register(_NodeKind(nodetype, flatten, unflatten, flatten_with_keys))
+    _dataclass_types.add(nodetype)
     return nodetype
 
 
@@ -637,16 +642,62 @@ def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
 
 
 class _Mismatch(Exception):
-    """Raised inside `_flatten_up_to`; collects the key path while unwinding."""
-
-    def __init__(self, detail: str):
-        super().__init__(detail)
-        self.detail = detail
-        self.path: list = []  # innermost key first
+    """Raised inside `_flatten_up_to` with the text JAX's flatten_up_to raises."""
 
 
-def _type_name(t: type) -> str:
-    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+# JAX's flatten_up_to names the expected container in its messages.
+_SEQUENCE_NAMES = {tuple: ("tuple", "Tuple"), list: ("list", "List")}
+_NONE_PREFIX_NOTE = (
+    "\n\nIn previous releases of JAX, flatten-up-to used to consider None to be a "
+    "tree-prefix of non-None values. To obtain the previous behavior, you can usually "
+    "write:\n  jax.tree.map(lambda x, y: None if x is None else f(x, y), a, b, "
+    "is_leaf=lambda x: x is None)"
+)
+
+
+def _is_namedtuple(value) -> bool:
+    return isinstance(value, tuple) and hasattr(type(value), "_fields")
+
+
+def _node_mismatch(kind: _NodeKind, aux, n_children: int, tree) -> str | None:
+    """JAX's text for why ``tree`` is not a node ``(kind, aux)`` with ``n_children``, or None."""
+    if kind.type in _SEQUENCE_NAMES:
+        name, title = _SEQUENCE_NAMES[kind.type]
+        if type(tree) is not kind.type:
+            return f"Expected {name}, got {tree!r}."
+        if len(tree) != n_children:
+            return f"{title} arity mismatch: {len(tree)} != {n_children}; {name}: {tree!r}."
+        return None
+    if kind is _DICT_KIND:
+        if type(tree) is not dict:
+            return f"Expected dict, got {tree!r}."
+        keys = _sorted_keys(tree)
+        if keys != aux:
+            return f"Dict key mismatch; expected keys: {list(aux)}; present keys: {list(keys)}."
+        return None
+    if kind is _NONE_KIND:
+        return None if tree is None else f"Expected None, got {tree!r}.{_NONE_PREFIX_NOTE}"
+    if kind.label is not None and kind.label.startswith("namedtuple["):
+        if not _is_namedtuple(tree):
+            return f"Expected named tuple, got {tree!r}."
+        if len(tree) != n_children:
+            return f"Named tuple arity mismatch: {len(tree)} != {n_children}; tuple: {tree!r}."
+        if type(tree) is not kind.type:
+            return f"Named tuple type mismatch: expected type: {kind.type!r}, tuple: {tree!r}."
+        return None
+    custom = "custom dataclass node" if kind.type in _dataclass_types else "custom node"
+    if type(tree) is not kind.type:
+        return (
+            f"{custom.capitalize()} type mismatch: expected type: {kind.type!r}, value: {tree!r}."
+        )
+    children, tree_aux = kind.flatten(tree)
+    if tree_aux != aux:
+        return f"Mismatch {custom} data: {aux!r} != {tree_aux!r}; value: {tree!r}."
+    if len(tuple(children)) != n_children:
+        return (
+            f"Custom type arity mismatch: {len(tuple(children))} != {n_children}; value: {tree!r}."
+        )
+    return None
 
 
 def _flatten_up_to(spec, tree, append):
@@ -656,51 +707,147 @@ def _flatten_up_to(spec, tree, append):
         return
     kind, aux, children = spec
     if type(tree) is not kind.type:
-        raise _Mismatch(
-            f"expected a {_type_name(kind.type)} node, got a value of type {_type_name(type(tree))}"
-        )
-    subtrees, tree_aux = kind.flatten(tree)
-    if tree_aux != aux:
-        raise _Mismatch(
-            f"{_type_name(kind.type)} node data differ: expected {aux!r}, got {tree_aux!r}"
-        )
-    subtrees = tuple(subtrees)
+        raise _Mismatch(_node_mismatch(kind, aux, len(children), tree))
+    if kind.flatten is _children_are_node:
+        subtrees = tree
+    else:
+        subtrees, tree_aux = kind.flatten(tree)
+        subtrees = tuple(subtrees)
+        if tree_aux != aux:
+            raise _Mismatch(_node_mismatch(kind, aux, len(children), tree))
     if len(subtrees) != len(children):
-        raise _Mismatch(
-            f"expected a {_type_name(kind.type)} with {len(children)} children, got {len(subtrees)}"
-        )
-    for i, (child_spec, subtree) in enumerate(zip(children, subtrees, strict=True)):
-        try:
-            _flatten_up_to(child_spec, subtree, append)
-        except _Mismatch as err:
-            err.path.append(kind.flatten_with_keys(tree)[0][i][0])
-            raise
+        raise _Mismatch(_node_mismatch(kind, aux, len(children), tree))
+    for child_spec, subtree in zip(children, subtrees, strict=True):
+        _flatten_up_to(child_spec, subtree, append)
 
 
-def _structure_or_note(tree) -> str:
-    try:
-        return repr(tree_structure(tree))
-    except Exception as err:  # the message must not hide the original problem
-        return f"<cannot flatten: {err}>"
-
-
-def _prefix_leaves(treedef: PyTreeDef, tree: Any, what: str) -> list:
-    """Flatten `tree` up to `treedef`, raising a ValueError that names `what`."""
+def _up_to(treedef: PyTreeDef, tree: Any) -> list:
+    """The subtrees of `tree` at the leaves of `treedef` (`_Mismatch` where it is no prefix)."""
     out: list[Any] = []
     try:
-        try:
-            _flatten_up_to(treedef._spec, tree, out.append)
-        except RecursionError:
-            out = []
-            _deep(_flatten_up_to, treedef._spec, tree, out.append)
-    except _Mismatch as err:
-        where = keystr(reversed(err.path)) or "<root>"
-        raise ValueError(
-            f"{what}: pytree structure mismatch at key path {where}: {err.detail}.\n"
-            f"  expected structure (or a prefix of it): {treedef!r}\n"
-            f"  got structure:                          {_structure_or_note(tree)}"
-        ) from None
+        _flatten_up_to(treedef._spec, tree, out.append)
+    except RecursionError:
+        out = []
+        _deep(_flatten_up_to, treedef._spec, tree, out.append)
     return out
+
+
+def _prefix_leaves(treedef: PyTreeDef, prefix: Any, tree: Any, name: str, is_leaf=None) -> list:
+    """The subtrees of `tree` at the leaves of `treedef` (the structure of `prefix`).
+
+    Where `prefix` is not a prefix of `tree`, raise JAX's ValueError: the first place
+    where they differ, with its key path in the pytree called `name`.
+    """
+    try:
+        return _up_to(treedef, tree)
+    except _Mismatch as err:
+        errors = prefix_errors(prefix, tree, is_leaf)
+        raise (errors[0](name) if errors else ValueError(str(err))) from None
+
+
+def prefix_errors(
+    prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> list[Callable[[str], ValueError]]:
+    """Describe every place where ``prefix_tree`` is not a prefix of ``full_tree``.
+
+    Counterpart of the ``prefix_errors`` behind jax.tree_util (private in JAX): each entry,
+    called with the name of the prefix tree (``"vmap in_axes"``), returns the
+    ValueError JAX raises there, naming the key path. Empty when it is a prefix.
+    """
+    out: list[Callable[[str], ValueError]] = []
+    try:
+        _collect_prefix_errors(prefix_tree, full_tree, is_leaf, (), out.append)
+    except RecursionError:
+        out = []
+        _deep(_collect_prefix_errors, prefix_tree, full_tree, is_leaf, (), out.append)
+    return out
+
+
+def _different_types(prefix, full, path, name) -> ValueError:
+    return ValueError(
+        f"pytree structure error: different types at key path\n    {name}{keystr(path)}\n"
+        f"At that key path, the prefix pytree {name} has a subtree of type\n"
+        f"    {type(prefix)}\n"
+        "but at the same key path the full pytree has a subtree of different type\n"
+        f"    {type(full)}."
+    )
+
+
+def _different_lengths(prefix, full, path, name) -> ValueError:
+    kind = type(prefix).__name__
+    return ValueError(
+        f"pytree structure error: different lengths of {kind} at key path\n"
+        f"    {name}{keystr(path)}\n"
+        f"At that key path, the prefix pytree {name} has a subtree of type {kind} of length "
+        f"{len(prefix)}, but the full pytree has a subtree of the same type but of length "
+        f"{len(full)}."
+    )
+
+
+def _key_names(keys) -> str:
+    return " ".join(_simple_key_str(key) for key in keys)
+
+
+def _different_children(prefix, prefix_keys, full_keys, path, name) -> ValueError:
+    try:
+        keys = set(prefix_keys) ^ set(full_keys)
+        difference = f"so the symmetric difference on key sets is\n    {_key_names(keys)}"
+    except TypeError:  # unhashable keys
+        difference = ""
+    return ValueError(
+        "pytree structure error: different numbers of pytree children at key path\n"
+        f"    {name}{keystr(path)}\n"
+        f"At that key path, the prefix pytree {name} has a subtree of type\n"
+        f"    {type(prefix)}\n"
+        f"with {len(prefix_keys)} child keys\n"
+        f"    {_key_names(prefix_keys)}\n"
+        "but at the same key path the full pytree has a subtree of the same type but with "
+        f"{len(full_keys)} child keys\n"
+        f"    {_key_names(full_keys)}\n" + difference
+    )
+
+
+def _different_metadata(prefix, prefix_meta, full_meta, path, name) -> ValueError:
+    prefix_text, full_text = str(prefix_meta), str(full_meta)
+    lines = difflib.ndiff(prefix_text.splitlines(), full_text.splitlines())
+    return ValueError(
+        "pytree structure error: different pytree metadata at key path\n"
+        f"    {name}{keystr(path)}\n"
+        f"At that key path, the prefix pytree {name} has a subtree of type\n"
+        f"    {type(prefix)}\n"
+        "with metadata\n"
+        f"    {prefix_text}\n"
+        "but at the same key path the full pytree has a subtree of the same type but with "
+        "metadata\n"
+        f"    {full_text}\n"
+        "so the diff in the metadata at these pytree nodes is\n"
+        + textwrap.indent("\n".join(lines), "    ")
+    )
+
+
+def _collect_prefix_errors(prefix, full, is_leaf, path: tuple, add) -> None:
+    """Add an error maker for each place where ``prefix`` is not a prefix of ``full``."""
+    if tree_structure(prefix, is_leaf)._spec is None:
+        return  # a leaf is a prefix of any subtree
+    if type(prefix) is not type(full):
+        add(functools.partial(_different_types, prefix, full, path))
+        return
+    prefix_keyed, prefix_meta = flatten_one_level_with_keys(prefix)
+    full_keyed, full_meta = flatten_one_level_with_keys(full)
+    prefix_keys = [key for key, _ in prefix_keyed]
+    full_keys = [key for key, _ in full_keyed]
+    if isinstance(prefix, (list, tuple)):
+        if len(prefix) != len(full):
+            add(functools.partial(_different_lengths, prefix, full, path))
+            return
+    elif len(prefix_keys) != len(full_keys):
+        add(functools.partial(_different_children, prefix, prefix_keys, full_keys, path))
+        return
+    if prefix_meta != full_meta:
+        add(functools.partial(_different_metadata, prefix, prefix_meta, full_meta, path))
+        return
+    for (key, prefix_child), (_, full_child) in zip(prefix_keyed, full_keyed, strict=True):
+        _collect_prefix_errors(prefix_child, full_child, is_leaf, (*path, key), add)
 
 
 # ---------------------------------------------------------------------- depth
@@ -873,10 +1020,12 @@ class PyTreeDef:
         """Rebuild a pytree from leaves (PyTreeDef.unflatten)."""
         if type(leaves) is not list and type(leaves) is not tuple:
             leaves = list(leaves)
-        if len(leaves) != self._num_leaves:
+        if len(leaves) < self._num_leaves:
             raise ValueError(
-                f"tree_unflatten: {self!r} takes {self._num_leaves} leaves, got {len(leaves)}"
+                f"Too few leaves for PyTreeDef; expected {self._num_leaves}, got {len(leaves)}"
             )
+        if len(leaves) > self._num_leaves:
+            raise ValueError(f"Too many leaves for PyTreeDef; expected {self._num_leaves}.")
         spec = self._spec
         if spec is None:
             return leaves[0]
@@ -890,7 +1039,10 @@ class PyTreeDef:
 
         Raise ValueError when this treedef is not a prefix of the structure of `tree`.
         """
-        return _prefix_leaves(self, tree, "flatten_up_to")
+        try:
+            return _up_to(self, tree)
+        except _Mismatch as err:
+            raise ValueError(str(err)) from None
 
     def children(self) -> list[PyTreeDef]:
         """Return the treedefs of the root's children (PyTreeDef.children)."""
@@ -980,7 +1132,7 @@ def tree_map(
     leaves, treedef = tree_flatten(tree, is_leaf)
     if not rest:
         return treedef.unflatten([f(x) for x in leaves])
-    others = [_prefix_leaves(treedef, r, f"tree_map (rest[{i}])") for i, r in enumerate(rest)]
+    others = [_prefix_leaves(treedef, tree, r, "tree_map tree", is_leaf) for r in rest]
     return treedef.unflatten([f(*xs) for xs in zip(leaves, *others, strict=True)])
 
 
@@ -996,8 +1148,10 @@ def tree_map_with_path(
     Mirrors jax.tree_util.tree_map_with_path; f is called as ``f(path, x, *ys)``.
     """
     pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+    # The error search walks without paths, so a path-taking is_leaf cannot stop it.
+    prefix_is_leaf = None if is_leaf_takes_path else is_leaf
     others = [
-        _prefix_leaves(treedef, r, f"tree_map_with_path (rest[{i}])") for i, r in enumerate(rest)
+        _prefix_leaves(treedef, tree, r, "tree_map_with_path tree", prefix_is_leaf) for r in rest
     ]
     return treedef.unflatten([f(p, x, *ys) for (p, x), *ys in zip(pairs, *others, strict=True)])
 
@@ -1039,11 +1193,7 @@ def tree_transpose(
     leaves, treedef = tree_flatten(pytree_to_transpose)
     expected = outer_treedef.compose(inner_treedef)
     if treedef != expected:
-        raise TypeError(
-            f"tree_transpose: the pytree does not have the outer-of-inner structure.\n"
-            f"  expected: {expected!r}\n"
-            f"  got:      {treedef!r}"
-        )
+        raise TypeError(f"Mismatch\n{treedef}\n != \n{expected}")
     n_inner = inner_treedef.num_leaves
     # Leaves come outer-major; column j gathers inner leaf j of every outer leaf.
     columns = [leaves[j::n_inner] for j in range(n_inner)] if n_inner else []
@@ -1051,7 +1201,10 @@ def tree_transpose(
 
 
 def _infer_inner(outer_treedef: PyTreeDef, tree: Any) -> PyTreeDef:
-    subtrees = _prefix_leaves(outer_treedef, tree, "tree_transpose")
+    try:
+        subtrees = _up_to(outer_treedef, tree)
+    except _Mismatch as err:
+        raise ValueError(str(err)) from None
     if not subtrees:
         raise ValueError(
             "tree_transpose: cannot infer inner_treedef from an outer treedef with no "
@@ -1134,7 +1287,9 @@ def tree_broadcast(
     """Repeat each leaf of ``prefix_tree`` over the subtree of ``full_tree`` it stands for
     (jax.tree_util.tree_broadcast); the result has ``full_tree``'s structure."""
     prefix_leaves, prefix_def = tree_flatten(prefix_tree, is_leaf)
-    subtrees = _prefix_leaves(prefix_def, full_tree, "tree_broadcast prefix_tree")
+    subtrees = _prefix_leaves(
+        prefix_def, prefix_tree, full_tree, "broadcast_prefix prefix_tree", is_leaf
+    )
     leaves = []
     for leaf, subtree in zip(prefix_leaves, subtrees, strict=True):
         leaves.extend([leaf] * tree_structure(subtree).num_leaves)
