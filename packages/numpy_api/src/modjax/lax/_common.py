@@ -156,8 +156,7 @@ def broadcast_shapes(name: str, shapes: Sequence[tuple[int, ...]]) -> tuple[int,
     ranks = {len(s) for s in ranked}
     if len(ranks) != 1:
         raise TypeError(
-            f"{name}: arrays must have the same number of dimensions, got "
-            f"{', '.join(map(str, shapes))}"
+            f"{name}: arrays must have the same number of dimensions, got {ranks}"
         )
     out = []
     for sizes in zip(*ranked, strict=True):

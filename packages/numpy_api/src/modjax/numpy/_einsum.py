@@ -140,9 +140,11 @@ class _Spec:
                     self.sizes[label] = size
                 elif size not in (1, known):
                     name = "..." if label.startswith("...") else label
+                    # opt_einsum's words (JAX's einsum raises them): the earlier
+                    # size is printed first.
                     raise ValueError(
-                        f"Size of label '{name}' for operand {i} ({size}) does not match "
-                        f"previous terms ({known})."
+                        f"Size of label '{name}' for operand {i} ({known}) does not match "
+                        f"previous terms ({size})."
                     )
         ellipsis = [f"...{k}" for k in range(n_ellipsis)]
         if arrow:

@@ -184,7 +184,7 @@ def register_operators() -> None:
 
 def _reshape_method(x, *shape, order="C"):
     """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
-    if len(shape) == 1 and not isinstance(shape[0], int):
+    if len(shape) == 1:
         shape = shape[0]
     return _manipulation.reshape(x, shape, order)
 

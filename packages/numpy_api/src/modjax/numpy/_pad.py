@@ -38,13 +38,12 @@ def _pad_widths(pad_width: Any, ndim: int) -> list[tuple[int, int]]:
         arr = arr.astype(np.int64)
     if arr.size and arr.min() < 0:
         raise ValueError("index can't contain negative values")
-    try:
-        arr = np.broadcast_to(arr, (ndim, 2))
-    except ValueError:
+    if arr.shape not in {(ndim, 2), (1, 2), (2,), (1,), ()}:  # JAX's accepted forms
         raise ValueError(
-            f"jnp.pad: pad_width {pad_width!r} does not broadcast to ({ndim}, 2)"
-        ) from None
-    return [(int(lo), int(hi)) for lo, hi in arr]
+            f"jnp.pad: pad_width with nd={ndim} has unsupported shape {arr.shape}. "
+            f"Valid shapes are ({ndim}, 2), (1, 2), (2,), (1,), or ()."
+        )
+    return [(int(lo), int(hi)) for lo, hi in np.broadcast_to(arr, (ndim, 2))]
 
 
 def _pair_values(values: Any, ndim: int, name: str) -> list[tuple[Any, Any]]:

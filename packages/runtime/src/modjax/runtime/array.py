@@ -103,8 +103,8 @@ def _canonical_host_value(x: Any) -> tuple[np.ndarray, ShapedArray]:
     if hasattr(x, "__array__") and not isinstance(x, core.Tracer):
         return _canonical_host_value(np.asarray(x))
     raise TypeError(
-        f"device_put: cannot place a value of type {type(x).__name__} on a device; expected "
-        "an Array, a numpy array or a Python scalar"
+        f"Cannot interpret value of type {type(x)} as an abstract array; it does not have a "
+        "dtype attribute"
     )
 
 
