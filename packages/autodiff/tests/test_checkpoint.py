@@ -208,6 +208,17 @@ def test_static_argnums_and_make_jaxpr():
     )
 
 
+def test_static_argnums_out_of_range_is_jaxs_error():
+    gc = checkpoint(lambda x, n: x, static_argnums=4)
+    with pytest.raises(ValueError) as info:
+        gc(X, 2)
+    assert str(info.value) == (
+        "the `static_argnums` argument to `jax.checkpoint` / `jax.remat` can only take integer "
+        "values greater than or equal to `-len(args)` and less than `len(args)`, but got (4,), "
+        "while `len(args)` = 2"
+    )
+
+
 def test_static_argnames_and_removed_concrete():
     def g(x, n):
         for _ in range(n):

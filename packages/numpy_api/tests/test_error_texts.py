@@ -28,6 +28,27 @@ CASES = [
         "add: arrays must have the same number of dimensions, got {1, 2}",
     ),
     (
+        lambda: lax.reshape(M, (6,), dimensions=(0,)),
+        TypeError,
+        "reshape dimensions must be a permutation of operand dimensions, got dimensions (0,) "
+        "for shape (2, 3).",
+    ),
+    (
+        lambda: lax.pad(X, 0.0, [(1, 1)]),
+        ValueError,
+        "not enough values to unpack (expected 3, got 2)",
+    ),
+    (
+        lambda: lax.scan(lambda c, v: (c, v), 0.0, (X, 3.0)),
+        ValueError,
+        "scan got value with no leading axis to scan over: 3.0.",
+    ),
+    (
+        lambda: lax.scan(lambda c, v: c, 0.0, X),
+        TypeError,
+        "scan body output must be a pair, got ~float32[].",
+    ),
+    (
         lambda: jnp.einsum("ij,jk->ik", M, M),
         ValueError,
         "Size of label 'j' for operand 1 (3) does not match previous terms (2).",

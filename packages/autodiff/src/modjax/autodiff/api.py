@@ -184,14 +184,15 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
         if want != got:
             raise TypeError(
                 "primal and tangent arguments to jax.jvp do not match; dtypes must be equal, "
-                "or in case of int/bool primal dtype the tangent dtype must be float0. Got "
+                # JAX's text, its missing space included.
+                "or in case of int/bool primal dtype the tangent dtype must be float0.Got "
                 f"primal dtype {_dtype_name(dtypes.dtype(p, canonicalize=True))} and so "
                 f"expected tangent dtype {_dtype_name(want)}, but got tangent dtype "
                 f"{_dtype_name(got)} instead."
             )
         if np.shape(p) != np.shape(t):
             raise ValueError(
-                "jvp called with different primal and tangent shapes; Got primal shape "
+                "jvp called with different primal and tangent shapes;Got primal shape "
                 f"{np.shape(p)} and tangent shape as {np.shape(t)}"
             )
     flat_fun, info = _flatten(fun, in_tree, has_aux, unpack_aux=True)

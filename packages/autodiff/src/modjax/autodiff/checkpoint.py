@@ -366,13 +366,19 @@ def checkpoint(
             "removed in JAX v0.10.0. In its place please use `static_argnums`; for details "
             "refer to https://docs.jax.dev/en/latest/jep/11830-new-remat-checkpoint.html."
         )
-    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    given = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
-    static, _ = infer_nums_and_names(fun, static, names)  # names given by position too
+    static, _ = infer_nums_and_names(fun, given, names)  # names given by position too
 
     @functools.wraps(fun)
     def fun_remat(*args, **kwargs):
         nargs = len(args)
+        if any(not -nargs <= i < nargs for i in given):
+            raise ValueError(
+                "the `static_argnums` argument to `jax.checkpoint` / `jax.remat` can only take "
+                "integer values greater than or equal to `-len(args)` and less than "
+                f"`len(args)`, but got {given}, while `len(args)` = {nargs}"
+            )
         static_pos = {i % nargs if i < 0 else i for i in static} if nargs else set()
         dyn_args = tuple(a for i, a in enumerate(args) if i not in static_pos)
         static_kwargs = {k: v for k, v in kwargs.items() if k in names}

@@ -100,6 +100,11 @@ def _declare(name: str, abstract_eval, lowering) -> Primitive:
 
 
 def _broadcast_in_dim_abstract_eval(operand, *, shape, broadcast_dimensions):
+    if any(d < 0 for d in broadcast_dimensions):
+        raise TypeError(
+            "broadcast_in_dim broadcast_dimensions must have every element be nonnegative, "
+            f"got {broadcast_dimensions}."
+        )
     if len(broadcast_dimensions) != operand.ndim:
         raise TypeError(
             "broadcast_in_dim broadcast_dimensions must have length equal to operand ndim; got "
@@ -130,12 +135,7 @@ def _broadcast_in_dim_abstract_eval(operand, *, shape, broadcast_dimensions):
             "broadcast_in_dim broadcast_dimensions must not contain duplicates, got "
             f"broadcast_dimensions {broadcast_dimensions}"
         )
-    # JAX also takes decreasing dimensions (a transpose); modjax's rules assume increasing.
-    if any(a >= b for a, b in zip(broadcast_dimensions, broadcast_dimensions[1:], strict=False)):
-        raise TypeError(
-            "broadcast_in_dim broadcast_dimensions must be strictly increasing; got "
-            f"broadcast_dimensions {broadcast_dimensions}"
-        )
+    # Decreasing dimensions are allowed, as in JAX: the broadcast also transposes.
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
@@ -156,7 +156,16 @@ def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
     dims = broadcast_dimensions
     stretched = [d for d, size in zip(dims, in_shape, strict=True) if size != shape[d]]
     new = [d for d in range(len(shape)) if d not in dims]
-    return [reshape(_reduce_sum(ct, tuple(sorted(new + stretched))), in_shape)]
+    summed = _reduce_sum(ct, tuple(sorted(new + stretched)))
+    # The kept dimensions come out in the result's order; with decreasing
+    # broadcast_dimensions (a transposing broadcast) they go back to the operand's.
+    # (JAX 0.10.2's rule skips this and fails with a mis-shaped cotangent.)
+    kept = [d for d in dims if d not in stretched]
+    order = sorted(kept)
+    perm = tuple(order.index(d) for d in kept)
+    if perm != tuple(range(len(perm))):
+        summed = transpose(summed, perm)
+    return [reshape(summed, in_shape)]
 
 
 def _broadcast_in_dim_batching_rule(args, dims, *, shape, broadcast_dimensions):
@@ -309,8 +318,15 @@ def reshape(
     except TypeError:
         raise TypeError(f"reshape new_sizes must be integers, got {new_sizes!r}") from None
     dims = None if dimensions is None else _ints(dimensions, "dimensions")
-    if dims is not None and dims == tuple(range(len(dims))):
-        dims = None
+    if dims is not None:
+        shape = aval_of(operand).shape
+        if sorted(dims) != list(range(len(shape))):
+            raise TypeError(
+                "reshape dimensions must be a permutation of operand dimensions, got "
+                f"dimensions {dims} for shape {shape}."
+            )
+        if dims == tuple(range(len(dims))):
+            dims = None
     if dims is None and _is_array(operand) and aval_of(operand).shape == new_sizes:
         return operand
     return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims)
@@ -725,10 +741,12 @@ def pad(operand, padding_value, padding_config: Sequence[tuple[int, int, int]]):
     ``interior`` (the padding between elements) must not.
     """
     config = tuple(tuple(operator.index(v) for v in triple) for triple in padding_config)
-    if any(len(triple) != 3 for triple in config):
-        raise TypeError(
-            f"padding_config must be (low, high, interior) triples, got {padding_config}"
-        )
+    for triple in config:
+        if len(triple) != 3:  # JAX unpacks each triple: Python's ValueError
+            raise ValueError(
+                f"{'not enough' if len(triple) < 3 else 'too many'} values to unpack "
+                f"(expected 3{f', got {len(triple)}' if len(triple) < 3 else ''})"
+            )
     if type(padding_value) in PYTHON_SCALARS and type(operand) not in PYTHON_SCALARS:
         target = aval_of(operand).dtype
         if dtypes.result_type(padding_value, target) == target:

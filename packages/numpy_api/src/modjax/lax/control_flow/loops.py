@@ -428,6 +428,11 @@ register_param_defaults(scan_p, lambda n: {"linear": (False,) * n, "_split_trans
 
 
 def _leading_length(xs_flat, length):
+    shapeless = [str(x) for x in xs_flat if not hasattr(x, "shape")]
+    if shapeless:  # Python scalars: JAX names their values
+        raise ValueError(
+            f"scan got value with no leading axis to scan over: {', '.join(shapeless)}."
+        )
     sizes = []
     for x in xs_flat:
         aval = abstractify(x)
@@ -502,8 +507,8 @@ def _scan(f, init, xs, length, reverse, unroll, _split_transpose, returns_ref):
     def trace(carry_avals):
         traced = trace_closed(f, in_tree, [*carry_avals, *x_avals])
         if not _is_pair(traced.out_tree):
-            outs = ", ".join(a.str_short() for a in traced.out_avals)
-            raise TypeError(f"scan body output must be a pair, got {outs or '()'}.")
+            outs = tree_unflatten(traced.out_tree, traced.out_avals)
+            raise TypeError(f"scan body output must be a pair, got {outs}.")
         carry_tree, y_tree = traced.out_tree.children()
         return traced, carry_tree, y_tree
 
