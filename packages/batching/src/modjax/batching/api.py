@@ -15,8 +15,9 @@ from modjax.tracecore.core import Tracer, to_aval
 from modjax.tracecore.tokens import AbstractToken
 from modjax.tracecore.traceback_util import api_boundary
 from modjax.tracecore.tree_util import (
+    axis_spec_prefix_error,
     keystr,
-    prefix_errors,
+    leaf_stand_ins,
     tree_flatten,
     tree_flatten_with_path,
     tree_leaves,
@@ -106,7 +107,7 @@ def vmap(
         with source_info.transform_name("vmap"):
             vals, dims = batch_subtrace(flat_fun.call_wrapped, axis_data, in_dims, args_flat)
             treedef = out_tree.val
-            out_tree_value = tree_unflatten(treedef, [_LEAF] * treedef.num_leaves)
+            out_tree_value = leaf_stand_ins(treedef.unflatten([0] * treedef.num_leaves))
             dests = _flatten_axes("vmap out_axes", out_tree_value, out_axes)
             outs = [
                 _match_output(axis_data, i, val, dim, dst, treedef, sum_match)
@@ -125,16 +126,6 @@ def vmap(
 # --- axis specs as prefixes of pytrees ------------------------------------------------
 
 
-class PytreeLeaf:
-    """Stands for each leaf of a value in an axis spec's error message (as JAX's does)."""
-
-    def __repr__(self):
-        return "pytree leaf"
-
-
-_LEAF = PytreeLeaf()
-
-
 def _flatten_axes(name: str, full, axes) -> list:
     """Return one axis per leaf of ``full``, broadcasting the prefix tree ``axes`` (None a leaf).
 
@@ -144,16 +135,8 @@ def _flatten_axes(name: str, full, axes) -> list:
     axis_leaves, axis_def = tree_flatten(axes, is_leaf=_is_axis_leaf)
     try:
         subtrees = axis_def.flatten_up_to(full)
-    except ValueError as err:
-        full_def = tree_structure(full)
-        errors = prefix_errors(axes, tree_unflatten(full_def, [_LEAF] * full_def.num_leaves))
-        if not errors:
-            raise
-        details = "\n  ".join(str(e(name)) for e in errors)
-        raise ValueError(
-            f"{name} specification must be a tree prefix of the corresponding value; \n"
-            f"  Mismatch details ({len(errors)} found):\n  {details}"
-        ) from err.__cause__
+    except ValueError:
+        raise axis_spec_prefix_error(name, axes, leaf_stand_ins(full)) from None
     return [
         axis
         for axis, subtree in zip(axis_leaves, subtrees, strict=True)

@@ -18,7 +18,14 @@ from modjax.tracecore import core
 from modjax.tracecore.abstract import ShapedArray, ShapeDtypeStruct
 from modjax.tracecore.state import Ref as ConcreteRef
 from modjax.tracecore.tokens import Token
-from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure
+from modjax.tracecore.tree_util import (
+    leaf_stand_ins,
+    prefix_errors,
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_structure,
+)
 from modjax.tracecore.wrapped_fun import check_array_arguments, debug_info
 
 from .array import ArrayImpl, _canonical_host_value
@@ -234,8 +241,8 @@ def broadcast_shardings(prefix, full, what: str) -> list:
     treedef = tree_structure(prefix, is_leaf=_is_sharding_leaf)
     try:
         subtrees = treedef.flatten_up_to(full)
-    except ValueError as err:
-        raise ValueError(f"jit {what}: {err}") from None
+    except ValueError:
+        raise _shardings_prefix_error(prefix, full, what) from None
     prefix_leaves = tree_leaves(prefix, is_leaf=_is_sharding_leaf)
     out = []
     for s, sub in zip(prefix_leaves, subtrees, strict=True):
@@ -243,6 +250,42 @@ def broadcast_shardings(prefix, full, what: str) -> list:
             raise TypeError(f"jit {what}: expected Shardings or None, got {s!r}")
         out.extend([as_sharding(s, what)] * len(tree_leaves(sub)))
     return out
+
+
+def _is_prefix(prefix, full) -> bool:
+    try:
+        tree_structure(prefix, is_leaf=_is_sharding_leaf).flatten_up_to(full)
+    except ValueError:
+        return False
+    return True
+
+
+def _shardings_prefix_error(prefix, full, what: str) -> ValueError:
+    """JAX's error for jit shardings that are not a pytree prefix of the arguments or outputs."""
+    name = f"pjit {what}"
+    if what == "in_shardings" and (type(prefix) is not tuple or len(prefix) != len(full)):
+        # in_shardings stand for the tuple of positional arguments.
+        msg = (
+            f"{name} specification must be a tree prefix of the positional arguments tuple. "
+            f"In particular, {name} must either be a Sharding, a PartitionSpec, or a tuple of "
+            "length equal to the number of positional arguments."
+        )
+        if type(prefix) is not tuple:
+            msg += f" But {name} is not a tuple: got {type(prefix)} instead."
+        else:
+            msg += (
+                f" But {name} is the wrong length: got a tuple or list of length "
+                f"{len(prefix)} for an args tuple of length {len(full)}."
+            )
+        if len(full) == 1 and _is_prefix((prefix,), full):
+            msg += (
+                " Given the corresponding argument being passed, it looks like "
+                f"{name} might need to be wrapped in a singleton tuple."
+            )
+        return ValueError(msg)
+    errors = prefix_errors(prefix, leaf_stand_ins(full), _is_sharding_leaf)
+    details = "\n".join(str(e(name)) for e in errors)
+    return ValueError(f"Mismatch details ({len(errors)} found):\n{details}")
 
 
 def flat_shardings(in_shardings, call: CallArgs, what: str) -> list | None:

@@ -29,7 +29,14 @@ from modjax.tracecore.abstract import ShapedArray, register_aval_handler
 from modjax.tracecore.basearray import Array as AbstractArray
 from modjax.tracecore.memory_spaces import memory_space_rules
 from modjax.tracecore.tokens import Token
-from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_structure, tree_unflatten
+from modjax.tracecore.tree_util import (
+    axis_spec_prefix_error,
+    leaf_stand_ins,
+    tree_flatten,
+    tree_leaves,
+    tree_structure,
+    tree_unflatten,
+)
 
 from . import _xla
 from .backends import Device, default_device
@@ -327,10 +334,12 @@ def _broadcast_targets(prefix: Any, x: Any) -> list:
     treedef = tree_structure(prefix, is_leaf=lambda t: t is not prefix and _is_target(t))
     try:
         subtrees = treedef.flatten_up_to(x)
-    except ValueError as err:
-        raise ValueError(
-            "device_put device specification must be a tree prefix of the corresponding "
-            f"value; {err}"
+    except ValueError:
+        raise axis_spec_prefix_error(
+            "device_put device",
+            prefix,
+            leaf_stand_ins(x),
+            lambda t: t is not prefix and _is_target(t),
         ) from None
     targets = tree_leaves(prefix, is_leaf=lambda t: t is not prefix and _is_target(t))
     out: list = []

@@ -19,6 +19,8 @@ from modjax.tracecore import core
 from modjax.tracecore.abstract import sharding_entries, with_type_sharding
 from modjax.tracecore.sharding_types import _with_axis_types, sharding_rules, unreduced_rules
 from modjax.tracecore.tree_util import (
+    axis_spec_prefix_error,
+    leaf_stand_ins,
     tree_flatten,
     tree_leaves,
     tree_map,
@@ -158,7 +160,12 @@ def with_sharding_constraint(x, shardings):
         per_leaf = [shardings] * len(leaves)
     else:
         prefix = tree_structure(shardings, is_leaf=_is_leaf)
-        subtrees = prefix.flatten_up_to(x)
+        try:
+            subtrees = prefix.flatten_up_to(x)
+        except ValueError:
+            raise axis_spec_prefix_error(
+                "with_sharding_constraint shardings", shardings, leaf_stand_ins(x), _is_leaf
+            ) from None
         per_leaf = []
         for s, sub in zip(tree_leaves(shardings, is_leaf=_is_leaf), subtrees, strict=True):
             per_leaf.extend([s] * len(tree_leaves(sub)))

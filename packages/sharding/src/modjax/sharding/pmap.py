@@ -18,6 +18,8 @@ from modjax import runtime
 from modjax.batching import expand_dims, moveaxis, squeeze
 from modjax.tracecore import core
 from modjax.tracecore.tree_util import (
+    leaf_stand_ins,
+    prefix_errors,
     tree_flatten,
     tree_leaves,
     tree_map,
@@ -40,7 +42,18 @@ def _flat_axes(axes, tree, what: str) -> list:
     try:
         subtrees = treedef.flatten_up_to(tree)
     except ValueError as err:
-        raise ValueError(f"pmap {what}: {err}") from None
+        # JAX compares (axes, 0) with (positional arguments, keyword arguments).
+        errors = prefix_errors((axes, 0), leaf_stand_ins((tree, {})), lambda x: x is None)
+        if not errors:
+            raise
+        word = what.split()[-1]  # in_axes or out_axes
+        raise ValueError(
+            f"{errors[0](f'pmap {what}')}\n\nThe 'full pytree' here is the tuple of arguments "
+            f"passed positionally to the pmapped function, and the value of `{word}` must be a "
+            "tree prefix of that tuple. But it was not a prefix.\n\nCheck that the value of "
+            f"the `{word}` argument to `pmap` is a tree prefix of the tuple of arguments passed "
+            "positionally to the pmapped function."
+        ) from err.__cause__
     out = []
     for a, sub in zip(tree_leaves(axes, is_leaf=lambda x: x is None), subtrees, strict=True):
         out.extend([a] * len(tree_leaves(sub)))

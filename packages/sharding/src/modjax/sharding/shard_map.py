@@ -45,7 +45,14 @@ from modjax.tracecore.partial_eval import partial_eval_jaxpr, partial_eval_rules
 from modjax.tracecore.pvary import pvary_p
 from modjax.tracecore.sharding_types import varying_types
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
-from modjax.tracecore.tree_util import tree_flatten, tree_leaves, tree_structure, tree_unflatten
+from modjax.tracecore.tree_util import (
+    leaf_stand_ins,
+    prefix_errors,
+    tree_flatten,
+    tree_leaves,
+    tree_structure,
+    tree_unflatten,
+)
 from modjax.tracecore.wrapped_fun import debug_info, flatten_fun, wrap_init
 
 from .mesh import Mesh, current_mesh
@@ -494,7 +501,8 @@ def _broadcast_specs(prefix, full, what: str) -> list[PartitionSpec]:
     try:
         subtrees = treedef.flatten_up_to(full)
     except ValueError as err:
-        raise ValueError(f"shard_map {what}: {err}") from None
+        errors = prefix_errors(prefix, leaf_stand_ins(full), _is_spec_leaf)
+        raise (errors[0](f"shard_map {what}") if errors else err) from None
     out = []
     for spec, sub in zip(tree_leaves(prefix, is_leaf=_is_spec_leaf), subtrees, strict=True):
         if not _is_spec_leaf(spec):

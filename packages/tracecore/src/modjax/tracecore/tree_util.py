@@ -38,17 +38,20 @@ from typing import Any, TypeVar
 __all__ = [
     "DictKey",
     "FlattenedIndexKey",
+    "PytreeLeaf",
     "GetAttrKey",
     "Partial",
     "PyTreeDef",
     "PyTreeRegistry",
     "SequenceKey",
     "all_leaves",
+    "axis_spec_prefix_error",
     "default_registry",
     "flatten_one_level",
     "flatten_one_level_with_keys",
     "is_tree_node",
     "keystr",
+    "leaf_stand_ins",
     "prefix_errors",
     "register_dataclass",
     "register_pytree_node",
@@ -761,6 +764,42 @@ def prefix_errors(
         out = []
         _deep(_collect_prefix_errors, prefix_tree, full_tree, is_leaf, (), out.append)
     return out
+
+
+class PytreeLeaf:
+    """Stand for each leaf of a value whose structure an error message compares.
+
+    Counterpart of the ``PytreeLeaf`` behind jax.tree_util's prefix errors (private in JAX).
+    """
+
+    def __repr__(self):
+        return "pytree leaf"
+
+
+def leaf_stand_ins(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """Return ``tree`` with a ``PytreeLeaf`` in place of each leaf.
+
+    What jax.tree_util's prefix errors compare a spec with (JAX builds it in its callers).
+    """
+    treedef = tree_structure(tree, is_leaf)
+    return treedef.unflatten([PytreeLeaf()] * treedef.num_leaves)
+
+
+def axis_spec_prefix_error(
+    name: str, prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> ValueError:
+    """Return JAX's ValueError for an axis spec that is not a prefix of its value.
+
+    jax.tree_util's prefix errors as JAX words them for ``vmap in_axes``, ``device_put
+    device`` and ``with_sharding_constraint shardings``: every place where
+    ``prefix_tree`` and ``full_tree`` (usually ``leaf_stand_ins`` of the value) differ.
+    """
+    errors = prefix_errors(prefix_tree, full_tree, is_leaf)
+    details = "\n  ".join(str(e(name)) for e in errors)
+    return ValueError(
+        f"{name} specification must be a tree prefix of the corresponding value; \n"
+        f"  Mismatch details ({len(errors)} found):\n  {details}"
+    )
 
 
 def _different_types(prefix, full, path, name) -> ValueError:
