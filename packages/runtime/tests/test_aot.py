@@ -59,8 +59,19 @@ def test_compiled_rejects_other_types(f, args):
         TypeError, match=r"(?s)Argument types differ.*'x' compiled with float32\[3\]"
     ):
         compiled(R.device_put(np.ones(4, np.float32)), 2.0)
-    with pytest.raises(TypeError, match="pytree"):
+    with pytest.raises(TypeError) as info:
         compiled(args[0], (2.0,))
+    assert str(info.value) == (  # JAX 0.10.2's words
+        "Function compiled with input pytree does not match the input pytree it was called "
+        "with. There are 1 mismatches, including:\n    * at args[1], seen pytree leaf but now "
+        "given <class 'tuple'>, so their Python types differ"
+    )
+    with pytest.raises(TypeError, match=r"the numbers of children do not match, with the "):
+        compiled(args[0], 2.0, z=1.0)
+    # As in JAX only shapes and dtypes must agree: a strong float32 scalar stands in
+    # for the weak one the program was compiled with.
+    a, _ = compiled(args[0], R.device_put(np.float32(2.0)))
+    np.testing.assert_array_equal(a, np.full(3, 3.0, np.float32))
 
 
 def test_lower_from_shape_dtype_structs(f):

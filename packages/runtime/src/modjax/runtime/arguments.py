@@ -47,15 +47,15 @@ def leaf_aval(x: Any) -> ShapedArray:
     return _canonical_host_value(x)[1]
 
 
-def _check_hashable(value: Any, what: str) -> None:
+def _check_hashable(value: Any) -> None:
+    """Raise JAX's ValueError (as jaxlib's jit words it) when the static ``value`` is unhashable."""
     try:
         hash(value)
     except TypeError as err:
         raise ValueError(
-            f"Non-hashable static arguments are not supported: {what} is a "
-            f"{type(value).__name__} ({value!r:.80}), which cannot be hashed ({err}). "
-            "Make it hashable (a tuple instead of a list, say) or pass it as a dynamic "
-            "argument."
+            "Non-hashable static arguments are not supported. An error occurred while trying "
+            f"to hash an object of type {type(value)}, {value!r}. The error was:\n"
+            f"{type(err).__name__}: {err}\n"
         ) from None
 
 
@@ -139,13 +139,13 @@ def split_statics(fn: JitFunction, args: tuple, kwargs: dict):
     statics: list = []
     for i in sorted(positions):
         if 0 <= i < nargs:
-            _check_hashable(args[i], f"static argument {fn.describe_position(i)}")
+            _check_hashable(args[i])
             statics.append((i, type(args[i]), args[i]))
     dyn_args = tuple(a for i, a in enumerate(args) if i not in positions)
     dyn_kwargs = {}
     for k, v in kwargs.items():
         if k in fn.static_argnames:
-            _check_hashable(v, f"static argument '{k}'")
+            _check_hashable(v)
             statics.append((k, type(v), v))
         else:
             dyn_kwargs[k] = v

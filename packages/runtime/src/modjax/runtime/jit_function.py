@@ -9,7 +9,6 @@ paths themselves live in ``fast_path_cpp`` and ``fast_path_python``.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
 import time
@@ -258,13 +257,6 @@ class JitFunction:
         self.fast_general.clear()
         if self.cpp_fast is not None:
             self.cpp_fast._clear_cache()
-
-    def describe_position(self, i: int) -> str:
-        try:
-            names = list(inspect.signature(self.fun).parameters)
-            return f"'{names[i]}' (position {i})"
-        except (TypeError, ValueError, IndexError):
-            return f"at position {i}"
 
     # --- tracing ----------------------------------------------------------------------
 

@@ -17,7 +17,12 @@ from modjax.tracecore.abstract import ShapeDtypeStruct
 from modjax.tracecore.evaluation import jaxpr_as_fun
 from modjax.tracecore.jaxpr import ClosedJaxpr
 from modjax.tracecore.tokens import AbstractToken
-from modjax.tracecore.tree_util import tree_flatten, tree_unflatten
+from modjax.tracecore.tree_util import (
+    equality_errors_pytreedef,
+    keystr,
+    tree_flatten,
+    tree_unflatten,
+)
 
 from . import _xla
 from .arguments import CallArgs, committed_of, leaf_aval
@@ -267,6 +272,48 @@ class Lowered(_Stage):
         return Compiled(self._fn, self._call, self._traced, executable)
 
 
+def _pytree_mismatch(given, compiled) -> str:
+    """JAX's text for a compiled function called with arguments of another structure."""
+    errors = equality_errors_pytreedef(given, compiled)
+    lines = [
+        "Function compiled with input pytree does not match the input pytree it was called "
+        f"with. There are {len(errors)} mismatches, including:"
+    ]
+    for (first, *rest), thing1, thing2, why in errors:
+        base = ("args", "kwargs")[first.idx]
+        lines.append(
+            f"    * at {base}{keystr(tuple(rest))}, seen {thing2} but now given {thing1}, so {why}"
+        )
+    return "\n".join(lines)
+
+
+# JAX lists at most this many mismatched arguments.
+_MAX_LISTED_MISMATCHES = 5
+
+
+def _check_argument_types(compiled, given, names) -> None:
+    """Raise JAX's TypeError where an argument's shape or dtype differs from the compiled one
+    (weak types and shardings may differ)."""
+    errors = [
+        f"Argument '{names[i] if i < len(names) else i}' compiled with {want.str_short()} "
+        f"and called with {got.str_short()}"
+        for i, (want, got) in enumerate(zip(compiled, given, strict=True))
+        if (want.shape, want.dtype) != (got.shape, got.dtype)
+    ]
+    if not errors:
+        return
+    if len(errors) >= _MAX_LISTED_MISMATCHES:
+        count = f"The first {_MAX_LISTED_MISMATCHES} of {len(errors)}"
+    else:
+        count = "The"
+    raise TypeError(
+        "Argument types differ from the types for which this computation was compiled. "
+        "Perhaps you are calling the compiled executable with a different enable_x64 mode "
+        f"than when it was AOT compiled? {count} mismatches are:\n"
+        + "\n".join(errors[:_MAX_LISTED_MISMATCHES])
+    )
+
+
 class Compiled(_Stage):
     """A compiled program for fixed argument types (``jax.stages.Compiled``).
 
@@ -287,25 +334,12 @@ class Compiled(_Stage):
     def __call__(self, *args, **kwargs):
         call = self._call_args(args, kwargs)
         if call.in_tree != self._call.in_tree:
-            raise TypeError(
-                "Function compiled with input pytree does not match the input pytree it was "
-                f"called with: compiled for {self._call.in_tree}, called with {call.in_tree}"
-            )
+            raise TypeError(_pytree_mismatch(call.in_tree, self._call.in_tree))
         if call.statics != self._call.statics:
             raise TypeError("Compiled program called with different static arguments")
         avals = tuple(leaf_aval(x) for x in call.leaves)
         if avals != self._traced.in_avals:
-            names = self._traced.arg_names or ()
-            lines = [
-                f"Argument '{names[i] if i < len(names) else i}' compiled with "
-                f"{want.str_short()} and called with {got.str_short()}"
-                for i, (want, got) in enumerate(zip(self._traced.in_avals, avals, strict=True))
-                if want != got
-            ]
-            raise TypeError(
-                "Argument types differ from the types for which this computation was "
-                "compiled. The mismatches are:\n" + "\n".join(lines)
-            )
+            _check_argument_types(self._traced.in_avals, avals, self._traced.arg_names or ())
         leaves = self._executable.place(call.leaves)
         return self._traced.out_tree.unflatten(self._executable.run(leaves))
 

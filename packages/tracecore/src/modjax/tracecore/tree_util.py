@@ -47,6 +47,8 @@ __all__ = [
     "all_leaves",
     "axis_spec_prefix_error",
     "default_registry",
+    "equality_errors",
+    "equality_errors_pytreedef",
     "flatten_one_level",
     "flatten_one_level_with_keys",
     "is_tree_node",
@@ -800,6 +802,91 @@ def axis_spec_prefix_error(
         f"{name} specification must be a tree prefix of the corresponding value; \n"
         f"  Mismatch details ({len(errors)} found):\n  {details}"
     )
+
+
+class _LeafType(type):
+    def __repr__(cls):
+        return "pytree leaf"
+
+
+# Stands for the leaves of treedefs compared by `equality_errors_pytreedef`; its
+# type prints as "pytree leaf" in the messages.
+_TREEDEF_LEAF = _LeafType("Leaf", (), {})()
+
+
+def equality_errors(
+    tree1: Any, tree2: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> list[tuple[tuple, str, str, str]]:
+    """Describe where two pytrees differ in structure: ``(key path, thing1, thing2, why)``.
+
+    Counterpart of the ``equality_errors`` behind jax.tree_util (private in JAX), whose
+    tuples its callers turn into messages ("at args[0], seen ... but now given ...").
+    """
+    out: list[tuple[tuple, str, str, str]] = []
+    _collect_equality_errors((), tree1, tree2, is_leaf, out.append)
+    return out
+
+
+def equality_errors_pytreedef(
+    treedef1: PyTreeDef, treedef2: PyTreeDef
+) -> list[tuple[tuple, str, str, str]]:
+    """Like ``equality_errors``, on two treedefs (jax.tree_util's, private in JAX)."""
+    return equality_errors(
+        treedef1.unflatten([_TREEDEF_LEAF] * treedef1.num_leaves),
+        treedef2.unflatten([_TREEDEF_LEAF] * treedef2.num_leaves),
+    )
+
+
+def _children_text(tree, n: int) -> str:
+    return f"{type(tree)} with {n} child{'ren' if n > 1 else ''}"
+
+
+def _collect_equality_errors(path: tuple, tree1, tree2, is_leaf, add) -> None:
+    if (
+        tree_structure(tree1, is_leaf)._spec is None
+        and tree_structure(tree2, is_leaf)._spec is None
+    ):
+        return
+    if type(tree1) is not type(tree2):
+        add((path, str(type(tree1)), str(type(tree2)), "their Python types differ"))
+        return
+    if isinstance(tree1, (list, tuple)) and len(tree1) != len(tree2):
+        kind = type(tree1).__name__
+        add(
+            (
+                path,
+                f"{kind} of length {len(tree1)}",
+                f"{kind} of length {len(tree2)}",
+                "the lengths do not match",
+            )
+        )
+        return
+    keyed1, meta1 = flatten_one_level_with_keys(tree1)
+    keyed2, meta2 = flatten_one_level_with_keys(tree2)
+    keyed1, keyed2 = tuple(keyed1), tuple(keyed2)
+    if len(keyed1) != len(keyed2):
+        try:
+            keys = {k for k, _ in keyed1} ^ {k for k, _ in keyed2}
+            diff = " ".join(repr(getattr(k, "key", k)) for k in keys)
+        except TypeError:  # unhashable keys
+            diff = ""
+        why = "the numbers of children do not match"
+        if diff:
+            why += f", with the symmetric difference of key sets: {{{diff}}}"
+        add((path, _children_text(tree1, len(keyed1)), _children_text(tree2, len(keyed2)), why))
+        return
+    if meta1 != meta2:
+        add(
+            (
+                path,
+                f"{type(tree1)} with pytree metadata {meta1}",
+                f"{type(tree2)} with pytree metadata {meta2}",
+                "the pytree node metadata does not match",
+            )
+        )
+        return
+    for (key, child1), (_, child2) in zip(keyed1, keyed2, strict=True):
+        _collect_equality_errors((*path, key), child1, child2, is_leaf, add)
 
 
 def _different_types(prefix, full, path, name) -> ValueError:
