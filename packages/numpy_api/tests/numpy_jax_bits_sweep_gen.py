@@ -16,14 +16,14 @@ writes ``numpy_jax_bits_sweep.json`` beside itself, read by
 
 from __future__ import annotations
 
-import importlib
-import json
-import math
 import pathlib
-import types
+import sys
 
 import ml_dtypes
 import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import jax_bits_harness as harness  # noqa: E402
 
 REFERENCE = pathlib.Path(__file__).with_name("numpy_jax_bits_sweep.json")
 
@@ -211,85 +211,10 @@ case("meshgrid_0d", lambda jnp: jnp.meshgrid(jnp.asarray(1.0), jnp.arange(3)), j
 # --- running a case ---------------------------------------------------------------------------
 
 
-def framework(name: str) -> types.SimpleNamespace:
-    """jax's or modjax's numpy namespace, jit and enable_x64 (modjax's from its own layers:
-    numpy_api's tests may not import the modjax metapackage)."""
-    if name == "jax":
-        jax = importlib.import_module("jax")
-        importlib.import_module("jax.numpy")
-        return types.SimpleNamespace(jnp=jax.numpy, jit=jax.jit, enable_x64=jax.enable_x64)
-    config = importlib.import_module("modjax.tracecore.config")
-    runtime = importlib.import_module("modjax.runtime")
-    return types.SimpleNamespace(
-        jnp=importlib.import_module("modjax.numpy"),
-        jit=runtime.jit,
-        enable_x64=config.enable_x64,
-    )
-
-
-def describe(x):
-    """A JSON description of a result, bit for bit."""
-    if isinstance(x, tuple | list):
-        return {"items": [describe(i) for i in x]}
-    a = np.asarray(x)
-    weak = getattr(x, "weak_type", None)
-    return {"dtype": str(a.dtype), "shape": list(a.shape), "weak": weak, "hex": a.tobytes().hex()}
-
-
-def _leaves(args, kwargs):
-    """The numpy arrays among the arguments (jit's operands) and how to put them back."""
-    leaves = []
-
-    def mark(v):
-        if isinstance(v, np.ndarray | np.generic):
-            leaves.append(v)
-            return ("leaf", len(leaves) - 1)
-        return ("static", v)
-
-    spec_a = [mark(a) for a in args]
-    spec_k = {k: mark(v) for k, v in kwargs.items()}
-
-    def rebuild(values):
-        def put(s):
-            return values[s[1]] if s[0] == "leaf" else s[1]
-
-        return [put(s) for s in spec_a], {k: put(s) for k, s in spec_k.items()}
-
-    return leaves, rebuild
-
-
-def _attempt(thunk):
-    try:
-        return describe(thunk())
-    except Exception as err:  # noqa: BLE001  (the error is the answer)
-        return {"error": [type(err).__name__, str(err)]}
-
-
 def run(F, c) -> dict:
-    """Run case ``c`` with framework ``F``: eagerly and (if the case allows) jitted."""
-    fn, args, kwargs = c["fn"], c["args"], c["kwargs"]
-    with F.enable_x64(c["x64"]):
-        record = {"eager": _attempt(lambda: fn(F.jnp, *args, **kwargs))}
-        if c["jit"]:
-            leaves, rebuild = _leaves(args, kwargs)
-
-            def program(*values):
-                a, k = rebuild(values)
-                return fn(F.jnp, *a, **k)
-
-            record["jit"] = _attempt(lambda: F.jit(program)(*leaves))
-    return record
+    """Run case ``c`` with framework ``F`` eagerly and jitted; its ``fn`` takes ``F.jnp``."""
+    return harness.run_eager_and_jit(F, c, F.jnp)
 
 
 if __name__ == "__main__":
-    jax_framework = framework("jax")
-    results = {c["name"]: run(jax_framework, c) for c in CASES}
-    assert len(results) == len(CASES), "case names must be unique"
-    table = {
-        "jax_version": importlib.import_module("jax").__version__,
-        "recorded_with": "numpy_jax_bits_sweep_gen.py (this file, beside the table)",
-        "results": results,
-    }
-    REFERENCE.write_text(json.dumps(table, indent=0, sort_keys=True) + "\n")
-    size = math.ceil(REFERENCE.stat().st_size / 1024)
-    print(f"{len(results)} cases written to {REFERENCE} ({size} KiB)")
+    harness.write_reference(REFERENCE, CASES, run, "numpy_jax_bits_sweep_gen.py")
