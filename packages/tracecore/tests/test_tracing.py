@@ -253,17 +253,19 @@ def test_tracers_are_unhashable():
         make_jaxpr(lambda x: {x: 1})(1.0)
 
 
+_PAGE = "\nSee https://docs.jax.dev/en/latest/errors.html#jax.errors."
+
+
 @pytest.mark.parametrize(
-    ("convert", "error"),
+    ("convert", "error", "head"),
     [
-        (bool, core.TracerBoolConversionError),
-        (int, core.ConcretizationTypeError),
-        (float, core.ConcretizationTypeError),
-        (np.asarray, core.TracerArrayConversionError),
-        (lambda x: [0, 1][x], core.TracerIntegerConversionError),
+        (bool, core.TracerBoolConversionError, "Attempted boolean conversion of traced array"),
+        (int, core.ConcretizationTypeError, "The problem arose with the `int` function."),
+        (float, core.ConcretizationTypeError, "try using `x.astype(float)`"),
+        (np.asarray, core.TracerArrayConversionError, "The numpy.ndarray conversion method"),
     ],
 )
-def test_concretization_errors_name_the_operation_and_user_line(convert, error):
+def test_concretization_errors_have_jax_text(convert, error, head):
     def f(x):
         return convert(sin_p.bind(x))
 
@@ -271,7 +273,42 @@ def test_concretization_errors_name_the_operation_and_user_line(convert, error):
         make_jaxpr(f)(np.float32(1))
     message = str(info.value)
     assert isinstance(info.value, TypeError)
-    assert "test_tracing.py" in message and "test_sin" in message
+    assert head in message and "traced array with shape float32[]" in message
+    # JAX's origin line: the function, where it is defined, what traced it, and the
+    # argument the value depends on (found through the sin equation).
+    assert "The error occurred while tracing the function f at " in message
+    assert "test_tracing.py:" in message and " for make_jaxpr. " in message
+    assert "because it depends on the value of the argument x." in message
+    assert message.endswith(_PAGE + error.__name__)
+
+
+def test_index_of_tracer_error_is_jax_text():
+    with pytest.raises(core.TracerIntegerConversionError) as info:
+        make_jaxpr(lambda i: [0, 1][i])(np.int32(1))
+    assert str(info.value).startswith(
+        "The __index__() method was called on traced array with shape int32[]\n"
+    )
+    # A float tracer is refused before JAX's tracer error, as NumPy refuses the index.
+    with pytest.raises(TypeError, match="Only integer scalar arrays can be converted"):
+        make_jaxpr(lambda x: [0, 1][x])(np.float32(1))
+
+
+def test_concretization_error_names_every_argument_the_value_depends_on():
+    def f(a, b, c):
+        return int(sin_p.bind(a) + sin_p.bind(c)) + b
+
+    with pytest.raises(core.ConcretizationTypeError) as info:
+        make_jaxpr(f)(np.float32(1), np.float32(2), np.float32(3))
+    assert "depends on the values of the arguments a and c." in str(info.value)
+
+
+def test_conversions_of_non_scalar_tracers_raise_numpy_errors():
+    with pytest.raises(ValueError, match="truth value of an array with more than one"):
+        make_jaxpr(lambda x: bool(x))(np.ones(2, np.float32))
+    with pytest.raises(ValueError, match="truth value of an empty array"):
+        make_jaxpr(lambda x: bool(x))(np.ones(0, np.float32))
+    with pytest.raises(TypeError, match="Only scalar arrays can be converted to Python scalars"):
+        make_jaxpr(lambda x: int(x))(np.ones(2, np.float32))
 
 
 def test_bool_of_tracer_is_a_concretization_error_naming_the_argument():
@@ -280,8 +317,25 @@ def test_bool_of_tracer_is_a_concretization_error_naming_the_argument():
             return x
         return x
 
-    with pytest.raises(core.ConcretizationTypeError, match="argument x of f"):
+    with pytest.raises(core.ConcretizationTypeError, match="the value of the argument x\\."):
         make_jaxpr(f)(1.0)
+
+
+def test_traced_shape_error_is_jax_text():
+    from modjax.tracecore.abstract import canonicalize_shape
+
+    def f(n):
+        canonicalize_shape((n, 2))
+
+    with pytest.raises(TypeError) as info:
+        make_jaxpr(f)(np.int32(3))
+    message = str(info.value)
+    assert message.startswith(
+        "Shapes must be 1D sequences of concrete values of integer type, got "
+        "(JitTracer(int32[]), 2).\nIf using `jit`, try using `static_argnums` or applying "
+        "`jit` to smaller subfunctions.\nThe error occurred while tracing the function f at "
+    )
+    assert message.endswith("depends on the value of the argument n.")
 
 
 def test_leaked_tracer_is_reported():

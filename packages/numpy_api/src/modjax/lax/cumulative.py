@@ -20,10 +20,9 @@ from modjax.autodiff import Zero, deflinear, jvp_rules
 from modjax.batching import defreducer
 from modjax.lowering import hlo, register_lowering
 from modjax.runtime import apply_primitive
+from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive
-
-from modjax.tracecore import dtypes
 
 from ._common import NUMBER, aval_of, check_dtype, compare, constant, kind, real_dtype
 from .reductions import _extreme, _lexicographic
@@ -274,5 +273,12 @@ def cummin(operand, axis: int = 0, reverse: bool = False):
 
 
 def cumlogsumexp(operand, axis: int = 0, reverse: bool = False):
-    """Return the running ``log(sum(exp(x)))`` along ``axis`` (jax.lax.cumlogsumexp)."""
+    """Return the running ``log(sum(exp(x)))`` along ``axis`` (jax.lax.cumlogsumexp).
+
+    Complex values combine as JAX's complex ``logaddexp`` (imaginary parts wrapped
+    into ``[-pi, pi)``); an integer operand fails as in JAX, whose -inf identity
+    cannot be an integer.
+    """
+    if kind(aval_of(operand).dtype) in "iu":
+        raise OverflowError("cannot convert float infinity to integer")
     return _bind(cumlogsumexp_p, operand, axis, reverse)

@@ -1322,8 +1322,8 @@ def _host_converted(operand, new_dtype):
     float32 would give). A non-finite float to an integer, float0 and a value
     NumPy cannot represent (OverflowError) are left to XLA's convert, as in JAX.
     """
-    if new_dtype == dtypes.float0:
-        return None
+    if isinstance(new_dtype, dtypes.ExtendedDType) or new_dtype == dtypes.float0:
+        return None  # keys and float0 are XLA's (or the primitive's) to refuse
     inexact = isinstance(operand, float | complex | np.inexact)
     if inexact and not np.isfinite(operand) and kind(new_dtype) in "iu":
         return None

@@ -21,6 +21,7 @@ from modjax.lax.elementwise import _convert_element_type
 from modjax.lax.structural import typed_like, vary_like
 from modjax.runtime import Array, device_put, jit
 from modjax.tracecore import core, dtypes
+from modjax.tracecore.abstract import _invalid_shape_error
 from modjax.tracecore.core import concrete_or_error
 from modjax.tracecore.sharding_types import context_mesh_sharding
 
@@ -348,10 +349,11 @@ def _constrained(given, out, sharding):
 
 
 def _shape(shape: Any, name: str) -> tuple[int, ...]:
-    if isinstance(shape, Sequence):
-        dims = tuple(operator.index(concrete_or_error(d, f"{name} shape")) for d in shape)
-    else:
-        dims = (operator.index(concrete_or_error(shape, f"{name} shape")),)
+    given = tuple(shape) if isinstance(shape, Sequence) else (shape,)
+    try:
+        dims = tuple(operator.index(d) for d in given)
+    except TypeError:  # a traced or non-integer size: JAX's canonicalize_shape error
+        raise _invalid_shape_error(given) from None
     if any(d < 0 for d in dims):
         raise TypeError(f"{name}: shape must have every element be nonnegative, got {dims}.")
     return dims
@@ -462,7 +464,7 @@ def full_like(
 
 
 def _static_scalar(x: Any, name: str):
-    value = concrete_or_error(x, f"the {name} argument of jnp.arange")
+    value = concrete_or_error(x, f"It arose in the jnp.arange argument {name!r}")
     if isinstance(value, ARRAY_TYPES) or hasattr(value, "__array__"):
         value = np.asarray(value)
     if isinstance(value, np.ndarray):

@@ -362,6 +362,8 @@ def histogram(a, bins=10, range=None, weights=None, density: bool | None = None)
     """
     from ._sorting import searchsorted
 
+    if isinstance(bins, str):  # JAX converts ``bins`` to an array first: a name is refused there
+        raise TypeError(f"asarray: expected ArrayLike, got {bins} of type {type(bins)}.")
     if weights is None:
         check_arraylike("histogram", a)
         (arr,) = promote_dtypes_inexact(_asarray("histogram", a))
@@ -376,6 +378,8 @@ def histogram(a, bins=10, range=None, weights=None, density: bool | None = None)
     if aval(edges).dtype != aval(arr).dtype:
         edges = lax.convert_element_type(edges, aval(arr).dtype)
     n_edges = aval(edges).shape[0]
+    if n_edges == 0:  # no edges (bins=-1): JAX's read of the last edge fails
+        raise IndexError("index is out of bounds for axis 0 with size 0")
     flat = lax.reshape(arr, (aval(arr).size,))
     idx = searchsorted(edges, flat, side="right")
     last = lax.reshape(lax.slice(edges, (n_edges - 1,), (n_edges,)), ())

@@ -34,7 +34,6 @@ from modjax.lax import state as _lax_state
 from modjax.lax._common import kind
 from modjax.lax.indexing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
 from modjax.lax.indexing.dimension_numbers import _gather_to_scatter_dnums
-from modjax.lax.indexing.gather import _fill_scalar
 from modjax.lax.structural import unsharded_in_type
 from modjax.sharding import reshard
 from modjax.sharding.constraint import operation_out_sharding
@@ -306,6 +305,20 @@ def _dslice_item(sl: Slice, dim: int, size: int) -> _Item:
     return _Item("array", dim, (first + sl.stride * np.arange(sl.size)).astype(np.int64))
 
 
+def _refuse_scalar_index_of_empty_axis(items: list[_Item], shape: tuple[int, ...]) -> None:
+    """Raise JAX's IndexError for a scalar integer index (static or traced) into a size-0 axis.
+
+    XLA cannot take a size-1 slice there. With an array index of rank >= 1 present
+    the scalars join the gather instead, which fails with the gather's own error.
+    """
+    scalar = [it for it in items if it.kind in ("int", "dyn", "array") and not _shape(it.value)]
+    if any(it.kind == "array" and _shape(it.value) for it in items):
+        return
+    for it in scalar:
+        if shape[it.dim] == 0:
+            raise IndexError(f"index is out of bounds for axis {it.dim} with size 0")
+
+
 # --- static and dynamic-slice paths ----------------------------------------------------------
 
 
@@ -328,7 +341,7 @@ def _basic(x: Any, items: list[_Item], shape: tuple[int, ...], wrap: bool = True
         if it.kind == "int":
             size = shape[d]
             if size == 0:
-                raise IndexError(f"index {it.value} is out of bounds for axis {d} with size 0")
+                raise IndexError(f"index is out of bounds for axis {d} with size 0")
             i = it.value + size if it.value < 0 and wrap else it.value
             i = min(max(i, 0), size - 1)  # out-of-range static reads clamp, as in JAX
             starts[d], limits[d] = i, i + 1
@@ -652,6 +665,7 @@ def rewriting_take(
         return reshard(out, out_sharding)
     shape = aval(x).shape
     items = _parse(shape, idx)
+    _refuse_scalar_index_of_empty_axis(items, shape)
     parsed = None if mode is None else GatherScatterMode.from_any(mode)
     fill = parsed == GatherScatterMode.FILL_OR_DROP
     kinds = {it.kind for it in items}
@@ -669,11 +683,13 @@ def rewriting_take(
     if plan.collapsed_empty:
         if math.prod(plan.out_shape) == 0:
             return lax.full(plan.out_shape, 0, aval(x).dtype)
-        if not fill:
-            d = next(d for d in plan.dnums.collapsed_slice_dims if shape[d] == 0)
-            raise IndexError(f"index is out of bounds for axis {d} with size 0")
-        out = lax.full(plan.gather_shape, _fill_scalar(fill_value, aval(x).dtype))
-        return _finish(out, plan)
+        # An index array into a size-0 axis: JAX's gather refuses its size-1 slice, in
+        # every mode (``fill`` included).
+        d = next(d for d in plan.dnums.collapsed_slice_dims if shape[d] == 0)
+        raise TypeError(
+            f"Slice size at index {d} in gather op is out of range, must be within "
+            "[0, 0 + 1), got 1."
+        )
     out = lax.gather(
         x,
         plan.indices,
@@ -731,6 +747,7 @@ def scatter_update(
     x_aval = aval(x)
     shape = x_aval.shape
     items = _parse(shape, idx)
+    _refuse_scalar_index_of_empty_axis(items, shape)
     if any(it.kind == "bool" for it in items):
         raise NotImplementedError("x.at[] with a boolean scalar index is not supported yet")
     plan = _plan(shape, items, wrap_negative_indices)
@@ -823,6 +840,8 @@ def take(
     ):
         raise ValueError("indices must have an integer type")  # JAX's class and text for take
     indices = _as_index_array("take", indices)
+    if aval(a).shape[axis] == 0 and math.prod(_shape(indices)) != 0:
+        raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
     wrap_negative = True
     if mode is None or mode == "fill":
         mode = "fill"

@@ -24,6 +24,7 @@ from modjax.lax.structural import unsharded_in_type
 from modjax.sharding import reshard
 from modjax.sharding.constraint import operation_out_sharding, placed_out_sharding
 from modjax.tracecore import dtypes
+from modjax.tracecore.abstract import _invalid_shape_error
 from modjax.tracecore.core import Tracer, concrete_or_error
 
 from . import _util
@@ -157,7 +158,11 @@ def size(a: Any, axis: int | Sequence[int] | None = None) -> int:
 
 
 def _new_shape(new: Any, size_: int, old: tuple[int, ...]) -> tuple[int, ...]:
-    dims = [operator.index(d) for d in new] if isinstance(new, Sequence) else [operator.index(new)]
+    given = new if isinstance(new, Sequence) else [new]
+    try:
+        dims = [operator.index(d) for d in given]
+    except TypeError:  # a traced or non-integer size: JAX's canonicalize_shape error
+        raise _invalid_shape_error(given) from None
     unknown = [i for i, d in enumerate(dims) if d == -1]
     if len(unknown) > 1:
         raise TypeError(

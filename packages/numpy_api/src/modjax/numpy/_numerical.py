@@ -453,8 +453,12 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density: bool | None = 
             f"jnp.histogram2d: x and y must be 1-D arrays of the same length, got shapes "
             f"{aval(x).shape} and {aval(y).shape}"
         )
-    # As numpy: two entries are per-dimension bins, any other length is edges shared by both.
-    if (not isinstance(bins, Sequence) and np.ndim(bins) == 0) or len(bins) != 2:
-        bins = [bins, bins]
+    # As JAX: a count or two per-dimension entries go on as given; any other length is edges.
+    try:
+        n = len(bins)
+    except TypeError:
+        n = 1
+    if n not in (1, 2):  # edges shared by both dimensions (JAX converts them, names refused)
+        bins = [asarray(bins)] * 2
     counts, (ex, ey) = histogramdd(stack([x, y], axis=1), bins, range, weights, density)
     return counts, ex, ey

@@ -91,7 +91,9 @@ def rademacher(key, shape=(), dtype=None, *, out_sharding=None):
 
 
 def _rademacher_impl(key, shape, dtype):
-    coin = _bernoulli_impl(key, np.float32(0.5), shape=shape, mode="low").astype(dtype)
+    # JAX passes the Python float 0.5: with x64 on, its uniform draw is float64's.
+    half = np.asarray(0.5, dtypes.dtype(0.5, canonicalize=True))
+    coin = _bernoulli_impl(key, half, shape=shape, mode="low").astype(dtype)
     return (2 * coin - 1).astype(dtype)
 
 

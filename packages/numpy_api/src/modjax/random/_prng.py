@@ -583,7 +583,13 @@ def _fold_in_physical(keys, msgs):
     n = len(impl.key_shape)
 
     def fold(data, m):
-        # A scalar key or message meets every element of the other.
+        # A scalar key or message meets every element of the other, mapped over the
+        # other only, as JAX's iterated vmap does (unsafe_rbg's fold_in draws bits from
+        # the message: a broadcast message would be a batched draw, another stream).
+        if msgs.ndim == 0 and keys.ndim:
+            return _over_keys(lambda d: impl.fold_in(d, m), keys.ndim)(data)
+        if keys.ndim == 0 and msgs.ndim:
+            return _over_keys(lambda x: impl.fold_in(data, x), msgs.ndim)(m)
         data = st.broadcast_in_dim(
             data, (*shape, *impl.key_shape), tuple(range(len(shape) - keys.ndim, len(shape) + n))
         )
@@ -602,7 +608,13 @@ def _fold_in_impl(keys, msgs):
 
 def _fold_in_batch(args, dims):
     size = next(x.shape[d] for x, d in zip(args, dims, strict=True) if d is not None)
-    keys, msgs = (bdim_at_front(x, d, size) for x, d in zip(args, dims, strict=True))
+    # An unbatched scalar stays a scalar that meets every batch member, as in JAX: the
+    # implementation is then mapped over the other operand only (unsafe_rbg's fold_in
+    # draws its bits from the message, and a batched message draws them differently).
+    keys, msgs = (
+        x if d is None and not np.ndim(x) else bdim_at_front(x, d, size)
+        for x, d in zip(args, dims, strict=True)
+    )
     return random_fold_in_p.bind(keys, msgs), 0
 
 

@@ -65,10 +65,33 @@ def canonicalize_shape(shape: Any) -> tuple[int, ...]:
     try:
         dims = tuple(operator.index(d) for d in shape)
     except TypeError:
-        raise TypeError(f"Shapes must be 1D sequences of integers, got {shape!r}") from None
+        raise _invalid_shape_error(shape) from None
     if any(d < 0 for d in dims):
         raise ValueError(f"Shapes must have non-negative dimensions, got {shape!r}")
     return dims
+
+
+def _invalid_shape_error(shape: Any) -> TypeError:
+    """JAX's TypeError for a shape that is not a sequence of concrete integers.
+
+    A traced size gets JAX's hint and the lines naming the traced function and the
+    arguments the size depends on.
+    """
+    from .core import Tracer
+
+    message = f"Shapes must be 1D sequences of concrete values of integer type, got {shape}."
+    try:
+        traced = [d for d in shape if isinstance(d, Tracer) and d.to_concrete_value() is None]
+    except TypeError:  # not a sequence
+        traced = []
+    if traced:
+        message += (
+            "\nIf using `jit`, try using `static_argnums` or applying `jit` to smaller "
+            "subfunctions."
+        )
+        for d in traced:
+            message += d._origin_msg()
+    return TypeError(message)
 
 
 def _spec_shape(shape: Any) -> tuple:

@@ -343,29 +343,57 @@ def _leak_message(tracer: Tracer, primitive: Primitive | None = None) -> str:
     )
 
 
-def _concretization_message(tracer: Tracer, what: str) -> str:
+# JAX's errors end with a pointer to their section of its error reference.
+_ERRORS_PAGE = "https://docs.jax.dev/en/latest/errors.html"
+
+
+def _with_page(message: str, cls: type) -> str:
+    return f"{message}\nSee {_ERRORS_PAGE}#jax.errors.{cls.__name__}"
+
+
+def _error_repr(tracer: Tracer) -> str:
+    return f"traced array with shape {tracer.aval.str_short()}"
+
+
+def _is_integer(dtype) -> bool:
+    try:
+        return np.issubdtype(dtype, np.integer)
+    except TypeError:  # an extended dtype (keys)
+        return False
+
+
+def concretization_error(tracer: Tracer, context: str = "") -> ConcretizationTypeError:
+    """Return JAX's ConcretizationTypeError for ``tracer``, ``context`` saying where it arose.
+
+    The text is JAX's: the tracer's type, the context line, then (for a value of a
+    traced function) the function and the arguments its value depends on.
+    """
+    message = (
+        "Abstract tracer value encountered where concrete value is expected: "
+        f"{_error_repr(tracer)}\n{context}{tracer._origin_msg()}\n"
+    )
+    return ConcretizationTypeError(_with_page(message, ConcretizationTypeError))
+
+
+def _conversion_context(name: str) -> str:
+    """JAX's line for ``int()``/``float()``/``complex()`` of a tracer (it suggests ``astype``)."""
     return (
-        f"{what} of an abstract tracer with shape {tracer.aval.str_short()} at "
-        f"{source_info_util.user_frame()}. Its value is not known while tracing with "
-        f"{type(tracer._trace).__name__}.{tracer._origin()} For value-dependent "
-        "control flow use lax.cond or lax.switch (for an if), lax.while_loop or "
-        "lax.fori_loop (for a loop) or jnp.where (to select elementwise), or mark the "
-        "argument static "
-        "(static_argnums) if it is a Python value."
+        f"The problem arose with the `{name}` function. If trying to convert the data type "
+        f"of a value, try using `x.astype({name})` or `jnp.array(x, {name})` instead."
     )
 
 
 def concrete_or_error(value, context: str = ""):
     """Return the concrete value of ``value`` or raise ConcretizationTypeError.
 
-    Non-tracers are returned unchanged (jax.core.concrete_or_error).
+    Non-tracers are returned unchanged (jax.core.concrete_or_error; ``context``
+    is the line of the message that says where the value was needed).
     """
     if not isinstance(value, Tracer):
         return value
     concrete = value.to_concrete_value()
     if concrete is None:
-        what = f"Concrete value required ({context})" if context else "Concrete value required"
-        raise ConcretizationTypeError(_concretization_message(value, what))
+        raise concretization_error(value, context)
     return concrete
 
 
@@ -479,51 +507,76 @@ class Tracer:
             raise TypeError("iteration over a 0-d traced array")
         return (self[i] for i in range(self.aval.shape[0]))
 
+    def _origin_msg(self) -> str:
+        """JAX's lines naming the traced function and the arguments this value depends on."""
+        return ""
+
+    # The conversions check what JAX checks, in its order: a known value converts;
+    # then the shape (a ValueError or TypeError as NumPy's); then JAX's error for a
+    # tracer, in its words.
     def __bool__(self):
         concrete = self.to_concrete_value()
-        if concrete is None:
-            raise TracerBoolConversionError(
-                _concretization_message(self, "Attempted boolean conversion")
+        if concrete is not None:
+            return bool(concrete)
+        if self.aval.size == 0:
+            raise ValueError(
+                "The truth value of an empty array is ambiguous. Use `array.size > 0` to "
+                "check that an array is not empty."
             )
-        return bool(concrete)
+        if self.aval.size > 1:
+            raise ValueError(
+                "The truth value of an array with more than one element is ambiguous. Use "
+                "a.any() or a.all()"
+            )
+        raise TracerBoolConversionError(
+            _with_page(
+                f"Attempted boolean conversion of {_error_repr(self)}.{self._origin_msg()}",
+                TracerBoolConversionError,
+            )
+        )
 
     def __index__(self):
         concrete = self.to_concrete_value()
-        if concrete is None:
-            raise TracerIntegerConversionError(
-                _concretization_message(self, "Attempted __index__ conversion")
+        if concrete is not None:
+            return operator_index(concrete)
+        if self.aval.shape != () or not _is_integer(self.aval.dtype):
+            raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
+        raise TracerIntegerConversionError(
+            _with_page(
+                f"The __index__() method was called on {_error_repr(self)}{self._origin_msg()}",
+                TracerIntegerConversionError,
             )
-        return operator_index(concrete)
+        )
+
+    def _scalar(self, convert):
+        concrete = self.to_concrete_value()
+        if concrete is not None:
+            return convert(concrete)
+        if self.aval.ndim > 0:
+            raise TypeError(
+                "Only scalar arrays can be converted to Python scalars; "
+                f"got arr.ndim={self.aval.ndim}"
+            )
+        raise concretization_error(self, _conversion_context(convert.__name__))
 
     def __int__(self):
-        concrete = self.to_concrete_value()
-        if concrete is None:
-            raise ConcretizationTypeError(
-                _concretization_message(self, "Attempted int() conversion")
-            )
-        return int(concrete)
+        return self._scalar(int)
 
     def __float__(self):
-        concrete = self.to_concrete_value()
-        if concrete is None:
-            raise ConcretizationTypeError(
-                _concretization_message(self, "Attempted float() conversion")
-            )
-        return float(concrete)
+        return self._scalar(float)
 
     def __complex__(self):
-        concrete = self.to_concrete_value()
-        if concrete is None:
-            raise ConcretizationTypeError(
-                _concretization_message(self, "Attempted complex() conversion")
-            )
-        return complex(concrete)
+        return self._scalar(complex)
 
     def __array__(self, dtype=None, copy=None):
         concrete = self.to_concrete_value()
         if concrete is None:
             raise TracerArrayConversionError(
-                _concretization_message(self, "Attempted conversion to a NumPy array")
+                _with_page(
+                    "The numpy.ndarray conversion method __array__() was called on "
+                    f"{_error_repr(self)}{self._origin_msg()}",
+                    TracerArrayConversionError,
+                )
             )
         return np.asarray(concrete, dtype=dtype)
 

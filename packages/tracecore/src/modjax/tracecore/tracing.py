@@ -69,6 +69,9 @@ class JaxprTracer(Tracer):
     def _origin(self) -> str:
         return self._trace.describe(self.var)
 
+    def _origin_msg(self) -> str:
+        return self._trace.origin_msg(self.var)
+
     def _short_repr(self) -> str:
         return f"JitTracer({self.aval})"
 
@@ -183,6 +186,41 @@ class JaxprTrace(Trace):
         jaxpr = Jaxpr(self.constvars, self.invars, outvars, self.eqns, self.debug_info)
         return jaxpr, list(self.consts)
 
+    def origin_msg(self, var: Var) -> str:
+        """JAX's lines for a concretization error about ``var``: the traced function and the
+        arguments ``var`` depends on (found by walking the equations back from it)."""
+        info = self.debug_info
+        if info is None:
+            return ""
+        active = {var}
+        for eqn in reversed(self.eqns):
+            produced = active.intersection(eqn.outvars)
+            if produced:
+                active.difference_update(produced)
+                active.update(v for v in eqn.invars if type(v) is Var)
+        positions = [i for i, v in enumerate(self.invars) if v in active]
+        origin = (
+            f"The error occurred while tracing the function {info.func_name}"
+            f"{' at ' + info.func_src_info if info.func_src_info else ''} for {info.traced_for}. "
+        )
+        if positions:
+            names = info.arg_names or ()
+            if any(i >= len(names) for i in positions):
+                return ""
+            args = [names[i] for i in positions]
+            if len(args) == 1:
+                which = f"the argument {args[0]}"
+            elif len(args) == 2:
+                which = f"the arguments {args[0]} and {args[1]}"
+            else:
+                which = f"the arguments {', '.join(args[:-1])}, and {args[-1]}"
+            plural = "s" if len(args) > 1 else ""
+            origin += (
+                "This concrete value was not available in Python because it depends on "
+                f"the value{plural} of {which}."
+            )
+        return "\n" + origin
+
     def describe(self, var: Var) -> str:
         """Say, for an error message, where ``var`` came from."""
         if var in self.invars:
@@ -291,7 +329,9 @@ def make_jaxpr(
             full = [args[i] if i in static_pos else next(it) for i in range(nargs)]
             return fun(*full, **kw)
 
-        info = debug_info(fun, args, kwargs, static_argnums=tuple(static_pos))
+        info = debug_info(
+            fun, args, kwargs, static_argnums=tuple(static_pos), traced_for="make_jaxpr"
+        )
         args_flat, in_tree = tree_flatten((dynamic, kwargs))
         flat_fun, out_tree = flatten_fun(wrap_init(bound, info), in_tree)
         try:

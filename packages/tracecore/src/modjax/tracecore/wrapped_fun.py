@@ -75,6 +75,7 @@ class DebugInfo(NamedTuple):
     func_name: str
     func_src_info: str | None = None
     arg_names: tuple[str, ...] | None = None
+    traced_for: str = "jit"  # the transformation tracing it, as JAX's errors name it
 
     def describe_arg(self, index: int) -> str:
         """Name flat argument ``index`` for a message (e.g. ``"argument x"``)."""
@@ -133,6 +134,7 @@ def debug_info(
     kwargs: dict[str, Any] | None = None,
     static_argnums: Sequence[int] = (),
     static_argnames: Sequence[str] = (),
+    traced_for: str = "jit",
 ) -> DebugInfo:
     """Describe ``fun`` called on ``args``: its name, definition site and flat argument names.
 
@@ -155,7 +157,7 @@ def debug_info(
             continue
         for path, _ in tree_flatten_with_path(value)[0]:
             names.append(name + keystr(path))
-    return DebugInfo(_func_name(fun), src, tuple(names))
+    return DebugInfo(_func_name(fun), src, tuple(names), traced_for)
 
 
 class WrappedFun:

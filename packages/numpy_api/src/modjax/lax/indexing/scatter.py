@@ -142,6 +142,7 @@ def _scatter_shape_rule(name, operand, indices, update_shape, dn):
 def _scatter_abstract_eval(
     name,
     accepted,
+    combine_name,
     operand,
     indices,
     updates,
@@ -151,6 +152,10 @@ def _scatter_abstract_eval(
     unique_indices,
     mode,
 ):
+    if combine_name is not None and not isinstance(operand.dtype, dtypes.ExtendedDType):
+        # JAX traces the combining function on the operand's scalar type first: a bool
+        # scatter-add fails as ``add`` of bools, in add's words.
+        check_dtype(combine_name, operand, accepted, position=0)
     if operand.dtype != updates.dtype:
         raise TypeError(
             f"lax.{name} requires arguments to have the same dtypes, got "
@@ -240,7 +245,8 @@ def _scatter_lowering(
 
 def _declare_scatter(name: str, accepted: Sequence[Category], combine: Primitive | None):
     prim = Primitive(name)
-    prim.def_abstract_eval(partial(_scatter_abstract_eval, name, accepted))
+    combine_name = None if combine is None else combine.name
+    prim.def_abstract_eval(partial(_scatter_abstract_eval, name, accepted, combine_name))
     prim.def_impl(partial(apply_primitive, prim))
     register_lowering(prim, partial(_scatter_lowering, prim, combine))
     _register_param_text(prim, ScatterDimensionNumbers)
