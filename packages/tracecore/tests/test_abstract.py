@@ -352,13 +352,13 @@ def test_get_aval_dispatch_table_and_mro_fallback():
     "value", ["a", [1], None, object(), np.array(["a"]), np.array([None]), ShapedArray, int]
 )
 def test_get_aval_rejects_non_arrays(value):
-    with pytest.raises(TypeError, match="not a valid modjax type|not a valid modjax array type"):
+    with pytest.raises(TypeError, match="not a valid JAX type|not a valid modjax array type"):
         get_aval(value)
 
 
 def test_get_aval_error_names_value_and_type():
     with pytest.raises(
-        TypeError, match=r"Value 'a' of type <class 'str'> is not a valid modjax type"
+        TypeError, match=r"Argument 'a' of type <class 'str'> is not a valid JAX type"
     ):
         get_aval("a")
 

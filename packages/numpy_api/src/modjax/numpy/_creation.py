@@ -355,7 +355,10 @@ def _shape(shape: Any, name: str) -> tuple[int, ...]:
     except TypeError:  # a traced or non-integer size: JAX's canonicalize_shape error
         raise _invalid_shape_error(given) from None
     if any(d < 0 for d in dims):
-        raise TypeError(f"{name}: shape must have every element be nonnegative, got {dims}.")
+        # JAX's words: the shape reaches lax.broadcast_in_dim there.
+        raise TypeError(
+            f"broadcast_in_dim shape must have every element be nonnegative, got {dims}."
+        )
     return dims
 
 

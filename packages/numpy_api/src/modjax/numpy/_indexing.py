@@ -155,10 +155,9 @@ def _concrete_mask(item: Any) -> np.ndarray:
         concrete = item.to_concrete_value()
         if concrete is None:
             raise NonConcreteBooleanIndexError(
-                f"Array boolean indices must be concrete; got {item.aval.str_short()}. Under "
-                "jit or other transformations the size of x[mask] would depend on the mask's "
-                "values. Use jnp.where(mask, x, fill) to keep the shape, or jnp.nonzero / "
-                "jnp.where(mask) with a static size= argument to get the indices."
+                f"Array boolean indices must be concrete; got {item.aval.str_short()}\n\n"
+                "See https://docs.jax.dev/en/latest/errors.html"
+                "#jax.errors.NonConcreteBooleanIndexError"
             )
         return np.asarray(concrete)
     return np.asarray(item)
@@ -196,9 +195,10 @@ def _classify(item: Any) -> tuple[str, Any]:
         if isinstance(item, np.ndarray | np.generic):
             return ("int", int(item)) if np.ndim(item) == 0 else ("array", np.asarray(item))
         return ("dyn", item) if item_aval.ndim == 0 else ("array", item)
-    raise TypeError(
-        f"Indexer must have integer or boolean type, got indexer with type {type(item).__name__}"
-    )
+    # JAX names the dtype numpy gives a Python float or complex.
+    scalar = isinstance(item, float | complex)
+    name = np.asarray(item).dtype.name if scalar else type(item).__name__
+    raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {name}")
 
 
 def _sequence_index(items: tuple | list):
@@ -215,7 +215,8 @@ def _parse(shape: tuple[int, ...], idx: Any) -> list[_Item]:
     if isinstance(idx, list):
         raise TypeError(
             "Using a non-tuple sequence for multidimensional indexing is not allowed; use "
-            "`arr[array(seq)]` instead of `arr[seq]`."
+            "`arr[array(seq)]` instead of `arr[seq]`. See "
+            "https://github.com/jax-ml/jax/issues/4564 for more information."
         )
     raw = [_classify(i) for i in (idx if isinstance(idx, tuple) else (idx,))]
     if sum(k == "ellipsis" for k, _ in raw) > 1:
@@ -709,8 +710,9 @@ def setitem(x: Any, idx: Any, value: Any):
         _lax_state.ref_set(x, idx, value)
         return
     raise TypeError(
-        "modjax arrays are immutable and do not support in-place item assignment. Instead of "
-        "x[idx] = y, use x = x.at[idx].set(y) or another .at[] method."
+        "JAX arrays are immutable and do not support in-place item assignment. Instead of "
+        "x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
+        "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"
     )
 
 

@@ -587,7 +587,7 @@ def get_aval(x: Any) -> Any:
         handler = aval_handlers.get(base)
         if handler is not None:
             return handler(x)
-    raise TypeError(f"Value {x!r} of type {type(x)} is not a valid modjax type")
+    raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type")
 
 
 def _numpy_aval(x: np.ndarray | np.generic) -> ShapedArray:

@@ -332,14 +332,24 @@ class InconclusiveDimensionOperation(Exception):
 
 
 def _leak_message(tracer: Tracer, primitive: Primitive | None = None) -> str:
+    """JAX's text for a leaked tracer, then where modjax saw it used and made."""
+    info = getattr(tracer._trace, "debug_info", None)
+    traced = ""
+    if info is not None:
+        where = f" at {info.func_src_info}" if info.func_src_info else ""
+        traced = (
+            f"\nThe function being traced when the value leaked was {info.func_name}{where} "
+            f"traced for {info.traced_for}."
+        )
     user = source_info_util.user_frame()
     use = f" by '{primitive.name}'" if primitive is not None else ""
     return (
-        f"Encountered an unexpected tracer {tracer.aval.str_short()}{use} at {user}. "
-        f"It was created by a {type(tracer._trace).__name__} that has already finished: "
-        "a traced value escaped its transformation, for example by being stored in a "
-        "global or a closure and used later. Return it from the transformed function "
-        f"instead.{tracer._origin()}"
+        "Encountered an unexpected tracer. A function transformed by JAX had a side effect, "
+        "allowing for a reference to an intermediate value with type "
+        f"{tracer.aval.str_short()} wrapped in a {type(tracer).__name__} to escape the scope "
+        "of the transformation.\nJAX transformations require that functions explicitly "
+        f"return their outputs, and disallow saving intermediate values to global state.{traced}"
+        f"\nThe leaked value was used{use} at {user}.{tracer._origin()}"
     )
 
 
@@ -594,9 +604,7 @@ class Tracer:
                 return member.fget(self)
             if type(member) is aval_method:
                 return types.MethodType(member.fun, self)
-            raise AttributeError(
-                f"{type(self).__name__} with aval {self.aval.str_short()} has no attribute '{name}'"
-            )
+            raise AttributeError(f"{type(self).__name__} has no attribute {name}")
         return fn(self)
 
     def __repr__(self) -> str:

@@ -319,8 +319,8 @@ def make_jaxpr(
         for i in static_pos:
             if not 0 <= i < nargs:
                 raise ValueError(
-                    f"static_argnums {static_argnums} out of range for {nargs} positional "
-                    f"arguments of {getattr(fun, '__name__', fun)}"
+                    f"Jitted function has static_argnums={tuple(static)}, but only accepts "
+                    f"{nargs} positional arguments."
                 )
         dynamic = tuple(a for i, a in enumerate(args) if i not in static_pos)
 
