@@ -37,6 +37,26 @@ _JAX_SUBMODULES = (
 )
 
 
+def rand(shape, dtype=np.float32, seed=0, scale=1.0):
+    """Standard normal values of ``dtype`` (integers: rounded, times 3; complex: both parts)
+    from numpy's legacy ``RandomState``, whose streams are stable."""
+    r = np.random.RandomState(seed)
+    x = r.standard_normal(shape) * scale
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * r.standard_normal(shape) * scale
+    if np.dtype(dtype).kind in "iu":
+        x = np.round(3 * x)
+    if np.dtype(dtype).kind == "b":
+        x = x > 0
+    return x.astype(dtype)
+
+
+def uniform(shape, dtype=np.float32, seed=0, low=0.0, high=1.0):
+    """Uniform values in ``[low, high)`` of ``dtype`` from numpy's legacy ``RandomState``."""
+    r = np.random.RandomState(seed)
+    return (low + (high - low) * r.random_sample(shape)).astype(dtype)
+
+
 def framework(name: str) -> types.SimpleNamespace:
     """jax's or modjax's modules and transformations, under the same attribute names.
 
@@ -184,9 +204,7 @@ def check_record(expected: dict, actual: dict, where: str, ulps: int = 0) -> Non
         assert actual["hex"] == expected["hex"], (where, "bits differ")
 
 
-def check_case(
-    table: dict, F, c: dict, run: Callable[[object, dict], dict], ulps: int = 0
-) -> None:
+def check_case(table: dict, F, c: dict, run: Callable[[object, dict], dict], ulps: int = 0) -> None:
     """Run case ``c`` on modjax (framework ``F``) and compare every mode with JAX's record."""
     expected = table[c["name"]]
     actual = run(F, c)

@@ -31,21 +31,7 @@ F16, F32, F64, BF16 = np.float16, np.float32, np.float64, ml_dtypes.bfloat16
 C64, I32, B = np.complex64, np.int32, np.bool_
 
 
-def rand(shape, dtype=F32, seed=0, scale=1.0):
-    """Standard normal values (integers: rounded, times 3) of ``dtype``."""
-    r = np.random.RandomState(seed)
-    x = r.standard_normal(shape) * scale
-    if np.dtype(dtype).kind == "c":
-        x = x + 1j * r.standard_normal(shape) * scale
-    if np.dtype(dtype).kind in "iu":
-        x = np.round(3 * x)
-    if np.dtype(dtype).kind == "b":
-        x = x > 0
-    return x.astype(dtype)
-
-
-def uniform(shape, dtype=F32, seed=0):
-    return np.random.RandomState(seed).random_sample(shape).astype(dtype)
+rand, uniform = harness.rand, harness.uniform
 
 
 CASES: list[dict] = []

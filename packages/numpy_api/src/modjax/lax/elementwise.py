@@ -40,7 +40,7 @@ from modjax.batching import (
     defvectorized,
     matchaxis,
 )
-from modjax.lowering import chlo, hlo, ir_type, register_lowering
+from modjax.lowering import chlo, hlo, ir_type, lower_fun, register_lowering
 from modjax.runtime import apply_primitive
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
@@ -315,10 +315,46 @@ defvectorized(tanh_p)
 logistic_p = unary_primitive("logistic", INEXACT, _AccurateLowering(_logistic_lowering))
 defjvp2(logistic_p, _logistic_jvp)
 defvectorized(logistic_p)
-sin_p = unary_primitive("sin", INEXACT, _accurate_unary(hlo.sine, real_only=True))
+
+
+def _complex_sin_or_cos(x, cosine: bool):
+    """sin or cos of a complex ``x`` as JAX lowers them (not StableHLO's complex op, which
+    rounds otherwise): sin/cos of the real part times cosh/sinh of the imaginary part, the
+    hyperbolic functions from ``expm1`` (no cancellation near 0). A zero real part gives an
+    exact zero component, where ``inf * 0`` would be NaN."""
+    from .bits import complex as make_complex  # bits is built on this module
+    from .bits import imag, real
+
+    a, b = real(x), imag(x)
+    zero, two = strong_const(a, 0), strong_const(a, 2)
+    e1, e2 = expm1(b), expm1(neg(b))
+    sinh = div(sub(e1, e2), two)
+    cosh = div(add(add(e1, e2), two), two)
+    if cosine:
+        re, im = mul(cos(a), cosh), mul(neg(sin(a)), sinh)
+        on_axis = make_complex(re, zero)
+    else:
+        re, im = mul(sin(a), cosh), mul(cos(a), sinh)
+        on_axis = make_complex(zero, im)
+    return select_n(eq(a, zero), make_complex(re, im), on_axis)
+
+
+def _sin_cos_lowering(op, cosine: bool) -> _AccurateLowering:
+    real_rule = _accurate_unary(op, real_only=True)
+    complex_rule = lower_fun(partial(_complex_sin_or_cos, cosine=cosine))
+
+    def rule(ctx, x, accuracy):
+        if kind(ctx.avals_in[0].dtype) == "c":
+            return complex_rule(ctx, x)
+        return real_rule(ctx, x, accuracy)
+
+    return _AccurateLowering(rule)
+
+
+sin_p = unary_primitive("sin", INEXACT, _sin_cos_lowering(hlo.sine, cosine=False))
 defjvp(sin_p, lambda g, x, accuracy=None: mul(g, cos(x, accuracy=accuracy)))
 defvectorized(sin_p)
-cos_p = unary_primitive("cos", INEXACT, _accurate_unary(hlo.cosine, real_only=True))
+cos_p = unary_primitive("cos", INEXACT, _sin_cos_lowering(hlo.cosine, cosine=True))
 defjvp(cos_p, lambda g, x, accuracy=None: neg(mul(g, sin(x, accuracy=accuracy))))
 defvectorized(cos_p)
 tan_p = unary_primitive("tan", INEXACT, _accurate_unary(hlo.tan))

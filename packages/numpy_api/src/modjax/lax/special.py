@@ -7,8 +7,8 @@ declarations. Functions with a CHLO op lower to it (``chlo.erf``,
 width. The others are composites written with lax primitives and lowered
 inline (``lower_fun``), in float32 for float16/bfloat16 operands:
 
-* ``bessel_i0e``: the power series of I0 for small ``|x|`` and the asymptotic
-  (Hankel) expansion beyond, both scaled by ``exp(-|x|)``;
+* ``bessel_i0e``: Cephes' Chebyshev expansions of ``exp(-|x|) I0(x)`` on ``[0, 8]``
+  and beyond, as JAX lowers it;
 * ``igamma``/``igammac``/``igamma_grad_a``: the series of P(a, x) when
   ``x < 1`` or ``x < a`` and the continued fraction of Q(a, x) otherwise,
   iterated to convergence in a ``stablehlo.while``, carrying the derivative
@@ -143,28 +143,91 @@ def _any_enabled(axes, carry):
 # --- unary special functions ---------------------------------------------------------------
 
 
+# Cephes' Chebyshev coefficients of exp(-x) I0(x): on [0, 8] in the variable x / 2 - 2 and
+# of sqrt(x) exp(-x) I0(x) beyond 8 in 32 / x - 2. float32 uses the last 18 and 7 of them
+# (Cephes' single-precision tables), as JAX's lowering does.
+_I0E_CHEB_LOW = (
+    -4.41534164647933937950e-18,
+    3.33079451882223809783e-17,
+    -2.43127984654795469359e-16,
+    1.71539128555513303061e-15,
+    -1.16853328779934516808e-14,
+    7.67618549860493561688e-14,
+    -4.85644678311192946090e-13,
+    2.95505266312963983461e-12,
+    -1.72682629144155570723e-11,
+    9.67580903537323691224e-11,
+    -5.18979560163526290666e-10,
+    2.65982372468238665035e-9,
+    -1.30002500998624804212e-8,
+    6.04699502254191894932e-8,
+    -2.67079385394061173391e-7,
+    1.11738753912010371815e-6,
+    -4.41673835845875056359e-6,
+    1.64484480707288970893e-5,
+    -5.75419501008210370398e-5,
+    1.88502885095841655729e-4,
+    -5.76375574538582365885e-4,
+    1.63947561694133579842e-3,
+    -4.32430999505057594430e-3,
+    1.05464603945949983183e-2,
+    -2.37374148058994688156e-2,
+    4.93052842396707084878e-2,
+    -9.49010970480476444210e-2,
+    1.71620901522208775349e-1,
+    -3.04682672343198398683e-1,
+    6.76795274409476084995e-1,
+)
+_I0E_CHEB_HIGH = (
+    -7.23318048787475395456e-18,
+    -4.83050448594418207126e-18,
+    4.46562142029675999901e-17,
+    3.46122286769746109310e-17,
+    -2.82762398051658348494e-16,
+    -3.42548561967721913462e-16,
+    1.77256013305652638360e-15,
+    3.81168066935262242075e-15,
+    -9.55484669882830764870e-15,
+    -4.15056934728722208663e-14,
+    1.54008621752140982691e-14,
+    3.85277838274214270114e-13,
+    7.18012445138366623367e-13,
+    -1.79417853150680611778e-12,
+    -1.32158118404477131188e-11,
+    -3.14991652796324136454e-11,
+    1.18891471078464383424e-11,
+    4.94060238822496958910e-10,
+    3.39623202570838634515e-9,
+    2.26666899049817806459e-8,
+    2.04891858946906374183e-7,
+    2.89137052083475648297e-6,
+    6.88975834691682398426e-5,
+    3.36911647825569408990e-3,
+    8.04490411014108831608e-1,
+)
+
+
+def _chebyshev(t, coefficients):
+    """Clenshaw's recurrence for a Chebyshev series in ``t`` (Cephes' ``chbevl``), every step
+    as JAX's lowering writes it (starting from zero arrays), so that XLA rounds alike."""
+    b0 = b1 = b2 = _full(0.0, t)
+    for c in coefficients:
+        b2, b1 = b1, b0
+        b0 = ew.add(ew.sub(ew.mul(t, b1), b2), _full(c, t))
+    return ew.mul(_c(0.5, t), ew.sub(b0, b2))
+
+
 def _bessel_i0e_impl(x):
-    """exp(-|x|) I0(x): power series up to a threshold, the asymptotic expansion beyond."""
-    ax = ew.abs(x)
+    """exp(-|x|) I0(x) from Cephes' Chebyshev expansions (JAX's lowering of bessel_i0e)."""
     f64 = _dtype(x) == np.float64
-    threshold, n_series, n_asym = (30.0, 56, 18) if f64 else (15.0, 34, 9)
-    small = ew.lt(ax, _c(threshold, x))
-    # series: sum_k (x^2/4)^k / (k!)^2, by Horner from the innermost term
-    xs = _where(small, ax, _full(0.0, x))
-    t = ew.mul(ew.mul(xs, xs), _c(0.25, x))
-    acc = _full(1.0, x)
-    for k in range(n_series, 0, -1):
-        acc = ew.add(_c(1.0, x), ew.mul(acc, ew.div(t, _c(float(k * k), x))))
-    series = ew.mul(acc, ew.exp(ew.neg(xs)))
-    # asymptotic: (2 pi x)^(-1/2) sum_k ((2k-1)!!)^2 / (k! (8x)^k)
-    xl = _where(small, _full(threshold, x), ax)
-    inv8x = ew.div(_c(1.0, x), ew.mul(xl, _c(8.0, x)))
-    acc = _full(1.0, x)
-    for k in range(n_asym, 0, -1):
-        coeff = (2 * k - 1) ** 2 / k
-        acc = ew.add(_c(1.0, x), ew.mul(acc, ew.mul(inv8x, _c(coeff, x))))
-    asym = ew.mul(acc, ew.rsqrt(ew.mul(xl, _c(2 * math.pi, x))))
-    return _where(small, series, asym)
+    low = _I0E_CHEB_LOW if f64 else _I0E_CHEB_LOW[-18:]
+    high = _I0E_CHEB_HIGH if f64 else _I0E_CHEB_HIGH[-7:]
+    ax = ew.abs(x)
+    two = _full(2.0, ax)
+    near = _chebyshev(ew.sub(ew.mul(_full(0.5, ax), ax), two), low)
+    far_t = ew.sub(ew.div(_full(32.0, ax), ax), two)
+    far = ew.div(_chebyshev(far_t, high), ew.sqrt(ax))
+    return _where(ew.le(ax, _c(8.0, ax)), near, far)
 
 
 def _chlo_unary(op):

@@ -291,10 +291,11 @@ def promote_shapes(name: str, *args: Any) -> list:
         return list(args)
     if _rank_promotion.value != "allow":
         _check_rank_promotion(name, shapes)
-    shape = broadcast_shapes(*shapes)
-    ndim = len(shape)
+    ndim = len(broadcast_shapes(*shapes))
+    # Leading 1s only (JAX's broadcast_to_rank): lax broadcasts the size-1 dimensions, so
+    # each operand's own computations (and its cotangent's sum) keep its shape, as JAX's.
     return [
-        a if not s or len(s) == ndim else broadcast_to(a, shape)
+        a if not s or len(s) == ndim else broadcast_to(a, (1,) * (ndim - len(s)) + tuple(s))
         for a, s in zip(args, shapes, strict=True)
     ]
 

@@ -21,17 +21,24 @@ from modjax import lax
 from modjax.autodiff import custom_jvp
 from modjax.lax._common import kind
 from modjax.numpy._util import promote_args_inexact
+from modjax.runtime import jit
 from modjax.scipy import _special_coefficients as C
 from modjax.tracecore.core import concrete_or_error
 
 _EULER = float(np.euler_gamma)
 
 
-def _real_args(name, *args):
-    """Promote ``args`` to one float dtype and broadcast them; complex raises ValueError."""
+def _real_args(name, *args, broadcast=True):
+    """Promote ``args`` to one float dtype and broadcast them; complex raises ValueError.
+
+    ``broadcast=False`` leaves the shapes be (XLA's elementwise loops may round otherwise
+    on another shape, so functions JAX computes unbroadcast must be too).
+    """
     out = [jnp.asarray(a) for a in promote_args_inexact(name, *args)]
     if kind(out[0].dtype) == "c":
         raise ValueError(f"{name} does not support complex-valued inputs.")
+    if not broadcast:
+        return out
     shape = jnp.broadcast_shapes(*(a.shape for a in out))
     return [jnp.broadcast_to(a, shape) for a in out]
 
@@ -140,7 +147,7 @@ def poch(z, m):
 
     1 where ``m == 0``; real inputs only. Derivatives use the digamma function.
     """
-    z, m = _real_args("jnp.poch", z, m)
+    z, m = _real_args("jnp.poch", z, m, broadcast=False)
     return _poch(z, m)
 
 
@@ -336,8 +343,18 @@ def _expi_impl(x):
     )
 
 
-_expi = custom_jvp(_expi_impl)
-_expi.defjvps(lambda g, ans, x: jnp.multiply(jnp.divide(jnp.exp(x), x), g))
+# One compiled program each, eager too, as JAX's jitted expi and its rule: XLA rounds the
+# fused program otherwise than the operations one by one.
+_expi = custom_jvp(jit(_expi_impl))
+
+
+@jit
+def _expi_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _expi(x), jnp.multiply(jnp.divide(jnp.exp(x), x), t)
+
+
+_expi.defjvp(_expi_jvp)
 
 
 def expi(x):
@@ -559,9 +576,10 @@ def _sici_impl(x):
     return jnp.multiply(jnp.sign(x), si), jnp.where(jnp.isneginf(x), math.nan, ci)
 
 
-_sici = custom_jvp(_sici_impl)
+_sici = custom_jvp(jit(_sici_impl))  # one program, as JAX's jitted sici (see _expi)
 
 
+@jit
 def _sici_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
     return _sici(x), (
@@ -1226,17 +1244,26 @@ def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None):
             "specified to use `sph_harm` within JAX transformations.",
         )
     )
-    theta = jnp.asarray(theta)
+    return _sph_harm(n, m, theta, phi, n_max)
+
+
+def _sph_harm_impl(n, m, theta, phi, n_max):
+    # As JAX's: the normalized Legendre table of every order and degree up to n_max at
+    # cos(theta), gathered (clipped) at (|m|, n, point), then the phase exp(i |m| phi).
     x = jnp.cos(theta)
-    n, m = jnp.asarray(n), jnp.asarray(m)
-    abs_m = jnp.abs(m)
-    legendre = _associated_legendre(n, abs_m, x, n_max)
-    angle = jnp.multiply(abs_m, phi)
-    harmonic = lax.complex(
-        jnp.multiply(legendre, jnp.cos(angle)), jnp.multiply(legendre, jnp.sin(angle))
-    )
-    sign = jnp.power(-1.0, abs_m)
-    return jnp.where(jnp.less(m, 0), jnp.multiply(sign, jnp.conjugate(harmonic)), harmonic)
+    size = n_max + 1
+    orders = np.arange(size).reshape(size, 1, 1)
+    degrees = np.arange(size).reshape(1, size, 1)
+    table = _associated_legendre(degrees, orders, x[None, None, :], n_max)
+    abs_m = abs(m)
+    legendre = table.at[abs_m, n, jnp.arange(len(n))].get(mode="clip")
+    angle = abs_m * phi
+    phase = lax.complex(jnp.cos(angle), jnp.sin(angle))
+    harmonic = lax.complex(legendre * jnp.real(phase), legendre * jnp.imag(phase))
+    return jnp.where(m < 0, (-1.0) ** abs_m * jnp.conjugate(harmonic), harmonic)
+
+
+_sph_harm = jit(_sph_harm_impl, static_argnums=(4,))
 
 
 # --- Fresnel integrals ------------------------------------------------------------------------

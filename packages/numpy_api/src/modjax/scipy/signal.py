@@ -221,17 +221,20 @@ def detrend(data: Any, axis: int = -1, type: str = "linear", bp: Any = 0, overwr
         )
     moved = jnp.moveaxis(x, axis, 0)
     flat = jnp.reshape(moved, (n, -1))
-    pieces = []
     for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
         m = int(hi - lo)
-        # The least-squares fit by [1, t] (t = (1..m)/m, as scipy) is a constant projection
-        # of the segment, built once in float64: no solve at run time.
-        design = np.stack([np.ones(m), np.arange(1, m + 1) / m], axis=1)
-        projection = jnp.asarray(design @ np.linalg.pinv(design), real_dtype(flat.dtype))
-        segment = flat[int(lo) : int(hi)]
-        pieces.append(segment - jnp.matmul(projection, segment, precision=lax.Precision.HIGHEST))
-    out = jnp.concatenate(pieces, axis=0) if pieces else flat
-    return jnp.moveaxis(jnp.reshape(out, moved.shape), 0, axis)
+        # As JAX: the least-squares fit by [1, t] (t = (1..m)/m, as scipy) solved by lstsq on
+        # the device, then subtracted in place (other bits with a precomputed projection).
+        design = jnp.vstack(
+            [
+                jnp.ones(m, dtype=flat.dtype),
+                jnp.arange(1, m + 1, dtype=flat.dtype) / flat.dtype.type(m),
+            ]
+        ).T
+        piece = slice(int(lo), int(hi))
+        coef = jnp.linalg.lstsq(design, flat[piece])[0]
+        flat = flat.at[piece].add(-jnp.matmul(design, coef, precision=lax.Precision.HIGHEST))
+    return jnp.moveaxis(jnp.reshape(flat, moved.shape), 0, axis)
 
 
 def _hann(n: int):

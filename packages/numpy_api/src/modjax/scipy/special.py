@@ -11,8 +11,8 @@ typed. ``xlogy`` and ``xlog1py`` are ``custom_jvp`` functions as in JAX;
 from __future__ import annotations
 
 import math
-import operator
 import warnings as _warnings
+from functools import partial
 
 import numpy as np
 
@@ -21,12 +21,14 @@ from modjax import lax
 
 # Imported under private names: this module's namespace is jax.scipy.special's.
 from modjax.autodiff import custom_jvp as _custom_jvp
+from modjax.autodiff import jvp as _jvp
 from modjax.autodiff import stop_gradient as _stop_gradient
 from modjax.lax._common import kind as _kind
 from modjax.numpy._util import aval as _aval
 from modjax.numpy._util import canonicalize_axes as _canonicalize_axes
 from modjax.numpy._util import promote_args_inexact as _promote_args_inexact
-from modjax.scipy import _lpmn
+from modjax.scipy import _lpmn, _special_complex
+from modjax.scipy import _special_coefficients as _coefficients
 from modjax.scipy._special_extra import (  # the functions beyond the gamma/erf core
     bernoulli,
     bessel_jn,
@@ -48,6 +50,7 @@ from modjax.scipy._special_extra import (  # the functions beyond the gamma/erf 
     sph_harm_y,
     wofz,
 )
+from modjax.tracecore import dtypes as _dtypes
 from modjax.tracecore.core import concrete_or_error
 
 __all__ = [
@@ -108,12 +111,29 @@ __all__ = [
 
 
 def _float_args(name, *args):
-    """Promote ``args`` to one inexact dtype (ints and bools to the default float)."""
-    out = _promote_args_inexact(name, *args)
-    for x in out:
-        if _kind(_aval(x).dtype) == "c":
-            raise TypeError(f"jax.scipy.special.{name} does not support complex inputs")
-    return [jnp.asarray(x) for x in out]
+    """Promote ``args`` to one inexact dtype (ints and bools to the default float).
+
+    Complex values pass: as in JAX, the lax primitive that cannot take them raises (for
+    example ``lgamma does not accept dtype complex64``), or the function says so itself.
+    """
+    return [jnp.asarray(x) for x in _promote_args_inexact(name, *args)]
+
+
+def _refuse_complex(name, x, message=None):
+    """Raise JAX's ValueError for a function that refuses complex inputs by name."""
+    if _kind(_aval(x).dtype) == "c":
+        raise ValueError(message or f"{name} does not support complex-valued inputs.")
+
+
+def _lax_const(x, value):
+    """``value`` as a constant of ``x``'s dtype, as JAX's ``lax._const``: a Python scalar
+    (weak) for a weakly typed 0-d ``x`` of the scalar's own dtype, else a strong array."""
+    dtype = jnp.result_type(x)
+    if _dtypes.is_weakly_typed(x) and jnp.ndim(x) == 0:
+        scalar = _dtypes.scalar_type_of(x)(value)
+        if jnp.result_type(scalar) == dtype:
+            return scalar
+    return np.array(value, dtype)
 
 
 def _float32_or_64(x, message_tail=""):
@@ -175,78 +195,109 @@ def ndtr(x):
 
 
 def _norm_logpdf(x):
-    return jnp.subtract(jnp.multiply(-0.5, jnp.square(x)), 0.5 * math.log(2 * math.pi))
+    # -x^2 / 2 - log(sqrt(2 pi)) with constants of x's dtype, as JAX's
+    t = jnp.result_type(x).type
+    return lax.sub(lax.mul(t(-0.5), lax.square(x)), t(np.log(np.sqrt(2 * np.pi))))
 
 
 def ndtri(p):
     """Compute the inverse of the standard normal CDF elementwise (jax.scipy.special.ndtri).
 
-    ``ndtri(0)`` is -inf, ``ndtri(1)`` inf, and arguments outside [0, 1] give NaN.
-    The lower half is solved for ``min(p, 1 - p)``: a starting point from
-    ``erf_inv`` (or the tail asymptotics below 1e-4), refined by Newton steps
-    on ``log ndtr``, which stay accurate far into the tail. Only float32 and
-    float64 ``p``, as in JAX: other dtypes are a TypeError.
+    Cephes' piecewise rational approximations, as JAX's: a central one in
+    ``p - 1/2`` and two tail ones in ``1 / sqrt(-2 log p)``, for ``p`` or its
+    complement. ``ndtri(0)`` is -inf, ``ndtri(1)`` inf. Only float32 and float64
+    ``p``, as in JAX: other dtypes are a TypeError.
     """
-    p = _float32_or_64(p, _SEE_DOCSTRING)
-    upper = jnp.greater(p, 0.5)
-    q = jnp.where(upper, jnp.subtract(1.0, p), p)  # (not a minimum: its derivative splits at 0.5)
-    safe_q = jnp.maximum(q, np.finfo(p.dtype).tiny)
-    # each branch gets inputs where it is finite, so that no NaN reaches the derivatives
-    in_tail = jnp.less(safe_q, 1e-4)
-    q_central = jnp.where(in_tail, 1e-4, safe_q)
-    q_tail = jnp.where(in_tail, safe_q, 1e-4)
-    central = jnp.multiply(
-        math.sqrt(2.0), lax.erf_inv(jnp.subtract(jnp.multiply(2.0, q_central), 1))
-    )
-    t = jnp.multiply(-2.0, jnp.log(q_tail))
-    tail = jnp.negative(jnp.sqrt(jnp.subtract(t, jnp.log(jnp.multiply(2 * math.pi, t)))))
-    x = jnp.where(in_tail, tail, central)
-    log_q = jnp.log(safe_q)
-    for _ in range(3):  # Newton on log(ndtr(x)) = log(q): fast and stable in the tail
-        cdf = ndtr(x)
-        step = jnp.multiply(
-            jnp.subtract(jnp.log(cdf), log_q), jnp.divide(cdf, jnp.exp(_norm_logpdf(x)))
-        )
-        x = jnp.subtract(x, step)
-    x = jnp.where(upper, jnp.negative(x), x)
-    x = jnp.where(jnp.equal(p, 0), -math.inf, x)
-    x = jnp.where(jnp.equal(p, 1), math.inf, x)
-    outside = jnp.logical_or(jnp.less(p, 0), jnp.greater(p, 1))
-    return jnp.where(jnp.logical_or(outside, jnp.isnan(p)), math.nan, x)
+    dtype = np.dtype(_aval(p).dtype if not isinstance(p, float) else jnp.result_type(float))
+    if dtype not in (np.float32, np.float64):
+        raise TypeError(f"x.dtype={dtype} is not supported{_SEE_DOCSTRING}.")
+    t = dtype.type
+    c = {k: np.array(v) for k, v in _coefficients.NDTRI.items()}
+    shape = jnp.shape(p)
+    # the tail formulas run on min(p, 1 - p); 0 is replaced where it would make NaNs
+    mcp = jnp.where(p > t(-np.expm1(-2.0)), t(1.0) - p, p)
+    mcp = jnp.where(mcp == t(0.0), jnp.full(shape, t(0.5)), mcp)
+    w = mcp - t(0.5)
+    ww = lax.square(w)
+    central = w + w * ww * (jnp.polyval(c["p0"].astype(t), ww) / jnp.polyval(c["q0"].astype(t), ww))
+    central = central * -t(np.sqrt(2.0 * np.pi))
+    z = lax.sqrt(t(-2.0) * lax.log(mcp))
+    first = z - lax.log(z) / z
+    far = jnp.polyval(c["p2"].astype(t), 1 / z) / jnp.polyval(c["q2"].astype(t), 1 / z) / z
+    near = jnp.polyval(c["p1"].astype(t), 1 / z) / jnp.polyval(c["q1"].astype(t), 1 / z) / z
+    tails = jnp.where(z >= t(8.0), first - far, first - near)
+    x = jnp.where(mcp > t(np.exp(-2.0)), central, tails)
+    x = jnp.where(p > t(1.0 - np.exp(-2.0)), x, -x)
+    infinity = jnp.full(shape, t(np.inf))
+    return jnp.where(p == t(0.0), -infinity, jnp.where(p == t(1.0), infinity, x))
 
 
 def log_ndtr(x, series_order: int = 3):
     """Compute ``log(ndtr(x))`` elementwise, accurately in both tails (jax.scipy.special.log_ndtr).
 
-    Far in the lower tail it uses the asymptotic series of ``series_order``
-    terms (0 to 30), far in the upper tail ``-ndtr(-x)``. Only float32 and float64
-    ``x``, as in JAX: other dtypes are a TypeError.
+    As JAX's: ``log(ndtr(x))`` in the middle, ``-ndtr(-x)`` above it and the asymptotic
+    series of ``series_order`` terms (0 to 30) below; its derivative is
+    ``exp(log phi(x) - log_ndtr(x))``. Only float32 and float64 ``x``, as in JAX: other
+    dtypes are a TypeError.
     """
-    series_order = operator.index(series_order)
-    if not 0 <= series_order <= 30:
-        raise ValueError(f"series_order must be in [0, 30], got {series_order}")
-    x = _float32_or_64(x)
-    x = lax.convert_element_type(x, x.dtype)  # strongly typed, as JAX's (its constants are)
-    lower, upper = (-20.0, 8.0) if x.dtype == np.float64 else (-10.0, 5.0)
-    # middle: log of the CDF itself
-    mid_x = jnp.clip(x, lower, upper)
-    middle = jnp.log(ndtr(mid_x))
-    # upper tail: log(1 - q) ~ -q
-    up_x = jnp.maximum(x, upper)
-    upper_tail = jnp.negative(ndtr(jnp.negative(up_x)))
-    # lower tail: log(phi(x) / -x) + log(1 + sum_k (-1)^k (2k-1)!! / x^(2k))
-    lo_x = jnp.minimum(x, lower)
-    inv_x2 = jnp.reciprocal(jnp.square(lo_x))
-    series = jnp.ones_like(lo_x)
-    term = jnp.ones_like(lo_x)
-    for k in range(1, series_order + 1):
-        term = jnp.multiply(term, jnp.multiply(-(2 * k - 1), inv_x2))
-        series = jnp.add(series, term)
-    lower_tail = jnp.add(
-        jnp.subtract(_norm_logpdf(lo_x), jnp.log(jnp.negative(lo_x))), jnp.log(series)
-    )
-    out = jnp.where(jnp.greater(x, upper), upper_tail, middle)
-    return jnp.where(jnp.less(x, lower), lower_tail, out)
+    # series_order goes to the custom-JVP function explicitly (a default is not resolved there)
+    return _log_ndtr(x, series_order)
+
+
+@partial(_custom_jvp, nondiff_argnums=(1,))
+def _log_ndtr(x, series_order):
+    if not isinstance(series_order, int):
+        raise TypeError("series_order must be a Python integer.")
+    if series_order < 0:
+        raise ValueError("series_order must be non-negative.")
+    if series_order > 30:
+        raise ValueError("series_order must be <= 30.")
+    x = jnp.asarray(x)
+    if x.dtype == np.float64:
+        lower, upper = np.float64(-20.0), np.float64(8.0)
+    elif x.dtype == np.float32:
+        lower, upper = np.float32(-10.0), np.float32(5.0)
+    else:
+        raise TypeError(f"x.dtype={x.dtype} is not supported.")
+    above = lax.gt(x, upper)
+    # one ndtr for both the middle and the upper tail keeps the program small, as JAX's
+    cdf = ndtr(jnp.where(above, -x, lax.max(x, lower)))
+    lower_tail = _log_ndtr_lower(lax.min(x, lower), series_order)
+    return jnp.where(above, -cdf, jnp.where(lax.gt(x, lower), lax.log(cdf), lower_tail))
+
+
+def _log_ndtr_jvp(series_order, primals, tangents):
+    (x,), (t,) = primals, tangents
+    ans = _log_ndtr(x, series_order)
+    return ans, lax.mul(t, lax.exp(lax.sub(_norm_logpdf(x), ans)))
+
+
+_log_ndtr.defjvp(_log_ndtr_jvp)
+
+
+def _log_ndtr_lower(x, series_order):
+    """``log ndtr`` for very negative ``x``: ``log(phi(x) / -x)`` plus the log of the series."""
+    t = x.dtype.type
+    log_scale = -t(0.5) * lax.square(x) - lax.log(-x) - t(0.5 * np.log(2.0 * np.pi))
+    return log_scale + lax.log(_log_ndtr_series(x, series_order))
+
+
+def _log_ndtr_series(x, series_order):
+    """``1 + sum_n (-1)^n (2n-1)!! / x^(2n)``, the even and odd terms summed apart (JAX's order)."""
+    t = x.dtype.type
+    if series_order <= 0:
+        return np.array(1, t)
+    x2 = lax.square(x)
+    even, odd = jnp.zeros_like(x), jnp.zeros_like(x)
+    x2n = x2
+    for n in range(1, series_order + 1):
+        term = np.array(np.prod(np.arange(2 * n - 1, 1, -2)), t) / x2n
+        if n % 2:
+            odd = odd + term
+        else:
+            even = even + term
+        x2n = x2n * x2
+    return t(1.0) + even - odd
 
 
 # --- the gamma family ----------------------------------------------------------------------------
@@ -259,29 +310,38 @@ def gammaln(x):
 
 
 def loggamma(x):
-    """Compute the log of the gamma function for real ``x`` (jax.scipy.special.loggamma).
+    """Compute the log of the gamma function (jax.scipy.special.loggamma).
 
-    Unlike ``gammaln`` (the log of ``|Gamma|``) it is NaN for ``x <= 0``, as in JAX and
-    SciPy's real ``loggamma``.
+    Unlike ``gammaln`` (the log of ``|Gamma|``) it is NaN for real ``x <= 0``; complex
+    ``x`` gives the principal branch, as SciPy's.
     """
     (x,) = _float_args("loggamma", x)
-    return jnp.where(jnp.greater(x, 0), lax.lgamma(x), math.nan)
+    if _kind(x.dtype) == "c":
+        return _special_complex.complex_loggamma(x)
+    return jnp.where(x > 0, lax.lgamma(x), jnp.nan)
 
 
 def gammasgn(x):
-    """Return the sign of the gamma function, NaN at its poles (jax.scipy.special.gammasgn)."""
+    """Return the sign of the gamma function, NaN at its poles (jax.scipy.special.gammasgn).
+
+    ``-0.0`` gives -1 (the limit from below), as in JAX.
+    """
     (x,) = _float_args("gammasgn", x)
-    floor = jnp.floor(x)
-    pole = jnp.logical_and(jnp.less(x, 0), jnp.equal(x, floor))
-    odd = jnp.equal(jnp.remainder(floor, 2), 1)  # floor(x) odd: Gamma < 0 for x < 0
-    sign = jnp.where(jnp.logical_and(jnp.less(x, 0), odd), -1.0, 1.0).astype(x.dtype)
-    return jnp.where(jnp.logical_or(pole, jnp.isnan(x)), math.nan, sign)
+    _refuse_complex("gammasgn", x)
+    t = x.dtype.type
+    floor = lax.floor(x)
+    negative = x < 0
+    pole = (negative & (x == floor)) | jnp.isnan(x)
+    minus = (negative & (floor % 2 != 0)) | ((x == 0) & jnp.signbit(x))
+    return jnp.select([pole, minus], [t(np.nan), t(-1.0)], t(1.0))
 
 
 def gamma(x):
     """Compute the gamma function elementwise (jax.scipy.special.gamma)."""
     (x,) = _float_args("gamma", x)
-    return jnp.multiply(gammasgn(x), jnp.exp(lax.lgamma(x)))
+    if _kind(x.dtype) == "c":
+        return _special_complex.complex_gamma(x)
+    return gammasgn(x) * lax.exp(lax.lgamma(x))
 
 
 def digamma(x):
@@ -299,6 +359,7 @@ def polygamma(n, x):
     if _kind(n_dtype) not in "iu":
         raise ValueError(f"Argument `n` to polygamma must be of integer type. Got dtype {n_dtype}.")
     n, x = _float_args("polygamma", n, x)
+    _refuse_complex("polygamma", x)
     n, x = _broadcast("polygamma", n, x)
     return lax.polygamma(n, x)
 
@@ -308,16 +369,18 @@ def multigammaln(a, d):
 
     (jax.scipy.special.multigammaln)
     """
-    # As JAX: ``d`` is a concrete number taken by ``int`` (2.5 is 2), and the result is
-    # strongly typed. JAX computes junk for a negative ``d``; that is an error here.
+    # As JAX: ``d`` is a concrete number taken by ``int`` (2.5 is 2). JAX computes junk for
+    # a negative ``d``; that is an error here.
     d = int(concrete_or_error(d, "d argument of multigammaln"))
     if d < 0:
         raise ValueError(f"multigammaln: d must be a non-negative integer, got {d}")
-    (a,) = _float_args("multigammaln", a)
-    total = jnp.multiply(jnp.ones_like(a), d * (d - 1) / 4 * math.log(math.pi))
-    for j in range(d):
-        total = jnp.add(total, lax.lgamma(jnp.subtract(a, j / 2)))
-    return lax.convert_element_type(total, _aval(total).dtype)
+    a, d_ = _float_args("multigammaln", a, d)
+    t = a.dtype.type
+    constant = lax.mul(lax.mul(lax.mul(t(0.25), d_), lax.sub(d_, t(1))), lax.log(t(np.pi)))
+    # one lgamma of a - j/2 for every j along a new last axis, then their sum (JAX's order)
+    b = lax.div(jnp.arange(d, dtype=d_.dtype), t(2))
+    terms = gammaln(jnp.expand_dims(a, -1) - jnp.expand_dims(b, tuple(range(a.ndim))))
+    return jnp.sum(terms, axis=-1) + constant
 
 
 def factorial(n, exact: bool = False):
@@ -325,8 +388,7 @@ def factorial(n, exact: bool = False):
     if exact:
         raise NotImplementedError("factorial with exact=True")
     (n,) = _float_args("factorial", n)
-    # n's dtype and weak type already (0.0 is weak)
-    return jnp.where(jnp.less(n, 0), 0.0, jnp.exp(lax.lgamma(jnp.add(n, 1))))
+    return jnp.where(n < 0, 0, lax.exp(lax.lgamma(n + 1)))
 
 
 def gammainc(a, x):
@@ -417,28 +479,77 @@ def betaln(a, b):
 def beta(a, b):
     """Compute the beta function ``Gamma(a) Gamma(b) / Gamma(a + b)`` (jax.scipy.special.beta)."""
     a, b = _float_args("beta", a, b)
-    sign = jnp.multiply(jnp.multiply(gammasgn(a), gammasgn(b)), gammasgn(jnp.add(a, b)))
-    return jnp.multiply(sign, jnp.exp(betaln(a, b)))
+    _refuse_complex("beta", a)
+    sign = gammasgn(a) * gammasgn(b) * gammasgn(a + b)
+    return sign * lax.exp(betaln(a, b))
 
 
 def betainc(a, b, x):
     """Compute the regularized incomplete beta function I_x(a, b) (jax.scipy.special.betainc)."""
-    a, b, x = _broadcast("betainc", *_float_args("betainc", a, b, x))
+    a, b, x = _float_args("betainc", a, b, x)
+    _refuse_complex("betainc", x)
+    a, b, x = _broadcast("betainc", a, b, x)
     return lax.betainc(a, b, x)
 
 
-def zeta(x, q=None):
-    """Compute the Hurwitz zeta function ``sum_k (k + q)^-x`` (jax.scipy.special.zeta).
-
-    ``q=None`` (the Riemann zeta function) is not implemented, as in JAX.
-    """
+def _riemann_refused(q):
     if q is None:
         raise NotImplementedError(
             "Riemann zeta function not implemented; pass q != None to compute the Hurwitz Zeta "
             "function."
         )
+
+
+@_custom_jvp
+def zeta(x, q=None):
+    """Compute the Hurwitz zeta function ``sum_k (k + q)^-x`` (jax.scipy.special.zeta).
+
+    ``q=None`` (the Riemann zeta function) is not implemented, as in JAX. Derivatives
+    (in ``x`` and ``q``) are those of Johansson's Euler-Maclaurin series, whose value is
+    also the primal output under differentiation, as in JAX.
+    """
+    _riemann_refused(q)
     x, q = _broadcast("zeta", *_float_args("zeta", x, q))
     return lax.zeta(x, q)
+
+
+def _zeta_bernoulli_ratios(count):
+    """``(2k)! / B_2k`` for k = 1..count (B_2k the Bernoulli numbers), as floats."""
+    from fractions import Fraction
+
+    a, numbers = [], []
+    for m in range(2 * count + 1):  # Akiyama-Tanigawa: B_m (with B_1 = +1/2)
+        a.append(Fraction(1, m + 1))
+        for j in range(m, 0, -1):
+            a[j - 1] = j * (a[j - 1] - a[j])
+        numbers.append(a[0])
+    return tuple(float(math.factorial(2 * k) / numbers[2 * k]) for k in range(1, count + 1))
+
+
+_ZETA_BERNOULLI = _zeta_bernoulli_ratios(16)
+
+
+def _zeta_series(x, q):
+    """Hurwitz zeta by Euler-Maclaurin summation (Johansson 2015, formula 5): N terms, the
+    integral of the tail and M correction terms, N = M = 8 (float32) or 16, as JAX's."""
+    _riemann_refused(q)
+    s, a = _float_args("zeta", x, q)
+    t = a.dtype.type
+    n = t(8) if a.dtype == np.float32 else t(16)
+    s_, a_ = jnp.expand_dims(s, -1), jnp.expand_dims(a, -1)
+    k = jnp.expand_dims(np.arange(n, dtype=n.dtype), tuple(range(a.ndim)))
+    head = jnp.sum((a_ + k) ** -s_, -1)
+    integral = lax.div((a + n) ** (t(1) - s), s - t(1))
+    t0 = (a + n) ** -s
+    m = jnp.expand_dims(np.arange(2 * n, dtype=n.dtype), tuple(range(s.ndim)))
+    ratios = jnp.cumprod((s_ + m) / (a_ + n), -1)[..., ::2]
+    ratios = jnp.clip(ratios, max=jnp.finfo(t).max)
+    coefficients = np.array(_ZETA_BERNOULLI[: ratios.shape[-1]], dtype=t)
+    ratios = ratios / np.expand_dims(coefficients, tuple(range(a.ndim)))
+    return head + integral + t0 * (t(0.5) + ratios.sum(-1))
+
+
+zeta.defjvp(lambda primals, tangents: _jvp(_zeta_series, primals, tangents))
 
 
 # --- Bessel functions -------------------------------------------------------------------------
@@ -465,13 +576,13 @@ def i1e(x):
 def i0(x):
     """Compute the modified Bessel function of the first kind, order 0 (jax.scipy.special.i0)."""
     (x,) = _float_args("i0", x)
-    return jnp.i0(x)
+    return lax.mul(lax.exp(lax.abs(x)), lax.bessel_i0e(x))
 
 
 def i1(x):
     """Compute the modified Bessel function of the first kind, order 1 (jax.scipy.special.i1)."""
     (x,) = _float_args("i1", x)
-    return jnp.multiply(jnp.exp(jnp.maximum(x, jnp.negative(x))), lax.bessel_i1e(x))
+    return lax.mul(lax.exp(lax.abs(x)), lax.bessel_i1e(x))
 
 
 # --- logistic, entropies ---------------------------------------------------------------------
@@ -483,36 +594,36 @@ def expit(x):
     return lax.logistic(x)
 
 
+@_custom_jvp
 def logit(x):
     """Compute the log-odds ``log(x / (1 - x))``, the inverse of ``expit``.
 
     (jax.scipy.special.logit)
     """
     (x,) = _float_args("logit", x)
-    return jnp.log(jnp.divide(x, jnp.subtract(1, x)))
+    return lax.log(lax.div(x, lax.sub(_lax_const(x, 1), x)))
+
+
+def _logit_jvp(g, ans, x):
+    return lax.div(g, lax.mul(x, lax.sub(_lax_const(x, 1), x)))
+
+
+logit.defjvps(_logit_jvp)
 
 
 @_custom_jvp
 def xlogy(x, y):
-    """Compute ``x * log(y)``, with 0 where ``x`` is 0 (jax.scipy.special.xlogy)."""
+    """Compute ``x * log(y)``, 0 where ``x`` is 0 unless ``y`` is NaN (jax.scipy.special.xlogy)."""
     x, y = _float_args("xlogy", x, y)
-    zero = _zero_times_log(x, y)
-    safe_y = jnp.where(zero, 1, y)
-    return jnp.where(zero, 0, jnp.multiply(x, jnp.log(safe_y)))
-
-
-def _zero_times_log(x, y):
-    """Return where ``xlogy``/``xlog1py`` are 0: ``x`` is 0 and ``y`` not NaN (as in JAX)."""
-    return jnp.logical_and(jnp.equal(x, 0), jnp.logical_not(jnp.isnan(y)))
+    keep = (x != 0.0) | jnp.isnan(y)
+    return jnp.where(keep, lax.mul(x, lax.log(y)), jnp.zeros_like(x))
 
 
 def _xlogy_jvp(primals, tangents):
     x, y = primals
     x_dot, y_dot = tangents
     out = xlogy(x, y)
-    x, y = _float_args("xlogy", x, y)
-    t = jnp.add(jnp.multiply(x_dot, jnp.log(y)), jnp.divide(jnp.multiply(y_dot, x), y))
-    return out, jnp.broadcast_to(t, out.shape).astype(out.dtype)
+    return out, (x_dot * lax.log(y) + y_dot * x / y).astype(out.dtype)
 
 
 xlogy.defjvp(_xlogy_jvp)
@@ -520,35 +631,43 @@ xlogy.defjvp(_xlogy_jvp)
 
 @_custom_jvp
 def xlog1py(x, y):
-    """Compute ``x * log1p(y)``, with 0 where ``x`` is 0 (jax.scipy.special.xlog1py)."""
+    """Compute ``x * log1p(y)``, 0 where ``x`` is 0 unless ``y`` is NaN.
+
+    (jax.scipy.special.xlog1py)
+    """
     x, y = _float_args("xlog1py", x, y)
-    zero = _zero_times_log(x, y)
-    safe_y = jnp.where(zero, 0, y)
-    return jnp.where(zero, 0, jnp.multiply(x, jnp.log1p(safe_y)))
+    keep = (x != 0.0) | jnp.isnan(y)
+    return jnp.where(keep, lax.mul(x, lax.log1p(y)), jnp.zeros_like(x))
 
 
 def _xlog1py_jvp(primals, tangents):
     x, y = primals
     x_dot, y_dot = tangents
     out = xlog1py(x, y)
-    x, y = _float_args("xlog1py", x, y)
-    t = jnp.add(
-        jnp.multiply(x_dot, jnp.log1p(y)), jnp.divide(jnp.multiply(y_dot, x), jnp.add(y, 1))
-    )
-    return out, jnp.broadcast_to(t, out.shape).astype(out.dtype)
+    return out, (x_dot * lax.log1p(y) + y_dot * x / (1 + y)).astype(out.dtype)
 
 
 xlog1py.defjvp(_xlog1py_jvp)
 
 
+@_custom_jvp
+def _xlogx(x):
+    return xlogy(x, x)
+
+
+def _xlogx_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    return _xlogx(x), x_dot * (lax.log(x) + 1)
+
+
+_xlogx.defjvp(_xlogx_jvp)
+
+
 def entr(x):
     """Compute the entropy term ``-x log(x)``: 0 at 0, -inf below (jax.scipy.special.entr)."""
     (x,) = _float_args("entr", x)
-    positive = jnp.greater(x, 0)
-    safe = jnp.where(positive, x, 1)
-    out = jnp.where(positive, jnp.negative(jnp.multiply(x, jnp.log(safe))), 0)
-    out = jnp.where(jnp.less(x, 0), -math.inf, out)
-    return jnp.where(jnp.isnan(x), x, out)
+    _refuse_complex("entr", x)
+    return lax.select(lax.lt(x, _lax_const(x, 0)), lax.full_like(x, -np.inf), lax.neg(_xlogx(x)))
 
 
 def rel_entr(p, q):
@@ -556,24 +675,23 @@ def rel_entr(p, q):
 
     0 where ``p == 0`` and ``q >= 0``; inf where either is negative or ``q == 0 < p``.
     """
-    p, q = _broadcast("rel_entr", *_float_args("rel_entr", p, q))
-    both_positive = jnp.logical_and(jnp.greater(p, 0), jnp.greater(q, 0))
-    safe_p, safe_q = jnp.where(both_positive, p, 1), jnp.where(both_positive, q, 1)
-    value = jnp.multiply(safe_p, jnp.log(jnp.divide(safe_p, safe_q)))
-    zero = jnp.logical_and(jnp.equal(p, 0), jnp.greater_equal(q, 0))
-    out = jnp.where(both_positive, value, jnp.where(zero, 0, math.inf))
-    return jnp.where(jnp.logical_or(jnp.isnan(p), jnp.isnan(q)), math.nan, out)
+    p, q = _float_args("rel_entr", p, q)
+    _refuse_complex("rel_entr", p)
+    zero = _lax_const(p, 0.0)
+    both_positive = (p > zero) & (q > zero)
+    zero_term = (p == zero) & (q >= zero)
+    safe_p = jnp.where(both_positive, p, 1)
+    safe_q = jnp.where(both_positive, q, 1)
+    # p log p - p log q, as JAX's (not p log(p / q): other bits)
+    value = lax.sub(_xlogx(safe_p), xlogy(safe_p, safe_q))
+    return jnp.where(both_positive, value, jnp.where(zero_term, zero, np.inf))
 
 
 def kl_div(p, q):
     """Compute the Kullback-Leibler term ``p log(p / q) - p + q`` (jax.scipy.special.kl_div)."""
-    p, q = _broadcast("kl_div", *_float_args("kl_div", p, q))
-    both_positive = jnp.logical_and(jnp.greater(p, 0), jnp.greater(q, 0))
-    safe_p, safe_q = jnp.where(both_positive, p, 1), jnp.where(both_positive, q, 1)
-    value = jnp.add(jnp.subtract(jnp.multiply(safe_p, jnp.log(jnp.divide(safe_p, safe_q))), p), q)
-    zero = jnp.logical_and(jnp.equal(p, 0), jnp.greater_equal(q, 0))
-    out = jnp.where(both_positive, value, jnp.where(zero, q, math.inf))
-    return jnp.where(jnp.logical_or(jnp.isnan(p), jnp.isnan(q)), math.nan, out)
+    p, q = _float_args("kl_div", p, q)
+    _refuse_complex("kl_div", p)
+    return rel_entr(p, q) - p + q
 
 
 # --- logsumexp and softmax -----------------------------------------------------------------

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
 
 import modjax.numpy as jnp
 from modjax.numpy._util import canonicalize_axis, check_arraylike, promote_args_inexact
+from modjax.runtime import jit
 from modjax.tracecore import dtypes
 
 
@@ -55,7 +57,8 @@ def mode(a, axis=0, nan_policy="propagate", keepdims=False):
         return ModeResult(nan, jnp.zeros(out_shape, dtypes.default_float_dtype()))
     x = jnp.sort(x, axis=0)
     # count of each sorted entry's value: pairwise equality, fine for the sizes mode is used on
-    counts = jnp.sum(x[:, None, :] == x[None, :, :], axis=1, dtype=np.int32)
+    # (the default int, as the counts of JAX's jnp.unique: int64 with x64)
+    counts = jnp.sum(x[:, None, :] == x[None, :, :], axis=1, dtype=dtypes.default_int_dtype())
     first = jnp.argmax(counts, axis=0)  # the first maximal count: the smallest modal value
     values = jnp.take_along_axis(x, first[None, :], axis=0)[0]
     return ModeResult(
@@ -108,6 +111,7 @@ def rankdata(a, method="average", *, axis=None, nan_policy="propagate"):
     return jnp.where(jnp.any(jnp.isnan(a)), math.nan, ranks).astype(out_dtype)
 
 
+@partial(jit, static_argnames=("axis", "nan_policy", "keepdims"))  # as JAX's
 def sem(a, axis=0, ddof=1, nan_policy="propagate", *, keepdims=False):
     """Compute the standard error of the mean along ``axis`` (jax.scipy.stats.sem).
 

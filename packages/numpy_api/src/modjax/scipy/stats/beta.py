@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import modjax.numpy as jnp
+from modjax import lax
 from modjax.scipy import special
 
 from ._common import NEG_INF, const, promote, standardize
@@ -30,8 +31,9 @@ def pdf(x, a, b, loc=0, scale=1):
 
 
 def _unit_y(x, loc, scale):
-    # clipped by strong bounds, which make the CDF and SF strong as in JAX
-    return jnp.clip(standardize(x, loc, scale), const(x, 0), const(x, 1))
+    # lax.clamp, as JAX's (its derivative is 0 outside, where clip's min/max leave NaN from
+    # log(0)); strong bounds make the CDF and SF strong as in JAX
+    return lax.clamp(const(x, 0), standardize(x, loc, scale), const(x, 1))
 
 
 def cdf(x, a, b, loc=0, scale=1):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import modjax.numpy as jnp
+from modjax import lax
 from modjax.scipy import special
 
 from ._common import NEG_INF, const, promote, standardize
@@ -26,8 +27,8 @@ def pdf(x, df, loc=0, scale=1):
 
 
 def _half_y(x, loc, scale):
-    # strong bounds and factor 2, which make the CDF and SF strong as in JAX
-    return jnp.clip(jnp.divide(x - loc, scale * const(scale, 2)), const(x, 0), const(x, math.inf))
+    # lax.clamp, as JAX's (see beta); strong bounds and factor 2 make the CDF and SF strong
+    return lax.clamp(const(x, 0), jnp.divide(x - loc, scale * const(scale, 2)), const(x, math.inf))
 
 
 def cdf(x, df, loc=0, scale=1):

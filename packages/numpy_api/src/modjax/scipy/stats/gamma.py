@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import modjax.numpy as jnp
+from modjax import lax
 from modjax.scipy import special
 
 from ._common import NEG_INF, const, promote, standardize
@@ -28,7 +29,7 @@ def pdf(x, a, loc=0, scale=1):
 def cdf(x, a, loc=0, scale=1):
     """Compute the gamma CDF, the regularized lower incomplete gamma (jax.scipy.stats.gamma.cdf)."""
     x, a, loc, scale = promote("gamma.cdf", x, a, loc, scale)
-    y = jnp.clip(standardize(x, loc, scale), const(x, 0), const(x, math.inf))
+    y = lax.clamp(const(x, 0), standardize(x, loc, scale), const(x, math.inf))
     return special.gammainc(a, y)
 
 

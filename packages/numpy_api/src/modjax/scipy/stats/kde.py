@@ -8,6 +8,7 @@ the inverse kernel covariance, then sums (or log-sum-exps) the kernels.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -15,10 +16,12 @@ import modjax.numpy as jnp
 from modjax import random
 from modjax.lax._common import kind
 from modjax.numpy._util import aval, check_arraylike, promote_dtypes_inexact
+from modjax.runtime import jit
 from modjax.scipy import linalg, special
 from modjax.tracecore.tree_util import register_pytree_node_class
 
 
+@partial(jit, static_argnums=0)  # one program, eager too, as JAX's kernel evaluation
 def _log_kernel_sums(in_log, data, weights, points, precision):
     """Evaluate the weighted Gaussian kernel sum (or its log) at each column of ``points``."""
     data, weights, points, precision = promote_dtypes_inexact(data, weights, points, precision)
@@ -167,6 +170,9 @@ class gaussian_kde:  # noqa: N801 (JAX's name)
 
     def integrate_box_1d(self, low, high):
         """Integrate a 1-D density over [low, high] (gaussian_kde.integrate_box_1d)."""
+        return _integrate_box_1d(self, low, high)
+
+    def _integrate_box_1d(self, low, high):
         if self.d != 1:
             raise ValueError("integrate_box_1d() only handles 1D pdfs")
         if np.ndim(low) != 0 or np.ndim(high) != 0:
@@ -211,3 +217,7 @@ class gaussian_kde:  # noqa: N801 (JAX's name)
         """Not implemented, as in JAX (gaussian_kde.set_bandwidth)."""
         del bw_method
         raise NotImplementedError("dynamically changing the bandwidth method is not supported")
+
+
+# one program, eager too, as JAX's jitted method (the estimator is a pytree)
+_integrate_box_1d = jit(gaussian_kde._integrate_box_1d)

@@ -14,7 +14,8 @@ def logpmf(k, n, p, loc=0):
     y = k - loc
     one = const(k, 1)
     comb = special.gammaln(y + n) - special.gammaln(n) - special.gammaln(y + one)
-    out = comb + special.xlogy(n, p) + special.xlogy(y, one - p)
+    # comb + (xlogy(n, p) + xlogy(y, 1 - p)), JAX's grouping (other bits otherwise)
+    out = comb + (special.xlogy(n, p) + special.xlogy(y, one - p))
     return jnp.where(k < loc, NEG_INF, out)
 
 

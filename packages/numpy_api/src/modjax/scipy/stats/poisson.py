@@ -6,6 +6,7 @@ import math
 
 import modjax.numpy as jnp
 from modjax.numpy._util import check_arraylike, promote_dtypes_inexact
+from modjax.runtime import jit
 from modjax.scipy import special
 
 from ._common import NEG_INF, const, promote
@@ -41,6 +42,7 @@ def _entropy_by_sum(mu, terms, upper):
     return jnp.sum(special.entr(probs), axis=0)
 
 
+@jit  # one program, eager too, as JAX's
 def entropy(mu, loc=0):
     """Compute the entropy of the Poisson distribution (jax.scipy.stats.poisson.entropy).
 

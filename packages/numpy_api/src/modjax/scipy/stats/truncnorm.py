@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import modjax.numpy as jnp
+from modjax.runtime import jit
 from modjax.scipy import special
 
 from . import norm
@@ -35,6 +36,7 @@ def _log_mass(a, b):
     return jnp.where(central, middle, tail)
 
 
+@jit  # one program, eager too, as JAX's
 def logpdf(x, a, b, loc=0, scale=1):
     """Compute the log of the truncated normal density (jax.scipy.stats.truncnorm.logpdf)."""
     x, a, b, loc, scale = promote("truncnorm.logpdf", x, a, b, loc, scale)
@@ -49,6 +51,7 @@ def pdf(x, a, b, loc=0, scale=1):
     return jnp.exp(logpdf(x, a, b, loc, scale))
 
 
+@jit  # one program, eager too, as JAX's
 def logcdf(x, a, b, loc=0, scale=1):
     """Compute the log of the truncated normal CDF (jax.scipy.stats.truncnorm.logcdf)."""
     x, a, b, loc, scale = promote("truncnorm.logcdf", x, a, b, loc, scale)
@@ -65,17 +68,20 @@ def logcdf(x, a, b, loc=0, scale=1):
     return jnp.where(a >= b, math.nan, out)
 
 
+@jit  # one program, eager too, as JAX's
 def cdf(x, a, b, loc=0, scale=1):
     """Compute the truncated normal CDF (jax.scipy.stats.truncnorm.cdf)."""
     return jnp.exp(logcdf(x, a, b, loc, scale))
 
 
+@jit  # one program, eager too, as JAX's
 def logsf(x, a, b, loc=0, scale=1):
     """Compute the log of the truncated normal SF (jax.scipy.stats.truncnorm.logsf)."""
     x, a, b, loc, scale = promote("truncnorm.logsf", x, a, b, loc, scale)
     return logcdf(-x, -b, -a, -loc, scale)
 
 
+@jit  # one program, eager too, as JAX's
 def sf(x, a, b, loc=0, scale=1):
     """Compute the truncated normal survival function (jax.scipy.stats.truncnorm.sf)."""
     return jnp.exp(logsf(x, a, b, loc, scale))
