@@ -155,9 +155,7 @@ def broadcast_shapes(name: str, shapes: Sequence[tuple[int, ...]]) -> tuple[int,
         return ()
     ranks = {len(s) for s in ranked}
     if len(ranks) != 1:
-        raise TypeError(
-            f"{name}: arrays must have the same number of dimensions, got {ranks}"
-        )
+        raise TypeError(f"{name}: arrays must have the same number of dimensions, got {ranks}")
     out = []
     for sizes in zip(*ranked, strict=True):
         distinct = {d for d in sizes if d != 1}
