@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 
 import modjax.numpy as jnp
+from modjax import lax
 from modjax.numpy._util import promote_args_inexact, result_type
-from modjax.tracecore import dtypes
+from modjax.scipy.special import _lax_const as const  # JAX's lax._const
 
 NAN = math.nan
 NEG_INF = -math.inf
@@ -25,19 +26,11 @@ def promote(name, *args):
     return [jnp.asarray(a, dtype) for a in out]
 
 
-def const(x, value):
-    """Return ``value`` as a constant of ``x``'s dtype, as JAX's ``lax._const`` does.
-
-    A strong 0-d array, which makes a result strong where every argument is weak (an
-    int32 ``x`` with Python float parameters), as JAX's is; but a weak Python scalar
-    where ``x`` is a weak 0-d value (every argument a Python scalar).
-    """
-    dtype = jnp.result_type(x)
-    if dtypes.is_weakly_typed(x) and jnp.ndim(x) == 0:
-        scalar = dtypes.scalar_type_of(x)(value)
-        if jnp.result_type(scalar) == dtype:
-            return scalar
-    return jnp.asarray(value, dtype)
+def standardized_lax(name, x, loc, scale):
+    """``(x - loc) / scale`` in lax ops on the promoted arguments, as JAX's gumbel
+    functions compute it, and whether ``scale`` is positive."""
+    x, loc, scale = promote(name, x, loc, scale)
+    return lax.div(lax.sub(x, loc), scale), scale > const(scale, 0)
 
 
 def standardize(x, loc, scale):

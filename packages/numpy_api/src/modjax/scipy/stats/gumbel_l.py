@@ -13,12 +13,7 @@ import modjax.numpy as jnp
 from modjax import lax
 from modjax.scipy.special import xlog1py, xlogy
 
-from ._common import const, promote
-
-
-def _z(name, x, loc, scale):
-    x, loc, scale = promote(name, x, loc, scale)
-    return lax.div(lax.sub(x, loc), scale), scale > const(scale, 0)
+from ._common import const, promote, standardized_lax
 
 
 def logpdf(x, loc=0, scale=1):
@@ -40,7 +35,7 @@ def logcdf(x, loc=0, scale=1):
 
     (jax.scipy.stats.gumbel_l.logcdf)
     """
-    z, ok = _z("gumbel_l.logcdf", x, loc, scale)
+    z, ok = standardized_lax("gumbel_l.logcdf", x, loc, scale)
     return jnp.where(ok, lax.log(-lax.expm1(lax.neg(lax.exp(z)))), math.nan)
 
 
@@ -67,5 +62,5 @@ def sf(x, loc=0, scale=1):
 
 def logsf(x, loc=0, scale=1):
     """Compute the log of the Gumbel survival, ``-exp(z)`` (jax.scipy.stats.gumbel_l.logsf)."""
-    z, ok = _z("gumbel_l.logsf", x, loc, scale)
+    z, ok = standardized_lax("gumbel_l.logsf", x, loc, scale)
     return jnp.where(ok, lax.neg(lax.exp(z)), math.nan)

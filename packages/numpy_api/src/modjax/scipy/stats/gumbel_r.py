@@ -14,12 +14,7 @@ from modjax import lax
 from modjax.nn import log1mexp
 from modjax.scipy.special import xlogy
 
-from ._common import const, promote
-
-
-def _z(name, x, loc, scale):
-    x, loc, scale = promote(name, x, loc, scale)
-    return lax.div(lax.sub(x, loc), scale), scale > const(scale, 0)
+from ._common import const, promote, standardized_lax
 
 
 def logpdf(x, loc=0, scale=1):
@@ -38,7 +33,7 @@ def pdf(x, loc=0, scale=1):
 
 def logcdf(x, loc=0, scale=1):
     """Compute the log of the Gumbel CDF, ``-exp(-z)`` (jax.scipy.stats.gumbel_r.logcdf)."""
-    z, ok = _z("gumbel_r.logcdf", x, loc, scale)
+    z, ok = standardized_lax("gumbel_r.logcdf", x, loc, scale)
     return jnp.where(ok, lax.neg(lax.exp(lax.neg(z))), math.nan)
 
 
