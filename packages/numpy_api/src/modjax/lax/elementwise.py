@@ -245,11 +245,15 @@ def _abs_jvp(g, ans, x):
     """d|x| is sign(x) g, with 1 at 0 (JAX's convention); Re(conj(x) g) / |x| for complex x."""
     if kind(to_aval(x).dtype) != "c":
         return select_n(ge(x, const(x, 0)), neg(g), g)
-    minus_i = const(x, -1j)  # Re(conj(x) g) = Re(x) Re(g) + Im(x) Im(g), Im(z) = Re(-i z)
-    dot = add(mul(_real(x), _real(g)), mul(_real(mul(x, minus_i)), _real(mul(g, minus_i))))
-    aval = to_aval(ans)
-    nonzero = add(ans, _convert_element_type(eq(ans, const(ans, 0)), aval.dtype, aval.weak_type))
-    return div(dot, nonzero)  # 0 at x == 0, as JAX
+    from .bits import conj, real  # bits is built on this module
+
+    # JAX's operation order, real(g * (conj(x) / |x|)) in complex arithmetic, so that
+    # gradients of complex norms round as JAX's; |x| = 0 divides by 1 instead (the sum
+    # |x| + (|x| == 0) is JAX's select of 1 there, bit for bit).
+    dtype = to_aval(x).dtype
+    ans_c = _convert_element_type(ans, dtype, False)
+    nonzero = add(ans_c, _convert_element_type(eq(ans_c, const(ans_c, 0)), dtype, False))
+    return real(mul(g, div(conj(x), nonzero)))
 
 
 def _expm1_jvp(g, ans, x, accuracy=None):

@@ -545,11 +545,23 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.trace is not supported.")
+    from ._creation import eye, zeros_like
+    from ._manipulation import moveaxis
     from ._reductions import sum as _sum
+    from ._selection import where
 
+    _util.check_arraylike("trace", a)
+    ndim = np.ndim(a)
+    if _util.canonicalize_axis(axis1, ndim) == _util.canonicalize_axis(axis2, ndim):
+        raise ValueError(f"axis1 and axis2 can not be same. axis1={axis1} and axis2={axis2}")
     if dtype is not None:
         dtype = canonical_dtype(dtype, "trace")
-    return _sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+    shape = np.shape(a)
+    a = moveaxis(a, (axis1, axis2), (-2, -1))
+    # JAX's order: the whole matrix, off-diagonal entries zeroed, in one two-axis sum
+    # (which adds the diagonal in another order than a sum of the diagonal alone).
+    mask = eye(shape[axis1], shape[axis2], k=offset, dtype=bool)
+    return _sum(where(mask, a, zeros_like(a)), axis=(-2, -1), dtype=dtype)
 
 
 # Eagerly on device Arrays, one compiled program per signature. The functions JAX jits

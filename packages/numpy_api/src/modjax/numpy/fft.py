@@ -16,7 +16,6 @@ for 64-bit ones) and rejects complex input.
 
 from __future__ import annotations
 
-import math
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -63,23 +62,27 @@ __all__ = [
 _NORMS = ("backward", "ortho", "forward")
 
 
-def _norm_factor(name: str, norm: str | None, size: int) -> float | None:
+def _norm_factor(name: str, norm: str | None, lengths: Sequence[int], dtype):
     """The factor ``norm`` multiplies the result of ``lax.fft`` by, or None for none.
 
-    ``lax.fft``'s inverse transforms already divide by ``size`` (the "backward"
+    ``lax.fft``'s inverse transforms already divide by the size (the "backward"
     convention); names starting with ``i`` are inverse transforms (``ihfft``
-    included: it is a conjugated inverse).
+    included: it is a conjugated inverse). JAX computes the factor from the
+    lengths as an array of the result's dtype (complex too: a complex square
+    root and division), so does this, to round as it does.
     """
     if norm is None or norm == "backward":
         return None
     if norm not in _NORMS:
         raise ValueError(f'Invalid norm value {norm}; should be "backward","ortho" or "forward".')
-    if size == 0:
-        return None  # an empty result: nothing to scale
+    from ._reductions import prod
+    from ._ufuncs import sqrt
+
+    size = prod(array(list(lengths), dtype=dtype))
     inverse = name.startswith("i")
     if norm == "ortho":
-        return math.sqrt(size) if inverse else 1 / math.sqrt(size)
-    return float(size) if inverse else 1 / size
+        return sqrt(size) if inverse else 1 / sqrt(size)
+    return size if inverse else 1 / size
 
 
 def _as_array(name: str, a: Any):
@@ -130,7 +133,7 @@ def _transform(name: str, fft_type: FftType, a, s, axes, norm):
             sizes[-1] = s[-1] // 2 + 1  # the half spectrum that length reads
         a = _resize(a, trailing, tuple(sizes))
     out = lax.fft(a, fft_type, lengths)
-    factor = _norm_factor(name, norm, math.prod(lengths))
+    factor = _norm_factor(name, norm, lengths, aval(out).dtype)
     if factor is not None:
         out = multiply(out, factor)
     if axes != trailing:
@@ -325,8 +328,6 @@ def ifftshift(x: Any, axes: None | int | Sequence[int] = None):
     return roll(x, shift, axes)
 
 
-compile_on_arrays(
-    globals(),
-    "fft ifft rfft irfft hfft ihfft fft2 ifft2 rfft2 irfft2 fftn ifftn rfftn irfftn "
-    "fftshift ifftshift",
-)
+# JAX jits none of its transforms: eagerly each step is its own computation, the norm's
+# factor included (one program would fold it as a constant, rounding it otherwise).
+compile_on_arrays(globals(), "fftshift ifftshift")

@@ -19,16 +19,19 @@ import builtins
 import math
 import operator
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, NamedTuple
 
 import modjax.numpy as jnp
 import numpy as np
 from modjax import lax
 from modjax.autodiff import custom_jvp, stop_gradient
+from modjax.batching import vectorize, vmap
 from modjax.batching.vectorize import parse_gufunc_signature
 from modjax.lax import linalg as lax_linalg
 from modjax.lax._common import kind
 from modjax.lax.linalg.lu import lu_solve
+from modjax.runtime import jit
 
 from ._util import aval, check_arraylike, promote_dtypes_inexact
 
@@ -248,6 +251,13 @@ def trace(x, /, *, offset: int = 0, dtype=None):
     """Sum the ``offset`` diagonal of the last two axes (jax.numpy.linalg.trace)."""
     check_arraylike("jnp.linalg.trace", x)
     _axis(-2, np.ndim(x))  # JAX's axis error for fewer than two dimensions
+    return _trace(x, offset=offset, dtype=dtype)
+
+
+# jnp.trace is a jitted function in JAX: one program on numpy inputs too, where op by
+# op the masked sum of a complex matrix rounds otherwise.
+@partial(jit, static_argnames=("offset", "dtype"))
+def _trace(x, *, offset, dtype):
     return jnp.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
 
 
@@ -286,6 +296,7 @@ def multi_dot(arrays: Sequence, *, precision=None):
     return jnp.einsum(*operands, optimize="auto", precision=precision)
 
 
+@partial(jit, static_argnames=("n",))
 def matrix_power(a, n: int):
     """Raise a square matrix to the integer power ``n`` by repeated squaring.
 
@@ -309,6 +320,13 @@ def matrix_power(a, n: int):
     if n < 0:
         arr = inv(arr)
         n = -n
+    # JAX multiplies these out directly; (a @ a) @ a is not repeated squaring's a @ (a @ a).
+    if n == 1:
+        return arr
+    if n == 2:
+        return arr @ arr
+    if n == 3:
+        return (arr @ arr) @ arr
     result = None
     square = None
     while n > 0:
@@ -367,6 +385,7 @@ def _spectral_norm(x, ord, axis, keepdims):
     return jnp.expand_dims(y, axis) if keepdims else y
 
 
+@partial(jit, static_argnames=("ord", "axis", "keepdims"))
 def norm(x, ord=None, axis=None, keepdims: bool = False):
     """Return a vector or matrix norm of ``x`` (jax.numpy.linalg.norm).
 
@@ -433,6 +452,7 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
 # --- decompositions -------------------------------------------------------------------------
 
 
+@partial(jit, static_argnames=("upper", "symmetrize_input"))
 def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
     """Return the Cholesky factor of a Hermitian positive-definite matrix.
 
@@ -445,6 +465,7 @@ def cholesky(a, *, upper: bool = False, symmetrize_input: bool = True):
     return _H(factor) if upper else factor
 
 
+@partial(jit, static_argnames=("mode",))
 def qr(a, mode: str = "reduced"):
     """Return the QR decomposition of ``a`` (jax.numpy.linalg.qr).
 
@@ -484,6 +505,7 @@ def _svd_hermitian(a, compute_uv: bool, subset_by_index):
     return SVDResult(u, s, vh)
 
 
+@partial(jit, static_argnames=("full_matrices", "compute_uv", "hermitian", "subset_by_index"))
 def svd(
     a,
     full_matrices: bool = True,
@@ -522,6 +544,7 @@ def eig(a):
     return EigResult(w, v)
 
 
+@jit
 def eigvals(a):
     """Return the (complex) eigenvalues of a square matrix (jax.numpy.linalg.eigvals)."""
     (a,) = _inexact("eigvals", a)
@@ -536,6 +559,7 @@ def _uplo_lower(UPLO) -> bool:
     raise ValueError(f"UPLO must be one of None, 'L', or 'U', got {UPLO}")
 
 
+@partial(jit, static_argnames=("UPLO", "symmetrize_input"))
 def eigh(a, UPLO=None, symmetrize_input: bool = True):
     """Return the eigenvalues (ascending) and eigenvectors of a Hermitian matrix.
 
@@ -551,6 +575,7 @@ def eigh(a, UPLO=None, symmetrize_input: bool = True):
     return EighResult(w, v)
 
 
+@partial(jit, static_argnames=("UPLO", "symmetrize_input"))
 def eigvalsh(a, UPLO="L", *, symmetrize_input: bool = True):
     """Return the eigenvalues of a Hermitian matrix, ascending (jax.numpy.linalg.eigvalsh)."""
     (a,) = _inexact("eigvalsh", a)
@@ -560,28 +585,61 @@ def eigvalsh(a, UPLO="L", *, symmetrize_input: bool = True):
 # --- LU-based: solve, inv, det, slogdet -----------------------------------------------------
 
 
-def _solve_matrix_rhs(a, b):
-    """``a^{-1} b`` for ``b`` of shape ``[..., n, k]`` with ``a``'s batch shape (broadcast)."""
+def _broadcasted_matvec(a, x):
+    """``a @ x`` for ``a`` ``[..., n, m]`` and a vector ``x`` ``[..., m]``, batches broadcast."""
+    batch = jnp.broadcast_shapes(a.shape[:-2], x.shape[:-1])
+    nb = len(batch)
+    a = jnp.broadcast_to(a, batch + a.shape[-2:])
+    x = jnp.broadcast_to(x, batch + x.shape[-1:])
+    dims = (((a.ndim - 1,), (x.ndim - 1,)), (tuple(range(nb)), tuple(range(nb))))
+    return lax.dot_general(a, x, dims, precision=lax.Precision.HIGHEST)
+
+
+def _solve_core(a, b):
+    """``a^{-1} b`` for ``b`` ``[..., m]`` or ``[..., m, k]``: JAX's ``lax.linalg._solve``.
+
+    The LU of ``a`` serves the solve, its JVP and its transpose alike. A matrix
+    right-hand side is solved column by column (a ``vmap`` of the vector solve, as
+    JAX does): its matrix-vector products then batch as JAX's, which XLA rounds
+    otherwise than one matrix product for complex types.
+    """
+    if not (
+        a.ndim >= 2
+        and b.ndim in (a.ndim, a.ndim - 1)
+        and a.shape[-1] == a.shape[-2] == b.shape[a.ndim - 2]
+    ):
+        raise ValueError(
+            "The arguments to solve must have shapes a=[..., m, m] and "
+            f"b=[..., m, k] or b=[..., m]; got a={a.shape} and b={b.shape}"
+        )
+    # The leading dimensions of b broadcast to a's, as custom_linear_solve needs.
+    out_shape = tuple(
+        d_a if d_b == 1 else d_b for d_a, d_b in zip(a.shape[:-1] + (1,), b.shape, strict=False)
+    )
+    b = lax.broadcast_in_dim(b, out_shape, tuple(range(b.ndim)))
     lu, _, permutation = lax_linalg.lu(stop_gradient(a))
 
-    def matvec(x):
-        return jnp.matmul(a, x, precision=lax.Precision.HIGHEST)
+    def vector_solve(x, trans):  # x is [..., m]: one column
+        return lu_solve(lu, permutation, x[..., None], trans)[..., 0]
 
-    # The LU of a serves the solve, its JVP and its transpose alike.
-    return lax.custom_linear_solve(
-        matvec,
-        b,
-        solve=lambda _, x: lu_solve(lu, permutation, x, 0),
-        transpose_solve=lambda _, x: lu_solve(lu, permutation, x, 1),
+    custom_solve = partial(
+        lax.custom_linear_solve,
+        lambda x: _broadcasted_matvec(a, x),
+        solve=lambda _, x: vector_solve(x, 0),
+        transpose_solve=lambda _, x: vector_solve(x, 1),
     )
+    if a.ndim == b.ndim + 1:
+        return custom_solve(b)
+    return vmap(custom_solve, b.ndim - 1, builtins.max(a.ndim, b.ndim) - 1)(b)
 
 
+@jit
 def solve(a, b):
     """Solve the linear system ``a @ x == b`` (jax.numpy.linalg.solve).
 
     ``a`` is ``[..., n, n]``; ``b`` is ``[n]`` (one vector for every matrix) or
-    ``[..., n, k]``; batch dimensions broadcast. Implicitly differentiated
-    through one LU factorization.
+    ``[..., n, k]``; batch dimensions broadcast (``jnp.vectorize`` over them, as
+    JAX). Implicitly differentiated through one LU factorization.
     """
     a, b = _inexact("solve", a, b)
     if a.ndim < 2:
@@ -592,17 +650,14 @@ def solve(a, b):
             "have been treated as a batched 1-dimensional solve. To recover this behavior, use "
             "solve(a, b[..., None]).squeeze(-1)."
         )
-    vector = b.ndim == 1
-    _check_core_dims("(m,m),(m)->(m)" if vector else "(m,m),(m,n)->(m,n)", a, b)
-    if vector:
-        b = b[:, None]
-    batch = jnp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    a = jnp.broadcast_to(a, batch + a.shape[-2:])
-    b = jnp.broadcast_to(b, batch + b.shape[-2:])
-    x = _solve_matrix_rhs(a, b)
-    return x[..., 0] if vector else x
+    signature = "(m,m),(m)->(m)" if b.ndim == 1 else "(m,m),(m,n)->(m,n)"
+    _check_core_dims(signature, a, b)
+    # The batch dimensions must broadcast: lax's error text, as JAX's vectorize raises it.
+    jnp.broadcast_shapes(a.shape[:-2], b.shape[: b.ndim - (1 if b.ndim == 1 else 2)])
+    return vectorize(_solve_core, signature=signature)(a, b)
 
 
+@jit
 def inv(a):
     """Return the inverse of a square matrix (jax.numpy.linalg.inv), as ``solve(a, I)``."""
     check_arraylike("jnp.linalg.inv", a)
@@ -647,8 +702,10 @@ def _slogdet_small_jvp(primals, tangents):
 def _slogdet_tangents(x, sign, logdet_dot):
     """The tangents of (sign, logabsdet) from d log det: the imaginary part turns the sign."""
     if _is_complex(x):
-        real = jnp.real(logdet_dot)
-        return (logdet_dot - real.astype(logdet_dot.dtype)) * sign, real
+        # Two real parts, as JAX takes them: one shared would sum their cotangents in
+        # another order under transposition.
+        sign_dot = (logdet_dot - jnp.real(logdet_dot).astype(logdet_dot.dtype)) * sign
+        return sign_dot, jnp.real(logdet_dot)
     return jnp.zeros_like(sign), logdet_dot
 
 
@@ -705,11 +762,13 @@ def _slogdet_qr(a):
 @_slogdet_qr.defjvp
 def _slogdet_qr_jvp(primals, tangents):
     (x,), (g,) = primals, tangents
-    sign, logdet = _slogdet_qr_values(x)
+    # JAX's rule recomputes the primal with the default method (LU), not with QR.
+    sign, logdet = slogdet(x)
     logdet_dot = jnp.trace(solve(x, g), axis1=-1, axis2=-2)
     return (sign, logdet), _slogdet_tangents(x, sign, logdet_dot)
 
 
+@partial(jit, static_argnames=("method",))
 def slogdet(a, *, method: str | None = None):
     """Return the sign and the log of the absolute value of the determinant.
 
@@ -801,6 +860,7 @@ def _det_lu_jvp(primals, tangents):
     return y, jnp.trace(z, axis1=-1, axis2=-2)
 
 
+@jit
 def det(a):
     """Return the determinant of a square matrix (jax.numpy.linalg.det).
 
@@ -859,11 +919,8 @@ def _pinv_values(a, rtol, hermitian):
     return lax.convert_element_type(res, arr.dtype)
 
 
-def _pinv_impl(a, rtol, hermitian):
-    return _pinv_values(a, rtol, hermitian)
-
-
-_pinv = custom_jvp(_pinv_impl, nondiff_argnums=(1, 2))
+# One program, as JAX's jitted _pinv (the JVP's primal included).
+_pinv = custom_jvp(jit(_pinv_values, static_argnums=(2,)), nondiff_argnums=(1, 2))
 
 
 @_pinv.defjvp
@@ -892,7 +949,14 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     ``numpy_resid=True`` the residuals are empty where numpy gives none
     (rank-deficient or underdetermined systems); that needs concrete inputs.
     """
-    a, b = _inexact("lstsq", a, b)
+    check_arraylike("jnp.linalg.lstsq", a, b)
+    if numpy_resid:
+        return _lstsq(a, b, rcond, numpy_resid=True)
+    return _jit_lstsq(a, b, rcond)
+
+
+def _lstsq(a, b, rcond, *, numpy_resid: bool):
+    a, b = _promote_inexact_arrays(a, b)
     if a.shape[0] != b.shape[0]:
         raise ValueError("Leading dimensions of input arrays must match")
     b_ndim = b.ndim
@@ -906,7 +970,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     dtype = a.dtype
     real = jnp.real(a).dtype if _is_complex(a) else dtype
     if a.size == 0:
-        s = jnp.empty(0, dtype=real)
+        s = jnp.empty(0, dtype=dtype)  # a's dtype, complex too, as JAX's
         rank = jnp.array(0, dtype=int)
         x = jnp.zeros((n, *b.shape[1:]), dtype=dtype)
     else:
@@ -931,6 +995,10 @@ def lstsq(a, b, rcond=None, *, numpy_resid: bool = False):
     return x, resid, rank, s
 
 
+_jit_lstsq = jit(partial(_lstsq, numpy_resid=False))
+
+
+@partial(jit, static_argnames=("hermitian",))
 def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
     """Return the rank: the number of singular values above ``rtol`` (jax.numpy.linalg.matrix_rank).
 
@@ -953,6 +1021,7 @@ def matrix_rank(M, rtol=None, *, hermitian: bool = False, tol=None):
     return jnp.sum(rtol < S, axis=-1)
 
 
+@partial(jit, static_argnames=("p",))
 def cond(x, p=None):
     """Return the condition number of ``x`` in the ``p`` norm (jax.numpy.linalg.cond).
 

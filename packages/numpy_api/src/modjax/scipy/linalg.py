@@ -18,7 +18,7 @@ import math
 import operator
 import warnings
 from collections.abc import Callable
-from functools import partial
+from functools import partial, reduce
 
 import numpy as np
 
@@ -37,6 +37,7 @@ from modjax.numpy._util import (
     result_type,
 )
 from modjax.numpy.linalg import _check_core_dims, _promote_inexact_arrays
+from modjax.runtime import jit
 from modjax.tracecore import dtypes
 
 __all__ = [
@@ -642,8 +643,9 @@ def _pade(degree: int, A):
     powers = [ident, A2]
     for _ in range(2, degree // 2 + 1):
         powers.append(_dot(powers[-1], A2))
-    odd = sum(b[2 * i + 1] * p for i, p in enumerate(powers))
-    even = sum(b[2 * i] * p for i, p in enumerate(powers))
+    # Summed from the highest power down, left to right, as JAX writes them out.
+    odd = reduce(operator.add, [b[2 * i + 1] * p for i, p in enumerate(powers)][::-1])
+    even = reduce(operator.add, [b[2 * i] * p for i, p in enumerate(powers)][::-1])
     return _dot(A, odd), even
 
 
@@ -663,30 +665,44 @@ def expm(A, *, upper_triangular: bool = False, max_squarings: int = 16):
             partial(expm, upper_triangular=upper_triangular, max_squarings=max_squarings),
             signature="(n,n)->(n,n)",
         )(A)
+    P, Q, n_squarings = _expm_p_q(A)
+
+    def compute(args):
+        P, Q = args
+        R = solve_triangular(Q, P) if upper_triangular else jnp_linalg.solve(Q, P)
+        return _expm_squaring(R, n_squarings, max_squarings)
+
+    return lax.cond(
+        n_squarings > max_squarings, lambda args: jnp.full_like(A, np.nan), compute, (P, Q)
+    )
+
+
+# The Pade approximant and the squarings are each one program, as JAX jits them (eagerly,
+# and under vmap, XLA then fuses their multiply-adds as it does in JAX).
+@jit
+def _expm_p_q(A):
+    """The Pade numerator ``P`` and denominator ``Q`` of the scaled ``A``, and the scaling."""
     if A.dtype not in (np.float32, np.float64, np.complex64, np.complex128):
         raise TypeError(f"A.dtype={A.dtype} is not supported.")
     bits = np.finfo(A.dtype).bits
     degrees, bounds, maxnorm = _PADE_BOUNDS[8 if bits == 64 else 4]
     norm1 = jnp_linalg.norm(A, 1)
     n_squarings = jnp.maximum(0, jnp.floor(jnp.log2(norm1 / maxnorm)))
-    scaled = A / (2**n_squarings).astype(A.dtype)
+    scaled = A / 2 ** n_squarings.astype(A.dtype)  # JAX's power, in A's (complex) dtype
     index = jnp.digitize(norm1, jnp.array(bounds, norm1.dtype))
     U, V = lax.switch(index, [partial(_pade, d) for d in degrees], scaled)
-    P, Q = U + V, V - U
+    return U + V, V - U, n_squarings
 
-    def compute(args):
-        P, Q = args
-        R = solve_triangular(Q, P) if upper_triangular else jnp_linalg.solve(Q, P)
 
-        def square(R, i):
-            return lax.cond(i < n_squarings, lambda r: _dot(r, r), lambda r: r, R), None
+@partial(jit, static_argnums=(2,))
+def _expm_squaring(R, n_squarings, max_squarings: int):
+    """Square ``R`` ``n_squarings`` times (at most ``max_squarings``), undoing the scaling."""
 
-        R, _ = lax.scan(square, R, jnp.arange(max_squarings, dtype=n_squarings.dtype))
-        return R
+    def square(R, i):
+        return lax.cond(i < n_squarings, lambda r: _dot(r, r), lambda r: r, R), None
 
-    return lax.cond(
-        n_squarings > max_squarings, lambda args: jnp.full_like(A, np.nan), compute, (P, Q)
-    )
+    R, _ = lax.scan(square, R, jnp.arange(max_squarings, dtype=n_squarings.dtype))
+    return R
 
 
 def expm_frechet(A, E, *, method=None, compute_expm: bool = True):

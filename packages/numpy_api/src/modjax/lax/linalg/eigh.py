@@ -106,8 +106,9 @@ def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index, al
     w_cols = broadcast_in_dim(w, shape, (*range(nb), nb + 1))  # [i, j] -> w[j]
     w_rows = broadcast_in_dim(w, shape, tuple(range(nb + 1)))  # [i, j] -> w[i]
     eye = eye_like(shape, dtype)
-    # 1 / (w[j] - w[i]) off the diagonal and 0 on it, without dividing by zero there.
-    f = sub(div(np.asarray(1, dtype), add(eye, sub(w_cols, w_rows))), eye)
+    # 1 / (w[j] - w[i]) off the diagonal, about 0 on it, without dividing by zero there:
+    # JAX's order, (eye + w[j]) - w[i], whose diagonal (1 + w) - w need not be exactly 1.
+    f = sub(div(np.asarray(1, dtype), sub(add(eye, w_cols), w_rows)), eye)
     vdag_adot_v = matmul(matmul(H(v), a_dot), v)
     dv = matmul(v, mul(f, vdag_adot_v))
     dw = real_part(diagonal(vdag_adot_v))

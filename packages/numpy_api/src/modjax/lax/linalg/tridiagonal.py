@@ -23,8 +23,10 @@ from modjax.tracecore.core import to_aval
 
 from .._common import real_dtype
 from .._rules import instantiate, zeros
-from ..elementwise import add, mul, neg, sub
-from ..structural import broadcast_in_dim, concatenate, pad, slice
+from ..elementwise import mul, neg, sub
+from ..indexing.dimension_numbers import ScatterDimensionNumbers
+from ..indexing.scatter import scatter_add
+from ..structural import broadcast_in_dim, concatenate, slice
 from ._base import batch_dims_of, info_ok, lapack_call, linalg_primitive, nan_unless, u8_attr
 
 __all__ = [
@@ -133,14 +135,22 @@ def _tridiagonal_product(dl, d, du, x):
             else slice(v, (0,) * nb + (r0, 0), (*batch, r1, n))
         )
 
-    zero = np.zeros((), to_aval(x).dtype)
-    no_pad = [(0, 0, 0)] * nb
+    # JAX adds the off-diagonal products with scatter-adds (``y.at[..., 1:, :].add``):
+    # added otherwise, XLA fuses the products into the sums and rounds differently.
+    dn = ScatterDimensionNumbers(
+        update_window_dims=tuple(range(nb + 2)),
+        inserted_window_dims=(),
+        scatter_dims_to_operand_dims=(nb,),
+    )
+
+    def add_rows(y, start, v):
+        at = np.array([start], np.int32)
+        return scatter_add(y, at, v, dn, indices_are_sorted=True, unique_indices=True, mode="fill")
+
     y = mul(column(d), x)
     if m > 1:
-        below = mul(rows(column(dl), 1, m), rows(x, 0, m - 1))  # dl[i] x[i - 1]
-        above = mul(rows(column(du), 0, m - 1), rows(x, 1, m))  # du[i] x[i + 1]
-        y = add(y, pad(below, zero, [*no_pad, (1, 0, 0), (0, 0, 0)]))
-        y = add(y, pad(above, zero, [*no_pad, (0, 1, 0), (0, 0, 0)]))
+        y = add_rows(y, 1, mul(rows(column(dl), 1, m), rows(x, 0, m - 1)))  # dl[i] x[i - 1]
+        y = add_rows(y, 0, mul(rows(column(du), 0, m - 1), rows(x, 1, m)))  # du[i] x[i + 1]
     return y
 
 
