@@ -295,7 +295,7 @@ def test_index_of_tracer_error_is_jax_text():
 
 def test_concretization_error_names_every_argument_the_value_depends_on():
     def f(a, b, c):
-        return int(sin_p.bind(a) + sin_p.bind(c)) + b
+        return int(add_p.bind(sin_p.bind(a), sin_p.bind(c))), b
 
     with pytest.raises(core.ConcretizationTypeError) as info:
         make_jaxpr(f)(np.float32(1), np.float32(2), np.float32(3))
