@@ -30,15 +30,7 @@ _MODJAX = harness.framework("modjax")
 _ULPS = {"grad_beta": 16, "grad_dirichlet": 16, "beta_broadcast": 16}
 
 
-# Compiling these beta programs segfaults inside XLA (compile_and_load) in a worker of
-# the full suite that has run thousands of tests before; alone they pass. Skipped until
-# the crash is understood (see the session note of 2026-12-07).
-_CRASHES_XLA_LATE = ("beta",)
-
-
 @pytest.mark.parametrize("case", sweep.CASES, ids=[c["name"] for c in sweep.CASES])
 def test_bits_match_jax(case):
     """Eagerly, jitted and vmapped over keys: JAX's bits, dtypes, weak types and errors."""
-    if any(part in case["name"] for part in _CRASHES_XLA_LATE):
-        pytest.skip("XLA segfaults compiling this beta program late in the full suite")
     harness.check_case(_TABLE, _MODJAX, case, sweep.run, _ULPS.get(case["name"], 0))

@@ -105,6 +105,29 @@ def test_modules_with_objects_kept_alive_by_address_are_never_cached(cache_dir):
     assert entries(cache_dir) == []
 
 
+def test_memory_keeps_the_most_recently_used_executables(monkeypatch):
+    # A process may map only so much machine code, so old executables must go.
+    monkeypatch.setattr(compile_cache, "_MEMORY_LIMIT", 2)
+    R.clear_caches()
+    device = R.devices()[:1]
+    modules = [
+        R.jit(lambda x, c=c: mul(x, c)).lower(np.ones(2, np.float32))._module
+        for c in (2.0, 3.0, 4.0)
+    ]
+
+    def source(module):
+        return compile_cache.compile_or_get_cached(module, device, with_info=True).source
+
+    try:
+        assert [source(m) for m in modules[:2]] == ["compiled", "compiled"]
+        assert source(modules[0]) == "memory"  # now the most recent of the two
+        assert source(modules[2]) == "compiled"  # evicts modules[1]
+        assert len(compile_cache._memory) == 2
+        assert [source(modules[1]), source(modules[0])] == ["compiled", "compiled"]
+    finally:
+        R.clear_caches()
+
+
 def test_cache_key_parts():
     client = R.get_backend()
     options = compile_cache.compile_options_for(R.devices())

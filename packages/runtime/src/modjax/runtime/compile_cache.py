@@ -23,6 +23,7 @@ import struct
 import tempfile
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -109,7 +110,14 @@ raise_persistent_cache_errors = config.define_bool_option(
 #: Counters for tests and benchmarks: compiles done, and hits in memory and on disk.
 stats = {"compiles": 0, "memory_hits": 0, "disk_hits": 0, "disk_writes": 0, "disk_errors": 0}
 
-_memory: dict[str, Any] = {}
+# The executables in memory, least recently used first. Bounded: each loaded
+# executable keeps a few memory mappings of its machine code, a process may hold
+# only vm.max_map_count (65530) of them, and XLA's compiler crashes the process
+# when it cannot map more, so a long-lived process (a test run, a server tracing
+# many shapes) must let old executables go. Those a jitted function still holds
+# stay alive with it.
+_memory: OrderedDict[str, Any] = OrderedDict()
+_MEMORY_LIMIT = 1024
 _lock = threading.Lock()
 
 _MAGIC = b"MODJAX-XLA-EXE-1\n"
@@ -242,7 +250,10 @@ def compile_or_get_cached(
     # Device ids are in the options (and so in the key) only as numbers: two
     # clients in one process must not share executables.
     memory_key = f"{key}:{id(backend)}"
-    executable = _memory.get(memory_key)
+    with _lock:
+        executable = _memory.get(memory_key)
+        if executable is not None:
+            _memory.move_to_end(memory_key)
     if executable is not None:
         stats["memory_hits"] += 1
         return _result(with_info, executable, "memory", start, key)
@@ -265,7 +276,7 @@ def compile_or_get_cached(
             else:
                 stats["disk_hits"] += 1
                 monitoring.record_event("/jax/compilation_cache/cache_hits")
-                _memory[memory_key] = executable
+                _remember(memory_key, executable)
                 return _result(with_info, executable, "disk", start, key)
         elif path.exists():
             stats["disk_errors"] += 1
@@ -277,8 +288,7 @@ def compile_or_get_cached(
         executable = _xla.compile_and_load(backend, lowered.as_bytecode(), devices, options)
     compile_seconds = time.perf_counter() - compile_start
     stats["compiles"] += 1
-    with _lock:
-        _memory[memory_key] = executable
+    _remember(memory_key, executable)
     if directory is not None and compile_seconds >= persistent_cache_min_compile_time_secs.value:
         try:
             payload = _xla.serialize_executable(backend, executable)
@@ -290,6 +300,13 @@ def compile_or_get_cached(
                 raise
             logger.warning("persistent compilation cache: cannot write %s: %s", directory, err)
     return _result(with_info, executable, "compiled", start, key)
+
+
+def _remember(memory_key: str, executable) -> None:
+    with _lock:
+        _memory[memory_key] = executable
+        while len(_memory) > _MEMORY_LIMIT:
+            _memory.popitem(last=False)
 
 
 def _jit_name(module_name: str) -> str:

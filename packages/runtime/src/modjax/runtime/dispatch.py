@@ -51,7 +51,10 @@ _executables: dict[tuple, Executable] = {}
 #: Counters for tests: how many primitive programs were compiled.
 stats = {"compiles": 0}
 
-_LIMIT = 8192
+# Each table is emptied when it reaches this size (JAX bounds its eager op cache at
+# 4096 too): every executable holds memory mappings, of which a process has a fixed
+# number (see compile_cache).
+_LIMIT = 4096
 
 
 def clear_cache() -> None:
