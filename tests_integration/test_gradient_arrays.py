@@ -108,6 +108,20 @@ def test_integer_inputs_get_numpy_float0_zeros_beside_an_array():
     assert type(z) is np.ndarray and z.dtype == dtypes.float0
 
 
+def test_float0_tangents_pass_through_jit_as_in_jax():
+    t0 = np.zeros((), dtypes.float0)
+    jvp = jax.jit(lambda x, n, tx, tn: jax.jvp(lambda x, n: (x * n, n), (x, n), (tx, tn)))
+    (y, n), (ty, tn) = jvp(2.0, 3, 1.0, t0)
+    assert (y.tolist(), n.tolist(), ty.tolist()) == (6.0, 3, 3.0)
+    assert type(tn) is np.ndarray and tn.dtype == dtypes.float0 and tn.shape == ()
+    g = jax.jit(jax.grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True))(2.0, 3)
+    assert g[0].tolist() == 3.0 and type(g[1]) is np.ndarray and g[1].dtype == dtypes.float0
+    _, tangents = jax.jit(lambda a, t: jax.jvp(jax.lax.linalg.qdwh, (a,), (t,)))(
+        np.eye(2, dtype=np.float32), np.ones((2, 2), np.float32)
+    )
+    assert [t.dtype for t in tangents[2:]] == [dtypes.float0, dtypes.float0]
+
+
 def test_pass_through_values_stay_as_given_as_in_jax():
     # vjp's pullback, jvp's and linearize's tangents, and aux values: JAX returns them
     # as they were passed (a float stays a float, a numpy array a numpy array).

@@ -10,7 +10,7 @@ from runtime_test_prims import add, mul, scale, sin, sumdiff_p
 from modjax import runtime as R
 from modjax.runtime import cpp_dispatch
 from modjax.runtime.jit import jit_p
-from modjax.tracecore import tree_util
+from modjax.tracecore import dtypes, tree_util
 from modjax.tracecore.dce import dce_jaxpr
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.tracing import make_jaxpr
@@ -114,6 +114,20 @@ def test_outputs_of_every_kind():
     a, (b, c) = R.jit(lambda x: (x, (sin(x), 2.0)))(x)
     assert a.tolist() == [1.0, 2.0] and repr(c) == "Array(2., dtype=float32, weak_type=True)"
     assert R.jit(lambda: 1)().tolist() == 1
+
+
+def test_float0_arguments_and_results_are_host_zeros():
+    # float0 (the tangent type of integers) has no data: as in JAX, a program takes it
+    # as booleans and gives it back as numpy zeros, and device_put leaves it on the host.
+    z = np.zeros((2,), dtypes.float0)
+    placed = R.device_put(z)
+    assert type(placed) is np.ndarray and placed.dtype == dtypes.float0
+    f = R.jit(lambda x, t: (add(x, 1.0), t))
+    for _ in range(3):  # past the first call, where the fast paths would learn it
+        y, t = f(put([1.0, 2.0]), z)
+        assert y.tolist() == [2.0, 3.0]
+        assert type(t) is np.ndarray and t.dtype == dtypes.float0 and t.shape == (2,)
+    assert counts(f) == {"traces": 1, "compiles": 1}
 
 
 def test_jit_of_closure_method_and_partial():

@@ -117,6 +117,9 @@ def _canonical_host_value(x: Any) -> tuple[np.ndarray, ShapedArray]:
 
 def put_host_value(value: np.ndarray, aval: ShapedArray, sharding: Sharding, committed: bool):
     """Copy the numpy array ``value`` (of ``aval``'s dtype) to the devices of ``sharding``."""
+    if value.dtype == dtypes.float0:  # no data: a program takes it as booleans (as in JAX)
+        value = np.zeros(value.shape, np.bool_)
+        aval = aval.update(dtype=value.dtype)
     aval = typed_aval(aval, sharding)
     if type(sharding) is SingleDeviceSharding:
         devices = [sharding._device]
@@ -253,6 +256,8 @@ def _put_leaf(x: Any, sharding: Sharding | None, committed: bool):
     if isinstance(x, core.Tracer):
         return x  # placement of traced values is decided when the trace is compiled
     value, aval = _canonical_host_value(x)
+    if value.dtype == dtypes.float0:
+        return value  # as JAX: a float0 value has no data to place, it stays on the host
     if sharding is None:
         sharding = single_device_sharding(default_device())
     if _is_unreduced(sharding):

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from modjax.lowering import lower_jaxpr_to_module, sdy_mesh_symbol
+from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import MemorySpace, ShapedArray, physical_aval
 from modjax.tracecore.config import config
 from modjax.tracecore.dce import dce_jaxpr
@@ -115,6 +116,7 @@ class Executable:
         "host_callbacks",
         "extended",
         "given_args",
+        "float0",
     )
 
     def __init__(
@@ -182,9 +184,16 @@ class Executable:
         if self.sharding is not None and one_device_shardings and one_device_shardings[0]:
             self.given_args = [None if sh is self.sharding else sh for sh in self.arg_shardings]
         self.handlers = [
-            _xla.result_handler(typed_aval(shared_aval(physical_aval(a)), sh), sh, committed)
+            _float0_result(a)
+            if getattr(a, "dtype", None) == dtypes.float0
+            else _xla.result_handler(typed_aval(shared_aval(physical_aval(a)), sh), sh, committed)
             for a, sh in zip(out_avals, self.out_shardings, strict=True)
         ]
+        # float0 values (the tangents of integers) travel as booleans and come back as
+        # numpy zeros, which the fast paths cannot give.
+        self.float0 = any(
+            getattr(a, "dtype", None) == dtypes.float0 for a in (*in_avals, *out_avals)
+        )
         # Ordered effects: ``main`` takes and returns one token each (before the others);
         # ``run`` threads them between calls through ``runtime_tokens``.
         self.ordered_effects = tuple(getattr(lowered, "ordered_effects", ()))
@@ -438,6 +447,11 @@ def _to_sharding(x: Any, sharding: Sharding) -> Any:
         return copy_to_sharding(x, sharding, x._committed)
     value, aval = _canonical_host_value(x)
     return put_host_value(value, aval, sharding, False)
+
+
+def _float0_result(aval):
+    """A result handler giving a float0 output as JAX does: host zeros (it has no data)."""
+    return lambda _buffers: np.zeros(aval.shape, dtypes.float0)
 
 
 def device_args(values: Sequence[Any], device: Device) -> list[ArrayImpl]:

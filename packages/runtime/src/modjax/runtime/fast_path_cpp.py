@@ -86,8 +86,8 @@ def eager_fast_path(jitted: Callable) -> Callable | None:
 
 def fastpath_data(call: CallArgs, executable: Executable, result, outs, committed):
     """Return the C++ fast path's record of this call, or None if it cannot take it."""
-    if executable.ordered_effects or executable.host_callbacks:
-        return None  # its tokens are threaded by ``Executable.run``
+    if executable.ordered_effects or executable.host_callbacks or executable.float0:
+        return None  # tokens and float0 values are handled by ``Executable.run``
     if executable.extended and call_checks:
         return None  # every call is checked (key reuse)
     # The C++ registry flattens an ExtendedArray to its data, which the program takes.

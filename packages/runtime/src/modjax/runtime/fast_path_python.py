@@ -111,8 +111,13 @@ def learn(
     fn: JitFunction, call: CallArgs, executable: Executable, traced: TracedProgram, device_leaves
 ) -> None:
     """Add fast-path entries for a call whose leaves need no transfer next time."""
-    if executable.ordered_effects or executable.host_callbacks or executable.extended:
-        return  # tokens or ExtendedArrays: ``Executable.run`` handles them
+    if (
+        executable.ordered_effects
+        or executable.host_callbacks
+        or executable.extended
+        or executable.float0
+    ):
+        return  # tokens, ExtendedArrays or float0 values: ``Executable.run`` handles them
     sharding = executable.sharding
     if sharding is None:
         return  # multi-device programs take the C++ fast path only

@@ -123,7 +123,7 @@ def _jvp_fn(prim, case: Case, positions: tuple[int, ...]):
 
             outs, touts = jvp(f, tuple(args[i] for i in positions), tuple(tangents))
             outs, touts = as_list(prim, outs), as_list(prim, touts)
-            # Integer and boolean outputs have float0 tangents, which jit cannot return.
+            # Integer and boolean outputs have float0 tangents, which hold nothing to check.
             return outs, [t if _is_inexact(o) else None for o, t in zip(outs, touts, strict=True)]
 
         return run
