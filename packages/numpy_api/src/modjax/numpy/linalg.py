@@ -595,14 +595,8 @@ def _broadcasted_matvec(a, x):
     return lax.dot_general(a, x, dims, precision=lax.Precision.HIGHEST)
 
 
-def _solve_core(a, b):
-    """``a^{-1} b`` for ``b`` ``[..., m]`` or ``[..., m, k]``: JAX's ``lax.linalg._solve``.
-
-    The LU of ``a`` serves the solve, its JVP and its transpose alike. A matrix
-    right-hand side is solved column by column (a ``vmap`` of the vector solve, as
-    JAX does): its matrix-vector products then batch as JAX's, which XLA rounds
-    otherwise than one matrix product for complex types.
-    """
+def _check_solve_shapes(a, b) -> None:
+    """Raise JAX's ValueError unless ``a`` is ``[..., m, m]`` and ``b`` ``[..., m(, k)]``."""
     if not (
         a.ndim >= 2
         and b.ndim in (a.ndim, a.ndim - 1)
@@ -612,6 +606,17 @@ def _solve_core(a, b):
             "The arguments to solve must have shapes a=[..., m, m] and "
             f"b=[..., m, k] or b=[..., m]; got a={a.shape} and b={b.shape}"
         )
+
+
+def _solve_core(a, b):
+    """``a^{-1} b`` for ``b`` ``[..., m]`` or ``[..., m, k]``: JAX's ``lax.linalg._solve``.
+
+    The LU of ``a`` serves the solve, its JVP and its transpose alike. A matrix
+    right-hand side is solved column by column (a ``vmap`` of the vector solve, as
+    JAX does): its matrix-vector products then batch as JAX's, which XLA rounds
+    otherwise than one matrix product for complex types.
+    """
+    _check_solve_shapes(a, b)
     # The leading dimensions of b broadcast to a's, as custom_linear_solve needs.
     out_shape = tuple(
         d_a if d_b == 1 else d_b for d_a, d_b in zip(a.shape[:-1] + (1,), b.shape, strict=False)

@@ -179,6 +179,23 @@ def _axes_and_sizes(x, s, axes):
     return axes, s
 
 
+def _start_nd(nd, one_d, x, type, s, axes, norm):
+    """Check an n-D transform's arguments and pad; ``(True, result, None)`` if it is done.
+
+    Complex inputs are transformed in two real halves, and one axis by the 1-D
+    ``one_d``; otherwise the padded input and the axes come back to be transformed.
+    """
+    x = _check(nd.__name__, x, type, norm)
+    if kind(aval(x).dtype) == "c":
+        return True, _split_complex(nd, x, type=type, s=s, axes=axes, norm=norm), None
+    axes, s = _axes_and_sizes(x, s, axes)
+    if len(axes) == 1:
+        return True, one_d(x, n=s[0] if s is not None else None, axis=axes[0], norm=norm), None
+    if s is not None:
+        x = _pad(x, dict(zip(axes, s, strict=False)))
+    return False, x, axes
+
+
 def dctn(x: Any, type: int = 2, s=None, axes=None, norm: str | None = None):
     """Compute the type-2 discrete cosine transform over ``axes`` (jax.scipy.fft.dctn).
 
@@ -186,14 +203,9 @@ def dctn(x: Any, type: int = 2, s=None, axes=None, norm: str | None = None):
     crops the input along them first. As JAX's: pairs of axes take one 2-D
     transform each (a last odd axis a 1-D one).
     """
-    x = _check("dctn", x, type, norm)
-    if kind(aval(x).dtype) == "c":
-        return _split_complex(dctn, x, type=type, s=s, axes=axes, norm=norm)
-    axes, s = _axes_and_sizes(x, s, axes)
-    if len(axes) == 1:
-        return dct(x, n=s[0] if s is not None else None, axis=axes[0], norm=norm)
-    if s is not None:
-        x = _pad(x, dict(zip(axes, s, strict=False)))
+    done, x, axes = _start_nd(dctn, dct, x, type, s, axes, norm)
+    if done:
+        return x
     if len(axes) == 2:
         return _dct2(x, axes, norm)
     for i in range(0, len(axes), 2):
@@ -206,14 +218,9 @@ def idctn(x: Any, type: int = 2, s=None, axes=None, norm: str | None = None):
 
     One 1-D inverse per axis, after ``s`` pads or crops.
     """
-    x = _check("idctn", x, type, norm)
-    if kind(aval(x).dtype) == "c":
-        return _split_complex(idctn, x, type=type, s=s, axes=axes, norm=norm)
-    axes, s = _axes_and_sizes(x, s, axes)
-    if len(axes) == 1:
-        return idct(x, n=s[0] if s is not None else None, axis=axes[0], norm=norm)
-    if s is not None:
-        x = _pad(x, dict(zip(axes, s, strict=False)))
+    done, x, axes = _start_nd(idctn, idct, x, type, s, axes, norm)
+    if done:
+        return x
     for axis in axes:
         x = idct(x, axis=axis, norm=norm)
     return x

@@ -36,7 +36,7 @@ from modjax.numpy._util import (
     promote_dtypes,
     result_type,
 )
-from modjax.numpy.linalg import _check_core_dims, _promote_inexact_arrays
+from modjax.numpy.linalg import _check_core_dims, _check_solve_shapes, _promote_inexact_arrays
 from modjax.runtime import jit
 from modjax.tracecore import dtypes
 
@@ -252,15 +252,7 @@ def solve(
         return jnp_linalg.solve(a, b)
     check_arraylike("solve", a, b)
     a, b = _inexact(a, b)
-    if not (
-        a.ndim >= 2
-        and b.ndim in (a.ndim, a.ndim - 1)
-        and a.shape[-1] == a.shape[-2] == b.shape[a.ndim - 2]
-    ):
-        raise ValueError(
-            "The arguments to solve must have shapes a=[..., m, m] and b=[..., m, k] or "
-            f"b=[..., m]; got a={a.shape} and b={b.shape}"
-        )
+    _check_solve_shapes(a, b)
     if a.ndim > 2:
         # JAX's solve passes batched vectors to cho_solve, which warns about them.
         _warn_batched_vectors("cho_solve")
