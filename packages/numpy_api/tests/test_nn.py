@@ -21,6 +21,7 @@ from modjax import nn
 from modjax.autodiff import grad, jvp
 from modjax.batching import vmap
 from modjax.runtime import jit
+from modjax.tracecore.options import softmax_custom_jvp
 
 _erf = np.vectorize(math.erf)
 
@@ -218,6 +219,22 @@ def test_softmax_gradient_matches_its_jacobian():
     g = grad(lambda v: nn.softmax(v)[0])(np.array([1000.0, 0.0], np.float32))
     assert np.all(np.isfinite(np.asarray(g)))
 
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_a_row_masked_out_entirely_has_zero_gradient(name):
+    # optax's masked cross-entropy: JAX's gradient is 0 there, not NaN.
+    fn = getattr(nn, name)
+    x = np.array([[10.0, 1.0, -2.0], [1.0, 4.0, 0.2]], np.float32)
+    t = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]], np.float32)
+    mask = np.array([[True], [False]])
+    for custom in (False, True):
+        with softmax_custom_jvp(custom):
+            g = np.asarray(grad(lambda v: jnp.sum(t * fn(v, -1, mask), where=mask))(x))
+        np.testing.assert_array_equal(g[1], [0.0, 0.0, 0.0])
+        s = _softmax_reference(x[0].astype(np.float64), 0)
+        expected = s * (t[0] - np.sum(s * t[0])) if name == "softmax" else t[0] - s
+        np.testing.assert_allclose(g[0], expected, rtol=1e-5, atol=1e-6)
 
 def test_logsumexp_and_logmeanexp():
     x = np.array([[1.0, 2.0, 3.0], [0.0, -1.0, 4.0]], np.float32)

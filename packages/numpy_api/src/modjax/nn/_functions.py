@@ -312,12 +312,20 @@ def softmax(x, axis=-1, where=None):
     return _softmax_plain(x, axis, where)
 
 
+def _masked_out(x, where):
+    """``x`` with the elements ``where`` leaves out set to ``-inf``.
+
+    Masking the input (not only the exponentials) keeps the gradient of a row that
+    is masked out entirely at 0: its shifted values are NaN, whose cotangents the
+    mask then sends to the constant instead of to ``x``.
+    """
+    return x if where is None else jnp.where(where, x, -math.inf)
+
+
 def _softmax_plain(x, axis, where):
     x_max = stop_gradient(_masked_max(x, axis, where))
-    unnormalized = jnp.exp(jnp.subtract(x, x_max))
-    if where is not None:
-        unnormalized = jnp.where(where, unnormalized, 0)
-    total = jnp.sum(unnormalized, axis=axis, keepdims=True)
+    unnormalized = jnp.exp(jnp.subtract(_masked_out(x, where), x_max))
+    total = jnp.sum(unnormalized, axis=axis, keepdims=True, where=where)
     result = jnp.divide(unnormalized, total)
     if where is not None:
         result = jnp.where(where, result, 0)
@@ -345,11 +353,9 @@ def log_softmax(x, axis=-1, where=None):
     """
     x = _inexact("log_softmax", x)
     x_max = stop_gradient(_masked_max(x, axis, where))
-    shifted = jnp.subtract(x, x_max)
-    exps = jnp.exp(shifted)
-    if where is not None:
-        exps = jnp.where(where, exps, 0)
-    result = jnp.subtract(shifted, jnp.log(jnp.sum(exps, axis=axis, keepdims=True)))
+    shifted = jnp.subtract(_masked_out(x, where), x_max)
+    total = jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True, where=where)
+    result = jnp.subtract(shifted, jnp.log(total))
     if where is not None:
         result = jnp.where(where, result, -math.inf)
     return result
