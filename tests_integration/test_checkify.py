@@ -110,3 +110,18 @@ def test_checks_inside_other_higher_order_primitives_are_refused():
     f.def_vmap(lambda size, in_batched, x: (x, in_batched[0]))
     with pytest.raises(NotImplementedError, match="custom_vmap"):
         ck.checkify(f)(jnp.float32(1.0))
+
+
+def test_messages_format_arrays_and_key_arrays_as_jax():
+    def f(x, k):
+        ck.check(jnp.all(x > 0), "x={x} d={d} k={k}", x=x, d={"a": x[0], "b": x}, k=k)
+        return x
+
+    keys = modjax.random.split(modjax.random.key(1))
+    expected = (
+        "x=[-1.  2.] d={'a': Array(-1., dtype=float32), 'b': Array([-1.,  2.], dtype=float32)} "
+        "k=Array((2,), dtype=key<fry>) overlaying:\n[[ 507451445 1853169794]\n"
+        " [1948878966 4237131848]] (`check` failed)"
+    )
+    for g in (ck.checkify(f), ck.checkify(modjax.jit(f)), modjax.jit(ck.checkify(f))):
+        assert g(jnp.array([-1.0, 2.0]), keys)[0].get() == expected

@@ -1,5 +1,8 @@
 """modjax._src: the few of jax._src's modules that flax, equinox and chex import."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -119,3 +122,14 @@ def test_trace_state_clean_and_ravel_pytree_for_numpyro_and_blackjax():
     # JAX 0.10.2's answers: clean only outside every transformation.
     assert seen == [True, True, False, False, False, False]
     assert ravel_pytree is modjax.flatten_util.ravel_pytree
+
+
+def test_the_submodules_are_attributes_without_an_import():
+    # chex reads jax._src.xla_bridge._backends having imported only jax.
+    code = (
+        "import modjax; b = modjax._src.xla_bridge._backends; "
+        "assert modjax._src.tree_util is not None\n"
+        "try:\n    modjax._src.no_such_module\nexcept AttributeError as e:\n    print(e)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "module 'modjax._src' has no attribute 'no_such_module'"

@@ -220,7 +220,6 @@ def test_softmax_gradient_matches_its_jacobian():
     assert np.all(np.isfinite(np.asarray(g)))
 
 
-
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
 def test_a_row_masked_out_entirely_has_zero_gradient(name):
     # optax's masked cross-entropy: JAX's gradient is 0 there, not NaN.
@@ -235,6 +234,7 @@ def test_a_row_masked_out_entirely_has_zero_gradient(name):
         s = _softmax_reference(x[0].astype(np.float64), 0)
         expected = s * (t[0] - np.sum(s * t[0])) if name == "softmax" else t[0] - s
         np.testing.assert_allclose(g[0], expected, rtol=1e-5, atol=1e-6)
+
 
 def test_logsumexp_and_logmeanexp():
     x = np.array([[1.0, 2.0, 3.0], [0.0, -1.0, 4.0]], np.float32)

@@ -295,6 +295,7 @@ __all__ = [
 # registered before anything can bind them.
 _LAZY_SUBMODULES = frozenset(
     {
+        "_src",  # read by libraries as jax._src.<module> without an import
         "api_util",
         "dlpack",
         "experimental",

@@ -38,7 +38,10 @@ from modjax.batching import batching_rules
 from modjax.lax.control_flow.common import join_consts, trace_closed
 from modjax.lowering import register_lowering
 from modjax.runtime.array import ArrayImpl
+from modjax.runtime.extended import ExtendedArray
 from modjax.runtime.jit_primitive import jit_p
+from modjax.sharding import NamedSharding, PartitionSpec
+from modjax.sharding.shard_map import shard_map_p
 from modjax.tracecore import core
 from modjax.tracecore import source_info as source_info_util
 from modjax.tracecore.core import Primitive, Tracer, to_aval
@@ -48,6 +51,7 @@ from modjax.tracecore.tree_util import (
     register_pytree_node,
     tree_flatten,
     tree_leaves,
+    tree_map,
     tree_structure,
     tree_unflatten,
 )
@@ -201,7 +205,7 @@ class JaxRuntimeError(ValueError):
 
 
 def _shape_dtype(x) -> tuple[tuple[int, ...], str]:
-    return (tuple(np.shape(x)), str(np.dtype(x.dtype)))
+    return (tuple(np.shape(x)), str(x.dtype))  # str: key<fry> too, which numpy cannot name
 
 
 class ErrorEffect(tuple):
@@ -281,7 +285,8 @@ class Error:
         if first is None:
             return None
         code, effect = first
-        payload = [np.asarray(x)[index] for x in self._payload[effect]]
+        # Arrays, as in JAX: a message formats them as a user's values would print.
+        payload = [x[index] if index else x for x in self._payload[effect]]
         return tree_unflatten(self._metadata[code], payload)
 
     def _batched_exception(self) -> BatchedError | None:
@@ -470,7 +475,7 @@ def _check(pred, msg: str, debug: bool, *fmt_args, **fmt_kwargs) -> None:
     if not _is_scalar_pred(pred):
         raise TypeError(f"{name} takes a scalar pred as argument, got {pred}")
     for arg in tree_leaves((fmt_args, fmt_kwargs)):
-        if not isinstance(arg, ArrayImpl | Tracer | np.ndarray):
+        if not isinstance(arg, ArrayImpl | ExtendedArray | Tracer | np.ndarray):
             raise TypeError(
                 "Formatting arguments to checkify.check need to be PyTrees of arrays, but "
                 f"got {arg!r} of type {type(arg)}."
@@ -717,7 +722,8 @@ def _eqn(eqn, invals, enabled, error):
     if higher is None and any(_may_fail(j, enabled) for j in _nested_jaxprs(eqn.params)):
         raise NotImplementedError(
             f"checkify: checks inside a '{eqn.primitive.name}' equation are not supported "
-            "yet (jit, cond, while_loop, scan, checkpoint, custom_jvp and custom_vjp are)"
+            "yet (jit, cond, while_loop, scan, checkpoint, custom_jvp, custom_vjp and "
+            "shard_map are)"
         )
     outs = _bind(eqn, invals)
     automatic = _AUTOMATIC.get(eqn.primitive)
@@ -984,7 +990,34 @@ def _scan_rule(error, enabled, eqn, invals):
     return out_error, outs[n_error:]
 
 
+def _shard_map_rule(error, enabled, eqn, invals):
+    """Each device checks its shard: the error comes out stacked along the manual axes,
+    one per device, and reports each failing device's first failure (as JAX's)."""
+    params = eqn.params
+    program = params["jaxpr"]
+    stacked = PartitionSpec(tuple(params["manual_axes"]))
+
+    def body(error, args):
+        error, outs = _eval(program.jaxpr, program.consts, enabled, error, args)
+        return tree_map(lambda x: jnp.expand_dims(x, 0), error), outs
+
+    checked = _trace(body, error, [None, program.in_avals])
+    n_lead = len(checked.consts) + checked.n_error_in
+    in_specs = (PartitionSpec(),) * n_lead + tuple(params["in_specs"])
+    mesh = params["mesh"]
+    new = dict(
+        params,
+        jaxpr=checked.jaxpr,
+        in_specs=in_specs,
+        out_specs=(stacked,) * checked.n_error_out + tuple(params["out_specs"]),
+        in_shardings=tuple(NamedSharding(mesh, spec) for spec in in_specs),
+    )
+    outs = shard_map_p.bind(*checked.consts, *tree_leaves(error), *invals, **new)
+    return tree_unflatten(checked.out_tree, outs)
+
+
 _HIGHER_ORDER: dict[Primitive, Callable] = {
+    shard_map_p: _shard_map_rule,
     jit_p: _jit_rule,
     remat_p: _remat_rule,
     custom_jvp_call_p: _beside_rule,

@@ -63,6 +63,8 @@ def _jit_abstract_eval(*in_avals, jaxpr: ClosedJaxpr, **_):
 # Executables of jit equations run eagerly (outside any jit), per jaxpr object: held
 # weakly on the jaxpr, so they go with the program (and the closure it came from).
 _impl_cache = JaxprCache("jit_impl")
+# The shardings a program's equations hold (shard_map's, constraints'), per jaxpr object.
+_inner_shardings = JaxprCache("jit_inner_shardings")
 
 
 def _jit_impl(
@@ -92,12 +94,15 @@ def _jit_impl(
         return apply_with_refs(jit_p, *args, **params)
     device, committed = _placement(args)
     one_device = None
-    if in_shardings is not None:
+    # A program without shardings of its own (an equation checkify or a transformation
+    # rebuilt) may still hold a shard_map: it runs on that mesh's devices.
+    inner = _inner_shardings.get(jaxpr, (), lambda: tuple(jaxpr_shardings(jaxpr.jaxpr)))
+    if in_shardings is not None or inner:
         target = spmd_target(
             args,
             in_shardings,
             out_shardings,
-            jaxpr_shardings(jaxpr.jaxpr),
+            inner,
             committed_of=committed_sharding,
         )
         if target is not None:
@@ -105,9 +110,7 @@ def _jit_impl(
         else:
             one_device = one_device_shardings(in_shardings, out_shardings)
             if one_device is not None:
-                device, committed = one_device_placement(
-                    args, jaxpr_shardings(jaxpr.jaxpr), in_shardings, out_shardings
-                )
+                device, committed = one_device_placement(args, inner, in_shardings, out_shardings)
     avals = tuple(leaf_aval(x) for x in args)
     executable = _impl_cache.get(
         jaxpr,

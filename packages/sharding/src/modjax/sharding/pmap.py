@@ -104,7 +104,7 @@ def pmap(
     fun_name = getattr(fun, "__name__", "fun")
     cache: dict = {}
 
-    def run(*args):
+    def run(*args, **kwargs):
         if statics and max(statics) >= len(args):
             raise ValueError(
                 f"pmapped function has static_broadcasted_argnums={statics} but was called "
@@ -115,9 +115,22 @@ def pmap(
         dyn = tuple(a for i, a in enumerate(args) if i not in statics)
         leaves, _ = tree_flatten(dyn)
         axes = _flat_axes(tuple(in_axes) if isinstance(in_axes, list) else in_axes, dyn, "in_axes")
-        sizes = {
-            core.to_aval(x).shape[a] for x, a in zip(leaves, axes, strict=True) if a is not None
-        }
+        # As in JAX, in_axes covers the positional arguments; keyword ones map over axis 0.
+        kw_leaves, kw_tree = tree_flatten(kwargs)
+        leaves = [*leaves, *kw_leaves]
+        axes = [*axes, *[0] * len(kw_leaves)]
+        sizes = set()
+        for i, (x, a) in enumerate(zip(leaves, axes, strict=True)):
+            if a is None:
+                continue
+            shape = core.to_aval(x).shape
+            if sizes and len(shape) <= a:  # the first mapped leaf's IndexError is JAX's too
+                raise ValueError(
+                    f"pmap argument flat_args[{i}] is mapped along axis {a}, which is only "
+                    f"valid for values of rank at least {a + 1}, but was applied to a value "
+                    f"of rank {len(shape)}."
+                )
+            sizes.add(shape[a])
         if axis_size is not None:
             sizes.add(axis_size)
         if len(sizes) != 1:
@@ -133,30 +146,31 @@ def pmap(
                 f"compiling computation that requires {size} logical devices, but only "
                 f"{len(pool)} XLA devices are available (num_replicas={size})"
             )
-        key = (static_vals, size, tree_structure(dyn), tuple(axes))
+        key = (static_vals, size, tree_structure(dyn), kw_tree, tuple(axes))
         compiled = cache.get(key)
         if compiled is None:
             donated_leaves = _donated_leaves(args, statics, donated)
             compiled = cache[key] = _build(
-                size, pool[:size], static_vals, dyn, axes, donated_leaves
+                size, pool[:size], static_vals, dyn, kw_tree, axes, donated_leaves
             )
         return compiled(*leaves)
 
-    def _build(size, pool, static_vals, dyn, axes, donated_leaves):
+    def _build(size, pool, static_vals, dyn, kw_tree, axes, donated_leaves):
         mesh_name = name if isinstance(name, str) else "_pmap"
         mesh = Mesh(np.array(pool, dtype=object), (mesh_name,))
         treedef = tree_structure(dyn)
+        n_positional = treedef.num_leaves
         statics_by_pos = dict(static_vals)
         holder = {}
 
         def body(*local):
             local = [x if a is None else squeeze(x, (0,)) for x, a in zip(local, axes, strict=True)]
-            it = iter(tree_unflatten(treedef, local))
+            it = iter(tree_unflatten(treedef, local[:n_positional]))
             full = [
                 statics_by_pos[i] if i in statics_by_pos else next(it)
                 for i in range(len(dyn) + len(statics_by_pos))
             ]
-            out = fun(*full)
+            out = fun(*full, **tree_unflatten(kw_tree, local[n_positional:]))
             out_leaves, holder["tree"] = tree_flatten(out)
             holder["axes"] = _flat_axes(out_axes, out, "out_axes")
             out_leaves = [
@@ -187,8 +201,8 @@ def pmap(
         return runtime.jit(call, donate_argnums=donated_leaves)
 
     @functools.wraps(fun)
-    def wrapped(*args):
-        return run(*args)
+    def wrapped(*args, **kwargs):
+        return run(*args, **kwargs)
 
     wrapped.__name__ = f"pmap({fun_name})"
     return wrapped

@@ -154,7 +154,10 @@ def _impl(*args, **params):
         fn = runtime.jit(lambda *xs: shard_map_p.bind(*xs, **params))
         fn._jaxpr_ref = jaxpr  # keeps the id in the key alive
         _eager_cache[key] = fn
-    return fn(*args)
+    # The body is traced already; it runs only as a compiled program, so under
+    # disable_jit too (a jit that called its function would bind shard_map again).
+    with runtime.disable_jit(False):
+        return fn(*args)
 
 
 shard_map_p.def_abstract_eval(_abstract_eval)
