@@ -58,6 +58,40 @@ def test_bool_and_array_conversions():
         modjax.jit(lambda a: np.asarray(a))(1.0)
 
 
+# A differentiated value with a known primal, under grad, jvp, linearize and vjp: as in
+# JAX 0.10.2, Python control flow on it works, but it never becomes a float or a numpy
+# array (its derivative would be dropped without a word).
+_KNOWN_PRIMAL = {
+    "bool": (lambda x: bool(x > 0), None),
+    "int": (lambda x: int(x), None),
+    "item": (lambda x: x.item(), None),
+    "float": (lambda x: float(x), errors.ConcretizationTypeError),
+    "complex": (lambda x: complex(x), errors.ConcretizationTypeError),
+    "tolist": (lambda x: x.tolist(), errors.ConcretizationTypeError),
+    "asarray": (lambda x: np.asarray(x), errors.TracerArrayConversionError),
+    "np.sin": (lambda x: np.sin(x), errors.TracerArrayConversionError),
+    "index": (lambda x: [0, 1][x], TypeError),
+}
+_DIFFERENTIATING = {
+    "grad": lambda f: modjax.grad(f),
+    "jvp": lambda f: lambda x: modjax.jvp(f, (x,), (x,)),
+    "linearize": lambda f: lambda x: modjax.linearize(f, x)[0],
+    "vjp": lambda f: lambda x: modjax.vjp(f, x)[0],
+}
+
+
+@pytest.mark.parametrize("transform", list(_DIFFERENTIATING))
+@pytest.mark.parametrize("conversion", list(_KNOWN_PRIMAL))
+def test_conversions_of_a_differentiated_known_value(conversion, transform):
+    convert, error = _KNOWN_PRIMAL[conversion]
+    f = _DIFFERENTIATING[transform](lambda x: (convert(x), x * 2.0)[1])
+    if error is None:
+        f(1.0)
+    else:
+        with pytest.raises(error):
+            f(1.0)
+
+
 def test_escaped_tracer_is_an_unexpected_tracer_error_and_a_type_error():
     saved = []
     modjax.jit(lambda a: saved.append(a) or a)(1.0)

@@ -23,7 +23,7 @@ from modjax import lax
 from modjax.lax._common import kind
 from modjax.runtime import device_put
 from modjax.tracecore import core, dtypes
-from modjax.tracecore.core import concrete_or_error
+from modjax.tracecore.core import _error_repr, concrete_or_error, concretization_error
 
 from . import _array_api
 
@@ -76,14 +76,13 @@ def _compress(x):
 
 def _item(x, *args):
     """``x.item()`` of a tracer: its concrete value if known, else ConcretizationTypeError."""
-    value = concrete_or_error(x, "Array.item()")
+    value = concrete_or_error(x, "This occurred in the item() method of jax.Array")
     return np.asarray(value).item(*args)
 
 
 def _tolist(x):
-    """``x.tolist()`` of a tracer: its concrete value if known, else ConcretizationTypeError."""
-    value = concrete_or_error(x, "Array.tolist()")
-    return np.asarray(value).tolist()
+    """``x.tolist()`` of a tracer: JAX's ConcretizationTypeError, even for a known value."""
+    raise concretization_error(x, f"The tolist() method was called on {_error_repr(x)}.")
 
 
 def _to_device(x, device, *, stream=None):

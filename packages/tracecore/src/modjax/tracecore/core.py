@@ -558,8 +558,8 @@ class Tracer:
             )
         )
 
-    def _scalar(self, convert):
-        concrete = self.to_concrete_value()
+    def _scalar(self, convert, known_converts: bool = True):
+        concrete = self.to_concrete_value() if known_converts else None
         if concrete is not None:
             return convert(concrete)
         if self.aval.ndim > 0:
@@ -572,23 +572,23 @@ class Tracer:
     def __int__(self):
         return self._scalar(int)
 
+    # As in JAX, a known value converts to bool, int and an index (Python control flow
+    # on a differentiated value works) but never to a float, a complex or a numpy array:
+    # the derivative would be lost without a word.
     def __float__(self):
-        return self._scalar(float)
+        return self._scalar(float, known_converts=False)
 
     def __complex__(self):
-        return self._scalar(complex)
+        return self._scalar(complex, known_converts=False)
 
     def __array__(self, dtype=None, copy=None):
-        concrete = self.to_concrete_value()
-        if concrete is None:
-            raise TracerArrayConversionError(
-                _with_page(
-                    "The numpy.ndarray conversion method __array__() was called on "
-                    f"{_error_repr(self)}{self._origin_msg()}",
-                    TracerArrayConversionError,
-                )
+        raise TracerArrayConversionError(
+            _with_page(
+                "The numpy.ndarray conversion method __array__() was called on "
+                f"{_error_repr(self)}{self._origin_msg()}",
+                TracerArrayConversionError,
             )
-        return np.asarray(concrete, dtype=dtype)
+        )
 
     def __getattr__(self, name):
         # Only reached when normal lookup fails; dunders are never table entries, which
