@@ -31,6 +31,9 @@ def test_name_stack_is_recorded_and_restored():
     assert closed.jaxpr.eqns[0].source_info.name_stack == ("outer", "inner")
     assert closed.jaxpr.eqns[1].source_info.name_stack == ()
     assert str(closed.jaxpr.eqns[0].source_info).endswith("[outer/inner]")
+    # str() of a name stack is JAX's: names joined by "/", "" when empty (haiku splits it).
+    names = [str(eqn.source_info.name_stack) for eqn in closed.jaxpr.eqns]
+    assert names == ["outer/inner", ""]
 
 
 def test_reevaluating_a_jaxpr_keeps_the_original_lines():

@@ -148,7 +148,8 @@ def _at_user_line():
     """
     info = source_info_util.current()
     outer = len(info.name_stack) - len(source_info_util.name_stack())
-    return source_info_util.user_context(info._replace(name_stack=info.name_stack[:outer]))
+    outer_names = source_info_util.NameStack(info.name_stack[:outer])
+    return source_info_util.user_context(info._replace(name_stack=outer_names))
 
 
 def jvp_flat(fun: Callable, primals: Sequence, tangents: Sequence, *, has_aux: bool = False):

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "Frame",
+    "NameStack",
     "SourceInfo",
     "current",
     "user_frame",
@@ -41,6 +42,22 @@ class Frame(NamedTuple):
         return f"{self.file_name}:{self.line} ({self.function_name})"
 
 
+class NameStack(tuple):
+    """The transform names an equation was traced under, outermost first.
+
+    A tuple that prints as JAX's name stack does (``jvp/inner``; empty: ``""``), which
+    libraries split on ``/`` (haiku's jaxpr_info).
+    """
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return "/".join(map(str, self))
+
+
+_NO_NAMES = NameStack()
+
+
 class SourceInfo(NamedTuple):
     """An equation's provenance: the innermost user frame and the transform name stack.
 
@@ -51,7 +68,7 @@ class SourceInfo(NamedTuple):
     """
 
     frame: Frame | None
-    name_stack: tuple[str, ...] = ()
+    name_stack: tuple[str, ...] = _NO_NAMES
     compute_type: str | None = None
     xla_metadata: tuple[tuple[str, Any], ...] | None = None
 
@@ -62,7 +79,7 @@ class SourceInfo(NamedTuple):
 
 class _State(threading.local):
     def __init__(self):
-        self.name_stack: tuple[str, ...] = ()
+        self.name_stack: tuple[str, ...] = _NO_NAMES
         self.override: SourceInfo | None = None
         self.compute_type: str | None = None
         self.xla_metadata: tuple[tuple[str, Any], ...] | None = None
@@ -132,7 +149,11 @@ def current() -> SourceInfo:
     state = _state
     override = state.override
     if override is not None:
-        stack = override.name_stack + state.name_stack if state.name_stack else override.name_stack
+        stack = (
+            NameStack(override.name_stack + state.name_stack)
+            if state.name_stack
+            else override.name_stack
+        )
         return SourceInfo(
             override.frame,
             stack,
@@ -152,7 +173,7 @@ def transform_name(name: str):
     """Push ``name`` on the name stack while tracing under a transform (e.g. ``"jvp"``)."""
     state = _state
     saved = state.name_stack
-    state.name_stack = saved + (name,)
+    state.name_stack = NameStack((*saved, name))
     try:
         yield
     finally:
