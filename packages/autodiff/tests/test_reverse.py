@@ -257,7 +257,9 @@ def test_make_jaxpr_of_grad_shows_forward_and_transposed_equations():
     names = [e.primitive.name for e in closed.jaxpr.eqns]
     assert names == ["ad_sin", "ad_cos", "ad_mul", "ad_mul", "ad_mul"]
     stacks = [e.source_info.name_stack for e in closed.jaxpr.eqns]
-    assert stacks[:3] == [("jvp",)] * 3 and stacks[3:] == [("jvp", "transpose")] * 2
+    assert stacks[:3] == [("jvp",)] * 3 and stacks[3:] == [("transpose", "jvp")] * 2
+    # JAX's text: a transformation wraps the scope after it.
+    assert [str(s) for s in stacks] == ["jvp()"] * 3 + ["transpose(jvp())"] * 2
     assert all(e.source_info.frame.file_name == __file__ for e in closed.jaxpr.eqns)
     assert "transpose" in closed.pretty_print(name_stack=True)
 

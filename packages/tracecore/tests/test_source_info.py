@@ -33,7 +33,12 @@ def test_name_stack_is_recorded_and_restored():
     assert str(closed.jaxpr.eqns[0].source_info).endswith("[outer/inner]")
     # str() of a name stack is JAX's: names joined by "/", "" when empty (haiku splits it).
     names = [str(eqn.source_info.name_stack) for eqn in closed.jaxpr.eqns]
-    assert names == ["outer/inner", ""]
+    assert names == ["outer(inner())", ""]
+    stack = source_info.NameStack
+    scope, transform = str, source_info.Transform
+    assert str(stack((transform("jvp"), scope("model"), scope("layer")))) == "jvp(model)/layer"
+    assert str(stack((transform("t"), transform("jvp"), scope("m")))) == "t(jvp(m))"
+    assert str(stack((scope("a"), transform("vmap")))) == "a/vmap()"
 
 
 def test_reevaluating_a_jaxpr_keeps_the_original_lines():

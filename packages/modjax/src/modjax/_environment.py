@@ -49,7 +49,7 @@ def named_call(fun: Callable, *, name: str | None = None) -> Callable:
 
     @functools.wraps(fun)
     def named(*args, **kwargs):
-        with source_info.transform_name(scope):
+        with source_info.scope_name(scope):
             return fun(*args, **kwargs)
 
     return named
@@ -60,7 +60,7 @@ def named_scope(name: str) -> Iterator[None]:
     """Push ``name`` on the name stack of the equations traced inside (jax.named_scope)."""
     if not isinstance(name, str):
         raise TypeError("named_scope name argument must be a string.")
-    with source_info.transform_name(name):
+    with source_info.scope_name(name):
         yield
 
 

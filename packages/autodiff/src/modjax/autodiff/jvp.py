@@ -147,9 +147,9 @@ def _at_user_line():
     walker; pinning the frame keeps derived equations pointing at the user's program.
     """
     info = source_info_util.current()
-    outer = len(info.name_stack) - len(source_info_util.name_stack())
-    outer_names = source_info_util.NameStack(info.name_stack[:outer])
-    return source_info_util.user_context(info._replace(name_stack=outer_names))
+    # current() puts the names in force first; the rest are the pinned equation's own.
+    own = source_info_util.NameStack(info.name_stack[len(source_info_util.name_stack()) :])
+    return source_info_util.user_context(info._replace(name_stack=own))
 
 
 def jvp_flat(fun: Callable, primals: Sequence, tangents: Sequence, *, has_aux: bool = False):

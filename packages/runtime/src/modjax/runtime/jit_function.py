@@ -282,7 +282,7 @@ class JitFunction:
             wrap_init(call.bound_function(self.fun), info), call.in_tree
         )
         with (
-            source_info_util.transform_name(f"jit({self.name})"),
+            source_info_util.scope_name(f"jit({self.name})"),
             timed("/jax/core/compile/jaxpr_trace_duration", info.func_name),
         ):
             jaxpr, consts = trace_to_jaxpr(flat_fun, in_avals)

@@ -198,6 +198,11 @@ class ClosedJaxpr:
     out_avals = property(lambda self: self.jaxpr.out_avals)
     eqns = property(lambda self: self.jaxpr.eqns)
     effects = property(lambda self: self.jaxpr.effects)
+    # JAX's ClosedJaxpr reads these through to its jaxpr too (haiku's jaxpr_info does).
+    constvars = property(lambda self: self.jaxpr.constvars)
+    invars = property(lambda self: self.jaxpr.invars)
+    outvars = property(lambda self: self.jaxpr.outvars)
+    debug_info = property(lambda self: self.jaxpr.debug_info)
 
     def replace(self, *, jaxpr=None, consts=None) -> ClosedJaxpr:
         """Return a copy with the jaxpr and/or consts replaced."""

@@ -17,12 +17,14 @@ from typing import Any, NamedTuple
 __all__ = [
     "Frame",
     "NameStack",
+    "Transform",
     "SourceInfo",
     "current",
     "user_frame",
     "user_stacklevel",
     "register_exclusion",
     "transform_name",
+    "scope_name",
     "name_stack",
     "user_context",
     "compute_type",
@@ -42,17 +44,32 @@ class Frame(NamedTuple):
         return f"{self.file_name}:{self.line} ({self.function_name})"
 
 
-class NameStack(tuple):
-    """The transform names an equation was traced under, outermost first.
+class Transform(str):
+    """A transformation's entry in a name stack (``jvp``, ``vmap``, ``transpose``)."""
 
-    A tuple that prints as JAX's name stack does (``jvp/inner``; empty: ``""``), which
-    libraries split on ``/`` (haiku's jaxpr_info).
+    __slots__ = ()
+
+
+class NameStack(tuple):
+    """The scopes and transformations an equation was traced under, outermost first.
+
+    A tuple that prints as JAX's name stack does, which libraries split on ``/``
+    (haiku's jaxpr_info): scopes joined by ``/``, each transformation wrapping the
+    scope after it (``jvp(model)/layer``, ``transpose(jvp())``); empty: ``""``.
     """
 
     __slots__ = ()
 
     def __str__(self) -> str:
-        return "/".join(map(str, self))
+        parts: list[str] = []  # innermost first
+        for entry in reversed(self):
+            if type(entry) is not Transform:
+                parts.append(str(entry))
+            elif parts:
+                parts[-1] = f"{entry}({parts[-1]})"
+            else:
+                parts.append(f"{entry}()")
+        return "/".join(reversed(parts))
 
 
 _NO_NAMES = NameStack()
@@ -149,8 +166,10 @@ def current() -> SourceInfo:
     state = _state
     override = state.override
     if override is not None:
+        # As JAX's: the names in force now, then the equation's own (a transposed
+        # equation of jvp(f) is named transpose(jvp(f))).
         stack = (
-            NameStack(override.name_stack + state.name_stack)
+            NameStack(state.name_stack + override.name_stack)
             if state.name_stack
             else override.name_stack
         )
@@ -170,10 +189,23 @@ def name_stack() -> tuple[str, ...]:
 
 @contextmanager
 def transform_name(name: str):
-    """Push ``name`` on the name stack while tracing under a transform (e.g. ``"jvp"``)."""
+    """Push the transformation ``name`` on the name stack while tracing under it (``"jvp"``)."""
+    with _pushed(Transform(name)):
+        yield
+
+
+@contextmanager
+def scope_name(name: str):
+    """Push the scope ``name`` on the name stack (``jax.named_scope``, ``jax.named_call``)."""
+    with _pushed(name):
+        yield
+
+
+@contextmanager
+def _pushed(entry: str):
     state = _state
     saved = state.name_stack
-    state.name_stack = NameStack((*saved, name))
+    state.name_stack = NameStack((*saved, entry))
     try:
         yield
     finally:
