@@ -54,10 +54,11 @@ def test_mlp_gradient_picture():
     assert text.count("shape=house") == 4  # one gradient per parameter
     assert re.search(r'label="\w+:f32\[8,2\]"', text)  # a weight's gradient on an edge
     assert "test_program_pictures.py:" in text  # source lines as tooltips
-    # The forward and backward passes are clusters named by their name stacks.
+    # The forward and backward passes are clusters named by their name stacks (the
+    # transposed equations' as JAX's: transpose outside jvp).
     assert re.findall(r'subgraph cluster_stack\d+ \{\n.*label="([^"]*)"', text) == [
         "jvp",
-        "jvp/transpose",
+        "transpose/jvp",
     ]
 
 
