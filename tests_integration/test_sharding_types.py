@@ -74,6 +74,11 @@ def check_cases_match_jax():
     assert not wrong, "\n".join(wrong)
 
 
+def _unsharded(ndim):
+    """JAX's sharding of a type with none: the empty mesh, every dimension unsplit."""
+    return NS(jax.sharding.AbstractMesh((), ()), P(*[None] * ndim))
+
+
 def check_aval_sharding_and_printing():
     env = _env()
     mesh, a = env["mesh"], env["a"]
@@ -87,8 +92,12 @@ def check_aval_sharding_and_printing():
     # Auto axes and single devices leave types unsharded, printed as before.
     auto = jax.sharding.Mesh(mesh.devices, ("x", "y"))
     v = jax.device_put(np.ones((8, 8), np.float32), NS(auto, P("x", "y")))
-    assert jax.typeof(v).sharding is None and str(jax.typeof(v)) == "float32[8,8]"
-    assert jax.typeof(jnp.ones(3)).sharding is None
+    assert jax.typeof(v).sharding == _unsharded(2) and str(jax.typeof(v)) == "float32[8,8]"
+    assert jax.typeof(jnp.ones(3)).sharding == _unsharded(1)
+    assert (
+        repr(_unsharded(1)) == "NamedSharding(mesh=AbstractMesh((), axis_types=()), spec=P(None,))"
+    )
+    assert _unsharded(0).is_fully_replicated and _unsharded(2).mesh.empty
     # Only the explicit axes of a partly explicit mesh enter the type.
     part = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit, AxisType.Auto))
     w = jax.device_put(np.ones((8, 4), np.float32), NS(part, P("x", "y")))
@@ -432,14 +441,14 @@ def check_values_made_under_set_mesh():
             r = jax.jit(fn, in_shardings=on_abstract)(host)
             assert jax.typeof(r).str_short(short_dtypes=True) == want, jax.typeof(r)
             assert r.sharding == NS(mesh, spec), r.sharding
-    assert seen["arg"] is None and seen["const"] is None, seen
+    assert seen["arg"] == _unsharded(2) and seen["const"] == _unsharded(1), seen
     assert seen["zeros"].spec == P(None) and seen["mul"].spec == P(None, None), seen
     auto = jax.sharding.Mesh(mesh.devices, ("x", "y"))
     with jax.set_mesh(auto):  # JAX places these too; modjax's types hold explicit axes only
         r = jnp.zeros((8, 4))
-    assert r.sharding == NS(auto, P()) and jax.typeof(r).sharding is None, r.sharding
+    assert r.sharding == NS(auto, P()) and jax.typeof(r).sharding == _unsharded(2), r.sharding
     r = jnp.zeros(8)
-    assert jax.typeof(r).sharding is None and not r.committed, r.sharding
+    assert jax.typeof(r).sharding == _unsharded(1) and not r.committed, r.sharding
     assert r.sharding == jax.sharding.SingleDeviceSharding(jax.devices()[0]), r.sharding
 
 

@@ -63,9 +63,27 @@ def test_printing_equality_and_hash():
     assert f32((8, 4), ("x", "y"), None).str_short() == "float32[8@(x,y),4]"
     assert a != f32((8, 4)) and a == f32((8, 4), "x", None)
     assert hash(a) == hash(f32((8, 4), "x", None))
-    assert a.update(dtype=np.int32).sharding == a.sharding
-    assert a.update(shape=(4, 8)).sharding is None
+    assert a.update(dtype=np.int32).type_sharding == a.type_sharding
+    assert a.update(shape=(4, 8)).type_sharding is None
     assert a.strip_weak_type() is a
+
+
+def test_sharding_is_jaxs_view_of_the_type_sharding(monkeypatch):
+    from modjax.tracecore import abstract
+
+    a = f32((8, 4), "x", None)
+    assert a.sharding is a.type_sharding
+    # With no mesh class installed, an unsharded type reports None...
+    monkeypatch.setattr(abstract, "_unsharded_sharding", [None])
+    assert f32((3,)).sharding is None
+    # ...and with one, what it makes for the rank (JAX's empty-mesh NamedSharding).
+    monkeypatch.setattr(abstract, "_unsharded_sharding", [lambda ndim: ("unsharded", ndim)])
+    assert f32((3, 2)).sharding == ("unsharded", 2) and f32((3, 2)).type_sharding is None
+    # A sharding on a mesh with no axes is no sharding in the type: it round-trips.
+    empty = Spec(None)
+    empty.mesh = type("EmptyMesh", (), {"axis_names": ()})()
+    assert f32((3,)).update(sharding=empty) == f32((3,))
+    assert ShapedArray((3,), np.float32, sharding=empty).type_sharding is None
 
 
 def test_elementwise_and_reduce_rules_while_tracing():
@@ -83,7 +101,7 @@ def test_elementwise_and_reduce_rules_while_tracing():
 
 def test_unsharded_programs_keep_unsharded_types():
     jaxpr = make_jaxpr(add_p.bind)(f32((3,)), f32((3,)))
-    assert jaxpr.jaxpr.outvars[0].aval.sharding is None
+    assert jaxpr.jaxpr.outvars[0].aval.type_sharding is None
 
 
 def test_dot_general_rule():
@@ -91,7 +109,7 @@ def test_dot_general_rule():
     out = ShapedArray((8, 16), np.float32)
     got = dot_general_rule([f32((8, 4), "x", None), f32((4, 16), None, "y")], out,
                            dimension_numbers=numbers)  # fmt: skip
-    assert got.sharding.spec == ("x", "y")
+    assert got.type_sharding.spec == ("x", "y")
     with pytest.raises(ShardingTypeError, match="ambiguous"):
         dot_general_rule([f32((8, 4), None, "x"), f32((4, 16), "x", None)], out,
                          dimension_numbers=numbers)  # fmt: skip
@@ -102,7 +120,7 @@ def test_dot_general_rule():
 
 def _reshaped(x, *new_sizes):
     out = reshape_rule([x], ShapedArray(new_sizes, np.float32), new_sizes=new_sizes)
-    return out.sharding.spec
+    return out.type_sharding.spec
 
 
 def test_reshape_rule():
@@ -125,7 +143,7 @@ def test_reshape_rule():
 
 def test_rules_that_need_an_unsharded_dimension():
     x = f32((8, 4), "x", None)
-    assert cumulative_rule([x], ShapedArray((8, 4), np.float32), axis=1).sharding.spec == (
+    assert cumulative_rule([x], ShapedArray((8, 4), np.float32), axis=1).type_sharding.spec == (
         "x",
         None,
     )
@@ -134,12 +152,12 @@ def test_rules_that_need_an_unsharded_dimension():
     with pytest.raises(ShardingTypeError, match="unsharded over the sorting dimension"):
         sort_rule([x], [ShapedArray((8, 4), np.float32)], dimension=0)
     (out,) = sort_rule([x, f32((8, 4))], [ShapedArray((8, 4), np.float32)] * 2, dimension=1)[:1]
-    assert out.sharding.spec == ("x", None)
+    assert out.type_sharding.spec == ("x", None)
 
 
 def test_slicing_keeps_divisible_entries():
     rule = varying_shape_rule("slicing")
     x = f32((8, 8), "x", "y")
-    assert rule([x], ShapedArray((4, 4), np.float32)).sharding.spec == ("x", "y")
+    assert rule([x], ShapedArray((4, 4), np.float32)).type_sharding.spec == ("x", "y")
     with pytest.raises(ShardingTypeError, match=r"out dim \(1\) is not divisible by mesh axes"):
         rule([x], ShapedArray((1, 8), np.float32))

@@ -252,8 +252,8 @@ def _dot_general_transpose_lhs(
     first_y_free = len(x_batch) + (0 if swap_ans else len(x_free))
     ct_y_free = tuple(range(first_y_free, first_y_free + len(y_free)))
     numbers = ((ct_y_free, tuple(y_free)), (tuple(range(len(x_batch))), tuple(y_batch)))
-    typed = x_aval.sharding is not None
-    if typed or aval_of(ct).sharding is not None or aval_of(y).sharding is not None:
+    typed = x_aval.type_sharding is not None
+    if typed or aval_of(ct).type_sharding is not None or aval_of(y).type_sharding is not None:
         # As JAX, whose transpose passes out_sharding=x's: an unambiguous contraction,
         # then x's type for the cotangent.
         ct, y = _unambiguous_operands(ct, y, numbers)
@@ -268,7 +268,7 @@ def _dot_general_transpose_lhs(
     out = transpose(out, tuple(int(i) for i in np.argsort(x_axes)))
     if aval_of(out).dtype != x_aval.dtype:  # weak types follow the operands, as in JAX
         out = _convert_element_type(out, x_aval.dtype, x_aval.weak_type)
-    return typed_as(out, x_aval.sharding) if typed else out
+    return typed_as(out, x_aval.type_sharding) if typed else out
 
 
 def _dot_general_transpose_rhs(
@@ -384,7 +384,7 @@ def contract_with_out_sharding(fn, out_sharding, *args, **kwargs):
             out = fn(*args, **kwargs)
         finally:
             _out_sharding.unreduced = before
-        if aval_of(out).sharding == _typed(out, out_sharding):
+        if aval_of(out).type_sharding == _typed(out, out_sharding):
             return out
         return reshard(out, out_sharding)
     with output_sharding_given():
@@ -409,7 +409,7 @@ def _spec_unreduced(sharding) -> bool:
 def _typed(x, sharding):
     """The type sharding ``x`` would have once resharded to ``sharding``."""
     target = _as_sharding(sharding, "out_sharding")
-    return typed_aval(aval_of(x), target).sharding
+    return typed_aval(aval_of(x), target).type_sharding
 
 
 def _unreduced_result(lhs, rhs, numbers, out_sharding):
@@ -455,9 +455,9 @@ def _axes(entry) -> tuple:
 
 def _retyped(x, aval, entries):
     """``x`` resharded so that its type has ``entries`` (itself when it already has them)."""
-    if aval.sharding is None or tuple(entries) == sharding_entries(aval):
+    if aval.type_sharding is None or tuple(entries) == sharding_entries(aval):
         return x
-    return with_sharding_constraint(x, aval.sharding.update(spec=tuple(entries)))
+    return with_sharding_constraint(x, aval.type_sharding.update(spec=tuple(entries)))
 
 
 def _unambiguous_operands(lhs, rhs, numbers):
@@ -468,7 +468,7 @@ def _unambiguous_operands(lhs, rhs, numbers):
     well defined, and the caller reshards it to the requested ``out_sharding``.
     """
     la, ra = aval_of(lhs), aval_of(rhs)
-    if la.sharding is None and ra.sharding is None:
+    if la.type_sharding is None and ra.type_sharding is None:
         return lhs, rhs
     (lc, rc), (lb, rb) = numbers
     le, re = list(sharding_entries(la)), list(sharding_entries(ra))
@@ -536,7 +536,7 @@ def dot_general(
             precision=canonicalize_precision(precision),
             preferred_element_type=preferred,
         )
-    if out_sharding is None or aval_of(out).sharding == _typed(out, out_sharding):
+    if out_sharding is None or aval_of(out).type_sharding == _typed(out, out_sharding):
         return out
     return reshard(out, out_sharding)
 

@@ -142,7 +142,7 @@ def _kept(ndim: int, axes) -> tuple[int, ...]:
 def _reduce_sum_transpose(ct, x, *, axes):
     shape = x.aval.shape
     out = broadcast_in_dim_p.bind(ct, shape=shape, broadcast_dimensions=_kept(len(shape), axes))
-    return [typed_as(out, x.aval.sharding)]
+    return [typed_as(out, x.aval.type_sharding)]
 
 
 def _rows(v, start: int, stop: int):

@@ -168,15 +168,15 @@ def _split(avals, outs, *, sizes, axis):
 
 
 def _stack(avals, out, *, axis):
-    typed = [a for a in avals if a.sharding is not None]
+    typed = [a for a in avals if a.type_sharding is not None]
     entries = list(sharding_entries(typed[0]))
     if any(list(sharding_entries(a)) != entries for a in typed[1:]):
         raise ShardingTypeError(
             "All operands should have the same sharding. Got shardings "
-            + ", ".join(type_sharding_str(a.sharding) for a in avals)
+            + ", ".join(type_sharding_str(a.type_sharding) for a in avals)
         )
     entries.insert(axis, None)  # the new axis is not sharded
-    return with_entries(out, typed[0].sharding, entries)
+    return with_entries(out, typed[0].type_sharding, entries)
 
 
 def _unstack(avals, outs, *, axis):
@@ -188,7 +188,7 @@ def _unstack(avals, outs, *, axis):
             f"type={x.str_short(True)}"
         )
     del entries[axis]
-    return [with_entries(out, x.sharding, entries) for out in outs]
+    return [with_entries(out, x.type_sharding, entries) for out in outs]
 
 
 def _tile(avals, out, *, reps):
@@ -200,7 +200,7 @@ def _tile(avals, out, *, reps):
                 f"Operand cannot be sharded on dimension {i} when the tiling is non-trivial. "
                 f"Got input type: {x.str_short(True)} with reps: {reps}"
             )
-    return with_entries(out, x.sharding, entries)
+    return with_entries(out, x.type_sharding, entries)
 
 
 sharding_rules[split_p] = _split

@@ -340,9 +340,9 @@ def unsharded_in_type(x):
     communication (both steps are sharding constraints).
     """
     aval = aval_of(x)
-    if aval.sharding is None:
+    if aval.type_sharding is None:
         return x
-    return with_sharding_constraint(x, aval.sharding.update(spec=(None,) * aval.ndim))
+    return with_sharding_constraint(x, aval.type_sharding.update(spec=(None,) * aval.ndim))
 
 
 def typed_as(x, sharding):
@@ -356,10 +356,10 @@ def typed_as(x, sharding):
     aval = aval_of(x)
     spec = sharding.spec
     if (
-        aval.sharding is not None
+        aval.type_sharding is not None
         and sharding_entries(aval) == spec.partitions + (None,) * (aval.ndim - len(spec))
-        and aval.sharding.spec.unreduced == spec.unreduced
-        and aval.sharding.spec.reduced == spec.reduced
+        and aval.type_sharding.spec.unreduced == spec.unreduced
+        and aval.type_sharding.spec.reduced == spec.reduced
     ):
         return x
     return with_sharding_constraint(x, sharding)
@@ -907,13 +907,13 @@ def typed_like(out, like_aval):
     """
     out_aval = aval_of(out)
     if (
-        like_aval.sharding is None
-        or out_aval.sharding is None
+        like_aval.type_sharding is None
+        or out_aval.type_sharding is None
         or out_aval.shape != like_aval.shape
         or sharding_entries(out_aval) == sharding_entries(like_aval)
     ):
         return out
-    return reshard(out, like_aval.sharding)
+    return reshard(out, like_aval.type_sharding)
 
 
 def vary_like(out, like_aval):

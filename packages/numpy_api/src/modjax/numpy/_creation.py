@@ -433,7 +433,7 @@ def _like(name: str, a: Any, value: Any, dtype: Any, shape: Any):
         if dtype is None and av.weak_type:  # as JAX: the weak type of a weak operand stays
             out = _convert_element_type(out, dt, weak_type=True)
     out = vary_like(out, av)
-    sharding = getattr(av, "sharding", None)
+    sharding = getattr(av, "type_sharding", None)
     if sharding is not None and sh == av.shape:  # JAX's *_like keep the operand's type
         from modjax.sharding import reshard  # noqa: PLC0415 - only programs that shard need it
 

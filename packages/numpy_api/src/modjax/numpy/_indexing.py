@@ -619,7 +619,7 @@ def _partial_take_of_typed_array(x: Any, items: list[_Item], shape: tuple[int, .
     an Array whose type has no sharding both paths give the same result, so
     only typed ones take it here.
     """
-    if isinstance(x, Tracer) or getattr(aval(x), "sharding", None) is None:
+    if isinstance(x, Tracer) or getattr(aval(x), "type_sharding", None) is None:
         return False
     return any(
         it.kind in ("int", "dyn")
@@ -778,9 +778,9 @@ def scatter_update(
         )
     if plan.collapsed_empty or math.prod(plan.out_shape) == 0:
         return x
-    if x_aval.sharding is not None:
+    if x_aval.type_sharding is not None:
         # As JAX's: the update takes the sharding of the indexed slice of x.
-        slice_sharding = x_aval.sharding.update(spec=_slice_entries(x_aval, items))
+        slice_sharding = x_aval.type_sharding.update(spec=_slice_entries(x_aval, items))
         y = _util.broadcast_to(y, plan.out_shape, slice_sharding)
     elif y_shape != plan.out_shape:
         offset = len(plan.out_shape) - len(y_shape)

@@ -215,7 +215,7 @@ def broadcast_to(x: Any, shape: tuple[int, ...], sharding: Any = None) -> Any:
                 f"requested type={aval(x).update(shape=shape, sharding=sharding).str_short()}"
             )
         out = broadcast_to(x, shape)
-        if aval(out).sharding is None or _entries(aval(out)) == spec:
+        if aval(out).type_sharding is None or _entries(aval(out)) == spec:
             return out  # an untyped value already matches any sharding
         from modjax.sharding import reshard  # noqa: PLC0415 - only programs that shard need it
 
@@ -267,11 +267,11 @@ def broadcast_shardings(args: Sequence[Any], shape: tuple[int, ...]) -> Any:
     avals = [aval(a) for a in args]
     ndim = len(shape)
     padded = [
-        a.update(shape=(1,) * (ndim - a.ndim) + a.shape, sharding=_padded(a.sharding, ndim))
+        a.update(shape=(1,) * (ndim - a.ndim) + a.shape, sharding=_padded(a.type_sharding, ndim))
         for a in avals
     ]
     out = elementwise_rule("broadcast_shardings", padded, ShapedArray(shape, avals[0].dtype))
-    return out.sharding
+    return out.type_sharding
 
 
 def _padded(sharding: Any, ndim: int) -> Any:

@@ -133,7 +133,7 @@ def _change_memory(x, sharding: Sharding, aval, committed: bool):
 def reshard_between_devices(x, sharding: Sharding, committed: bool):
     """Return the device Array ``x`` placed on ``sharding`` without a host round trip."""
     source = x._sharding
-    aval = x.aval.update(sharding=None) if x.aval.sharding is not None else x.aval
+    aval = x.aval.update(sharding=None) if x.aval.type_sharding is not None else x.aval
     if source.memory_kind != sharding.memory_kind:
         return _change_memory(x, sharding, aval, committed)
     if (

@@ -284,14 +284,14 @@ def typed_aval(aval, sharding):
     """Return ``aval`` with the sharding in its type that an Array on ``sharding`` has.
 
     A sharding over explicit mesh axes gives its ``_type_sharding`` (JAX's
-    ``aval.sharding``, padded to the rank); any other gives None. Shared per
+    ``aval.type_sharding``, padded to the rank); any other gives None. Shared per
     (aval, sharding).
     """
     # The memory space in the type: pinned_host memory is Host, any other Device (as JAX).
     space = _HOST if sharding.memory_kind == "pinned_host" else _DEVICE
     if (
         type(sharding) is SingleDeviceSharding
-        and aval.sharding is None
+        and aval.type_sharding is None
         and getattr(aval, "memory_space", space) is space
     ):
         return aval

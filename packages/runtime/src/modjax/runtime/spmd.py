@@ -300,9 +300,9 @@ def type_out_shardings(
         if isinstance(getattr(aval, "dtype", None), dtypes.ExtendedDType):
             outs.append(None)  # a key array's data has more dimensions than its type
             continue
-        s = getattr(aval, "sharding", None)
+        s = getattr(aval, "type_sharding", None)
         if s is None and typed is not None and hasattr(aval, "shape"):
-            s = with_type_sharding(aval, typed).sharding
+            s = with_type_sharding(aval, typed).type_sharding
         mesh = getattr(s, "mesh", None)
         outs.append(s if mesh is not None and not mesh.auto_axes else None)
     return None if all(s is None for s in outs) else tuple(outs)

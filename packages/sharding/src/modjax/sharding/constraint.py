@@ -126,7 +126,7 @@ unreduced_rules[sharding_constraint_p] = lambda avals, **_: None  # reshard redu
 
 def _as_sharding(s, what: str, leaf=None):
     if isinstance(s, AbstractNamedSharding):
-        like = None if leaf is None else core.to_aval(leaf).sharding
+        like = None if leaf is None else core.to_aval(leaf).type_sharding
         return concrete_sharding(s, like, current_mesh())
     if isinstance(s, PartitionSpec):
         mesh = current_mesh()
@@ -306,7 +306,7 @@ def _check_out_sharding(out_sharding, name: str) -> None:
 def _no_mesh(operand_avals) -> bool:
     """Outside a mesh context, with operands whose types have no mesh (JAX ignores out_sharding)."""
     return get_abstract_mesh().empty and all(
-        getattr(a, "sharding", None) is None for a in operand_avals
+        getattr(a, "type_sharding", None) is None for a in operand_avals
     )
 
 

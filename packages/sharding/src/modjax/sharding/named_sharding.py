@@ -21,6 +21,7 @@ import numpy as np
 
 from modjax.runtime import _xla, register_sharding
 from modjax.runtime.backends import Device
+from modjax.tracecore.abstract import set_unsharded_sharding
 from modjax.tracecore.options import remove_size_one_mesh_axis_from_type
 
 from .mesh import AbstractMesh, AxisType, Mesh
@@ -596,3 +597,12 @@ def concrete_sharding(sharding, like=None, current=None):
         f"{sharding!r} is on an AbstractMesh and no concrete mesh of that shape is in "
         "context: enter one with `jax.set_mesh(mesh)`"
     )
+
+
+@functools.cache
+def _unsharded_type_sharding(ndim: int) -> AbstractNamedSharding:
+    # JAX's sharding of a type with no mesh: every dimension unsplit, on the empty mesh.
+    return AbstractNamedSharding(AbstractMesh(), PartitionSpec(*(None,) * ndim))
+
+
+set_unsharded_sharding(_unsharded_type_sharding)

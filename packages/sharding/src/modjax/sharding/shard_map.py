@@ -106,13 +106,13 @@ def _params(mesh, in_specs, out_specs, jaxpr, check_vma, name, manual_axes):
 def _local_aval(aval, spec: PartitionSpec, mesh: Mesh) -> ShapedArray:
     """The body's view of an operand: its shard's shape; explicit non-manual axes stay typed."""
     local = _aval_with(aval, _local_shape(aval.shape, spec, mesh))
-    if aval.sharding is None:
+    if aval.type_sharding is None:
         return local
     manual = {a for i in range(len(spec)) for a in spec.axes_of(i)}
     entries = [_without(e, manual) for e in sharding_entries(aval)]
     if all(e is None for e in entries):
         return local
-    return with_type_sharding(local, aval.sharding.update(spec=tuple(entries)))
+    return with_type_sharding(local, aval.type_sharding.update(spec=tuple(entries)))
 
 
 def _without(entry, axes) -> object:
@@ -539,15 +539,15 @@ def _check_specs(mesh: Mesh, specs, what: str, manual, check_vma: bool = True) -
 
 def _spec_of_type(aval, mesh: Mesh, manual) -> PartitionSpec:
     """An argument's in_specs entry when none is given: its type's manual axes, else P()."""
-    if aval.sharding is None or getattr(aval.sharding, "mesh", None) is None:
+    if aval.type_sharding is None or getattr(aval.type_sharding, "mesh", None) is None:
         return PartitionSpec()
-    if aval.sharding.mesh.shape_tuple != mesh.shape_tuple:
+    if aval.type_sharding.mesh.shape_tuple != mesh.shape_tuple:
         raise ValueError(
             f"shard_map: the argument of type {aval.str_short()} is sharded over a mesh "
-            f"{aval.sharding.mesh.shape_tuple} other than shard_map's {mesh.shape_tuple}"
+            f"{aval.type_sharding.mesh.shape_tuple} other than shard_map's {mesh.shape_tuple}"
         )
     entries = [_without(e, set(mesh.axis_names) - set(manual)) for e in sharding_entries(aval)]
-    spec = aval.sharding.spec  # its unreduced/reduced manual axes too, as JAX infers them
+    spec = aval.type_sharding.spec  # its unreduced/reduced manual axes too, as JAX infers them
     return PartitionSpec(
         *entries,
         unreduced=frozenset(a for a in spec.unreduced if a in manual),

@@ -40,6 +40,7 @@ __all__ = [
     "unreduced_axes",
     "reduced_axes",
     "with_type_sharding",
+    "set_unsharded_sharding",
     "get_aval",
     "physical_aval",
     "physical_element_avals",
@@ -130,13 +131,22 @@ def _index_supported_dtypes() -> None:
 
 _KEEP = object()  # update()'s "leave the sharding as it is"
 
+#: ``[make]``: ``make(ndim)`` is the sharding an aval with none in its type reports
+#: (``ShapedArray.sharding``); modjax.sharding sets it with :func:`set_unsharded_sharding`.
+_unsharded_sharding: list[Callable[[int], Any] | None] = [None]
+
+
+def set_unsharded_sharding(make: Callable[[int], Any]) -> None:
+    """Make ``make(ndim)`` what ``aval.sharding`` is for an aval with no sharding in its type."""
+    _unsharded_sharding[0] = make
+
 
 def sharding_entries(aval: Any) -> tuple:
     """Return the per-dimension entries of ``aval``'s sharding (None, a name, a tuple of names).
 
     Padded with None to the aval's rank; all None when the aval has no sharding.
     """
-    sharding = aval.sharding
+    sharding = aval.type_sharding
     if sharding is None:
         return (None,) * len(aval.shape)
     spec = tuple(getattr(sharding.spec, "partitions", sharding.spec))
@@ -145,7 +155,7 @@ def sharding_entries(aval: Any) -> tuple:
 
 def unreduced_axes(aval: Any) -> frozenset:
     """Return the mesh axes ``aval``'s value is a partial sum over (JAX's ``core.getu``)."""
-    sharding = getattr(aval, "sharding", None)
+    sharding = getattr(aval, "type_sharding", None)
     manual: frozenset = getattr(aval, "manual_unreduced", frozenset())
     if sharding is None:
         return manual
@@ -154,7 +164,7 @@ def unreduced_axes(aval: Any) -> frozenset:
 
 def reduced_axes(aval: Any) -> frozenset:
     """Return the mesh axes ``aval`` is reduced over (JAX's ``core.getr``)."""
-    sharding = getattr(aval, "sharding", None)
+    sharding = getattr(aval, "type_sharding", None)
     manual: frozenset = getattr(aval, "manual_reduced", frozenset())
     if sharding is None:
         return manual
@@ -179,7 +189,7 @@ def with_type_sharding(aval: ShapedArray, sharding: Any) -> ShapedArray:
         sharding = sharding.update(
             spec=spec.update(partitions=padded) if hasattr(spec, "update") else padded
         )
-    if sharding is aval.sharding:
+    if sharding is aval.type_sharding:
         return aval
     return ShapedArray(
         aval.shape,
@@ -256,7 +266,7 @@ class ShapedArray:
         "shape",
         "dtype",
         "weak_type",
-        "sharding",
+        "type_sharding",
         "vma",
         "memory_space",
         "manual_unreduced",
@@ -291,10 +301,14 @@ class ShapedArray:
         except (KeyError, TypeError):  # TypeError: an unhashable dtype spec
             self.dtype = _checked_dtype(dtype)
         self.weak_type = bool(weak_type)
-        # The sharding in the type over explicit mesh axes (JAX's ``aval.sharding``):
-        # None, or an object with ``spec`` (one entry per dimension: None, an axis
-        # name or a tuple of names) and ``update(spec=entries)``; see modjax.sharding.
-        self.sharding = sharding
+        # The sharding in the type over explicit mesh axes: None, or an object with
+        # ``spec`` (one entry per dimension: None, an axis name or a tuple of names)
+        # and ``update(spec=entries)``; see modjax.sharding. ``sharding`` is JAX's view.
+        if sharding is not None and not getattr(
+            getattr(sharding, "mesh", None), "axis_names", True
+        ):
+            sharding = None  # the empty mesh's: what an unsharded aval reports
+        self.type_sharding = sharding
         if sharding is not None:
             ShapedArray.sharded_types_seen = True
         # The manual mesh axes a value inside shard_map may differ along (JAX's
@@ -320,6 +334,19 @@ class ShapedArray:
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    @property
+    def sharding(self) -> Any:
+        """The sharding in this type (JAX's ``aval.sharding``).
+
+        Without one over explicit mesh axes it is JAX's unsharded type sharding,
+        ``NamedSharding(AbstractMesh((), ()), P(None, ...))`` (None when only
+        tracecore is installed: it has no mesh class).
+        """
+        if self.type_sharding is not None:
+            return self.type_sharding
+        make = _unsharded_sharding[0]
+        return None if make is None else make(len(self.shape))
 
     @property
     def manual_axis_type(self) -> ManualAxisType:
@@ -351,7 +378,7 @@ class ShapedArray:
         axes (``vma``) and the memory space stay unless given.
         """
         if sharding is _KEEP:
-            sharding = self.sharding if shape is None else None
+            sharding = self.type_sharding if shape is None else None
         return ShapedArray(
             self.shape if shape is None else shape,
             self.dtype if dtype is None else dtype,
@@ -375,7 +402,7 @@ class ShapedArray:
             self.shape,
             self.dtype,
             False,
-            self.sharding,
+            self.type_sharding,
             vma=self.vma,
             memory_space=self.memory_space,
             manual_unreduced=self.manual_unreduced,
@@ -403,14 +430,14 @@ class ShapedArray:
         )
         if self.memory_space is not _DEVICE:  # JAX: float32<host>[3]
             name += f"<{self.memory_space.name.lower()}>"
-        if self.sharding is None:
+        if self.type_sharding is None:
             text = f"{name}[{','.join(map(str, self.shape))}]"
         else:
             dims = [_dim_str(n, e) for n, e in zip(self.shape, sharding_entries(self), strict=True)]
             text = f"{name}[{','.join(dims)}]"
         unreduced, reduced = unreduced_axes(self), reduced_axes(self)
         if self.vma or unreduced or reduced:
-            order = getattr(getattr(self.sharding, "mesh", None), "axis_names", ())
+            order = getattr(getattr(self.type_sharding, "mesh", None), "axis_names", ())
             parts = [
                 _axes_text(letter, axes, () if letter == "V" else order)
                 for letter, axes in (("V", self.vma), ("U", unreduced), ("R", reduced))
@@ -425,7 +452,7 @@ class ShapedArray:
             and self.shape == other.shape
             and self.dtype == other.dtype
             and self.weak_type == other.weak_type
-            and self.sharding == other.sharding
+            and self.type_sharding == other.type_sharding
             and self.vma == other.vma
             and self.memory_space is other.memory_space
             and self.manual_unreduced == other.manual_unreduced
@@ -438,7 +465,7 @@ class ShapedArray:
                 self.shape,
                 self.dtype,
                 self.weak_type,
-                self.sharding,
+                self.type_sharding,
                 self.vma,
                 self.memory_space,
                 self.manual_unreduced,

@@ -126,7 +126,7 @@ def format_aval(aval) -> str:
         return aval.str_short(short_dtypes=True) if hasattr(aval, "str_short") else str(aval)
     weak = "~" if getattr(aval, "weak_type", False) else ""
     if (
-        getattr(aval, "sharding", None) is not None
+        getattr(aval, "type_sharding", None) is not None
         or getattr(aval, "vma", None)
         or getattr(aval, "manual_unreduced", None)
         or getattr(aval, "manual_reduced", None)

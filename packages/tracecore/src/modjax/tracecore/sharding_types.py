@@ -124,8 +124,8 @@ def with_entries(out: ShapedArray, like, entries: Sequence) -> ShapedArray | Non
 
 def _first_sharding(avals):
     for a in avals:
-        if a.sharding is not None:
-            return a.sharding
+        if a.type_sharding is not None:
+            return a.type_sharding
     return None
 
 
@@ -177,30 +177,30 @@ def elementwise_rule(name: str, avals: Sequence[ShapedArray], out: ShapedArray) 
 def reduce_rule(avals, out, *, axes, **_):
     """A reduction over ``axes`` keeps the other dimensions' entries."""
     (aval, *_rest) = avals
-    if aval.sharding is None:
+    if aval.type_sharding is None:
         return out
     axes = {a % max(aval.ndim, 1) for a in axes}
     kept = [e for i, e in enumerate(sharding_entries(aval)) if i not in axes]
-    return with_entries(out, aval.sharding, kept)
+    return with_entries(out, aval.type_sharding, kept)
 
 
 def transpose_rule(avals, out, *, permutation, **_):
     """A transpose permutes the entries."""
     (aval,) = avals
     entries = sharding_entries(aval)
-    return with_entries(out, aval.sharding, [entries[p] for p in permutation])
+    return with_entries(out, aval.type_sharding, [entries[p] for p in permutation])
 
 
 def broadcast_in_dim_rule(avals, out, *, shape, broadcast_dimensions, **_):
     """An operand dimension keeps its entry where it keeps its size; new dimensions have none."""
     aval = avals[0]
-    if aval.sharding is None:
+    if aval.type_sharding is None:
         return out
     entries = [None] * len(shape)
     for src, dst in enumerate(broadcast_dimensions):
         if aval.shape[src] == shape[dst]:
             entries[dst] = sharding_entries(aval)[src]
-    return with_entries(out, aval.sharding, entries)
+    return with_entries(out, aval.type_sharding, entries)
 
 
 def squeeze_rule(avals, out, *, dimensions, **_):
@@ -208,7 +208,7 @@ def squeeze_rule(avals, out, *, dimensions, **_):
     (aval,) = avals
     drop = {d % aval.ndim for d in dimensions}
     kept = [e for i, e in enumerate(sharding_entries(aval)) if i not in drop]
-    return with_entries(out, aval.sharding, kept)
+    return with_entries(out, aval.type_sharding, kept)
 
 
 def _reshape_error(aval, new_sizes):
@@ -277,7 +277,7 @@ def reshape_rule(avals, out, *, new_sizes, **_):
     aval = avals[0]
     entries = sharding_entries(aval)
     if all(_norm(e) is None for e in entries):
-        return with_entries(out, aval.sharding, [None] * len(new_sizes))
+        return with_entries(out, aval.type_sharding, [None] * len(new_sizes))
     groups = _groups(aval.shape, new_sizes)
     if groups is None or sum(len(go) > 1 or len(gn) > 1 for go, gn in groups) > 1:
         raise _reshape_error(aval, new_sizes)
@@ -292,12 +292,12 @@ def reshape_rule(avals, out, *, new_sizes, **_):
             sharded = [bool(_axes(entries[d])) for d in go]
             if sharded != sorted(sharded, reverse=True):
                 raise _reshape_error(aval, new_sizes)
-        spread = _spread(aval.sharding, axes, [new_sizes[d] for d in gn])
+        spread = _spread(aval.type_sharding, axes, [new_sizes[d] for d in gn])
         if spread is None:
             raise _reshape_error(aval, new_sizes)
         for d, e in zip(gn, spread, strict=True):
             result[d] = e
-    return with_entries(out, aval.sharding, result)
+    return with_entries(out, aval.type_sharding, result)
 
 
 def dot_general_rule(avals, out, *, dimension_numbers, **_):
@@ -331,7 +331,7 @@ def dot_general_rule(avals, out, *, dimension_numbers, **_):
     lfree = [le[i] for i in range(lhs.ndim) if i not in lb and i not in lc]
     rfree = [re[i] for i in range(rhs.ndim) if i not in rb and i not in rc]
     entries = batch + lfree + rfree
-    result = with_entries(out, lhs.sharding or rhs.sharding, entries)
+    result = with_entries(out, lhs.type_sharding or rhs.type_sharding, entries)
     if result is None:
         dtype = out.str_short(short_dtypes=True).split("[")[0]
         dims = ",".join(_dim(n, e) for n, e in zip(out.shape, entries, strict=True))
@@ -363,7 +363,7 @@ def type_sharding_str(sharding) -> str:
 def _with_axis_types(aval, short_dtypes: bool = False) -> str:
     """``float32[8@x,8]({Explicit: ('x', 'y')})``: JAX's ``str_short(mesh_axis_types=True)``."""
     text = aval.str_short(short_dtypes)
-    mesh = getattr(aval.sharding, "mesh", None)
+    mesh = getattr(aval.type_sharding, "mesh", None)
     if mesh is None:
         return text + "({})"  # JAX's empty mesh
     kinds: dict[str, list[str]] = {}
@@ -390,14 +390,14 @@ def _keep_if_divisible(name: str, aval, out_shape, out):
     """``out`` with ``aval``'s entries, where every resized sharded dimension stays divisible."""
     entries = sharding_entries(aval)
     for n, m, e in zip(aval.shape, out_shape, entries, strict=True):
-        if n != m and _norm(e) is not None and m % _axis_size(aval.sharding, e):
+        if n != m and _norm(e) is not None and m % _axis_size(aval.type_sharding, e):
             raise ShardingTypeError(
                 f"{name} on sharded dims where out dim ({m}) is not divisible by mesh axes "
-                f"({_axis_size(aval.sharding, e)}) with spec ({_entry_str(e)}) is not "
+                f"({_axis_size(aval.type_sharding, e)}) with spec ({_entry_str(e)}) is not "
                 f"implemented. Got input type={aval.str_short(short_dtypes=True)} and output "
                 f"shape={tuple(out_shape)}"
             )
-    return with_entries(out, aval.sharding, entries)
+    return with_entries(out, aval.type_sharding, entries)
 
 
 def varying_shape_rule(name: str):
@@ -407,7 +407,7 @@ def varying_shape_rule(name: str):
     """
 
     def rule(avals, out, **_):
-        if avals[0].sharding is None:
+        if avals[0].type_sharding is None:
             return out
         return _keep_if_divisible(name, avals[0], out.shape, out)
 
@@ -421,11 +421,11 @@ def dynamic_update_slice_rule(avals, out, **_):
     mesh in its type (None) does not match a typed operand, nor the reverse.
     """
     operand, update = avals[0], avals[1]
-    if (operand.sharding is None) != (update.sharding is None) or (
-        operand.sharding is not None
+    if (operand.type_sharding is None) != (update.type_sharding is None) or (
+        operand.type_sharding is not None
         and (
             sharding_entries(operand) != sharding_entries(update)
-            or _abstract(operand.sharding.mesh) != _abstract(update.sharding.mesh)
+            or _abstract(operand.type_sharding.mesh) != _abstract(update.type_sharding.mesh)
         )
     ):
         raise ShardingTypeError(
@@ -433,9 +433,9 @@ def dynamic_update_slice_rule(avals, out, **_):
             f"operand sharding {_with_axis_types(operand)} and update sharding "
             f"{_with_axis_types(update)}."
         )
-    if operand.sharding is None:
+    if operand.type_sharding is None:
         return out
-    return with_entries(out, operand.sharding, sharding_entries(operand))
+    return with_entries(out, operand.type_sharding, sharding_entries(operand))
 
 
 def gather_rule(avals, out, *, dimension_numbers, slice_sizes, **_):
@@ -448,7 +448,7 @@ def gather_rule(avals, out, *, dimension_numbers, slice_sizes, **_):
     operand, indices = avals[0], avals[1]
     dn = dimension_numbers
     op, ix = list(sharding_entries(operand)), list(sharding_entries(indices))
-    like = operand.sharding or indices.sharding
+    like = operand.type_sharding or indices.type_sharding
     batch = list(zip(dn.operand_batching_dims, dn.start_indices_batching_dims, strict=True))
     ok = (
         all(
@@ -494,8 +494,8 @@ def scatter_rule(avals, out, *, dimension_numbers, **_):
     op = [_norm(e) for e in sharding_entries(operand)]
     ix = [_norm(e) for e in sharding_entries(indices)]
     up = [_norm(e) for e in sharding_entries(updates)]
-    like = operand.sharding or indices.sharding or updates.sharding
-    untyped = updates.sharding is None
+    like = operand.type_sharding or indices.type_sharding or updates.type_sharding
+    untyped = updates.type_sharding is None
     vector_dim = indices.ndim - 1
     # Where each query dimension of the indices lands among the updates' dimensions.
     query_in_updates: list = list(range(vector_dim))
@@ -549,13 +549,13 @@ def scatter_rule(avals, out, *, dimension_numbers, **_):
 def sort_rule(avals, out, *, dimension, **_):
     """Every operand must be unsharded along the sorted dimension; results keep the entries."""
     for a in avals:
-        if a.sharding is not None and _norm(sharding_entries(a)[dimension]) is not None:
+        if a.type_sharding is not None and _norm(sharding_entries(a)[dimension]) is not None:
             raise ShardingTypeError(
                 "Arguments to sort must be unsharded over the sorting dimension. Got arg "
-                f"sharding={type_sharding_str(a.sharding)} and sorting dimension={dimension}"
+                f"sharding={type_sharding_str(a.type_sharding)} and sorting dimension={dimension}"
             )
     like = _first_sharding(avals)
-    merged = _merge("sort", [sharding_entries(a) for a in avals if a.sharding is not None])
+    merged = _merge("sort", [sharding_entries(a) for a in avals if a.type_sharding is not None])
     return [with_entries(o, like, merged) for o in out]
 
 
@@ -568,7 +568,7 @@ def top_k_rule(avals, out, *, axis, **_):
             "The input should be unsharded over the axis along which to compute the top_k "
             f"values. Got input type={aval.str_short()} and axis={axis}"
         )
-    return [with_entries(o, aval.sharding, entries) for o in out]
+    return [with_entries(o, aval.type_sharding, entries) for o in out]
 
 
 def cumulative_rule(avals, out, *, axis, **_):
@@ -580,7 +580,7 @@ def cumulative_rule(avals, out, *, axis, **_):
             "Input should be unsharded over the axis being reduced. Got input "
             f"type={aval.str_short()} and axis={axis}"
         )
-    return with_entries(out, aval.sharding, entries)
+    return with_entries(out, aval.type_sharding, entries)
 
 
 def same_sharding_rule(avals, out, **_):
@@ -588,45 +588,45 @@ def same_sharding_rule(avals, out, **_):
 
     Entries are kept even along a dimension whose size changes, as JAX does.
     """
-    typed = [a for a in avals if a.sharding is not None]
+    typed = [a for a in avals if a.type_sharding is not None]
     if any(sharding_entries(a) != sharding_entries(typed[0]) for a in typed[1:]):
         raise ShardingTypeError(
             "All operands should have the same sharding. Got shardings "
-            + ", ".join(type_sharding_str(a.sharding) for a in avals)
+            + ", ".join(type_sharding_str(a.type_sharding) for a in avals)
         )
-    return with_entries(out, typed[0].sharding, sharding_entries(typed[0]))
+    return with_entries(out, typed[0].type_sharding, sharding_entries(typed[0]))
 
 
 def select_n_rule(avals, out, **_):
     """``select_n``'s cases must agree, and a non-scalar predicate with them."""
     which, cases = avals[0], avals[1:]
-    typed = [c for c in cases if c.sharding is not None]
+    typed = [c for c in cases if c.type_sharding is not None]
     if not typed:
-        if which.sharding is None or not which.shape:
+        if which.type_sharding is None or not which.shape:
             return out
-        return with_entries(out, which.sharding, sharding_entries(which))
+        return with_entries(out, which.type_sharding, sharding_entries(which))
     first = sharding_entries(typed[0])
     if any(sharding_entries(c) != first for c in typed[1:]):
         raise ShardingTypeError(
             "select cases must have the same shardings, got ["
-            + ", ".join(type_sharding_str(c.sharding) for c in cases)
+            + ", ".join(type_sharding_str(c.type_sharding) for c in cases)
             + "]."
         )
-    if which.shape and which.sharding is not None and sharding_entries(which) != first:
+    if which.shape and which.type_sharding is not None and sharding_entries(which) != first:
         raise ShardingTypeError(
             "select `which` must be scalar or have the same sharding as cases, got `which` "
-            f"sharding {type_sharding_str(which.sharding)} but case sharding "
-            f"{type_sharding_str(typed[0].sharding)}."
+            f"sharding {type_sharding_str(which.type_sharding)} but case sharding "
+            f"{type_sharding_str(typed[0].type_sharding)}."
         )
-    return with_entries(out, typed[0].sharding, first)
+    return with_entries(out, typed[0].type_sharding, first)
 
 
 def clamp_rule(avals, out, **_):
     """``clamp(lo, x, hi)`` has ``x``'s sharding."""
     x = avals[1]
-    if x.sharding is None:
+    if x.type_sharding is None:
         return out
-    return with_entries(out, x.sharding, sharding_entries(x))
+    return with_entries(out, x.type_sharding, sharding_entries(x))
 
 
 def conv_rule(avals, out, *, dimension_numbers, **_):
@@ -638,7 +638,7 @@ def conv_rule(avals, out, *, dimension_numbers, **_):
     if all(_norm(e) is None for e in sharding_entries(rhs)) and (
         _norm(sharding_entries(lhs)[lhs_feature]) is None
     ):
-        if lhs.sharding is None:
+        if lhs.type_sharding is None:
             return out
         return _keep_if_divisible("conv_general_dilated", lhs, out.shape, out)
     raise ShardingTypeError(
@@ -768,7 +768,7 @@ def _with_manual_ur(aval, unreduced, reduced):
 
 
 def _with_ur(aval, unreduced, reduced):
-    sharding = getattr(aval, "sharding", None)
+    sharding = getattr(aval, "type_sharding", None)
     if sharding is None or (not unreduced and not reduced):
         return aval
     spec = sharding.spec.update(unreduced=frozenset(unreduced), reduced=frozenset(reduced))
@@ -804,11 +804,13 @@ def apply_sharding_rule(
     if _suspended.depth:
         return out
     for a in avals:
-        if getattr(a, "sharding", None) is not None:
+        if getattr(a, "type_sharding", None) is not None:
             break
     else:
         return _on_context_mesh(out, params, avals, atoms)
-    ur = any(unreduced_axes(a) or reduced_axes(a) for a in avals if getattr(a, "sharding", None))
+    ur = any(
+        unreduced_axes(a) or reduced_axes(a) for a in avals if getattr(a, "type_sharding", None)
+    )
     rule = sharding_rules.get(primitive)
     if rule is not None:
         result = rule(avals, out, **params)
@@ -870,7 +872,7 @@ def _on_context_mesh(out, params: dict, avals: Sequence, atoms: Sequence | None)
 
 def _typed(aval, sharding):
     # A result its primitive already typed (zeros_like of a typed aval) keeps its type.
-    if type(aval) is not ShapedArray or aval.sharding is not None:
+    if type(aval) is not ShapedArray or aval.type_sharding is not None:
         return aval
     return with_type_sharding(aval, sharding)
 

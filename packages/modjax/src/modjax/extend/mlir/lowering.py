@@ -12,7 +12,7 @@ def lower_with_sharding_in_types(ctx, op, aval):
     as is; modjax's lowering rules type explicit shardings themselves, so constraining
     one here is not supported yet (NotImplementedError).
     """
-    sharding = getattr(aval, "sharding", None)
+    sharding = getattr(aval, "type_sharding", None)
     spec = getattr(sharding, "spec", None)
     if not spec or all(entry is None for entry in spec):
         return op

@@ -123,7 +123,7 @@ def typematch(a: ShapedArray, b: ShapedArray) -> bool:
 
 
 def _same_type_sharding(a: ShapedArray, b: ShapedArray) -> bool:
-    sa, sb = getattr(a, "sharding", None), getattr(b, "sharding", None)
+    sa, sb = getattr(a, "type_sharding", None), getattr(b, "type_sharding", None)
     if sa is None or sb is None or sa is sb:
         return True
     mesh_a = getattr(sa.mesh, "abstract_mesh", sa.mesh)  # a concrete Mesh or an AbstractMesh

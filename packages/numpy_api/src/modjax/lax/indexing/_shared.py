@@ -94,7 +94,7 @@ def _shift(dims, by=1) -> tuple[int, ...]:
 def _zeros(aval: ShapedArray):
     # Typed like ``aval`` (as JAX's zeros of a typed aval): dynamic_update_slice needs
     # its operand and update typed alike, and the transposes pair zeros with cotangents.
-    return _st.typed_as(_st.full(aval.shape, 0, aval.dtype), aval.sharding)
+    return _st.typed_as(_st.full(aval.shape, 0, aval.dtype), aval.type_sharding)
 
 
 def _instantiate(t, primal):
