@@ -267,3 +267,6 @@ def test_lib_and_interpreters_import_as_in_jax():
 
     assert modjax.interpreters.ad is ad and modjax.interpreters.pxla is pxla
     assert [n for n in dir(modjax.lib) if not n.startswith("_")] == []
+    import jaxlib
+
+    assert modjax.lib.__version__ == jaxlib.__version__

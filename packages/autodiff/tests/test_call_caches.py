@@ -134,3 +134,17 @@ def test_cache_entries_die_with_the_program():
     gc.collect()
     assert ref() is None
     assert len(tables) <= entries - 1
+
+
+def test_grad_of_a_call_with_an_unused_result_transposes_it_once():
+    # The staged call's program is pruned of the result grad does not use; the
+    # pruned program must keep its identity, or its transpose is derived anew.
+    inner = program(lambda x: (sum_all(sin(x)), sum_all(cos(x))), X)
+
+    def f(x):
+        return call_p.bind(x, jaxpr=inner, name="inner")[0]
+
+    np.testing.assert_allclose(grad(f)(X), np.cos(X), rtol=1e-6)
+    before = misses()
+    np.testing.assert_allclose(grad(f)(X), np.cos(X), rtol=1e-6)
+    assert misses() == before

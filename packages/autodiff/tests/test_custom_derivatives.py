@@ -77,6 +77,48 @@ def test_custom_jvp_under_make_jaxpr_is_one_equation_and_evaluates():
     )
 
 
+def _rebind_each_equation(closed, *args, inline_custom_calls=False):
+    """An interpreter in the style of libraries written against JAX (equinox's)."""
+    env = dict(zip(closed.jaxpr.invars, args, strict=True))
+    for eqn in closed.jaxpr.eqns:
+        params = eqn.primitive.get_bind_params(eqn.params)
+        invals = [env[v] for v in eqn.invars]
+        if inline_custom_calls and "subfuns" in params:
+            outs = params["subfuns"][0].call_wrapped(*invals)
+        else:
+            outs = eqn.primitive.bind(*invals, **params)
+        env.update(
+            zip(eqn.outvars, outs if eqn.primitive.multiple_results else [outs], strict=True)
+        )
+    return [env[v] for v in closed.jaxpr.outvars]
+
+
+def test_custom_calls_rebind_from_and_inline_through_get_bind_params():
+    f, calls = make_f()
+
+    @custom_vjp
+    def s(x):
+        return sin(x)
+
+    s.defvjp(lambda x: (s(x), cos(x)), lambda c, g: (mul(mul(c, g), 3.0),))
+    g = lambda x, y: add(f(x, y), s(x))  # noqa: E731
+    closed = make_jaxpr(g)(f32(1.0), f32(2.0))
+    params = closed.jaxpr.eqns[0].primitive.get_bind_params(closed.jaxpr.eqns[0].params)
+    assert "call_jaxpr" not in params and len(params["subfuns"]) == 2
+    expected = np.sin(1.0) * 2.0 + np.sin(1.0)
+    for inline in (False, True):
+        run = functools.partial(_rebind_each_equation, closed, inline_custom_calls=inline)
+        np.testing.assert_allclose(run(f32(1.0), f32(2.0))[0], expected, rtol=1e-6)
+        # Rebinding keeps the rules (the custom gradients: 10 for y, 3 cos(x) for s);
+        # inlining replaces each call by its program (the true gradients).
+        gx, gy = grad(lambda x, y, run=run: run(x, y)[0], argnums=(0, 1))(f32(1.0), f32(2.0))
+        want_gx = np.cos(1.0) * 2.0 + (np.cos(1.0) if inline else 3 * np.cos(1.0))
+        want_gy = np.sin(1.0) if inline else 10.0
+        np.testing.assert_allclose((gx, gy), (want_gx, want_gy), rtol=1e-6)
+    with pytest.raises(TypeError, match="subfuns must come from custom_jvp_call.get_bind_params"):
+        custom_jvp_call_p.bind(f32(1.0), subfuns=(lambda x: x,), num_consts=0)
+
+
 def test_custom_jvp_numerically_stable_log1pexp():
     @custom_jvp
     def softplus(x):

@@ -144,6 +144,21 @@ def test_traced_call_evaluates_the_jaxpr(donating):
         traced(ones, ones, z=ones)
 
 
+def test_compiled_takes_the_dynamic_arguments_only(donating):
+    # As JAX's Compiled: the static argument was bound when lowering, so it is left
+    # out and the positional arguments after it shift down.
+    compiled = donating[2]
+
+    def fresh(n):
+        return R.device_put(np.ones(n, np.float32))
+
+    out = compiled((fresh(3), fresh(2)), fresh(1), z=fresh(3))
+    assert out.tolist() == [4.0, 4.0, 4.0]
+    with pytest.raises(TypeError, match="(?s)input pytree does not match.*at args, seen tuple of "
+                       "length 2 but now given tuple of length 3"):  # fmt: skip
+        compiled((fresh(3), fresh(2)), fresh(1), 2.0, z=fresh(3))
+
+
 def test_compiled_shardings_and_formats(donating):
     compiled = donating[2]
     device = R.devices()[0]

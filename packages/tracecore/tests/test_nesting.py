@@ -95,6 +95,22 @@ def test_derivative_of_an_inner_closure_over_an_outer_variable():
     assert float(result) == 1.0
 
 
+def test_a_traces_main_tells_its_tracers_from_those_of_nested_traces():
+    # Libraries ask ``x._trace.main is trace.main`` (JAX's Trace.main) to tell apart
+    # the tracers of one transformation from those of another of the same kind.
+    mains = []
+
+    def f(x):
+        mains.append(x._trace.main)
+        inner = derivative(lambda y: (mains.append(y._trace.main), mul_p.bind(x, y))[1])
+        return inner(3.0)
+
+    derivative(f)(5.0)
+    outer, inner = mains
+    assert outer is not inner and outer.main is outer
+    assert core.eval_trace.main is core.eval_trace
+
+
 def test_concrete_primals_are_visible_through_the_transform():
     def f(x):
         return sin_p.bind(x) if x > 0 else neg_p.bind(x)

@@ -51,7 +51,7 @@ from modjax.tracecore.tracing import (
     trace_to_jaxpr,
 )
 from modjax.tracecore.tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
-from modjax.tracecore.wrapped_fun import infer_nums_and_names, wrap_init
+from modjax.tracecore.wrapped_fun import WrappedFun, infer_nums_and_names, wrap_init
 
 from .api import stop_gradient
 from .jvp import JVPTrace, JVPTracer, rules_with_user_code
@@ -155,10 +155,59 @@ class _Named:
         return self.name
 
 
+# --- the call primitives, rebindable from JAX's ``get_bind_params`` form ---------------------
+
+
+class _CallSubfun(WrappedFun):
+    """The function of a custom call as JAX's ``get_bind_params`` hands it out.
+
+    Calling it evaluates the call's program on all operands (consts first);
+    binding the primitive again with it restores the equation's params.
+    """
+
+    __slots__ = ("bind_params",)
+
+    def __init__(self, call_jaxpr: ClosedJaxpr, bind_params: dict):
+        super().__init__(functools.partial(eval_jaxpr, call_jaxpr.jaxpr, call_jaxpr.consts))
+        self.bind_params = bind_params
+
+
+class _CustomCallPrimitive(Primitive):
+    """A custom-derivative call: its rules travel in params as Python functions.
+
+    As in JAX, ``get_bind_params`` turns the params into ``subfuns`` (the
+    function, then the rules) and the other params, and ``bind`` takes that form
+    back; interpreters written against JAX (equinox's ``finalise_jaxpr``) call
+    ``subfuns[0].call_wrapped(*operands)`` to inline the call.
+    """
+
+    rule_names: tuple[str, ...] = ()
+
+    def get_bind_params(self, params: dict) -> dict:
+        """Return JAX's bind form of ``params``: ``subfuns`` replaces the program and rules."""
+        rest = {k: v for k, v in params.items() if k != "call_jaxpr" and k not in self.rule_names}
+        fun = _CallSubfun(params["call_jaxpr"], dict(params))
+        rest["subfuns"] = (fun, *(params[name] for name in self.rule_names))
+        return rest
+
+    def bind(self, *args, **params):
+        """Apply the primitive; params may be in ``get_bind_params``'s form."""
+        if "subfuns" in params:
+            subfuns = params.pop("subfuns")
+            if not subfuns or not isinstance(subfuns[0], _CallSubfun):
+                raise TypeError(
+                    f"{self.name}: subfuns must come from {self.name}.get_bind_params; "
+                    "bind the primitive with its equation's params instead"
+                )
+            params = {**subfuns[0].bind_params, **params}
+        return super().bind(*args, **params)
+
+
 # --- custom_jvp -------------------------------------------------------------------------
 
-custom_jvp_call_p = Primitive("custom_jvp_call")
+custom_jvp_call_p = _CustomCallPrimitive("custom_jvp_call")
 custom_jvp_call_p.multiple_results = True
+custom_jvp_call_p.rule_names = ("jvp",)
 
 
 def _custom_call_impl(*args, call_jaxpr: ClosedJaxpr, **_):
@@ -403,8 +452,9 @@ class custom_jvp:
 
 # --- custom_vjp -------------------------------------------------------------------------
 
-custom_vjp_call_p = Primitive("custom_vjp_call")
+custom_vjp_call_p = _CustomCallPrimitive("custom_vjp_call")
 custom_vjp_call_p.multiple_results = True
+custom_vjp_call_p.rule_names = ("fwd", "bwd")
 custom_vjp_call_p.def_impl(_custom_call_impl)
 custom_vjp_call_p.def_abstract_eval(_custom_call_abstract_eval(custom_vjp_call_p))
 

@@ -17,8 +17,6 @@ import pickle
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
-from modjax.tracecore.tree_util import tree_flatten
-
 from . import _xla
 from .backends import get_backend
 from .executable import Executable, device_args
@@ -96,10 +94,6 @@ class LoadedCompiled(Compiled):
             cast("TracedProgram", traced),
             executable,
         )
-
-    def _call_args(self, args: tuple, kwargs: dict) -> CallArgs:
-        leaves, in_tree = tree_flatten((args, kwargs))
-        return cast("CallArgs", _FlatCall(leaves, in_tree, self._call.donated))
 
 
 def serialize(compiled: Compiled) -> tuple[bytes, Any, Any]:

@@ -328,19 +328,19 @@ class Compiled(_Stage):
         self._traced = traced
         self._executable = executable
 
-    def _call_args(self, args: tuple, kwargs: dict) -> CallArgs:
-        return CallArgs(self._fn, args, kwargs)
-
     def __call__(self, *args, **kwargs):
-        call = self._call_args(args, kwargs)
-        if call.in_tree != self._call.in_tree:
-            raise TypeError(_pytree_mismatch(call.in_tree, self._call.in_tree))
-        if call.statics != self._call.statics:
-            raise TypeError("Compiled program called with different static arguments")
-        avals = tuple(leaf_aval(x) for x in call.leaves)
+        """Run the program on the dynamic arguments, as JAX's ``Compiled`` takes them.
+
+        The static arguments were fixed when it was lowered, so they are left out:
+        the others keep their order (positional ones shift down) and keywords.
+        """
+        leaves, in_tree = tree_flatten((args, kwargs))
+        if in_tree != self._call.in_tree:
+            raise TypeError(_pytree_mismatch(in_tree, self._call.in_tree))
+        avals = tuple(leaf_aval(x) for x in leaves)
         if avals != self._traced.in_avals:
             _check_argument_types(self._traced.in_avals, avals, self._traced.arg_names or ())
-        leaves = self._executable.place(call.leaves)
+        leaves = self._executable.place(leaves)
         return self._traced.out_tree.unflatten(self._executable.run(leaves))
 
     def as_text(self) -> str:

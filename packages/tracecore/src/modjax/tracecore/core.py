@@ -98,6 +98,17 @@ class Primitive:
             traceback_util.filter_exception(e)
             raise
 
+    def get_bind_params(self, params: dict) -> dict:
+        """Return the keyword arguments that rebind an equation with ``params``.
+
+        The counterpart of JAX's ``Primitive.get_bind_params``: interpreters call
+        ``eqn.primitive.bind(*args, **eqn.primitive.get_bind_params(eqn.params))``.
+        In modjax an equation's params are always what ``bind`` takes (call-like
+        primitives hold their programs as jaxprs, never as Python functions), so
+        this is a copy of them.
+        """
+        return dict(params)
+
     def def_impl(self, impl: Callable) -> Callable:
         """Set the function that evaluates the primitive on concrete values."""
         self._impl = impl
@@ -163,6 +174,17 @@ class Trace:
     def invalidate(self) -> None:
         """Mark the trace finished, so leaked tracers of it are reported."""
         self.alive = False
+
+    @property
+    def main(self) -> Trace:
+        """Return what identifies this trace's tracers (JAX's ``Trace.main``).
+
+        JAX answers with the trace's tag, shared by the traces of one
+        transformation; in modjax a transformation keeps one trace object, so
+        the trace is its own identity: ``x._trace.main is t.main`` tells whether
+        ``x`` belongs to ``t`` (equinox's ``filter_jvp`` asks this).
+        """
+        return self
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from .core import Primitive
 from .jaxpr import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, map_subjaxprs
+from .jaxpr_cache import JaxprCache, has_tracers
 
 __all__ = [
     "DceRule",
@@ -190,6 +191,11 @@ def _dce_keep_signature(jaxpr: Jaxpr | ClosedJaxpr) -> Jaxpr | ClosedJaxpr:
     return jaxpr.replace(jaxpr=new) if isinstance(jaxpr, ClosedJaxpr) else new
 
 
+# The pruned program of a call is derived once per program and used outputs: the
+# caches downstream (the transpose of the call, its executable) key on its identity.
+_pruned_calls = JaxprCache("dce_call")
+
+
 def dce_call_rule(
     used_outputs: list[bool], eqn: JaxprEqn, *, update_params: ParamsUpdater | None = None
 ) -> tuple[list[bool], JaxprEqn | None]:
@@ -203,7 +209,13 @@ def dce_call_rule(
     closed: ClosedJaxpr = eqn.params["jaxpr"]
     if not any(used_outputs) and not has_effects(closed):
         return [False] * len(eqn.invars), None
-    new_closed, used_inputs = dce_closed_jaxpr(closed, used_outputs)
+    new_closed, used_inputs = _pruned_calls.get(
+        closed,
+        tuple(used_outputs),
+        lambda: dce_closed_jaxpr(closed, used_outputs),
+        lambda value: not has_tracers(value[0].consts),
+    )
+    used_inputs = list(used_inputs)
     if new_closed is closed:
         return used_inputs, eqn
     in_map = [i for i, u in enumerate(used_inputs) if u]
