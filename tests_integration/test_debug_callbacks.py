@@ -213,6 +213,25 @@ def test_pure_callback_checks_the_declared_results():
         jax.pure_callback(_host_sin, wrong_dtype, jnp.asarray(X))
 
 
+def test_a_failing_callback_raises_jaxlibs_runtime_error_eagerly_and_under_jit():
+    # As JAX, where an eager call runs a compiled program too; debug.callback is the
+    # exception, its error propagates as raised.
+    def fails(x):
+        raise ValueError("host failure")
+
+    spec = jax.ShapeDtypeStruct((3,), jnp.float32)
+    calls = [
+        lambda x: jax.pure_callback(fails, spec, x),
+        jax.jit(lambda x: jax.pure_callback(fails, spec, x)),
+        lambda x: io_callback(fails, spec, x),
+    ]
+    for call in calls:
+        with pytest.raises(jax.errors.JaxRuntimeError, match="(?s)CpuCallback error.*host failure"):
+            call(jnp.asarray(X))
+    with pytest.raises(ValueError, match="host failure"):
+        jax.debug.callback(fails, jnp.asarray(X))
+
+
 @pytest.mark.parametrize(
     ("method", "shape"),
     [

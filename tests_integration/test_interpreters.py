@@ -103,7 +103,7 @@ def test_axis_rules_in_both_signatures():
     assert old_p in batching.fancy_primitive_batchers and old_p in batching.axis_primitive_batchers
     out = jax.vmap(lambda x: old_p.bind(x), axis_name="i")(np.stack([X, X]))
     np.testing.assert_allclose(out, np.stack([X, X]) + 1)
-    assert seen == [(2, "i", None, [0])]
+    assert seen == [(2, "i", None, (0,))]  # tuples, as JAX hands them
 
     new_p = Primitive("interpreters_test_new_axis_rule")
     new_p.def_impl(lambda x: xla.apply_primitive(new_p, x))
@@ -142,6 +142,22 @@ def test_primitives_work_under_every_transformation():
     )
 
 
+def test_jvp_rules_get_tuples_as_in_jax():
+    # Rules written for JAX use them as pytree prefixes (in_axes of a vmap, say).
+    seen = []
+    twice_p = Primitive("interpreters_test_twice")
+    twice_p.def_impl(lambda x: x * 2)
+    twice_p.def_abstract_eval(_same_shape)
+
+    def rule(primals, tangents):
+        seen.append((type(primals), type(tangents)))
+        return twice_p.bind(*primals), twice_p.bind(*tangents)
+
+    ad.primitive_jvps[twice_p] = rule
+    assert jax.jvp(lambda x: twice_p.bind(x), (X,), (X,))[1].tolist() == (2 * X).tolist()
+    assert seen == [(tuple, tuple)]
+
+
 def test_lowering_helpers():
     with mlir.make_ir_context(), mlir.ir.Location.unknown():
         i32 = mlir.dtype_to_ir_type(np.dtype(np.int32))
@@ -151,6 +167,42 @@ def test_lowering_helpers():
     assert mlir.DEVICE_TO_DEVICE_TYPE == 1 and mlir.RECV_FROM_HOST_TYPE == 3
     lowered = jax.jit(lambda x: scale_p.bind(x, k=2.0)).lower(X)
     assert "stablehlo.multiply" in lowered.as_text()
+
+
+# y = host_sin(x), computed by Python on the host: lowered as equinox's noinline is.
+host_sin_p = Primitive("interpreters_test_host_sin")
+host_sin_p.def_impl(lambda x, **p: xla.apply_primitive(host_sin_p, x, **p))
+host_sin_p.def_abstract_eval(lambda x, **p: ShapedArray(x.shape, x.dtype))
+
+
+def _host_sin_lowering(ctx, x, *, with_token):
+    token = hlo.after_all([]) if with_token else None
+    results, next_token, keepalive = mlir.emit_python_callback(
+        ctx,
+        lambda a: [np.sin(a)],
+        token,
+        [x],
+        ctx.avals_in,
+        ctx.avals_out,
+        has_side_effect=False,
+        sharding=None,
+    )
+    assert (next_token is not None) == with_token and callable(keepalive)
+    ctx.module_context.add_keepalive(keepalive)
+    return results
+
+
+mlir.register_lowering(host_sin_p, _host_sin_lowering)
+
+
+def test_emit_python_callback_calls_python_from_the_program():
+    for with_token in (False, True):
+        f = jax.jit(lambda x, t=with_token: host_sin_p.bind(x, with_token=t))
+        np.testing.assert_allclose(f(X), np.sin(X), rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="partitioned=True"):
+        mlir.emit_python_callback(
+            None, abs, None, [], [], [], has_side_effect=True, partitioned=True
+        )
 
 
 def test_partial_eval_traces_and_prunes():
@@ -207,7 +259,7 @@ UNSUPPORTED = [
     ("mlir", "LoweringResult"), ("mlir", "ShapePolyLoweringState"), ("mlir", "shape_tensor"),
     ("mlir", "TokenSet"), ("mlir", "lowerable_effects"), ("mlir", "core_call_lowering"),
     ("mlir", "jaxpr_subcomp"), ("mlir", "lower_jaxpr_to_fun"), ("mlir", "lower_jaxpr_to_module"),
-    ("mlir", "merge_mlir_modules"), ("mlir", "emit_python_callback"),
+    ("mlir", "merge_mlir_modules"),
 ]  # fmt: skip
 
 

@@ -282,6 +282,14 @@ def check_pmap_on_shard_map():
     _close(h(x[:4]), np.arange(4) + x[:4].sum(1))
     s = jax.pmap(lambda v, k: v * k, static_broadcasted_argnums=1)
     _close(s(x, 3), x * 3)
+    # As JAX: lowering binds the static argument; the Compiled takes the others.
+    lowered = s.lower(x, 3)
+    assert str(lowered.in_tree) == "PyTreeDef(((*,), {}))"
+    _close(lowered.compile()(x), x * 3)
+    d = jax.pmap(lambda tree: tree["a"] + tree["b"], donate_argnums=0)
+    pair = {"a": jnp.asarray(x), "b": jnp.asarray(x)}
+    assert str(d.lower(pair).in_tree) == "PyTreeDef((({'a': *, 'b': *},), {}))"
+    _close(d(pair), x * 2)
     try:
         s(x)
     except ValueError as err:

@@ -104,8 +104,22 @@ def test_wraps_the_function():
         return x
 
     v = vmap(my_fun)
-    assert v.__name__ == "my_fun"
-    assert "Vectorized version of my_fun" in v.__doc__ and "Docs." in v.__doc__
+    assert v.__name__ == "my_fun" and v.__wrapped__ is my_fun
+    assert v.__doc__ == (  # JAX 0.10.2's
+        "Vectorized version of my_fun. Takes similar arguments as my_fun but with additional "
+        "array axes over which my_fun is mapped.\n\nOriginal documentation:\n\nDocs."
+    )
+
+
+def test_wraps_a_callable_whose_name_is_not_a_string():
+    # An equinox Module instance can be such a callable; JAX's vmap still wraps it.
+    class Callable:
+        __name__ = 42
+
+        def __call__(self, x):
+            return x
+
+    assert vmap(Callable())(np.ones(2, np.float32)).tolist() == [1.0, 1.0]
 
 
 # --- errors --------------------------------------------------------------------------------

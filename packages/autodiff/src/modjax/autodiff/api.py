@@ -7,7 +7,6 @@ followed by ``backward_pass`` over that jaxpr.
 
 from __future__ import annotations
 
-import functools
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -30,7 +29,7 @@ from modjax.tracecore.tree_util import (
     tree_unflatten,
 )
 from modjax.tracecore.wrapped_fun import check_callable as _check_callable
-from modjax.tracecore.wrapped_fun import debug_info, wrap_init
+from modjax.tracecore.wrapped_fun import debug_info, wrap_init, wraps_transform
 
 from .ad_markers import DidntWant, DontWant, GradRef, GradValue
 from .jvp import jvp_flat
@@ -100,39 +99,6 @@ def _flatten(
         return (out_flat, aux_flat) if has_aux else out_flat
 
     return flat_fun, info
-
-
-def _fun_name(fun) -> str:
-    name = getattr(fun, "__name__", None)
-    if name is not None:
-        return name
-    if isinstance(fun, functools.partial):
-        return _fun_name(fun.func)
-    return "<unnamed function>"
-
-
-def wraps_transform(fun: Callable, docstr: str, **fields):
-    """Name a transformed function after ``fun``, with ``docstr`` as its docstring.
-
-    As JAX's ``util.wraps``: ``docstr`` is formatted with ``fun`` (the name) and
-    ``fields`` (``argnums``), and ``__wrapped__`` is ``fun``.
-    """
-
-    def decorate(wrapper):
-        name = _fun_name(fun)
-        try:
-            wrapper.__dict__.update(getattr(fun, "__dict__", {}))
-            wrapper.__annotations__ = getattr(fun, "__annotations__", {})
-            wrapper.__name__ = name
-            wrapper.__module__ = getattr(fun, "__module__", "<unknown module>")
-            wrapper.__doc__ = docstr.format(fun=name, **fields)
-            wrapper.__qualname__ = getattr(fun, "__qualname__", name)
-            wrapper.__wrapped__ = fun
-        except (AttributeError, TypeError):  # an odd callable: keep what was set
-            pass
-        return wrapper
-
-    return decorate
 
 
 _GRAD_DOC = (

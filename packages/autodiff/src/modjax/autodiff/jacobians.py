@@ -34,6 +34,7 @@ from modjax.tracecore.tree_util import (
     tree_unflatten,
 )
 from modjax.tracecore.wrapped_fun import check_callable as _check_callable
+from modjax.tracecore.wrapped_fun import wraps_transform
 
 from .api import (
     argnums_partial,
@@ -43,7 +44,6 @@ from .api import (
     input_aval,
     jvp,
     vjp,
-    wraps_transform,
 )
 
 __all__ = [

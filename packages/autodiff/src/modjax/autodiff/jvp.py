@@ -113,10 +113,13 @@ class JVPTrace(Trace):
         if not nonzero and primitive not in always_differentiated:
             with set_current_trace(self.parent):
                 return primitive.bind(*primals, **params)
-        tangents = [
+        # Tuples, as JAX hands a rule its primals and tangents: rules written for JAX
+        # use them as pytree prefixes (equinox's vmap of its rules).
+        tangents = tuple(
             Zero(tangent_aval(to_aval(p))) if t is None else t
             for p, t in zip(primals, tangents, strict=True)
-        ]
+        )
+        primals = tuple(primals)
         rule = jvp_rules.get(primitive)
         if rule is None:
             raise NotImplementedError(

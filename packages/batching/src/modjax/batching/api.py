@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections import Counter
 from collections.abc import Callable
@@ -24,7 +23,13 @@ from modjax.tracecore.tree_util import (
     tree_structure,
     tree_unflatten,
 )
-from modjax.tracecore.wrapped_fun import check_callable, debug_info, flatten_fun, wrap_init
+from modjax.tracecore.wrapped_fun import (
+    check_callable,
+    debug_info,
+    flatten_fun,
+    wrap_init,
+    wraps_transform,
+)
 
 from .batch_trace import AxisData, batch_subtrace
 from .primitives import canonicalize_axis, matchaxis
@@ -47,6 +52,18 @@ def _check_axis_spec(spec, name: str) -> None:
             f"vmap {name} must be an int, None, or (nested) container with those types as "
             f"leaves, but got {spec}."
         )
+
+
+def _vmap_docstring(fun) -> str:
+    """JAX's docstring of a vmapped function (``{fun}`` is filled in with its name)."""
+    doc = (
+        "Vectorized version of {fun}. Takes similar arguments as {fun} but with additional "
+        "array axes over which {fun} is mapped."
+    )
+    own = getattr(fun, "__doc__", None)
+    if isinstance(own, str) and own:
+        doc += "\n\nOriginal documentation:\n\n" + own.replace("{", "{{").replace("}", "}}")
+    return doc
 
 
 def vmap(
@@ -86,7 +103,6 @@ def vmap(
     _check_axis_spec(in_axes, "in_axes")
     _check_axis_spec(out_axes, "out_axes")
 
-    @functools.wraps(fun)
     def vmap_f(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(
@@ -115,12 +131,7 @@ def vmap(
             ]
         return tree_unflatten(treedef, outs)
 
-    doc = (
-        f"Vectorized version of {getattr(fun, '__name__', 'fun')}. Takes similar arguments "
-        "as it but with additional array axes over which it is mapped."
-    )
-    vmap_f.__doc__ = doc + (f"\n\nOriginal documentation:\n\n{fun.__doc__}" if fun.__doc__ else "")
-    return api_boundary(vmap_f)
+    return wraps_transform(fun, _vmap_docstring(fun))(api_boundary(vmap_f))
 
 
 # --- axis specs as prefixes of pytrees ------------------------------------------------

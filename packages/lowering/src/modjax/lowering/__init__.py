@@ -38,7 +38,11 @@ from ._mlir import (
     token_type,
     u8_attr,
 )
-from .host_callbacks import emit_buffer_callback, emit_host_callback
+from .host_callbacks import (
+    emit_buffer_callback,
+    emit_host_callback,
+    emit_host_callback_with_token,
+)
 from .lapack import lapack_target
 from .lowering import (
     LoweredModule,
@@ -85,6 +89,7 @@ __all__ = [
     "token_type",
     "emit_buffer_callback",
     "emit_host_callback",
+    "emit_host_callback_with_token",
     "manual_computation",
     "sdy_return",
     "channel_handle",

@@ -23,7 +23,12 @@ from modjax.tracecore import dtypes
 from . import _mlir
 from .lowering import LoweringRuleContext, set_tokens, tokens_in
 
-__all__ = ["emit_buffer_callback", "emit_host_callback", "check_callback_results"]
+__all__ = [
+    "emit_buffer_callback",
+    "emit_host_callback",
+    "emit_host_callback_with_token",
+    "check_callback_results",
+]
 
 
 def check_callback_results(outs, result_avals: Sequence) -> list[np.ndarray]:
@@ -56,15 +61,15 @@ def check_callback_results(outs, result_avals: Sequence) -> list[np.ndarray]:
     return arrays
 
 
-def _checked(callback: Callable, result_avals: Sequence, ordered: bool) -> Callable:
+def _checked(callback: Callable, result_avals: Sequence, threaded: bool) -> Callable:
     """Wrap ``callback`` so that its results are numpy arrays of the declared types."""
     result_avals = list(result_avals)
 
     def wrapped(*args):
-        if ordered:
+        if threaded:
             args = args[1:]  # the token: XLA passes None
         arrays = check_callback_results(callback(*args), result_avals)
-        return (None, *arrays) if ordered else tuple(arrays)
+        return (None, *arrays) if threaded else tuple(arrays)
 
     return wrapped
 
@@ -86,33 +91,60 @@ def emit_host_callback(
     from removing or merging the call; ``ordered_effect`` (an ordered Effect)
     threads that effect's token through it.
     """
+    if ordered_effect is None:
+        return emit_host_callback_with_token(
+            ctx, callback, None, operands, result_avals, has_side_effect=has_side_effect
+        )[0]
+    (token,) = tokens_in(ctx, [ordered_effect])
+    results, token = emit_host_callback_with_token(
+        ctx, callback, token, operands, result_avals, has_side_effect=True
+    )
+    set_tokens(ctx, [ordered_effect], [token])
+    return results
+
+
+def emit_host_callback_with_token(
+    ctx: LoweringRuleContext,
+    callback: Callable,
+    token,
+    operands: Sequence,
+    result_avals: Sequence,
+    *,
+    has_side_effect: bool,
+) -> tuple[list, object]:
+    """Emit a host call of ``callback`` that takes ``token`` and returns the next one.
+
+    Return ``(results, next_token)``; with ``token`` None no token is threaded and
+    ``next_token`` is None. The token (a ``!stablehlo.token`` value) keeps the call
+    in order with the other operations that thread it; ``callback`` never sees it.
+    """
     mctx = ctx.module_ctx
     if mctx.platform != "cpu":
         raise NotImplementedError(
             f"host callbacks are implemented for the CPU platform only, not {mctx.platform!r}"
         )
-    ordered = ordered_effect is not None
-    mctx.host_callbacks.append(_checked(callback, result_avals, ordered))
+    threaded = token is not None
+    mctx.host_callbacks.append(_checked(callback, result_avals, threaded))
     index = len(mctx.host_callbacks) - 1
     result_types = _mlir.ir_types(result_avals)
     operands = list(operands)
-    if ordered:
-        operands = tokens_in(ctx, [ordered_effect]) + operands
+    if threaded:
+        operands = [token, *operands]
         result_types = [_mlir.token_type(), *result_types]
     results = _mlir.host_callback_call(
         index,
         operands,
         result_types,
-        has_side_effect=has_side_effect or ordered,
+        has_side_effect=has_side_effect or threaded,
         maximal=mctx.partitioning,
         module=mctx.module,
     )
-    if ordered:
-        set_tokens(ctx, [ordered_effect], results[:1])
-        results = results[1:]
+    next_token = None
+    if threaded:
+        next_token, results = results[0], results[1:]
     if mctx.partitioning is not None:
         results = [_mlir.replicate_everywhere(r, mctx.partitioning) for r in results]
-    return results
+    return list(results), next_token
 
 
 def emit_buffer_callback(

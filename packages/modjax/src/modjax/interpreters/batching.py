@@ -51,7 +51,8 @@ class _OldSignatureRules:
 
     def __setitem__(self, primitive, rule) -> None:
         def wrapped(axis_data, vals, dims, **params):
-            return rule(axis_data.size, axis_data.name, None, vals, dims, **params)
+            # Tuples, as JAX hands them: rules use them as pytree prefixes (out_axes).
+            return rule(axis_data.size, axis_data.name, None, tuple(vals), tuple(dims), **params)
 
         _axis_rules[primitive] = wrapped
 

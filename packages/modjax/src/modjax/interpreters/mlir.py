@@ -22,6 +22,7 @@ from modjax.lowering import (
     dense_int_array,
     dense_int_elements,
     dtype_to_ir_type,
+    emit_host_callback_with_token,
     i32_attr,
     i64_attr,
     ir,
@@ -207,6 +208,36 @@ lower_jaxpr_to_module = _internal(
     "lower_jaxpr_to_module", "use modjax.lowering.lower_jaxpr_to_module (its own signature)"
 )
 merge_mlir_modules = _internal("merge_mlir_modules", _MACHINERY)
-emit_python_callback = _internal(
-    "emit_python_callback", "use modjax.lowering.emit_host_callback (its own signature)"
-)
+
+
+def emit_python_callback(
+    ctx: LoweringRuleContext,
+    callback: Callable,
+    token: Any,
+    operands: Sequence,
+    operand_avals: Sequence,
+    result_avals: Sequence,
+    *,
+    has_side_effect: bool,
+    returns_token: bool = True,
+    partitioned: bool = False,
+    sharding: Any = None,
+) -> tuple[list, Any, Callable]:
+    """Emit a call of ``callback`` on the host (``mlir.emit_python_callback``).
+
+    ``callback(*numpy_arrays)`` returns one array per aval of ``result_avals``
+    (checked when the program runs, with JAX's RuntimeErrors). A ``token`` value
+    is threaded through the call. Return ``(results, next_token, host_callable)``,
+    as JAX does; pass the callable to ``ctx.module_context.add_keepalive`` if you
+    keep it. ``partitioned`` calls (one per shard) and an explicit ``sharding``
+    are not supported: in a partitioned program the call runs once, on device 0.
+    """
+    del operand_avals, returns_token  # XLA's FFI call reads the types of the operands
+    if partitioned:
+        raise NotImplementedError("emit_python_callback(partitioned=True): per-shard callbacks")
+    if sharding is not None:
+        raise NotImplementedError("emit_python_callback(sharding=...): callback shardings")
+    results, next_token = emit_host_callback_with_token(
+        ctx, callback, token, operands, result_avals, has_side_effect=has_side_effect
+    )
+    return results, next_token, ctx.module_context.host_callbacks[-1]

@@ -27,6 +27,7 @@ import os
 import pdb
 import string
 import sys
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,7 @@ from modjax.lowering import emit_host_callback, register_lowering
 from modjax.lowering.host_callbacks import check_callback_results
 from modjax.runtime import device_put
 from modjax.runtime.array import ArrayImpl
+from modjax.runtime.executable import JaxRuntimeError
 from modjax.tracecore import source_info as source_info_util
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive, to_aval
@@ -149,8 +151,19 @@ def _result_avals(result_shape_dtypes):
 
 
 def _run_with_results(callback: FlatCallback, args, result_avals) -> list:
-    """Run ``callback`` eagerly and return its checked results as Arrays."""
-    outs = check_callback_results(callback(*args), result_avals)
+    """Run ``callback`` eagerly and return its checked results as Arrays.
+
+    As in JAX, where an eager call runs a compiled program, a callback that raises
+    (or returns results of the wrong structure, shapes or dtypes) surfaces as
+    jaxlib's ``JaxRuntimeError``, the original exception chained to it.
+    """
+    try:
+        outs = check_callback_results(callback(*args), result_avals)
+    except Exception as e:
+        raise JaxRuntimeError(
+            "INTERNAL: CpuCallback error calling callback: "
+            + "".join(traceback.format_exception(e))
+        ) from e
     return [device_put(x) for x in outs]
 
 

@@ -64,17 +64,10 @@ def _argnums(argnums) -> tuple[int, ...]:
     return (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
 
-def _donated_leaves(args, statics, donated) -> tuple[int, ...]:
-    """Positions, among the dynamic arguments' leaves, of the leaves of the donated arguments."""
-    out, position = [], 0
-    for i, arg in enumerate(args):
-        if i in statics:
-            continue
-        n = len(tree_leaves(arg))
-        if i in donated:
-            out.extend(range(position, position + n))
-        position += n
-    return tuple(out)
+def _dynamic_positions(donated, statics, nargs) -> tuple[int, ...]:
+    """Positions, among the dynamic arguments, of the donated ones."""
+    dynamic = [i for i in range(nargs) if i not in statics]
+    return tuple(k for k, i in enumerate(dynamic) if i in donated)
 
 
 def pmap(
@@ -104,7 +97,8 @@ def pmap(
     fun_name = getattr(fun, "__name__", "fun")
     cache: dict = {}
 
-    def run(*args, **kwargs):
+    def prepare(args, kwargs):
+        """Return the jitted program for these arguments and its dynamic arguments."""
         if statics and max(statics) >= len(args):
             raise ValueError(
                 f"pmapped function has static_broadcasted_argnums={statics} but was called "
@@ -149,13 +143,13 @@ def pmap(
         key = (static_vals, size, tree_structure(dyn), kw_tree, tuple(axes))
         compiled = cache.get(key)
         if compiled is None:
-            donated_leaves = _donated_leaves(args, statics, donated)
+            donated_dyn = _dynamic_positions(donated, statics, len(args))
             compiled = cache[key] = _build(
-                size, pool[:size], static_vals, dyn, kw_tree, axes, donated_leaves
+                size, pool[:size], static_vals, dyn, kw_tree, axes, donated_dyn
             )
-        return compiled(*leaves)
+        return compiled, dyn
 
-    def _build(size, pool, static_vals, dyn, kw_tree, axes, donated_leaves):
+    def _build(size, pool, static_vals, dyn, kw_tree, axes, donated_dyn):
         mesh_name = name if isinstance(name, str) else "_pmap"
         mesh = Mesh(np.array(pool, dtype=object), (mesh_name,))
         treedef = tree_structure(dyn)
@@ -187,7 +181,8 @@ def pmap(
         )
         mapped = shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
 
-        def call(*leaves):
+        def call(*dyn_args, **kwargs):
+            leaves = [*tree_leaves(dyn_args), *tree_leaves(kwargs)]
             moved = [
                 x if a is None else moveaxis(x, a, 0) for x, a in zip(leaves, axes, strict=True)
             ]
@@ -198,11 +193,23 @@ def pmap(
             ]
             return tree_unflatten(holder["tree"], outs)
 
-        return runtime.jit(call, donate_argnums=donated_leaves)
+        call.__name__ = fun_name
+        return runtime.jit(call, donate_argnums=donated_dyn)
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        return run(*args, **kwargs)
+        compiled, dyn = prepare(args, kwargs)
+        return compiled(*dyn, **kwargs)
+
+    def lower(*args, **kwargs):
+        """Lower the mapped program for these arguments (``jax.pmap(f).lower``).
+
+        As in JAX, the static arguments are bound: the ``Compiled`` it gives is
+        called with the others.
+        """
+        compiled, dyn = prepare(args, kwargs)
+        return compiled.lower(*dyn, **kwargs)
 
     wrapped.__name__ = f"pmap({fun_name})"
+    wrapped.lower = lower  # type: ignore[attr-defined]
     return wrapped

@@ -31,6 +31,8 @@ __all__ = [
     "flatten_fun_nokwargs",
     "cache",
     "check_callable",
+    "fun_name",
+    "wraps_transform",
 ]
 
 
@@ -306,3 +308,40 @@ def infer_nums_and_names(fun, nums, names) -> tuple[tuple[int, ...], tuple[str, 
             if p.kind is p.POSITIONAL_OR_KEYWORD and p.name not in names_set:
                 names_set.append(p.name)
     return tuple(sorted(nums_set)), tuple(names_set)
+
+
+def fun_name(fun) -> str:
+    """Return the name a transformation gives ``fun`` (JAX's ``util.fun_name``)."""
+    name = getattr(fun, "__name__", None)
+    if isinstance(name, str):
+        return name
+    if isinstance(fun, functools.partial):
+        return fun_name(fun.func)
+    return "<unnamed function>"
+
+
+def wraps_transform(fun: Callable, docstr: str | None = None, **fields):
+    """Name a transformed function after ``fun`` (JAX's ``util.wraps``).
+
+    ``docstr`` (formatted with ``fun``, the name, and ``fields`` such as
+    ``argnums``) becomes the docstring, ``fun``'s own when None; ``__wrapped__``
+    is ``fun``. A callable whose attributes cannot be copied (a Module instance
+    with odd ``__name__``, say) leaves the wrapper with what was set so far.
+    """
+
+    def decorate(wrapper):
+        name = fun_name(fun)
+        try:
+            wrapper.__dict__.update(getattr(fun, "__dict__", {}))
+            wrapper.__annotations__ = getattr(fun, "__annotations__", {})
+            wrapper.__name__ = name
+            wrapper.__module__ = getattr(fun, "__module__", "<unknown module>")
+            doc = getattr(fun, "__doc__", "") or ""
+            wrapper.__doc__ = doc if docstr is None else docstr.format(fun=name, **fields)
+            wrapper.__qualname__ = getattr(fun, "__qualname__", name)
+            wrapper.__wrapped__ = fun
+        except (AttributeError, TypeError):
+            pass
+        return wrapper
+
+    return decorate
