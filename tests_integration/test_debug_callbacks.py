@@ -102,6 +102,48 @@ def _branch(name, ordered):
     return branch
 
 
+def test_vmap_of_a_cond_that_prints_runs_both_branches(capsys):
+    # JAX 0.10.2's output: a batched predicate runs every branch, prints included;
+    # io_callback's effect is refused, as in JAX.
+    def f(p, x):
+        def on_true(x):
+            jax.debug.print("t {}", x)
+            return x + 1
+
+        def on_false(x):
+            jax.debug.print("f {}", x)
+            return x - 1
+
+        return lax.cond(p, on_true, on_false, x)
+
+    preds, xs = jnp.array([True, False]), jnp.array([1.0, 2.0])
+    assert jax.vmap(f)(preds, xs).tolist() == [2.0, 1.0]
+    assert printed(capsys) == ["f 1.0", "f 2.0", "t 1.0", "t 2.0"]
+    spec = jax.ShapeDtypeStruct((), jnp.float32)
+    with pytest.raises(NotImplementedError, match="IO effect not supported in vmap-of-cond"):
+        jax.vmap(
+            lambda p, x: lax.cond(p, lambda x: io_callback(lambda y: y, spec, x), lambda x: x, x)
+        )(preds, xs)
+
+
+def test_linearize_of_a_loop_that_prints(capsys):
+    # As JAX 0.10.2: the known loop prints while linearizing, the staged loop (the
+    # whole loop again) when the linear function runs.
+    def loop(x):
+        def body(c):
+            jax.debug.print("step {}", c[0])
+            return c[0] + 1, jnp.sin(c[1])
+
+        return lax.while_loop(lambda c: c[0] < 2, body, (0, x))
+
+    for f in (loop, jax.jit(loop)):
+        (steps, y), lin = jax.linearize(f, 1.0)
+        assert int(steps) == 2 and printed(capsys) == ["step 0", "step 1"]
+        np.testing.assert_allclose(y, np.sin(np.sin(1.0)), rtol=1e-6)
+        np.testing.assert_allclose(lin(1.0)[1], np.cos(np.sin(1.0)) * np.cos(1.0), rtol=1e-6)
+        assert printed(capsys) == ["step 0", "step 1"]
+
+
 def test_print_in_scan_while_and_cond_in_order(capsys):
     carry, ys = jax.jit(lambda xs: lax.scan(_scan_body, 0.0, xs))(X)
     assert float(carry) == 3.0 and ys.tolist() == [0.0, 0.0, 1.0]

@@ -19,7 +19,7 @@ import modjax.numpy as jnp
 from modjax import lax
 from modjax.autodiff import checkpoint, checkpoint_policies, grad, jvp, linearize, vjp
 from modjax.autodiff.testing import check_grads
-from modjax.batching import axis_index, vmap
+from modjax.batching import axis_index, batching_rules, vmap
 from modjax.runtime import dispatch, jit
 from modjax.tracecore import check_jaxpr, jaxpr_equal, make_jaxpr, parse_jaxpr
 from modjax.tracecore.core import Primitive
@@ -443,17 +443,21 @@ def test_vmap_named_axis_inside_a_branch():
     assert_close(got, [1.0, 2.0, 3.0])
 
 
-def test_vmap_batched_predicate_rejects_effects():
+def test_vmap_batched_predicate_runs_the_effects_of_every_branch():
+    # As JAX: a batched predicate runs every branch, effects included (only the
+    # effects of references and of io_callback are refused, tested with those).
+    seen = []
     effect_p = Primitive("test_effect")
     effect_p.effectful = True
-    effect_p.def_impl(lambda x: x)
+    effect_p.def_impl(lambda x: (seen.append(np.asarray(x).tolist()), x)[1])
     effect_p.def_abstract_eval(lambda x: x)
+    batching_rules[effect_p] = lambda args, dims: (effect_p.bind(*args), dims[0])
 
     def f(p, x):
-        return lax.cond(p, lambda v: effect_p.bind(v), lambda v: v, x)
+        return lax.cond(p, lambda v: effect_p.bind(v * 2), lambda v: v, x)
 
-    with pytest.raises(NotImplementedError, match="effect"):
-        vmap(f)(np.array([True, False]), np.ones(2, np.float32))
+    out = vmap(f)(np.array([True, False]), np.array([1.0, 3.0], np.float32))
+    assert out.tolist() == [2.0, 3.0] and seen == [[2.0, 6.0]]
 
 
 # --- compositions ------------------------------------------------------------------------------

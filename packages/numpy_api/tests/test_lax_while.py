@@ -496,7 +496,7 @@ effect_p.effectful = True
 effect_p.def_abstract_eval(lambda x: x)
 
 
-def test_a_loop_with_effects_is_kept_whole_and_staged_whole():
+def test_a_loop_with_effects_is_kept_whole_and_split_as_jax():
     def f(x, t):
         def body(c):
             effect_p.bind(c[1])
@@ -507,8 +507,14 @@ def test_a_loop_with_effects_is_kept_whole_and_staged_whole():
     closed = make_jaxpr(f)(1.0, 2.0)
     jaxpr, used_inputs = dce_jaxpr(closed.jaxpr, [False, False, False])
     assert while_eqns(closed)[0] in jaxpr.eqns and used_inputs == [True, True]
+    # As JAX: the known loop computes the known carries and runs the effect; the
+    # staged loop is the whole loop again, effect included.
     known, unknown, out_unknowns, _ = partial_eval_jaxpr(closed, [False, True])
-    assert out_unknowns == [True, True, True] and not while_eqns(known)
+    assert out_unknowns == [False, False, True]
+    (known_loop,) = while_eqns(known)
+    assert effect_p in {e.primitive for e in known_loop.params["body_jaxpr"].jaxpr.eqns}
+    (staged_loop,) = while_eqns(unknown)
+    assert staged_loop.params["body_jaxpr"] is while_eqns(closed)[0].params["body_jaxpr"]
 
 
 def test_printed_loops_parse_back_and_check():

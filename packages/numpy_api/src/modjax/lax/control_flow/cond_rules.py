@@ -38,6 +38,7 @@ from modjax.batching import (
 from modjax.tracecore import core
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.dce import dce_closed_jaxpr, dce_rules, eqn_has_effects, has_effects
+from modjax.tracecore.effects import effects_by_name
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr, JaxprEqn, Var
 from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
@@ -358,6 +359,19 @@ def _broadcast_to(x, aval_like):
     return structural.broadcast_in_dim(x, shape, (0,))
 
 
+def _unbatchable_effect(branches) -> str | None:
+    """Name the effect JAX refuses in a cond with a batched index, or None.
+
+    JAX refuses references' ("State") and io_callback's ("IO") effects; the others,
+    ``debug.print``'s among them, run in every branch, for every lane.
+    """
+    effects = {e for b in branches for e in b.effects}
+    if ref_effect in effects:
+        return "State"
+    io = {effects_by_name.get("IO"), effects_by_name.get("OrderedIO")}
+    return "IO" if effects & io else None
+
+
 def _cond_batched_index(axis_data: AxisData, index, index_dim, ops, op_dims, branches):
     """A cond whose index is batched: run every branch batched, pick lanes with select_n.
 
@@ -365,9 +379,8 @@ def _cond_batched_index(axis_data: AxisData, index, index_dim, ops, op_dims, bra
     stop_gradient, so that reverse mode never flows through a branch's value
     that was not taken (a NaN there would poison the gradient; JAX issue 1052).
     """
-    if any(has_effects(b) for b in branches):
-        # JAX names references' effects "State" and the others "IO".
-        kind = "State" if any(ref_effect in b.effects for b in branches) else "IO"
+    kind = _unbatchable_effect(branches)
+    if kind is not None:
         raise NotImplementedError(
             f"{kind} effect not supported in vmap-of-cond (a cond with a batched predicate "
             "or index runs every branch, so its effects cannot run once)."

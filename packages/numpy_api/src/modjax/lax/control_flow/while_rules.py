@@ -45,7 +45,7 @@ from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr, DropVar, JaxprEqn, Var
 from modjax.tracecore.jaxpr_cache import JaxprCache, has_tracers
 from modjax.tracecore.partial_eval import partial_eval_jaxpr, partial_eval_rules
-from modjax.tracecore.state import AbstractRef, ref_effect
+from modjax.tracecore.state import AbstractRef
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.wrapped_fun import wrap_init
 
@@ -236,28 +236,20 @@ def _loop_has_effects(params) -> bool:
     return has_effects(params["cond_jaxpr"]) or has_effects(params["body_jaxpr"])
 
 
-def _only_ref_effects(params) -> bool:
-    effects = {*params["cond_jaxpr"].effects, *params["body_jaxpr"].effects}
-    return effects <= {ref_effect}
-
-
 def _while_partial_eval(eqn: JaxprEqn, unknowns: list[bool], saveable):
     """Split a while loop into a known loop and a staged one (jax's ``_while_partial_eval``).
 
     The known loop computes the carries that depend on known operands only, when
     the predicate does too; the staged loop is the whole loop again (known operands
     become residuals) and also gives the known carries, so no residual of them is needed.
+    As in JAX, effects of the body run in both loops (a ``debug.print`` of a known
+    value prints when ``linearize`` runs and again when its linear function does).
     """
     p = eqn.params
     cond_nconsts, body_nconsts = p["cond_nconsts"], p["body_nconsts"]
     n_out = len(eqn.outvars)
     if not any(unknowns):
         return eqn, eqn if _recomputed(eqn, saveable) else None, [False] * n_out
-    if _loop_has_effects(p) and not _only_ref_effects(p):
-        # Other effects must run once: the whole loop waits for its inputs. Reference
-        # writes split as JAX's do: the known loop makes the primal ones, the staged
-        # loop (the whole loop again) the tangent ones.
-        return None, eqn, [True] * n_out
     cconst_uk, bconst_uk, carry_uk = _split(unknowns, cond_nconsts, body_nconsts)
     carry_uk, known_body = _known_body(p["body_jaxpr"], tuple(bconst_uk), tuple(carry_uk))
     pred_uk, known_cond = _known_cond(p["cond_jaxpr"], tuple(cconst_uk), carry_uk)
