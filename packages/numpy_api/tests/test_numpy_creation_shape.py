@@ -797,23 +797,3 @@ def test_tri_defaults_to_float32_even_under_x64():
         assert jnp.tri(2, dtype=int).dtype == np.int64
         assert jnp.eye(2).dtype == np.float64
     np.testing.assert_array_equal(jnp.tri(2, 3, k=1), np.tri(2, 3, k=1))
-
-
-def test_asarray_of_a_tracer_over_a_known_value_holds_an_array():
-    # As JAX 0.10.2: the cast binds for a JVP tracer of a Python float, so the primal
-    # inside becomes an Array (equinox's checkpointed loops read its .shape); a
-    # tracer of a jaxpr is returned as it is.
-    from modjax.autodiff import jvp
-    from modjax.runtime import Array
-
-    seen = []
-
-    def f(x):
-        y = jnp.asarray(x)
-        seen.append((y is x, type(y.primal) if hasattr(y, "primal") else None))
-        return y
-
-    jvp(f, (1.0,), (1.0,))
-    assert seen == [(False, Array)]
-    jaxpr = make_jaxpr(f)(1.0)
-    assert seen[-1] == (True, None) and not jaxpr.jaxpr.eqns

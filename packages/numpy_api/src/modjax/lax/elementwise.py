@@ -44,7 +44,7 @@ from modjax.lowering import chlo, hlo, ir_type, lower_fun, register_lowering
 from modjax.runtime import apply_primitive
 from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
-from modjax.tracecore.core import Primitive, Tracer, to_aval
+from modjax.tracecore.core import Primitive, to_aval
 from modjax.tracecore.parse import register_param_parser
 from modjax.tracecore.pretty import register_param_printer
 
@@ -1332,11 +1332,7 @@ def _convert_element_type(operand, new_dtype, weak_type: bool = False):
     new_dtype = dtypes.canonicalize_dtype(dtypes.dtype(new_dtype), allow_extended_dtype=True)
     if not isinstance(operand, PYTHON_SCALARS) and not isinstance(operand, np.ndarray | np.generic):
         aval = aval_of(operand)
-        if (
-            aval.dtype == new_dtype
-            and aval.weak_type == weak_type
-            and not _concrete_tracer(operand)
-        ):
+        if aval.dtype == new_dtype and aval.weak_type == weak_type:
             return operand
         if isinstance(aval.dtype, dtypes.PrimalTangentDType):  # out of a primal-tangent dtype
             from .edtype import from_edtype_p
@@ -1356,16 +1352,6 @@ def _convert_element_type(operand, new_dtype, weak_type: bool = False):
 
 
 _HOST_SCALARS = (*PYTHON_SCALARS, np.generic)
-
-
-def _concrete_tracer(operand) -> bool:
-    """Tell whether ``operand`` is a tracer over a known value (a JVP's of concrete primals).
-
-    As in JAX, a cast to its own type still binds for one, so that the value inside
-    becomes an Array: ``jnp.asarray`` of a Python float being differentiated gives
-    a tracer of an Array, never of the float.
-    """
-    return isinstance(operand, Tracer) and operand.to_concrete_value() is not None
 
 
 def _host_converted(operand, new_dtype):

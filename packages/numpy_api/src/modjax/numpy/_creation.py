@@ -261,12 +261,7 @@ def _array(object: Any, dtype: Any, copy: bool, order: str | None, ndmin: int, n
         raise NotImplementedError(f"jnp.array: order={order!r} is not supported")
     dt = None if dtype is None else canonical_dtype(dtype, name)
     if isinstance(object, ARRAY_TYPES):
-        if dt is not None:
-            out = convert(object, dt)
-        elif isinstance(object, core.Tracer):  # binds for a tracer over a known value (JAX)
-            out = _convert_element_type(object, aval(object).dtype, aval(object).weak_type)
-        else:
-            out = object
+        out = object if dt is None else convert(object, dt)
         if copy and out is object and isinstance(object, Array):
             out = lax.copy(object)
     elif type(object) in PYTHON_SCALARS:
