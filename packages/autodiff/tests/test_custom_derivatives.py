@@ -19,9 +19,13 @@ from modjax.autodiff import (
     value_and_grad,
     vjp,
 )
+from modjax.autodiff.custom_derivatives import zero_from_primal
+from modjax.autodiff.tangents import Zero
 from modjax.tracecore import call, make_jaxpr
+from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import UnexpectedTracerError
 from modjax.tracecore.evaluation import eval_jaxpr
+from modjax.tracecore.tree_util import tree_flatten, tree_map
 
 
 def f32(x):
@@ -530,3 +534,14 @@ def test_under_grad_only_the_rules_run_so_python_control_flow_works():
     assert float(grad(lambda x: mul(solve(x), absolute(x)))(f32(2.0))) == 5.0 * 2.0 + 2.0 * 3.0
     with pytest.raises(Exception, match="abstract tracer|concrete"):
         make_jaxpr(lambda x: solve(x))(f32(1.0))  # staging traces the function, as JAX
+
+
+def test_zero_is_an_empty_pytree_node_and_symbolic_zero_a_leaf():
+    # As JAX: trees of tangents skip Zero (its aval is the node's data); the
+    # SymbolicZero that symbolic_zeros rules get is a leaf they can tree_map over.
+    aval = ShapedArray((2,), np.dtype(np.float32))
+    assert tree_flatten(Zero(aval))[0] == [] and tree_map(lambda x: 1, Zero(aval)).aval == aval
+    leaves = tree_flatten({"a": SymbolicZero(aval)})[0]
+    assert type(leaves[0]) is SymbolicZero and repr(leaves[0]) == "SymbolicZero"
+    assert leaves[0].shape == (2,) and leaves[0].weak_type is False
+    assert type(zero_from_primal(f32(1.0), symbolic_zeros=True)) is SymbolicZero

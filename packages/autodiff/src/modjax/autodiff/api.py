@@ -38,6 +38,7 @@ from .tangents import (
     UndefinedPrimal,
     Zero,
     defjvp_zero,
+    from_symbolic_zero,
     instantiate_zeros,
     tangent_aval,
     tangent_dtype,
@@ -344,7 +345,8 @@ class _Pullback:
                 "corresponding to the single value returned by the function being "
                 "differentiated (even if that returned value is a tuple or other container)."
             )
-        cts_flat, tree = tree_flatten(ct, is_leaf=lambda x: type(x) is Zero)
+        cts_flat, tree = tree_flatten(ct, is_leaf=lambda x: isinstance(x, Zero))
+        cts_flat = [from_symbolic_zero(c) for c in cts_flat]
         if tree != self.out_tree:
             raise ValueError(
                 "unexpected tree structure of argument to vjp function: the cotangent must "

@@ -57,12 +57,15 @@ from .api import stop_gradient
 from .jvp import JVPTrace, JVPTracer, rules_with_user_code
 from .linearize import LinearizeTrace
 from .tangents import (
+    SymbolicZero,
     Zero,
     add_tangents,
+    from_symbolic_zero,
     instantiate_zeros,
     is_undefined_primal,
     jvp_rules,
     tangent_aval,
+    to_symbolic_zero,
     transpose_rules,
     zeros_like_aval,
 )
@@ -96,6 +99,15 @@ def _resolve_kwargs(fun: Callable, args, kwargs, kind: str, name: str) -> tuple:
             f"resolved to positional-only arguments. Binding failed with the error:\n{e}"
         ) from e
     return tuple(bound.args)
+
+
+def _is_zero(x) -> bool:
+    """A leaf for trees of a rule's tangents: a ``Zero`` or ``SymbolicZero`` (both zeros)."""
+    return isinstance(x, Zero)
+
+
+def _add_rule_tangents(a, b):
+    return add_tangents(from_symbolic_zero(a), from_symbolic_zero(b))
 
 
 def _fun_name(fun) -> str:
@@ -273,7 +285,7 @@ class _FlatJVP(_Named):
 
     def __call__(self, primals, tangents):
         py_primals = tree_unflatten(self.in_tree, primals)
-        py_tangents = tree_unflatten(self.in_tree, tangents)
+        py_tangents = tree_unflatten(self.in_tree, [to_symbolic_zero(t) for t in tangents])
         pair = self.rule(*self.static_args, py_primals, py_tangents)
         where = f"Custom JVP rule {self.name} for function {self.primal_name}"
         if not isinstance(pair, tuple | list) or len(pair) != 2:
@@ -282,7 +294,7 @@ class _FlatJVP(_Named):
                 f"primal and tangent outputs, but got {pair!r}."
             )
         primals_out, tree = tree_flatten(pair[0])
-        tangents_out, tree2 = tree_flatten(pair[1], is_leaf=lambda x: type(x) is Zero)
+        tangents_out, tree2 = tree_flatten(pair[1], is_leaf=lambda x: isinstance(x, Zero))
         if tree != tree2:
             raise TypeError(
                 f"{where} must produce primal and tangent outputs with equal container "
@@ -314,14 +326,14 @@ class _FlatJVP(_Named):
         result = []
         for p_aval, t in zip(avals, tangents_out, strict=True):
             want = tangent_aval(p_aval)
-            got = t.aval if type(t) is Zero else to_aval(t)
+            got = t.aval if isinstance(t, Zero) else to_aval(t)
             if not _same_type(want, got):
                 raise TypeError(
                     "Custom JVP rule must produce primal and tangent outputs with "
                     f"corresponding shapes and dtypes. Expected {want.str_short()} (tangent "
                     f"type of {p_aval.str_short()}) but got {got.str_short()}."
                 )
-            result.append(Zero(want) if want.dtype == dtypes.float0 else t)
+            result.append(Zero(want) if want.dtype == dtypes.float0 else from_symbolic_zero(t))
         return primals_out, result
 
 
@@ -389,12 +401,12 @@ class custom_jvp:
             primal_out = self(*primals)
             total = tree_map(Zero.from_primal_value, primal_out)
             for fn, t in zip(jvps, tangents, strict=False):
-                leaves = tree_flatten(t, is_leaf=lambda x: type(x) is Zero)[0]
-                if fn is None or all(type(leaf) is Zero for leaf in leaves):
+                leaves = tree_flatten(t, is_leaf=_is_zero)[0]
+                if fn is None or all(isinstance(leaf, Zero) for leaf in leaves):
                     continue
-                t = tree_map(instantiate_zeros, t, is_leaf=lambda x: type(x) is Zero)
+                t = tree_map(instantiate_zeros, t, is_leaf=_is_zero)
                 term = fn(t, primal_out, *primals)
-                total = tree_map(add_tangents, total, term, is_leaf=lambda x: type(x) is Zero)
+                total = tree_map(_add_rule_tangents, total, term, is_leaf=_is_zero)
             return primal_out, total
 
         self.defjvp(jvp, symbolic_zeros=True)
@@ -559,7 +571,7 @@ def zero_from_primal(val, symbolic_zeros: bool = False):
 
     def zero(x):
         aval = tangent_aval(arg_aval(x))
-        return Zero(aval) if symbolic_zeros else zeros_like_aval(aval)
+        return SymbolicZero(aval) if symbolic_zeros else zeros_like_aval(aval)
 
     return tree_map(zero, val)
 
@@ -639,7 +651,9 @@ class _FlatBwd(_Named):
     out_tree = property(lambda self: self.out.tree)
 
     def __call__(self, res_tree, res, cts_out):
-        if not self.symbolic_zeros:
+        if self.symbolic_zeros:
+            cts_out = [to_symbolic_zero(c) for c in cts_out]
+        else:
             cts_out = [instantiate_zeros(c) for c in cts_out]
         py_cts_in = self.bwd(
             *self.static_args,
@@ -667,7 +681,7 @@ class _FlatBwd(_Named):
             if ct is None or want.dtype == dtypes.float0:
                 results.append(Zero(want))
                 continue
-            got = ct.aval if type(ct) is Zero else to_aval(ct)
+            got = ct.aval if isinstance(ct, Zero) else to_aval(ct)
             if not _same_type(got, want) and not (
                 got.shape == want.shape and got.dtype == dtypes.float0
             ):
@@ -677,7 +691,7 @@ class _FlatBwd(_Named):
                     f"produced an output of type {got.str_short()} corresponding to an input "
                     f"of type {aval.str_short()}"
                 )
-            results.append(Zero(want) if type(ct) is Zero else ct)
+            results.append(Zero(want) if isinstance(ct, Zero) else ct)
         return results
 
 
@@ -723,7 +737,7 @@ def _cotangent_leaves(py_cts_in, arg_trees) -> list | None:
     leaves: list[Any] = []
     for ct, tree in zip(py_cts_in, arg_trees, strict=True):
         dummy = tree.unflatten([_PRIMAL_LEAF] * tree.num_leaves)
-        ct_leaves, ct_tree = tree_flatten(ct, is_leaf=lambda x: x is None or type(x) is Zero)
+        ct_leaves, ct_tree = tree_flatten(ct, is_leaf=lambda x: x is None or isinstance(x, Zero))
         try:
             subtrees = ct_tree.flatten_up_to(dummy)
         except (ValueError, TypeError):

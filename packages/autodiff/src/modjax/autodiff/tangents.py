@@ -26,10 +26,13 @@ from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import Primitive, to_aval
 from modjax.tracecore.tokens import AbstractToken
+from modjax.tracecore.tree_util import register_pytree_node
 
 __all__ = [
     "Zero",
     "SymbolicZero",
+    "to_symbolic_zero",
+    "from_symbolic_zero",
     "UndefinedPrimal",
     "is_undefined_primal",
     "tangent_dtype",
@@ -91,8 +94,44 @@ class Zero:
         return f"Zero({self.aval.str_short()})"
 
 
-# What custom_jvp(symbolic_zeros=True) rules receive for unperturbed inputs.
-SymbolicZero = Zero
+# As in JAX, a Zero is a pytree node with no children (its aval is the node's data):
+# trees of tangents skip it, and vmapping a function that returns one passes it through.
+register_pytree_node(Zero, lambda z: ((), z.aval), lambda aval, _: Zero(aval))
+
+
+class SymbolicZero(Zero):
+    """What ``symbolic_zeros`` custom rules get for an unperturbed value (JAX's ``SymbolicZero``).
+
+    Unlike ``Zero``, it is a pytree leaf, so a rule's ``tree_map`` over its tangents
+    or cotangents sees it. Rules may return it; the machinery reads it as a ``Zero``.
+    """
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        # As JAX's: other attributes are the aval's (``weak_type``, ``size``, ...).
+        try:
+            return getattr(self.aval, name)
+        except AttributeError:
+            raise AttributeError(f"SymbolicZero has no attribute {name}") from None
+
+    @staticmethod
+    def from_primal_value(value) -> SymbolicZero:
+        """Return the symbolic zero tangent of a primal value."""
+        return SymbolicZero(tangent_aval(to_aval(value)))
+
+    def __repr__(self) -> str:
+        return "SymbolicZero"
+
+
+def to_symbolic_zero(value):
+    """Return ``value`` with a ``Zero`` made a ``SymbolicZero``, for a user's rule."""
+    return SymbolicZero(value.aval) if type(value) is Zero else value
+
+
+def from_symbolic_zero(value):
+    """Return ``value`` with a ``SymbolicZero`` from a user's rule made a ``Zero``."""
+    return Zero(value.aval) if type(value) is SymbolicZero else value
 
 
 class UndefinedPrimal:
