@@ -15,7 +15,7 @@ import pytest
 
 from modjax import runtime as R
 from modjax.autodiff import (
-    Zero,
+    SymbolicZero,
     add_any_p,
     checkpoint,
     custom_jvp,
@@ -362,7 +362,7 @@ def test_custom_jvp_with_symbolic_zeros_under_vmap():
 
     def rule(primals, tangents):
         (x, y), (tx, ty) = primals, tangents
-        assert type(ty) is Zero  # y is not differentiated: the zero stays symbolic
+        assert type(ty) is SymbolicZero  # y is not differentiated: the zero stays symbolic
         return mul(x, y), mul(tx, y)
 
     scaled.defjvp(rule, symbolic_zeros=True)
