@@ -294,7 +294,7 @@ class _FlatJVP(_Named):
                 f"primal and tangent outputs, but got {pair!r}."
             )
         primals_out, tree = tree_flatten(pair[0])
-        tangents_out, tree2 = tree_flatten(pair[1], is_leaf=lambda x: isinstance(x, Zero))
+        tangents_out, tree2 = tree_flatten(pair[1], is_leaf=_is_zero)
         if tree != tree2:
             raise TypeError(
                 f"{where} must produce primal and tangent outputs with equal container "

@@ -116,8 +116,10 @@ class JVPTrace(Trace):
         # Tuples, as JAX hands a rule its primals and tangents: rules written for JAX
         # use them as pytree prefixes (equinox's vmap of its rules).
         tangents = tuple(
-            Zero(tangent_aval(to_aval(p))) if t is None else t
-            for p, t in zip(primals, tangents, strict=True)
+            [
+                Zero(tangent_aval(to_aval(p))) if t is None else t
+                for p, t in zip(primals, tangents, strict=True)
+            ]
         )
         primals = tuple(primals)
         rule = jvp_rules.get(primitive)

@@ -9,7 +9,6 @@ the axis name bound for the collectives, and results are stacked along
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -26,6 +25,7 @@ from modjax.tracecore.tree_util import (
     tree_structure,
     tree_unflatten,
 )
+from modjax.tracecore.wrapped_fun import wraps_transform
 
 from .mesh import Mesh
 from .partition_spec import PartitionSpec
@@ -196,7 +196,7 @@ def pmap(
         call.__name__ = fun_name
         return runtime.jit(call, donate_argnums=donated_dyn)
 
-    @functools.wraps(fun)
+    @wraps_transform(fun)
     def wrapped(*args, **kwargs):
         compiled, dyn = prepare(args, kwargs)
         return compiled(*dyn, **kwargs)
