@@ -3,7 +3,17 @@
 import numpy as np
 import pytest
 
-from modjax.autodiff import api, custom_vjp, grad, register_host_to_array, value_and_grad
+from modjax.autodiff import (
+    custom_jvp,
+    custom_vjp,
+    grad,
+    jvp,
+    register_host_to_array,
+    tangents,
+    value_and_grad,
+)
+from modjax.autodiff.jvp import with_array_values
+from modjax.autodiff.tangents import add_any_p
 from modjax.tracecore import dtypes, make_jaxpr
 
 
@@ -14,7 +24,7 @@ class Converted(np.ndarray):
 @pytest.fixture
 def host_rule():
     """Install a recording rule for the test and put back whatever was installed."""
-    saved = api._host_to_array[0]
+    saved = tangents._host_to_array[0]
     seen = []
 
     def rule(x):
@@ -34,7 +44,7 @@ def host_rule():
 @pytest.fixture
 def autodiff_only():
     """The default rule (the identity), even when a higher layer has installed its own."""
-    saved = api._host_to_array[0]
+    saved = tangents._host_to_array[0]
     register_host_to_array(lambda x: x)
     try:
         yield
@@ -92,3 +102,40 @@ def test_the_seed_a_custom_vjp_bwd_meets_first_is_converted(host_rule):
     assert grad(f)(1.0) == 1.0
     assert type(got[0]) is np.ndarray and got[0].shape == ()
     assert seen[0] == 1.0
+
+
+def test_a_primitive_meeting_host_jvp_values_gets_them_converted(host_rule):
+    # JAX's jnp functions are jitted, so ``jvp(lambda x: x + 1, (1.0,), (1.0,))`` gives
+    # Arrays even where the rule passes the tangent through; modjax converts host
+    # values when a primitive first meets them, and not for custom rules or passthrough.
+    seen, rule = host_rule
+    register_host_to_array(rule)
+    primal, tangent = jvp(lambda x: add_any_p.bind(x, 1.0), (1.0,), (2.0,))
+    assert type(tangent) is Converted and tangent == 2.0
+    assert sorted(seen) == [1.0, 2.0]
+    assert jvp(lambda x: x, (1.0,), (2.0,)) == (1.0, 2.0)
+
+    @custom_jvp
+    def f(x):
+        return x
+
+    f.defjvp(lambda p, t: (got.append((type(p[0]), type(t[0]))) or p[0], t[0]))
+    got = []
+    assert jvp(f, (1.0,), (2.0,)) == (1.0, 2.0)
+    assert got == [(float, float)]
+
+
+def test_with_array_values_converts_only_eager_jvp_tracers_over_host_values(host_rule):
+    seen, rule = host_rule
+    register_host_to_array(rule)
+    kinds = []
+
+    def f(x):
+        y = with_array_values(x)
+        kinds.append((type(y.primal), type(y.tangent)) if hasattr(y, "primal") else type(y))
+        return y
+
+    jvp(f, (np.float32(1.0),), (np.float32(2.0),))
+    assert kinds == [(Converted, Converted)]
+    make_jaxpr(lambda x: jvp(f, (x,), (1.0,)))(1.0)  # staged: kept as the program's
+    assert kinds[-1] != (Converted, Converted) and len(seen) == 2

@@ -797,3 +797,35 @@ def test_tri_defaults_to_float32_even_under_x64():
         assert jnp.tri(2, dtype=int).dtype == np.int64
         assert jnp.eye(2).dtype == np.float64
     np.testing.assert_array_equal(jnp.tri(2, 3, k=1), np.tri(2, 3, k=1))
+
+
+def _ADD_ONE(x):  # noqa: N802 - a constant of the table below
+    return x + 1
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        jnp.asarray,
+        jnp.array,
+        lambda x: jnp.reshape(x, ()),
+        lambda x: x.astype(np.float32),
+        _ADD_ONE,
+    ],
+    ids=["asarray", "array", "reshape", "astype", "add"],
+)
+def test_values_being_differentiated_come_out_of_jnp_as_arrays(f):
+    # As JAX 0.10.2, whose jnp functions are jitted: at Python floats and numpy scalars,
+    # eager jvp gives Arrays, and grad's primals inside are Arrays (equinox's
+    # checkpointed loops read their .shape); staged, nothing more is bound.
+    from modjax.autodiff import grad, jvp
+    from modjax.runtime import Array
+
+    seen = []
+    for x in (1.0, np.float32(1.0)):
+        primal, tangent = jvp(f, (x,), (x,))
+        assert type(primal) is Array and type(tangent) is Array
+        grad(lambda v: (seen.append(type(f(v).primal)), v * 1.0)[1])(x)
+    assert seen == [Array, Array]
+    if f in (jnp.asarray, jnp.array):  # these bind nothing, staged under jvp too
+        assert not make_jaxpr(lambda v: jvp(f, (v,), (v,)))(1.0).jaxpr.eqns

@@ -39,7 +39,9 @@ from .tangents import (
     Zero,
     defjvp_zero,
     from_symbolic_zero,
+    host_to_array,
     instantiate_zeros,
+    register_host_to_array,
     tangent_aval,
     tangent_dtype,
 )
@@ -563,31 +565,12 @@ def value_and_grad(
     return api_boundary(value_and_grad_f)
 
 
-# How ``grad`` turns a gradient that is still a host value into an array. A cotangent
-# that meets no primitive (``grad(lambda x: x)(1.0)``) comes back as the seed that
-# ``_one_like`` made on the host. Autodiff alone makes no device arrays, so its DSL users
-# get that host value; the runtime installs its ``device_put`` here, so that modjax
-# returns an Array as JAX does (see runtime's ``device_put_rules.py``).
-_host_to_array: list[Callable[[Any], Any]] = [lambda x: x]
-
-
-def register_host_to_array(rule: Callable[[Any], Any]) -> None:
-    """Make ``grad`` pass gradients that are concrete host values through ``rule``.
-
-    ``rule`` takes a host scalar or numpy array (a seed cotangent that met no
-    primitive) and returns the concrete array a user should get; it keeps the
-    dtype and weak type (Python scalars weak, as ``jax.device_put``). No JAX
-    counterpart: JAX's autodiff makes device arrays itself.
-    """
-    _host_to_array[0] = rule
-
-
 def _gradient_to_array(g):
     if isinstance(g, Tracer) or isinstance(g, np.ndarray) and g.dtype == dtypes.float0:
         return g  # float0 zeros stay numpy's, as in JAX; traced values are the trace's
     if type(current_trace()) is not EvalTrace:
         return g  # under jit or vmap the host value is a literal of the traced program
-    return _host_to_array[0](g)
+    return host_to_array(g)
 
 
 def grad(

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from modjax.tracecore import dtypes
 from modjax.tracecore import source_info as source_info_util
 from modjax.tracecore.core import (
+    EvalTrace,
     Primitive,
     Trace,
     Tracer,
@@ -30,7 +33,7 @@ from modjax.tracecore.leaks import check_leaks, check_tracer_leaks
 from modjax.tracecore.tracing import convert_constvars_jaxpr, trace_to_jaxpr
 from modjax.tracecore.wrapped_fun import wrap_init
 
-from .tangents import Zero, instantiate_zeros, jvp_rules, tangent_aval
+from .tangents import Zero, host_to_array, instantiate_zeros, jvp_rules, tangent_aval
 
 __all__ = [
     "JVPTrace",
@@ -40,6 +43,7 @@ __all__ = [
     "jvp_call_rule",
     "rules_with_user_code",
     "always_differentiated",
+    "with_array_values",
 ]
 
 # Primitives whose JVP rule runs the user's own Python code (custom_jvp, custom_vjp):
@@ -104,8 +108,14 @@ class JVPTrace(Trace):
         nonzero = False
         for arg in args:
             if type(arg) is JVPTracer and arg._trace is self:
-                primals.append(arg.primal)
-                tangents.append(arg.tangent)
+                primal, tangent = arg.primal, arg.tangent
+                if (_is_host_value(primal) or _is_host_value(tangent)) and (
+                    primitive not in rules_with_user_code  # custom rules see what jvp got
+                ):
+                    arg = with_array_values(arg)
+                    primal, tangent = arg.primal, arg.tangent
+                primals.append(primal)
+                tangents.append(tangent)
                 nonzero = True
             else:
                 primals.append(arg)
@@ -143,6 +153,42 @@ class JVPTrace(Trace):
         if type(tangent) is Zero or getattr(tangent, "dtype", None) == dtypes.float0:
             return primal
         return JVPTracer(self, primal, tangent)
+
+
+_HOST_SCALAR_TYPES = frozenset({float, int, complex, bool, np.ndarray})
+
+
+def _is_host_value(value) -> bool:
+    return type(value) in _HOST_SCALAR_TYPES or isinstance(value, np.generic)
+
+
+def with_array_values(value):
+    """Return ``value``, or for a JVP tracer over host values, one over arrays.
+
+    ``jvp``/``grad`` leave the Python scalars and numpy arrays they are given as they
+    are. JAX's jnp functions are jitted, so an operation on such a tracer hands back
+    one whose primal and tangent are Arrays, even where the derivative passes a
+    tangent through (``x + 1``) or nothing is bound (``jnp.asarray``, a cast to the
+    same type). modjax's are not jitted: the JVP trace calls this before a primitive's
+    rule, and jnp calls it where it would return the tracer as it is. Evaluated
+    eagerly only (under ``jvp``, or ``grad``'s known values): a staged host value is
+    a literal of the program. No JAX counterpart.
+    """
+    if type(value) is not JVPTracer:
+        return value
+    primal, tangent = value.primal, value.tangent
+    if not (_is_host_value(primal) or _is_host_value(tangent)):
+        return value
+    below = value._trace.parent
+    while getattr(below, "stages_linear_map", False):  # grad: known values are evaluated
+        below = below.parent
+    if type(below) is not EvalTrace:
+        return value
+    return JVPTracer(
+        value._trace,
+        host_to_array(primal) if _is_host_value(primal) else primal,
+        host_to_array(tangent) if _is_host_value(tangent) else tangent,
+    )
 
 
 def _at_user_line():

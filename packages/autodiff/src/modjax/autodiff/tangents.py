@@ -51,6 +51,8 @@ __all__ = [
     "defjvp_zero",
     "deflinear",
     "defbilinear",
+    "host_to_array",
+    "register_host_to_array",
 ]
 
 # rule(primals, tangents, **params) -> (primal_out, tangent_out). ``tangents`` may hold
@@ -64,6 +66,31 @@ TransposeRule = Callable[..., list]
 
 jvp_rules: dict[Primitive, JvpRule] = {}
 transpose_rules: dict[Primitive, TransposeRule] = {}
+
+
+# How a concrete host value (a Python scalar or numpy array) becomes an array. A
+# cotangent that meets no primitive (``grad(lambda x: x)(1.0)``) comes back as the seed
+# made on the host, and a JVP tracer may carry host values that ``jvp`` was given.
+# Autodiff alone makes no device arrays, so its DSL users keep the host value; the
+# runtime installs its ``device_put`` here, so that modjax gives an Array where JAX does
+# (see runtime's ``device_put_rules.py``).
+_host_to_array: list[Callable] = [lambda x: x]
+
+
+def register_host_to_array(rule: Callable) -> None:
+    """Make autodiff pass concrete host values it hands out through ``rule``.
+
+    ``rule`` takes a host scalar or numpy array (a seed cotangent that met no
+    primitive, a primal or tangent ``jvp`` was given) and returns the concrete array
+    a user should get; it keeps the dtype and weak type (Python scalars weak, as
+    ``jax.device_put``). No JAX counterpart: JAX's autodiff makes device arrays itself.
+    """
+    _host_to_array[0] = rule
+
+
+def host_to_array(x):
+    """Return host value ``x`` as the registered rule makes it an array (itself by default)."""
+    return _host_to_array[0](x)
 
 
 class Zero:

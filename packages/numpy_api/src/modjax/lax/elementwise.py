@@ -33,6 +33,7 @@ from modjax.autodiff import (
     tangent_aval,
     transpose_rules,
 )
+from modjax.autodiff.jvp import with_array_values
 from modjax.batching import (
     batching_rules,
     bdim_at_front,
@@ -1333,7 +1334,7 @@ def _convert_element_type(operand, new_dtype, weak_type: bool = False):
     if not isinstance(operand, PYTHON_SCALARS) and not isinstance(operand, np.ndarray | np.generic):
         aval = aval_of(operand)
         if aval.dtype == new_dtype and aval.weak_type == weak_type:
-            return operand
+            return with_array_values(operand)
         if isinstance(aval.dtype, dtypes.PrimalTangentDType):  # out of a primal-tangent dtype
             from .edtype import from_edtype_p
 

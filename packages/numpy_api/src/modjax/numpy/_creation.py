@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+from modjax.autodiff.jvp import with_array_values
 from modjax import lax
 from modjax.lax._common import kind
 from modjax.lax.elementwise import _convert_element_type
@@ -261,7 +262,7 @@ def _array(object: Any, dtype: Any, copy: bool, order: str | None, ndmin: int, n
         raise NotImplementedError(f"jnp.array: order={order!r} is not supported")
     dt = None if dtype is None else canonical_dtype(dtype, name)
     if isinstance(object, ARRAY_TYPES):
-        out = object if dt is None else convert(object, dt)
+        out = with_array_values(object) if dt is None else convert(object, dt)
         if copy and out is object and isinstance(object, Array):
             out = lax.copy(object)
     elif type(object) in PYTHON_SCALARS:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 from modjax import lax
+from modjax.autodiff.jvp import with_array_values
 from modjax.lax.structural import unsharded_in_type
 from modjax.sharding import reshard
 from modjax.sharding.constraint import operation_out_sharding, placed_out_sharding
@@ -97,7 +98,7 @@ __all__ = [
 def _array(a: Any, name: str):
     check_arraylike(name, a)
     if isinstance(a, ARRAY_TYPES):
-        return a
+        return with_array_values(a)  # a reshape to the same shape binds nothing
     from ._creation import asarray
 
     return asarray(a)
