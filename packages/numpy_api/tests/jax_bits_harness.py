@@ -12,13 +12,13 @@ tests never import jax, and numpy_api's tests not the modjax metapackage.
 from __future__ import annotations
 
 import importlib
-import json
 import math
 import pathlib
 import types
 from collections.abc import Callable
 
 import numpy as np
+from cpu_kind import load_reference, save_reference
 
 # jax's submodules the cases reach through a framework's attributes.
 _JAX_SUBMODULES = (
@@ -215,7 +215,7 @@ def check_case(table: dict, F, c: dict, run: Callable[[object, dict], dict], ulp
 
 def read_reference(path: pathlib.Path) -> dict:
     """The recorded results of a sweep, by case name."""
-    return json.loads(path.read_text())["results"]
+    return load_reference(path)["results"]
 
 
 def write_reference(
@@ -230,5 +230,6 @@ def write_reference(
         "recorded_with": f"{script} (beside the table)",
         "results": results,
     }
-    path.write_text(json.dumps(table, indent=0, sort_keys=True) + "\n")
-    print(f"{len(results)} cases written to {path} ({math.ceil(path.stat().st_size / 1024)} KiB)")
+    written = save_reference(path, table)
+    size = math.ceil(written.stat().st_size / 1024)
+    print(f"{len(results)} cases written to {written} ({size} KiB)")

@@ -7,7 +7,6 @@ this script's text under ``recorded_with``.
 """
 
 import importlib
-import json
 import pathlib
 import sys
 
@@ -32,5 +31,5 @@ table = {
     "recorded_with": pathlib.Path(__file__).read_text(),
     "results": results,
 }
-reference.REFERENCE.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
-print(f"{len(results)} cases written to {reference.REFERENCE}")
+written = importlib.import_module("cpu_kind").save_reference(reference.REFERENCE, table, indent=1)
+print(f"{len(results)} cases written to {written}")

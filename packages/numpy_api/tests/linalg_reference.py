@@ -13,12 +13,12 @@ values, or the exception's class and message, and any FutureWarning.
 from __future__ import annotations
 
 import importlib
-import json
 import pathlib
 import types
 import warnings
 
 import numpy as np
+from cpu_kind import load_reference
 
 REFERENCE = pathlib.Path(__file__).with_name("linalg_jax_reference.json")
 
@@ -195,7 +195,7 @@ def check(J, case, expected):
 
 def table(prefix: str):
     """The recorded cases of the functions under ``prefix`` (``numpy.``, ``scipy.``, ``lax.``)."""
-    data = json.loads(REFERENCE.read_text())
+    data = load_reference(REFERENCE)
     return [(c, data["results"][c["name"]]) for c in CASES if c["fun"].startswith(prefix)]
 
 

@@ -9,7 +9,6 @@ min/max differentiate by JAX's formula, reduce_window's SAME padding dilates the
 complex convolutions run as three real ones, and JAX's error types and texts.
 """
 
-import json
 import pathlib
 import sys
 
@@ -23,11 +22,10 @@ from modjax.runtime import jit
 from modjax.runtime.eval_shape import eval_shape
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from cpu_kind import load_reference  # noqa: E402
 from lax_jax_bits_cases import CASES, cotangent  # noqa: E402
 
-REFERENCE = json.loads((pathlib.Path(__file__).parent / "lax_jax_bits_sweep.json").read_text())[
-    "cases"
-]
+REFERENCE = load_reference(pathlib.Path(__file__).parent / "lax_jax_bits_sweep.json")["cases"]
 
 
 def _describe(x):

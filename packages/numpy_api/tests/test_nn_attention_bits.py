@@ -5,12 +5,12 @@ Known answers: ``nn_attention_reference.json`` (``nn_attention_reference_gen.py`
 run under JAX 0.10.2, on the cases of ``nn_attention_cases.py``).
 """
 
-import json
 import pathlib
 import types
 
 import numpy as np
 import pytest
+from cpu_kind import load_reference
 from nn_attention_cases import (
     ATTENTION,
     EINSUMS,
@@ -34,7 +34,7 @@ from modjax.batching import vmap
 from modjax.runtime import jit
 from modjax.tracecore import make_jaxpr, tree_util
 
-REFERENCE = json.loads((pathlib.Path(__file__).parent / "nn_attention_reference.json").read_text())
+REFERENCE = load_reference(pathlib.Path(__file__).parent / "nn_attention_reference.json")
 # The part of the jax namespace the cases use.
 JAX = types.SimpleNamespace(
     jit=jit,

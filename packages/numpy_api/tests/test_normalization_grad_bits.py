@@ -9,7 +9,6 @@ BatchNorm-like gradient depend on all of them. The known answers were recorded b
 """
 
 import builtins
-import json
 import pathlib
 import sys
 
@@ -24,11 +23,10 @@ from modjax.tracecore import make_jaxpr
 from modjax.tracecore.config import enable_x64
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from cpu_kind import load_reference  # noqa: E402
 from normalization_grad_cases import CASES, INT_CASES, INT_INPUT, inputs  # noqa: E402
 
-REFERENCE = json.loads(
-    (pathlib.Path(__file__).parent / "normalization_grad_reference.json").read_text()
-)
+REFERENCE = load_reference(pathlib.Path(__file__).parent / "normalization_grad_reference.json")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
