@@ -14,6 +14,21 @@ def test_dtype_is_the_canonical_modjax_dtype():
     assert lax.dtype(np.ones(2, dtypes.bfloat16)) == dtypes.bfloat16
 
 
+def test_dtype_of_a_dtype_name_or_scalar_type_is_canonical():
+    # As JAX 0.10.2 (flax's attention calls lax.dtype(cache_index.dtype)).
+    assert lax.dtype(np.dtype("int32")) == np.int32 and lax.dtype("float32") == np.float32
+    assert (lax.dtype(float), lax.dtype(int), lax.dtype(complex)) == (
+        np.float32,
+        np.int32,
+        np.complex64,
+    )
+    assert lax.dtype(dtypes.bfloat16) == dtypes.bfloat16
+    with pytest.warns(UserWarning, match="Explicitly requested dtype float64"):
+        assert lax.dtype(np.float64) == np.float32
+    with pytest.raises(ValueError, match="Invalid argument to dtype: None."):
+        lax.dtype(None)
+
+
 def test_empty_has_the_shape_and_dtype():
     out = lax.empty((2, 3), np.float32)
     assert out.shape == (2, 3) and out.dtype == np.float32

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import threading
+import types
 
 import numpy as np
 import pytest
@@ -215,3 +216,89 @@ def test_modjax_enable_x64_env_var_in_a_fresh_process(env_value, expected):
     )
     width = "64" if expected == "True" else "32"
     assert out.stdout.split() == [expected, expected, f"int{width}"]
+
+
+class _FakeFlag:
+    def __init__(self, default):
+        self.value = default
+        self.present = False
+
+
+class _FakeAbslFlags(types.ModuleType):
+    """The part of ``absl.flags`` that config's absl methods use (absl is not a dependency)."""
+
+    def __init__(self):
+        super().__init__("absl.flags")
+        self.FLAGS = self
+        self.defined = {}
+
+    def DEFINE_bool(self, name, default, help_text):  # noqa: N802 - absl's name
+        assert name not in self.defined, f"flag {name} defined twice"
+        self.defined[name] = _FakeFlag(default)
+
+    DEFINE_string = DEFINE_bool  # noqa: N815
+
+    def __getitem__(self, name):
+        return self.defined[name]
+
+    def __call__(self, argv, known_only=False):
+        for arg in argv[1:]:
+            name, _, text = arg[2:].partition("=")
+            if name in self.defined:
+                flag = self.defined[name]
+                flag.present = True
+                flag.value = text if text else True
+
+
+@pytest.fixture
+def fake_absl(monkeypatch):
+    flags = _FakeAbslFlags()
+    after_init = []
+    app = types.ModuleType("absl.app")
+    app.call_after_init = after_init.append
+    absl = types.ModuleType("absl")
+    absl.flags, absl.app = flags, app
+    for name, module in (("absl", absl), ("absl.flags", flags), ("absl.app", app)):
+        monkeypatch.setitem(sys.modules, name, module)
+    return flags, after_init
+
+
+def test_parse_flags_with_absl_reads_the_jax_arguments_before_dashes(cfg, fake_absl, monkeypatch):
+    flags, _ = fake_absl
+    x64 = cfg.define_bool_option("enable_x64", False)
+    rank = cfg.define_enum_option("numpy_rank_promotion", "allow", ("allow", "warn", "raise"))
+    size = cfg.define_typed_option("cache_size", 3, int)
+    argv = [
+        "prog",
+        "--jax_enable_x64",
+        "--jax_cache_size=7",
+        "--other",
+        "--",
+        "--jax_numpy_rank_promotion=raise",
+    ]
+    monkeypatch.setattr(sys, "argv", argv)
+    assert not cfg.use_absl
+    cfg.parse_flags_with_absl()
+    assert (x64.value, rank.value, size.value, cfg.use_absl) == (True, "allow", 7, True)
+    assert cfg.x64_enabled and set(flags.defined) == {
+        "jax_enable_x64",
+        "jax_numpy_rank_promotion",
+        "jax_cache_size",
+    }
+    cfg.parse_flags_with_absl()  # once only, as JAX's: the flags are not defined again
+    assert cfg.values == {
+        "jax_enable_x64": True,
+        "jax_numpy_rank_promotion": "allow",
+        "jax_cache_size": 7,
+    }
+
+
+def test_config_with_absl_sets_the_options_after_absl_parses(cfg, fake_absl):
+    flags, after_init = fake_absl
+    rank = cfg.define_enum_option("numpy_rank_promotion", "allow", ("allow", "warn", "raise"))
+    cfg.config_with_absl()
+    flags(["prog", "--jax_numpy_rank_promotion=warn"])
+    assert rank.value == "allow"
+    (complete,) = after_init
+    complete()
+    assert rank.value == "warn"

@@ -23,7 +23,19 @@ __all__ = ["broadcast_like", "dtype", "empty", "shape_as_value", "stage", "stage
 
 
 def dtype(x: Any) -> np.dtype:
-    """Return the dtype ``x`` has as a modjax value, canonicalized for x64 (jax.lax.dtype)."""
+    """Return the dtype ``x`` has as a modjax value, canonicalized for x64 (jax.lax.dtype).
+
+    ``x`` may also name a dtype (a dtype, a scalar type or its name): an explicit 64-bit
+    one warns with x64 off and gives its 32-bit counterpart, as in JAX.
+    """
+    if x is None:
+        raise ValueError("Invalid argument to dtype: None.")
+    if isinstance(x, np.dtype | str | type):
+        return dtypes.check_and_canonicalize_user_dtype(x, "dtype")
+    if not hasattr(x, "shape") and isinstance(getattr(x, "dtype", None), np.dtype):
+        return dtypes.canonicalize_dtype(
+            x.dtype
+        )  # a ShapeDtypeStruct, a numpy scalar type's instance
     return aval_of(x).dtype
 
 

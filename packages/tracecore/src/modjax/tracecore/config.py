@@ -92,6 +92,7 @@ class Option:
         "env_var",
         "help",
         "trace_context",
+        "parse",
         "_coerce",
         "_hooks",
     )
@@ -104,9 +105,11 @@ class Option:
         env_var: str | None = None,
         help: str = "",
         trace_context: bool = False,
+        parse: Callable[[str], Any] = str,
     ):
         self.name = name
         self.default = default
+        self.parse = parse
         self.env_var = env_var
         self.help = help
         self.trace_context = trace_context
@@ -161,6 +164,8 @@ class Config:
         self.__dict__["_options"] = {}
         self.__dict__["_context_options"] = []
         self.__dict__["_context_hooks"] = []
+        self.__dict__["use_absl"] = False
+        self.__dict__["_absl_parsed"] = False
 
     # -- defining ------------------------------------------------------------
 
@@ -275,7 +280,7 @@ class Config:
     ) -> Option:
         if name in self._options:
             raise ValueError(f"config option {name!r} is already defined")
-        option = Option(name, coerce(default), coerce, env_var, help, trace_context)
+        option = Option(name, coerce(default), coerce, env_var, help, trace_context, parse)
         # The environment wins over the default, read once at definition time.
         if env_var is not None and env_var in os.environ:
             try:
@@ -350,6 +355,70 @@ class Config:
         """Return the current value of option ``name`` (counterpart of ``jax.config.read``)."""
         return self.option(name).value
 
+    @property
+    def x64_enabled(self) -> bool:
+        """Tell whether 64-bit types are enabled (jax.config.x64_enabled)."""
+        return self._options["enable_x64"].value
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """Return every option's current value by its JAX name (jax.config.values)."""
+        return {_jax_name(name): option.value for name, option in self._options.items()}
+
+    # -- absl flags ------------------------------------------------------------
+
+    def config_with_absl(self) -> None:
+        """Define an absl flag for every option, read once absl parses the command line.
+
+        Counterpart of ``jax.config.config_with_absl`` (call it before ``app.run(main)``):
+        ``--jax_enable_x64`` and the like set the options. Needs absl-py, which modjax
+        does not depend on.
+        """
+        from absl import app  # noqa: PLC0415 - absl is the caller's, not a dependency
+        from absl import flags as absl_flags  # noqa: PLC0415
+
+        self.__dict__["use_absl"] = True
+        for name, option in self._options.items():
+            text = option.help or name
+            if option.parse is parse_bool:
+                absl_flags.DEFINE_bool(_jax_name(name), option.value, text)
+            else:
+                value = None if option.value is None else str(option.value)
+                absl_flags.DEFINE_string(_jax_name(name), value, text)
+        app.call_after_init(lambda: self.complete_absl_config(absl_flags))
+
+    def complete_absl_config(self, absl_flags) -> None:
+        """Set the options whose absl flags were given (jax.config.complete_absl_config)."""
+        for name, option in self._options.items():
+            try:
+                flag = absl_flags.FLAGS[_jax_name(name)]
+            except KeyError:
+                continue  # an option defined after config_with_absl
+            if flag.present:
+                value = flag.value
+                option.set(option.parse(value) if isinstance(value, str) else value)
+
+    def parse_flags_with_absl(self) -> None:
+        """Set options from the ``--jax...`` arguments of ``sys.argv``, once, through absl.
+
+        Counterpart of ``jax.config.parse_flags_with_absl`` (test suites call it at import);
+        the arguments after ``--`` are not read.
+        """
+        if self._absl_parsed:
+            return
+        import itertools  # noqa: PLC0415
+        import sys  # noqa: PLC0415
+
+        from absl import flags as absl_flags  # noqa: PLC0415
+
+        before_dashes = itertools.takewhile(lambda arg: arg != "--", sys.argv)
+        self.config_with_absl()
+        absl_flags.FLAGS(
+            ["", *(a for a in before_dashes if a.startswith("--jax"))], known_only=True
+        )
+        self.complete_absl_config(absl_flags)
+        self.__dict__["_absl_parsed"] = True
+
     def names(self) -> list[str]:
         """Return the names of all defined options, sorted."""
         return sorted(self._options)
@@ -365,6 +434,11 @@ class Config:
 
     def __dir__(self) -> list[str]:
         return [*super().__dir__(), *self._options]
+
+
+def _jax_name(name: str) -> str:
+    """Return the name JAX gives option ``name`` (``enable_x64``: ``jax_enable_x64``)."""
+    return name if name.startswith("jax") else _JAX_PREFIX + name
 
 
 config = Config()
