@@ -304,8 +304,26 @@ def check_pmap_on_shard_map():
         raise AssertionError("mapping 9 elements over 8 devices must fail")
 
 
+def check_key_arrays_through_pmap_and_shard_map():
+    # A key array's stored values have a trailing dimension its spec leaves whole (flax's
+    # nnx.pmap over split Rngs failed to lower before). Each device's sample is the one
+    # its key gives alone.
+    keys = jax.random.split(jax.random.key(0), 8)
+    want = np.stack([np.asarray(jax.random.normal(k, (3,))) for k in keys])
+    _close(jax.pmap(lambda k: jax.random.normal(k, (3,)))(keys), want, tol=0)
+    mesh = Mesh(np.array(jax.devices()), ("d",))
+    body = shard_map(
+        lambda k: jax.random.split(k[0])[None], mesh=mesh, in_specs=P("d"), out_specs=P("d")
+    )
+    split = jax.jit(body)(keys)
+    assert split.shape == (8, 2) and split.dtype == keys.dtype
+    want_split = np.stack([np.asarray(jax.random.key_data(jax.random.split(k))) for k in keys])
+    np.testing.assert_array_equal(np.asarray(jax.random.key_data(split)), want_split)
+
+
 CHECKS = [
     check_pmap_on_shard_map,
+    check_key_arrays_through_pmap_and_shard_map,
     check_reductions_over_each_axis,
     check_all_gather_tiled_and_stacked,
     check_psum_scatter_and_all_to_all,

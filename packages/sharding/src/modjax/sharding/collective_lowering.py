@@ -41,7 +41,7 @@ from modjax.lowering import (
     register_lowering,
     sdy_return,
 )
-from modjax.tracecore.abstract import ShapedArray
+from modjax.tracecore.abstract import ShapedArray, physical_aval
 
 from .mesh import Mesh
 from .named_sharding import NamedSharding
@@ -351,19 +351,16 @@ def _axis_index_value(ctx, mesh: Mesh, entries) -> ir.Value:
 # --- shard_map ---------------------------------------------------------------------------------
 
 
-def _sdy_text(mesh: Mesh, spec, ndim: int, name: str) -> str:
+def _sdy_text(mesh: Mesh, spec, aval, name: str) -> str:
+    # A key array's values are stored with trailing dimensions its spec leaves whole.
+    ndim = len(physical_aval(aval).shape)
     return NamedSharding(mesh, spec)._to_sdy_sharding(ndim, name).removeprefix("#sdy.sharding")
 
 
 def _shard_map_rule(ctx, *args, jaxpr, mesh, in_specs, out_specs, manual_axes, **_):
     name = ctx.module_ctx.sdy_mesh_name(mesh.shape_tuple)
-    in_texts = [
-        _sdy_text(mesh, s, len(a.shape), name) for s, a in zip(in_specs, ctx.avals_in, strict=True)
-    ]
-    out_texts = [
-        _sdy_text(mesh, s, len(a.shape), name)
-        for s, a in zip(out_specs, ctx.avals_out, strict=True)
-    ]
+    in_texts = [_sdy_text(mesh, s, a, name) for s, a in zip(in_specs, ctx.avals_in, strict=True)]
+    out_texts = [_sdy_text(mesh, s, a, name) for s, a in zip(out_specs, ctx.avals_out, strict=True)]
     op, block = manual_computation(
         args, ir_types(ctx.avals_out), ir_types(jaxpr.in_avals), in_texts, out_texts,
         manual_axes,
