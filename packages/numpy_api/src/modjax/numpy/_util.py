@@ -30,12 +30,24 @@ ARRAYLIKE = (Array, ExtendedArray, Tracer, np.ndarray, np.generic, bool, int, fl
 
 
 def check_arraylike(name: str, *args: Any) -> None:
-    """Raise TypeError naming ``name`` if an argument is not an array or scalar (lists are not)."""
+    """Raise TypeError naming ``name`` if an argument is not an array or scalar (lists are not).
+
+    An object with a ``__jax_array__`` method is array-like, as in JAX (flax's
+    ``nnx.Variable``); the helpers that make arrays of arguments call the method.
+    """
     for i, a in enumerate(args):
-        if not isinstance(a, ARRAYLIKE):
+        if not isinstance(a, ARRAYLIKE) and getattr(a, "__jax_array__", None) is None:
             raise TypeError(
                 f"{name} requires ndarray or scalar arguments, got {type(a)} at position {i}."
             )
+
+
+def from_jax_array_protocol(x: Any) -> Any:
+    """Return ``x.__jax_array__()`` for an object that has one, else ``x`` (JAX's protocol)."""
+    if isinstance(x, ARRAYLIKE):
+        return x
+    method = getattr(x, "__jax_array__", None)
+    return x if method is None else method()
 
 
 def aval(x: Any):
@@ -364,6 +376,7 @@ NUMBER_OPERAND_TYPE = {
 def promote_args(name: str, *args: Any) -> list:
     """Check, promote the dtypes of and rank-align ``args`` for an elementwise op."""
     check_arraylike(name, *args)
+    args = tuple(map(from_jax_array_protocol, args))
     try:
         promoted = promote_dtypes(*args)
     except dtypes.TypePromotionError:
@@ -385,6 +398,7 @@ def broadcast_all(*args: Any) -> list:
 def promote_args_inexact(name: str, *args: Any) -> list:
     """Like ``promote_args``, converting integers and bools to the default float."""
     check_arraylike(name, *args)
+    args = tuple(map(from_jax_array_protocol, args))
     return promote_shapes(name, *promote_dtypes_inexact(*args))
 
 
