@@ -15,8 +15,8 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-from modjax.autodiff.jvp import with_array_values
 from modjax import lax
+from modjax.autodiff.jvp import with_array_values
 from modjax.lax._common import kind
 from modjax.lax.elementwise import _convert_element_type
 from modjax.lax.structural import typed_like, vary_like
