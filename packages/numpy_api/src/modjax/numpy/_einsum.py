@@ -85,11 +85,6 @@ def _parse_term(term: str, ndim: int, position: int, n_ellipsis: int | None) -> 
     if term.count("...") > 1 or "." in term.replace("...", ""):
         raise ValueError(f"Invalid Einstein sum subscript {term!r}: at most one ellipsis '...'")
     head, _, tail = term.partition("...")
-    for c in head + tail:
-        if c not in _LETTERS:
-            raise ValueError(
-                f"Invalid einsum subscript {c!r} in {term!r}: subscripts must be letters"
-            )
     if "..." not in term:
         if len(term) != ndim:
             raise ValueError(
@@ -152,8 +147,6 @@ class _Spec:
                 raise ValueError("einsum output may hold at most one ellipsis '...'")
             head, dots, tail = output.partition("...")
             for c in head + tail:
-                if c not in _LETTERS:
-                    raise ValueError(f"Invalid einsum output subscript {c!r}")
                 if c not in self.sizes:
                     raise ValueError(f"Output character '{c}' did not appear in the input")
             if len(set(head + tail)) != len(head + tail):
