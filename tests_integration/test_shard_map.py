@@ -319,6 +319,16 @@ def check_key_arrays_through_pmap_and_shard_map():
     assert split.shape == (8, 2) and split.dtype == keys.dtype
     want_split = np.stack([np.asarray(jax.random.key_data(jax.random.split(k))) for k in keys])
     np.testing.assert_array_equal(np.asarray(jax.random.key_data(split)), want_split)
+    # Eager operations on a key array pmap placed on one device.
+    one = jax.pmap(lambda k: k)(keys[:1])
+    assert bool(jnp.all(one == keys[:1])) and not bool(jnp.any(one != keys[:1]))
+    # Constraints and a nested jit's shardings on key arrays lower with the stored dims.
+    with jax.set_mesh(mesh):
+        constrained = jax.jit(lambda k: lax.with_sharding_constraint(k, P("d")))(keys)
+        nested = jax.jit(lambda k: jax.jit(lambda a: a, out_shardings=NamedSharding(mesh, P()))(k))
+        for got in (constrained, nested(keys)):
+            data = np.asarray(jax.random.key_data(got))
+            np.testing.assert_array_equal(data, np.asarray(jax.random.key_data(keys)))
 
 
 CHECKS = [

@@ -170,6 +170,12 @@ def _fastpath_data(args, result, executable: Executable):
     )
 
 
+def _spmd_arg_aval(x):
+    """The type of an argument that is not a plain Array: a key array's, or a host value's."""
+    aval = getattr(x, "aval", None)
+    return aval if aval is not None else _canonical_host_value(x)[1]
+
+
 def _apply_slow(prim: core.Primitive, args: tuple, params: dict):
     return _run_slow(prim, args, params)[0]
 
@@ -183,7 +189,7 @@ def _run_slow(prim: core.Primitive, args: tuple, params: dict):
     device, committed = placement(args)
     spmd = isinstance(device, SpmdTarget)
     if spmd:  # placed by the executable, once it knows where XLA wants each argument
-        avals = tuple(x.aval if type(x) is ArrayImpl else _canonical_host_value(x)[1] for x in args)
+        avals = tuple(x.aval if type(x) is ArrayImpl else _spmd_arg_aval(x) for x in args)
     else:
         leaves = device_args(args, device)
         avals = tuple(x.aval for x in leaves)

@@ -27,6 +27,7 @@ from modjax.autodiff.transpose import _call_transpose_jaxpr, transpose_call_rule
 from modjax.batching import axis_primitive_batchers, call_batching_rule, register_call_batching
 from modjax.lowering import call_lowering, register_lowering, sharding_constraint
 from modjax.tracecore import core
+from modjax.tracecore.abstract import physical_aval
 from modjax.tracecore.call import check_call_operands, register_call_rules
 from modjax.tracecore.evaluation import eval_jaxpr
 from modjax.tracecore.jaxpr import ClosedJaxpr, Literal
@@ -155,7 +156,8 @@ def _constrain(ctx, values, avals, shardings):
     out = []
     for value, aval, s in zip(values, avals, shardings, strict=True):
         if s is not None and getattr(s, "_sdy_mesh", None) is not None:
-            text = s._to_sdy_sharding(len(aval.shape), mctx.sdy_mesh_name(s._sdy_mesh))
+            ndim = len(physical_aval(aval).shape)  # a key array's stored values: more dims
+            text = s._to_sdy_sharding(ndim, mctx.sdy_mesh_name(s._sdy_mesh))
             value = sharding_constraint(value, text.removeprefix("#sdy.sharding"))
         out.append(value)
     return out

@@ -16,7 +16,7 @@ from modjax.autodiff import deflinear
 from modjax.batching import batching_rules
 from modjax.lowering import register_lowering, sharding_constraint
 from modjax.tracecore import core
-from modjax.tracecore.abstract import sharding_entries, with_type_sharding
+from modjax.tracecore.abstract import physical_aval, sharding_entries, with_type_sharding
 from modjax.tracecore.sharding_types import _with_axis_types, sharding_rules, unreduced_rules
 from modjax.tracecore.tree_util import (
     axis_spec_prefix_error,
@@ -63,7 +63,7 @@ def _impl(x, *, sharding):
 def _lowering(ctx, x, *, sharding):
     (aval,) = ctx.avals_in
     name = ctx.module_ctx.sdy_mesh_name(sharding._sdy_mesh)
-    text = sharding._to_sdy_sharding(len(aval.shape), name)
+    text = sharding._to_sdy_sharding(len(physical_aval(aval).shape), name)  # keys: more dims
     return sharding_constraint(x, text.removeprefix("#sdy.sharding"))
 
 
