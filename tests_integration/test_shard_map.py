@@ -331,8 +331,19 @@ def check_key_arrays_through_pmap_and_shard_map():
             np.testing.assert_array_equal(data, np.asarray(jax.random.key_data(keys)))
 
 
+def check_eager_results_keep_the_out_specs_as_given():
+    # As JAX 0.10.2: eager shard_map's results are NamedShardings of the out_specs
+    # written (flax's tensor-parallel test reads P(None) back).
+    mesh = Mesh(np.array(jax.devices()), ("d",))
+    x = np.ones((8, 2), np.float32)
+    for spec in (P(None), P(), P(None, None), P("d"), P("d", None)):
+        out = shard_map(lambda a: a, mesh=mesh, in_specs=P(), out_specs=spec)(x)
+        assert out.sharding.spec == spec, (spec, out.sharding.spec)
+
+
 CHECKS = [
     check_pmap_on_shard_map,
+    check_eager_results_keep_the_out_specs_as_given,
     check_key_arrays_through_pmap_and_shard_map,
     check_reductions_over_each_axis,
     check_all_gather_tiled_and_stacked,

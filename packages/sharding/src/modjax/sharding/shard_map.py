@@ -151,7 +151,13 @@ def _impl(*args, **params):
         if len(_eager_cache) > 256:
             _eager_cache.clear()
         jaxpr = params["jaxpr"]
-        fn = runtime.jit(lambda *xs: shard_map_p.bind(*xs, **params))
+        # Results are placed by their out_specs as given (JAX's eager shard_map keeps
+        # ``P(None)``, where XLA's own choice for one device would read ``P()``); with
+        # explicit axes, the types say where they are.
+        outs = [NamedSharding(params["mesh"], spec) for spec in params["out_specs"]]
+        if any(s._type_sharding is not None for s in outs):
+            outs = None
+        fn = runtime.jit(lambda *xs: shard_map_p.bind(*xs, **params), out_shardings=outs)
         fn._jaxpr_ref = jaxpr  # keeps the id in the key alive
         _eager_cache[key] = fn
     # The body is traced already; it runs only as a compiled program, so under
