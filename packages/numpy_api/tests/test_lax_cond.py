@@ -20,7 +20,7 @@ from modjax import lax
 from modjax.autodiff import checkpoint, checkpoint_policies, grad, jvp, linearize, vjp
 from modjax.autodiff.testing import check_grads
 from modjax.batching import axis_index, batching_rules, vmap
-from modjax.runtime import dispatch, jit
+from modjax.runtime import Array, dispatch, jit
 from modjax.tracecore import check_jaxpr, jaxpr_equal, make_jaxpr, parse_jaxpr
 from modjax.tracecore.core import Primitive
 from modjax.tracecore.dce import dce_jaxpr
@@ -614,3 +614,27 @@ def test_dce_removes_unused_outputs_and_operands():
     # nothing used: the cond goes
     gone, _ = dce_jaxpr(make_jaxpr(lambda p, a: (f(p, a, a, a), 0.0)[1])(True, x).jaxpr, [True])
     assert not any(e.primitive.name == "cond" for e in gone.eqns)
+
+
+def test_an_operand_every_branch_returns_unchanged_is_not_a_result_of_the_cond():
+    # As JAX 0.10.2: the forwarded operand leaves the cond, so under vmap with a batched
+    # predicate it stays unbatched (flax's state passed through both branches).
+    def f(p, x, y):
+        return lax.cond(p, lambda a, b: (a, b + 1), lambda a, b: (a, b * 2), x, y)
+
+    jaxpr = make_jaxpr(f)(True, 1.0, 2.0).jaxpr
+    (eqn,) = [e for e in jaxpr.eqns if e.primitive.name == "cond"]
+    assert len(eqn.outvars) == 1 and jaxpr.outvars[0] is jaxpr.invars[1]
+    first, second = vmap(f, in_axes=(0, None, 0), out_axes=(None, 0))(
+        np.array([True, False]), 1.0, np.ones(2, np.float32)
+    )
+    assert float(first) == 1.0
+    np.testing.assert_array_equal(second, [2.0, 2.0])
+    out = lax.cond(True, lambda a: a, lambda a: a, 3.0)  # eagerly an Array, as JAX's
+    assert isinstance(out, Array) and out.weak_type and float(out) == 3.0
+
+    # Swapped operands are computed results.
+    def swap(p, x, y):
+        return lax.cond(p, lambda a, b: (b, a), lambda a, b: (a, b), x, y)
+
+    assert len(make_jaxpr(swap)(True, 1.0, 2.0).jaxpr.eqns[-1].outvars) == 2

@@ -26,6 +26,7 @@ from modjax.lowering import (
     token_type,
     tokens_in,
 )
+from modjax.runtime import device_put
 from modjax.runtime.refs import apply_with_refs
 from modjax.tracecore.core import Primitive
 from modjax.tracecore.effects import ordered_effects
@@ -182,8 +183,42 @@ def _bind_cond(index, branches: Sequence[Callable], what: str, pairs, operands):
         )
     consts, jaxprs = join_consts(traced)
     jaxprs = join_out_types(jaxprs)
-    outs = cond_p.bind(index, *consts, *ops_flat, branches=tuple(jaxprs))
+    args = [*consts, *ops_flat]
+    forwarded = _forwarded_outputs(jaxprs)
+    if any(f is not None for f in forwarded):
+        jaxprs = [_without_outputs(j, forwarded) for j in jaxprs]
+    computed = iter(cond_p.bind(index, *args, branches=tuple(jaxprs)))
+    outs = [next(computed) if f is None else _as_array(args[f]) for f in forwarded]
     return tree_unflatten(traced[0].out_tree, outs)
+
+
+def _as_array(x):
+    """A forwarded operand as the Array JAX's cond gives (a Python or numpy value is put)."""
+    if isinstance(x, np.ndarray | np.generic | bool | int | float | complex):
+        return device_put(x)
+    return x
+
+
+def _forwarded_outputs(jaxprs: Sequence[ClosedJaxpr]) -> list[int | None]:
+    """For each output, the operand every branch returns unchanged there, if one does.
+
+    As JAX's cond, such an output is the operand itself, not a result of the cond: under
+    vmap with a batched predicate it stays unbatched (flax's state passed through both
+    branches).
+    """
+    per_branch = []
+    for closed in jaxprs:
+        position = {id(v): i for i, v in enumerate(closed.jaxpr.invars)}
+        per_branch.append([position.get(id(v)) for v in closed.jaxpr.outvars])
+    return [
+        column[0] if column[0] is not None and len(set(column)) == 1 else None
+        for column in zip(*per_branch, strict=True)
+    ]
+
+
+def _without_outputs(closed: ClosedJaxpr, forwarded: list[int | None]) -> ClosedJaxpr:
+    outvars = [v for v, f in zip(closed.jaxpr.outvars, forwarded, strict=True) if f is None]
+    return ClosedJaxpr(closed.jaxpr.replace(outvars=outvars), closed.consts)
 
 
 _NO_OPERAND = object()
