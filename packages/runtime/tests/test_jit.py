@@ -252,7 +252,10 @@ def test_static_arguments():
     assert f(x, 3.0, mode="a").tolist() == [3.0, 6.0]
     assert f(x, 3.0, mode="b").tolist() == [-3.0, -6.0]
     assert counts(f) == {"traces": 3, "compiles": 3}
-    assert f(x, n=3.0, mode="b").tolist() == [-3.0, -6.0]  # the static arg by keyword
+    # Both given, as in JAX neither is completed: by keyword, ``n`` is traced.
+    h = R.jit(lambda x, n, *, mode: mul(x, n), static_argnums=1, static_argnames="mode")
+    assert h(x, n=3.0, mode="b").tolist() == [3.0, 6.0]
+    assert h(x, n=4.0, mode="b").tolist() == [4.0, 8.0] and counts(h)["traces"] == 1
     g = R.jit(lambda x, n: scale(x, n), static_argnames="n")
     assert g(x, 2).tolist() == [2.0, 4.0] and g(x, n=2).tolist() == [2.0, 4.0]
     assert counts(g)["traces"] == 2  # positional and keyword spellings are distinct keys
@@ -510,3 +513,19 @@ def test_switching_x64_back_compiles_nothing():
     # text: the program traced again after switching back is the one compiled before.
     assert f(x).tolist() == want
     assert compile_cache.stats["compiles"] == compiles
+
+
+def test_static_argnums_and_argnames_both_given_are_not_completed():
+    # As JAX 0.10.2: given both, a name does not add its position (flax's nn.jit wraps a
+    # method whose keyword 'b' sits at the position of an unhashable argument).
+    def method(self, a, b):
+        return a
+
+    @functools.wraps(method)
+    def wrapper(fingerprint, groups, rngs, *args, **kwargs):
+        return args[0]
+
+    f = R.jit(wrapper, static_argnums=(0,), static_argnames=["b"])
+    assert float(f((1,), ({},), ({},), np.float32(2.0), b="hi")) == 2.0
+    g = R.jit(method, static_argnames=["b"])  # one given: completed from the signature
+    assert float(g(None, np.float32(3.0), "passed by position, static")) == 3.0

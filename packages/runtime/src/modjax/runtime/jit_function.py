@@ -167,12 +167,17 @@ no_execution.add_hook(lambda _value: forget_fast_paths())
 
 
 def _checked_nums_and_names(fun, nums, names, kind: str):
-    """Check ``fun``'s ``{kind}_argnums``/``argnames`` as JAX does; complete each from the other."""
+    """Check ``fun``'s ``{kind}_argnums``/``argnames`` as JAX does; complete each from the other.
+
+    As in JAX, when both are given neither is completed (flax's ``nn.jit`` names a keyword
+    of its wrapped method that is a position of its own wrapper's signature).
+    """
+    both_given = nums is not None and names is not None
     nums = normalize_indices(nums, f"{kind}_argnums")
     names = normalize_names(names, f"{kind}_argnames")
     validate_argnums(fun, nums, f"{kind}_argnums")
     validate_argnames(fun, names, f"{kind}_argnames")
-    return infer_nums_and_names(fun, nums, names)
+    return (nums, names) if both_given else infer_nums_and_names(fun, nums, names)
 
 
 class JitFunction:
