@@ -25,7 +25,7 @@ from modjax.tracecore import call, make_jaxpr
 from modjax.tracecore.abstract import ShapedArray
 from modjax.tracecore.core import UnexpectedTracerError
 from modjax.tracecore.evaluation import eval_jaxpr
-from modjax.tracecore.tree_util import tree_flatten, tree_map
+from modjax.tracecore.tree_util import register_pytree_node, tree_flatten, tree_map
 
 
 def f32(x):
@@ -513,6 +513,37 @@ def test_bwd_none_stands_for_a_subtree_with_nones_in_it():
     f.defvjp(lambda x, pair: (f(x, pair), pair[0]), lambda k, g: (mul(g, k), ((g, g), None)))
     with pytest.raises(TypeError, match="bwd rule must produce an output with the same container"):
         grad(lambda x: f(x, (f32(3.0), None)))(f32(1.0))
+
+
+class _Box:
+    """A one-leaf pytree node, as flax's Param is around its value."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+register_pytree_node(_Box, lambda b: ((b.value,), None), lambda _, c: _Box(*c))
+
+
+def test_bwd_array_may_stand_for_an_argument_node_of_one_leaf():
+    # As JAX 0.10.2 (flax's nnx.custom_vjp returns raw arrays for its Params); a node
+    # of more leaves still needs its structure.
+    @custom_vjp
+    def f(box, y):
+        return mul(box.value, y)
+
+    f.defvjp(lambda box, y: (f(box, y), (box.value, y)), lambda r, g: (mul(r[1], g), mul(r[0], g)))
+    gb, gy = grad(lambda b, y: f(b, y), argnums=(0, 1))(_Box(f32(2.0)), f32(3.0))
+    assert isinstance(gb, _Box)
+    np.testing.assert_allclose([gb.value, gy], [3.0, 2.0])
+
+    @custom_vjp
+    def h(pair):
+        return mul(pair[0], pair[1])
+
+    h.defvjp(lambda p: (h(p), p), lambda r, g: (g,))
+    with pytest.raises(TypeError, match="bwd rule must produce an output with the same container"):
+        grad(h)((f32(2.0), f32(3.0)))
 
 
 def test_under_grad_only_the_rules_run_so_python_control_flow_works():

@@ -729,8 +729,8 @@ def _cotangent_leaves(py_cts_in, arg_trees) -> list | None:
     """One cotangent (None: zero) per leaf of the primal arguments, or None on a mismatch.
 
     As JAX reads a bwd rule's output: a None stands for zeros of the whole subtree of
-    the arguments at its place, and whatever stands where the arguments have an empty
-    subtree (a None) is ignored.
+    the arguments at its place, whatever stands where the arguments have an empty
+    subtree (a None) is ignored, and an array may stand for a subtree of one leaf.
     """
     if not isinstance(py_cts_in, tuple) or len(py_cts_in) != len(arg_trees):
         return None
@@ -746,10 +746,12 @@ def _cotangent_leaves(py_cts_in, arg_trees) -> list | None:
             n = tree_structure(subtree).num_leaves
             if leaf is None or n == 0:  # JAX drops a cotangent for an empty subtree too
                 leaves.extend([None] * n)
-            elif subtree is _PRIMAL_LEAF:
+            elif subtree is _PRIMAL_LEAF or n == 1:
+                # JAX takes an array where the arguments have a one-leaf node (a flax
+                # Param around its value) as that leaf's cotangent.
                 leaves.append(leaf)
             else:
-                return None  # an array where the arguments have a subtree
+                return None  # an array where the arguments have a larger subtree
     return leaves
 
 
