@@ -205,8 +205,10 @@ def test_minimize_bfgs_known_answers():
     r = optimize.minimize(rosen, jnp.zeros(4), method="bfgs")
     # (where it stops depends on the last bits of XLA's code for the processor)
     assert int(r.status) in (0, REF["rosen"]["status"])
+    # A failed zoom may also come later, at the minimum (seen on an AVX2-only machine).
     stopped_as_jax = int(r.status) == REF["rosen"]["status"]
-    close(r.x, REF["rosen"]["x"] if stopped_as_jax else np.ones(4), atol=1e-2)
+    near = [np.ones(4), np.asarray(REF["rosen"]["x"])] if stopped_as_jax else [np.ones(4)]
+    assert any(np.allclose(np.asarray(r.x), w, rtol=2e-5, atol=1e-2) for w in near), r.x
     assert int(r.nfev) >= int(r.nit) and int(r.njev) == int(r.nfev)
     r = optimize.minimize(
         quad, jnp.ones(3), (jnp.arange(3.0),), method="l-bfgs-experimental-do-not-rely-on-this"

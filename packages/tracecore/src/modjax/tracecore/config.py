@@ -374,9 +374,7 @@ class Config:
         ``--jax_enable_x64`` and the like set the options. Needs absl-py, which modjax
         does not depend on.
         """
-        from absl import app  # noqa: PLC0415 - absl is the caller's, not a dependency
-        from absl import flags as absl_flags  # noqa: PLC0415
-
+        app, absl_flags = _absl()
         self.__dict__["use_absl"] = True
         for name, option in self._options.items():
             text = option.help or name
@@ -409,8 +407,7 @@ class Config:
         import itertools  # noqa: PLC0415
         import sys  # noqa: PLC0415
 
-        from absl import flags as absl_flags  # noqa: PLC0415
-
+        _, absl_flags = _absl()
         before_dashes = itertools.takewhile(lambda arg: arg != "--", sys.argv)
         self.config_with_absl()
         absl_flags.FLAGS(
@@ -434,6 +431,15 @@ class Config:
 
     def __dir__(self) -> list[str]:
         return [*super().__dir__(), *self._options]
+
+
+def _absl():
+    """absl's ``app`` and ``flags`` modules: the caller's, modjax does not depend on absl-py."""
+    try:
+        from absl import app, flags  # noqa: PLC0415
+    except ImportError as err:
+        raise ImportError("config's absl methods need absl-py (pip install absl-py)") from err
+    return app, flags
 
 
 def _jax_name(name: str) -> str:
