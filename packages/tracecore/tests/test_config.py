@@ -203,9 +203,27 @@ def test_parse_bool_rejects_garbage():
         parse_bool("perhaps")
 
 
+def test_env_var_falls_back_to_the_variable_jax_reads(cfg, monkeypatch):
+    monkeypatch.setenv("JAX_TEST_FLAG", "1")
+    assert cfg.define_bool_option("test_flag", False, env_var="MODJAX_TEST_FLAG").value is True
+    monkeypatch.setenv("JAX_TEST_COUNT", "7")
+    assert cfg.define_option("jax_test_count", 1, parse=int).value == 7
+    monkeypatch.setenv("JAX_TEST_MODE", "loose")
+    with pytest.raises(ValueError, match="JAX_TEST_MODE"):
+        cfg.define_enum_option("test_mode", "a", ("a", "b"), env_var="MODJAX_TEST_MODE")
+
+
+def test_modjax_env_var_wins_over_jax_one(cfg, monkeypatch):
+    monkeypatch.setenv("JAX_TEST_FLAG", "1")
+    monkeypatch.setenv("MODJAX_TEST_FLAG", "0")
+    assert cfg.define_bool_option("test_flag", True, env_var="MODJAX_TEST_FLAG").value is False
+
+
+@pytest.mark.parametrize("variable", ["MODJAX_ENABLE_X64", "JAX_ENABLE_X64"])
 @pytest.mark.parametrize(("env_value", "expected"), [("1", "True"), ("false", "False")])
-def test_modjax_enable_x64_env_var_in_a_fresh_process(env_value, expected):
-    env = {**os.environ, "MODJAX_ENABLE_X64": env_value, "PYTHONPATH": os.pathsep.join(sys.path)}
+def test_enable_x64_env_var_in_a_fresh_process(variable, env_value, expected):
+    env = {k: v for k, v in os.environ.items() if not k.endswith("JAX_ENABLE_X64")}
+    env.update({variable: env_value, "PYTHONPATH": os.pathsep.join(sys.path)})
     code = (
         "from modjax.tracecore.config import config, enable_x64\n"
         "from modjax.tracecore import dtypes\n"

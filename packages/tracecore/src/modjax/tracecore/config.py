@@ -282,12 +282,14 @@ class Config:
             raise ValueError(f"config option {name!r} is already defined")
         option = Option(name, coerce(default), coerce, env_var, help, trace_context, parse)
         # The environment wins over the default, read once at definition time.
-        if env_var is not None and env_var in os.environ:
+        found = _environment_value(name, env_var)
+        if found is not None:
+            variable, text = found
             try:
-                option.value = coerce(parse(os.environ[env_var]))
+                option.value = coerce(parse(text))
             except (TypeError, ValueError) as err:
                 raise ValueError(
-                    f"invalid value for environment variable {env_var}: {err}"
+                    f"invalid value for environment variable {variable}: {err}"
                 ) from None
         if on_update is not None:
             option.add_hook(on_update)
@@ -440,6 +442,19 @@ def _absl():
     except ImportError as err:
         raise ImportError("config's absl methods need absl-py (pip install absl-py)") from err
     return app, flags
+
+
+def _environment_value(name: str, env_var: str | None) -> tuple[str, str] | None:
+    """Return ``(variable, text)`` of the environment variable that sets option ``name``.
+
+    modjax's own spelling (``env_var``, ``MODJAX_ENABLE_X64``) comes first; then the
+    variable JAX reads, the option's JAX name in capitals (``JAX_ENABLE_X64``), so that
+    programs and CI set up for JAX configure modjax unchanged.
+    """
+    for variable in (env_var, _jax_name(name).upper()):
+        if variable is not None and variable in os.environ:
+            return variable, os.environ[variable]
+    return None
 
 
 def _jax_name(name: str) -> str:
