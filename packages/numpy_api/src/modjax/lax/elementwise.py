@@ -1325,6 +1325,9 @@ def convert_element_type(operand, new_dtype):
     with x64 off warns, as in JAX.
     """
     new_dtype = dtypes.check_and_canonicalize_user_dtype(new_dtype, "convert_element_type")
+    jax_array = getattr(operand, "__jax_array__", None)  # JAX converts such objects here
+    if jax_array is not None:
+        operand = jax_array()
     return _convert_element_type(operand, new_dtype, weak_type=False)
 
 

@@ -19,7 +19,7 @@ from modjax.sharding.constraint import placed_out_sharding
 from modjax.tracecore.state import AbstractRef
 
 from . import _indexing, _ufuncs
-from ._util import ARRAY_TYPES, aval
+from ._util import ARRAY_TYPES, aval, from_jax_array_protocol
 
 # A method's name (JAX's errors name it) by the scatter it runs, where they differ.
 _METHOD = {"sub": "subtract", "mul": "multiply"}
@@ -71,6 +71,7 @@ class IndexUpdateRef:
         The scatter then runs on the operand and values gathered in their types,
         so its own sharding rule has nothing ambiguous to resolve.
         """
+        values = from_jax_array_protocol(values)
         if out_sharding is None:
             return self._update(op, values, *args, **kw)
         operand = values

@@ -34,6 +34,7 @@ from ._util import (
     canonical_dtype,
     check_arraylike,
     convert,
+    from_jax_array_protocol,
     shape_of,
     to_inexact,
 )
@@ -128,6 +129,13 @@ def _nested_leaves(obj: Any) -> list:
     if isinstance(obj, list | tuple):
         return [leaf for item in obj for leaf in _nested_leaves(item)]
     return [obj]
+
+
+def _from_jax_arrays(obj: Any) -> Any:
+    """The nested sequence ``obj`` with each ``__jax_array__`` leaf replaced by its array."""
+    if isinstance(obj, list | tuple):
+        return [_from_jax_arrays(item) for item in obj]
+    return from_jax_array_protocol(obj)
 
 
 def _stack_nested(obj: Any, dtype: np.dtype) -> Any:
@@ -268,8 +276,10 @@ def _array(object: Any, dtype: Any, copy: bool, order: str | None, ndmin: int, n
     elif type(object) in PYTHON_SCALARS:
         out = _put_host(object) if dt is None else _put_host(_host_array(object, dt))
     elif isinstance(object, list | tuple) and any(
-        isinstance(leaf, ARRAY_TYPES) for leaf in _nested_leaves(object)
+        isinstance(leaf, ARRAY_TYPES) or hasattr(leaf, "__jax_array__")
+        for leaf in _nested_leaves(object)
     ):
+        object = _from_jax_arrays(object)
         leaves = _nested_leaves(object)
         if dt is None:
             dt = dtypes.result_type(*leaves)
@@ -422,7 +432,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device=None, out_sha
 
 
 def _like(name: str, a: Any, value: Any, dtype: Any, shape: Any):
-    av = aval(a)
+    av = aval(from_jax_array_protocol(a))
     dt = av.dtype if dtype is None else canonical_dtype(dtype, name)
     sh = av.shape if shape is None else _shape(shape, name)
     if shape_of(value) != ():

@@ -40,7 +40,14 @@ from modjax.lax.dot import contract_with_out_sharding
 from modjax.lax.elementwise import _convert_element_type
 
 from ._products import diagonal_of_axes
-from ._util import ARRAY_TYPES, aval, canonical_dtype, check_arraylike, promote_dtypes
+from ._util import (
+    ARRAY_TYPES,
+    aval,
+    canonical_dtype,
+    check_arraylike,
+    from_jax_array_protocol,
+    promote_dtypes,
+)
 
 __all__ = ["einsum", "einsum_path"]
 
@@ -433,6 +440,7 @@ def einsum(
             preferred_element_type=preferred_element_type,
             _dot_general=_dot_general,
         )
+    operands = tuple(map(from_jax_array_protocol, operands))  # before shapes are read (JAX)
     spec, operands = _prepare(subscripts, operands)
     from ._creation import asarray
 

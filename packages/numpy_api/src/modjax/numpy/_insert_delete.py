@@ -27,6 +27,7 @@ from ._util import (
     canonicalize_axis,
     check_arraylike,
     convert,
+    from_jax_array_protocol,
     shape_of,
 )
 
@@ -171,6 +172,7 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *, assume_unique_indices
     ignores it, as in JAX). ``axis=None`` deletes from the flattened array.
     """
     _check_arrays("delete", arr, obj)
+    obj = from_jax_array_protocol(obj)
     arr, axis = _flattened(arr, axis)
     n = aval(arr).shape[axis]
     if isinstance(obj, slice):

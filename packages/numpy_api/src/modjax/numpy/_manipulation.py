@@ -124,9 +124,17 @@ def _is_concrete(x: Any) -> bool:
 
 
 def _shape_of_any(name: str, a: Any) -> tuple[int, ...]:
-    """``a``'s shape; a list or other non-array still works with JAX's DeprecationWarning."""
+    """``a``'s shape, as JAX reads it: an array's, any object's ``shape`` attribute (a
+    ShapeDtypeStruct), or that of what ``__jax_array__`` gives; a list or other non-array
+    still works with JAX's DeprecationWarning."""
     if isinstance(a, ARRAYLIKE):
         return shape_of(a)
+    own = getattr(a, "shape", None)
+    if own is not None:
+        return tuple(own)
+    method = getattr(a, "__jax_array__", None)
+    if method is not None:
+        return shape_of(method())
     warnings.warn(
         f"{name} requires ndarray or scalar arguments, got {type(a)} at position 0. "
         "In a future JAX release this will be an error.",

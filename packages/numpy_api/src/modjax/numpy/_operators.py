@@ -23,6 +23,13 @@ from ._ufunc_factories import _NUMBERS, INT_LIMIT
 from ._util import ARRAYLIKE, NUMBER_OPERAND_TYPE
 
 
+def _from_jax_array(other):
+    """The array an operand's ``__jax_array__`` gives (JAX's operators take such objects); None
+    for an operand without one, to which the operator answers NotImplemented."""
+    method = getattr(other, "__jax_array__", None)
+    return None if method is None else method()
+
+
 def _binary_operator(fn, reflected: bool = False):
     fast = getattr(getattr(fn, "_func", fn), "fast_path", None)
     if fast is not None:
@@ -31,14 +38,18 @@ def _binary_operator(fn, reflected: bool = False):
 
         def op(self, other):
             if not isinstance(other, ARRAYLIKE):
-                return NotImplemented
+                other = _from_jax_array(other)
+                if other is None:
+                    return NotImplemented
             return fn(other, self)
 
     else:
 
         def op(self, other):
             if not isinstance(other, ARRAYLIKE):
-                return NotImplemented
+                other = _from_jax_array(other)
+                if other is None:
+                    return NotImplemented
             return fn(self, other)
 
     return op
@@ -74,7 +85,9 @@ def _compiled_operator(fn, fast, reflected: bool):
                 except Exception:
                     pass  # ``fn`` raises it as the user sees it
         if not isinstance(other, ARRAYLIKE):
-            return NotImplemented
+            other = _from_jax_array(other)
+            if other is None:
+                return NotImplemented
         return fn(other, self) if reflected else fn(self, other)
 
     return op
@@ -116,7 +129,9 @@ def _pow(self, other, modulo=None):
     if modulo is not None:
         raise NotImplementedError("pow() with a modulo argument is not supported")
     if not isinstance(other, ARRAYLIKE):
-        return NotImplemented
+        other = _from_jax_array(other)
+        if other is None:
+            return NotImplemented
     return _ufuncs.power(self, other)
 
 

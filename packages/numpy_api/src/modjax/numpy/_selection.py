@@ -34,6 +34,7 @@ from ._util import (
     canonicalize_axis,
     check_arraylike,
     convert,
+    from_jax_array_protocol,
     promote_args,
     promote_dtypes,
     shape_of,
@@ -104,7 +105,8 @@ def select(condlist: Sequence, choicelist: Sequence, default: Any = 0):
     if not condlist:
         raise ValueError("condlist must be non-empty")
     check_arraylike("select", *condlist, *choicelist, default)
-    values = promote_dtypes(default, *choicelist)
+    condlist = [from_jax_array_protocol(c) for c in condlist]
+    values = promote_dtypes(*map(from_jax_array_protocol, (default, *choicelist)))
     conds = [
         c if aval(c).dtype == np.bool_ else lax.ne(c, np.zeros((), aval(c).dtype))
         for c in (_array(c, "select") for c in condlist)

@@ -23,7 +23,7 @@ from modjax.tracecore import dtypes
 from modjax.tracecore.core import concrete_or_error
 
 from ._eager_jit import compile_on_arrays
-from ._util import aval, check_arraylike, promote_dtypes
+from ._util import aval, check_arraylike, from_jax_array_protocol, promote_dtypes
 
 __all__ = ["intersect1d", "isin", "setdiff1d", "setxor1d", "union1d"]
 
@@ -173,7 +173,8 @@ def isin(
         )
     from ._creation import asarray
 
-    e, t = (asarray(v) for v in promote_dtypes(element, test_elements))
+    e, t = map(from_jax_array_protocol, (element, test_elements))
+    e, t = (asarray(v) for v in promote_dtypes(e, t))
     shape = aval(e).shape
     found = _contains(_flat(e), _flat(t), method)
     if invert:

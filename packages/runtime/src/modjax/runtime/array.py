@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from modjax.tracecore import core, dtypes
-from modjax.tracecore.abstract import ShapedArray, register_aval_handler
+from modjax.tracecore.abstract import ShapedArray, register_aval_handler, reject_jax_array_protocol
 from modjax.tracecore.basearray import Array as AbstractArray
 from modjax.tracecore.memory_spaces import memory_space_rules
 from modjax.tracecore.tokens import Token
@@ -109,6 +109,7 @@ def _canonical_host_value(x: Any) -> tuple[np.ndarray, ShapedArray]:
         return np.asarray(x, dtype), aval_of((), dtype, not isinstance(x, bool))
     if hasattr(x, "__array__") and not isinstance(x, core.Tracer):
         return _canonical_host_value(np.asarray(x))
+    reject_jax_array_protocol(x)
     raise TypeError(
         f"Cannot interpret value of type {type(x)} as an abstract array; it does not have a "
         "dtype attribute"

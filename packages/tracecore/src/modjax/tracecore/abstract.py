@@ -614,7 +614,23 @@ def get_aval(x: Any) -> Any:
         handler = aval_handlers.get(base)
         if handler is not None:
             return handler(x)
+    reject_jax_array_protocol(x)
     raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type")
+
+
+def reject_jax_array_protocol(x: Any) -> None:
+    """Raise JAX's ValueError when ``x`` is no array but has ``__jax_array__``.
+
+    As in JAX, such objects are not converted where a value's type is taken
+    (jit arguments, lax operands, transformation inputs); jnp functions, array
+    constructors and operators convert them.
+    """
+    if getattr(x, "__jax_array__", None) is not None:
+        raise ValueError(
+            "Triggering __jax_array__() during abstractification is no longer supported. To "
+            "avoid this error, either explicitly convert your object using "
+            "jax.numpy.array(), or register your object as a pytree."
+        )
 
 
 def _numpy_aval(x: np.ndarray | np.generic) -> ShapedArray:
