@@ -98,7 +98,7 @@ def _weights(size_in, size_out, scale, translation, method, antialias, edge_padd
     sample = (jnp.arange(size_out, dtype=np.float32) + 0.5 - translation) * inv_scale - 0.5
     if kernel is None:
         # AREA: the overlap of output pixel [L, L + 1/scale) with input pixel [j, j + 1).
-        left = (jnp.arange(size_out, dtype=np.float32) - translation) * inv_scale
+        left = ((jnp.arange(size_out, dtype=np.float32) - translation) * inv_scale)[None, :]
         start = jnp.arange(size_in, dtype=np.float32)[:, None]
         overlap = jnp.minimum(left + inv_scale, start + 1.0) - jnp.maximum(left, start)
         weights = jnp.maximum(0.0, overlap)

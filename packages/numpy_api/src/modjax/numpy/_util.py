@@ -7,9 +7,10 @@ broadcast as in numpy, but a mismatch raises TypeError as JAX does.
 
 from __future__ import annotations
 
+import functools
 import operator
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -310,6 +311,19 @@ def promote_shapes(name: str, *args: Any) -> list:
         a if not s or len(s) == ndim else broadcast_to(a, (1,) * (ndim - len(s)) + tuple(s))
         for a, s in zip(args, shapes, strict=True)
     ]
+
+
+def promoting_ranks(fn: Callable) -> Callable:
+    """Return ``fn`` run with rank promotion allowed: for modjax's own implementations
+    written with numpy broadcasting, which a user's ``jax_numpy_rank_promotion='raise'``
+    (or 'warn') is not about (JAX lets its own code promote where it relies on it)."""
+
+    @functools.wraps(fn)
+    def promoting(*args: Any, **kwargs: Any) -> Any:
+        with _rank_promotion("allow"):
+            return fn(*args, **kwargs)
+
+    return promoting
 
 
 def _check_rank_promotion(name: str, shapes: list) -> None:

@@ -525,7 +525,11 @@ def _multivariate_normal_impl(key, mean, cov, shape, dtype, method, linalg):
     else:
         factor = linalg.cholesky(cov)
     samples = _normal_real(key, shape + mean.shape[-1:], dtype)
-    return mean + jnp.einsum("...ij,...j->...i", factor, samples)
+    product = jnp.einsum("...ij,...j->...i", factor, samples)
+    # The mean broadcasts against the samples' batch; rank promotion set to 'raise' by the
+    # user must not refuse that (JAX allows it here too).
+    mean = jnp.reshape(mean, (1,) * (product.ndim - mean.ndim) + mean.shape)
+    return mean + product
 
 
 _multivariate_normal = jit(_multivariate_normal_impl, static_argnums=(3, 4, 5, 6))

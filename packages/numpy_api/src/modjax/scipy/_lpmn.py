@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 import modjax.numpy as jnp
+from modjax.numpy._util import promoting_ranks
 from modjax.runtime import jit
 from modjax.scipy._special_extra import _associated_legendre
 from modjax.tracecore import dtypes
@@ -43,7 +44,7 @@ def _table_impl(z, l_max: int, normalized: bool):
     return jnp.where((jnp.abs(z) > 1) & (orders >= 1), np.nan, p)
 
 
-_table = jit(_table_impl, static_argnums=(1, 2))
+_table = jit(promoting_ranks(_table_impl), static_argnums=(1, 2))
 
 
 def _endpoint_slopes(l_max: int, sign: int) -> np.ndarray:
@@ -74,7 +75,7 @@ def _derivative_impl(p, z):
     return jnp.where(jnp.abs(z) > 1, jnp.where(degrees >= 1, np.nan, 0.0), slope)
 
 
-_derivative = jit(_derivative_impl)
+_derivative = jit(promoting_ranks(_derivative_impl))
 
 
 def lpmn(m, n, z):

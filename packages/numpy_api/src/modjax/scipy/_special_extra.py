@@ -679,7 +679,7 @@ def bessel_jn(z, *, v: int, n_iter: int = 50):
     zero = jnp.zeros_like(z)
     init = (zero, jnp.full_like(z, 1e-16), zero)
     (_, _, total), values = lax.scan(step, init, lax.iota(z.dtype, n_iter + 1), reverse=True)
-    return jnp.divide(values[: v + 1], jnp.subtract(total, values[0]))
+    return jnp.divide(values[: v + 1], jnp.subtract(total, values[0])[None])
 
 
 # --- confluent hypergeometric 1F1 ---------------------------------------------------------------
@@ -1076,7 +1076,8 @@ def hyp2f1(a, b, c, x):
 
 
 def _owens_t_quadrature(h, a):
-    r = jnp.multiply(jnp.square(a)[..., None], np.asarray(C.OWENS_T_NODES))
+    nodes = np.asarray(C.OWENS_T_NODES)
+    r = jnp.multiply(jnp.square(a)[..., None], nodes.reshape((1,) * jnp.ndim(a) + nodes.shape))
     integrand = jnp.divide(
         jnp.exp(jnp.multiply(jnp.multiply(-0.5, jnp.square(h)[..., None]), jnp.add(1.0, r))),
         jnp.add(1.0, r),

@@ -322,11 +322,13 @@ def lu(a, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool
     lu_, _, permutation = lax_linalg.lu(a)
     dtype = a.dtype
     m, n = a.shape[-2:]
-    rows = jnp.arange(m, dtype=permutation.dtype)
+    rows = jnp.arange(m, dtype=permutation.dtype).reshape((1,) * (permutation.ndim - 1) + (m, 1))
     # P is real even for complex a, as JAX makes it.
-    p = (permutation[..., None, :] == rows[:, None]).astype(jnp.finfo(dtype).dtype)
+    p = (permutation[..., None, :] == rows).astype(jnp.finfo(dtype).dtype)
     k = min(m, n)
-    lower = jnp.tril(lu_, -1)[..., :, :k] + jnp.eye(m, k, dtype=dtype)
+    lower = jnp.tril(lu_, -1)[..., :, :k] + jnp.eye(m, k, dtype=dtype).reshape(
+        rows.shape[:-2] + (m, k)
+    )
     upper = jnp.triu(lu_)[..., :k, :]
     if permute_l:
         return _dot(p.astype(dtype), lower), upper

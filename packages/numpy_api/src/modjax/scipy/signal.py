@@ -320,7 +320,7 @@ def _segments_fft(x, win, detrend_func, nperseg: int, noverlap: int, nfft: int, 
     segs = detrend_func(segs)
     if kind(win.dtype) == "c" and kind(segs.dtype) != "c":
         segs = segs.astype(_complex_dtype(segs.dtype))
-    segs = win * segs
+    segs = jnp.broadcast_to(win, segs.shape) * segs  # explicit: rank promotion may be 'raise'
     if sides == "twosided":
         return jnp.fft.fft(segs, n=nfft)
     return jnp.fft.rfft(jnp.real(segs), n=nfft)

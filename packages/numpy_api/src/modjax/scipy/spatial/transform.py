@@ -322,7 +322,7 @@ class Rotation(NamedTuple):
 
     def inv(self) -> Rotation:
         """Return the inverse rotations (Rotation.inv)."""
-        return Rotation(self.quat * jnp.array([-1, -1, -1, 1], dtype=self.quat.dtype))
+        return Rotation(jnp.concatenate([-self.quat[..., :3], self.quat[..., 3:]], axis=-1))
 
     def magnitude(self):
         """Return the rotation angles in radians, in ``[0, pi]`` (Rotation.magnitude)."""
