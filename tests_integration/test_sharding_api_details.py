@@ -292,7 +292,47 @@ def check_jit_closing_over_a_key_array():
     np.testing.assert_array_equal(g(KEY, jnp.zeros(8)), expected)
 
 
+def check_key_arrays_on_explicit_axes_are_typed_as_jaxs():
+    """A key array's type holds its sharding (``key<fry>[8@x]``), as JAX's, so programs on
+    it are laid out by it: results of vmapped samplers, comparisons, concatenation and a
+    jitted identity keep P('x'); its ``.sharding`` is the logical one. All were replicated
+    (or typed without the mesh) before."""
+    mesh = jax.make_mesh((8,), ("x",))
+    keys = jax.device_put(jax.random.split(KEY, 16), NS(mesh, P("x")))
+    assert str(jax.typeof(keys)) == "key<fry>[16@x]"
+    expected = np.stack([np.asarray(jax.random.normal(k)) for k in jax.random.split(KEY, 16)])
+    results = {
+        "vmap_normal": (jax.vmap(jax.random.normal)(keys), "float32[16@x]"),
+        "jit_vmap_normal": (jax.jit(jax.vmap(jax.random.normal))(keys), "float32[16@x]"),
+        "eq": (keys == keys, "bool[16@x]"),
+        "fold_in": (jax.vmap(jax.random.fold_in, (0, None))(keys, 3), "key<fry>[16@x]"),
+        "split": (jax.vmap(jax.random.split)(keys), "key<fry>[16@x,2]"),
+        "concat": (jnp.concatenate([keys, keys]), "key<fry>[32@x]"),
+        "jit_identity": (jax.jit(lambda k: k)(keys), "key<fry>[16@x]"),
+        "wrap": (jax.random.wrap_key_data(jax.random.key_data(keys)), "key<fry>[16@x]"),
+    }
+    for name, (value, typed) in results.items():
+        assert str(jax.typeof(value)) == typed, (name, jax.typeof(value))
+        assert value.sharding.spec[0] == "x", (name, value.sharding)
+    assert results["fold_in"][0].sharding.spec == P("x"), results["fold_in"][0].sharding
+    np.testing.assert_array_equal(results["vmap_normal"][0], expected)
+    np.testing.assert_array_equal(results["jit_vmap_normal"][0], expected)
+    # Key arrays placed by XLA (an Auto mesh, pmap) are NamedSharded too, and eager
+    # operations run on them (an AttributeError before).
+    auto = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Auto,))
+    made = jax.jit(lambda: jax.random.split(KEY, 16), out_shardings=NS(auto, P("x")))()
+    for value in (made, jnp.concatenate([made, made]), made == made):
+        assert isinstance(value.sharding, NS) and value.sharding.spec == P("x"), value.sharding
+    mapped = jax.pmap(lambda i: jax.random.fold_in(KEY, i))(jnp.arange(8))
+    assert isinstance((mapped == mapped).sharding, NS)
+    np.testing.assert_array_equal(
+        jax.vmap(jax.random.normal)(mapped),
+        [np.asarray(jax.random.normal(jax.random.fold_in(KEY, i))) for i in range(8)],
+    )
+
+
 CHECKS = [
+    check_key_arrays_on_explicit_axes_are_typed_as_jaxs,
     check_array_device_sharding_is_a_constraint,
     check_make_array_from_process_local_data_is_device_put_in_one_process,
     check_contraction_out_sharding_as_jax,

@@ -29,7 +29,7 @@ from modjax.tracecore.tree_util import (
 from modjax.tracecore.wrapped_fun import check_array_arguments, debug_info
 
 from .array import ArrayImpl, _canonical_host_value
-from .extended import ExtendedArray
+from .extended import ExtendedArray, committed_key_sharding
 from .sharding import Sharding, as_sharding, is_sharding_like
 
 if TYPE_CHECKING:
@@ -228,6 +228,8 @@ def committed_of(x) -> Sharding | None:
         return x._sharding if x._committed else None
     if isinstance(x, ShapeDtypeStruct):
         return x.sharding if isinstance(x.sharding, Sharding) else None
+    if isinstance(x, ExtendedArray):
+        return committed_key_sharding(x)
     return None
 
 

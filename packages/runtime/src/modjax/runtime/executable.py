@@ -41,7 +41,7 @@ from .array import (
 )
 from .backends import Device, default_device
 from .compile_cache import compile_options_for, compile_or_get_cached
-from .extended import ExtendedArray, is_extended_aval, physical, wrap
+from .extended import ExtendedArray, committed_key_sharding, is_extended_aval, physical, wrap
 from .memory import space_memory_kind
 from .sharding import Sharding, SingleDeviceSharding, single_device_sharding, typed_aval
 from .spmd import SpmdTarget, spmd_target
@@ -336,8 +336,10 @@ def raise_if_deleted(args: Sequence[Any]) -> None:
 
 
 def committed_sharding(x: Any) -> Sharding | None:
-    if type(x) is ArrayImpl and x._committed:
-        return x._sharding
+    if type(x) is ArrayImpl:
+        return x._sharding if x._committed else None
+    if isinstance(x, ExtendedArray):
+        return committed_key_sharding(x)
     return None
 
 
@@ -357,8 +359,7 @@ def placement(leaves: Iterable[Any]) -> tuple[Device | SpmdTarget, bool]:
         if type(x) is ArrayImpl and x._committed:
             sharding = x._sharding
             if type(sharding) is not SingleDeviceSharding:
-                # Its sharding names the devices even when it is a key array's data,
-                # whose own sharding the program leaves to XLA (committed_sharding).
+                # Its sharding names the devices, also when it is a key array's data.
                 inner = (sharding,)
                 return spmd_target(leaves, None, None, inner, committed_of=committed_sharding), True
             if device is None:
@@ -861,7 +862,8 @@ def _compiled_shardings(xla, target: SpmdTarget, in_avals, out_avals, kept, n_co
         outs = [_xla.replicated_hlo_sharding()] * len(out_avals)
     kept_idx = range(len(in_avals)) if kept is None else kept
     given_in = [context._replicated()] * n_consts + [target.in_shardings[i] for i in kept_idx]
-    in_nd = [0] * n_consts + [len(in_avals[i].shape) for i in kept_idx]
+    # At the data's rank: a key array's has the element's dimensions too.
+    in_nd = [0] * n_consts + [len(physical_aval(in_avals[i]).shape) for i in kept_idx]
     in_shardings = [
         s if s is not None else context._from_hlo_sharding(_xla.hlo_sharding(params[j]), nd)
         for j, (s, nd) in enumerate(zip(given_in, in_nd, strict=True))
@@ -870,7 +872,9 @@ def _compiled_shardings(xla, target: SpmdTarget, in_avals, out_avals, kept, n_co
         in_shardings[:n_consts] = [context._replicated()] * n_consts
     given_out = target.out_shardings or [None] * len(out_avals)
     out_shardings = [
-        s if s is not None else context._from_hlo_sharding(_xla.hlo_sharding(outs[j]), len(a.shape))
+        s
+        if s is not None
+        else context._from_hlo_sharding(_xla.hlo_sharding(outs[j]), len(physical_aval(a).shape))
         for j, (s, a) in enumerate(zip(given_out, out_avals, strict=True))
     ]
     if target.memory_kinds or _in_other_memory(out_avals) or _in_other_memory(in_avals):

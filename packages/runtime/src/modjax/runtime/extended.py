@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from modjax.tracecore import core
-from modjax.tracecore.abstract import register_aval_handler
+from modjax.tracecore.abstract import register_aval_handler, with_type_sharding
 from modjax.tracecore.basearray import Array as AbstractArray
 from modjax.tracecore.dtypes import ExtendedDType
 from modjax.tracecore.tokens import AbstractToken, Token
@@ -40,6 +40,7 @@ from .array import ArrayImpl, Shard, _ArrayMethods
 __all__ = [
     "ExtendedArray",
     "call_checks",
+    "committed_key_sharding",
     "checked_run",
     "jaxpr_checks",
     "extended_array_types",
@@ -58,7 +59,7 @@ class ExtendedArray(_xla.Array):
     __hash__ = None  # type: ignore[assignment]  # compared elementwise
 
     def __init__(self, aval, base_array):
-        self.aval = aval
+        self.aval = logical_typed_aval(aval, base_array)
         self._base_array = base_array
 
     def _with_base(self, base_array) -> ExtendedArray:
@@ -74,8 +75,15 @@ class ExtendedArray(_xla.Array):
 
     @property
     def sharding(self):
-        """The sharding of the data (one device: the same for the logical array)."""
-        return self._base_array.sharding
+        """The sharding of the logical array: its data's, without the spec's entries for
+        the element's dimensions (as JAX's key arrays report it)."""
+        sharding = self._base_array.sharding
+        spec = getattr(sharding, "spec", None)
+        n = len(self.aval.shape)
+        if spec is None or len(spec) <= n or any(e is not None for e in tuple(spec)[n:]):
+            return sharding
+        kept = tuple(getattr(spec, "partitions", spec))[:n]
+        return sharding.update(spec=spec.update(partitions=kept))
 
     @property
     def _sharding(self):
@@ -191,6 +199,48 @@ class ExtendedArray(_xla.Array):
         if fn is None:
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
         return fn(self)
+
+
+_logical_typed: dict[tuple, Any] = {}
+
+
+def committed_key_sharding(x: ExtendedArray) -> Any:
+    """The sharding a committed key array insists on: its data's, where that shards only
+    the logical dimensions (programs annotate it at the data's rank); else None."""
+    base = x._base_array
+    if not getattr(base, "_committed", False):
+        return None
+    sharding = base._sharding
+    spec = getattr(sharding, "spec", None)
+    if spec is None or getattr(sharding, "_sdy_mesh", None) is None:
+        return None  # no mesh to annotate it on (XLA's choice): left to XLA
+    if any(e is not None for e in tuple(spec)[len(x.aval.shape) :]):
+        return None  # the element's own dimensions are split: left to XLA
+    return sharding
+
+
+def logical_typed_aval(aval, data) -> Any:
+    """Return logical ``aval`` with the sharding in its type that its data's type says.
+
+    The data's type spells the key's trailing dimensions too (``uint32[8@x,2]``); the
+    logical type keeps the leading ones (``key<fry>[8@x]``), as JAX's key arrays on
+    explicit mesh axes.
+    """
+    data_sharding = getattr(getattr(data, "aval", None), "type_sharding", None)
+    if data_sharding is None and aval.type_sharding is None:
+        return aval
+    key = (aval, data_sharding)
+    out = _logical_typed.get(key)
+    if out is None:
+        sharding = data_sharding
+        if sharding is not None:
+            spec = sharding.spec
+            kept = tuple(getattr(spec, "partitions", spec))[: len(aval.shape)]
+            sharding = sharding.update(
+                spec=spec.update(partitions=kept) if hasattr(spec, "update") else kept
+            )
+        out = _logical_typed[key] = with_type_sharding(aval, sharding)
+    return out
 
 
 def _with_data(shard: Shard, data) -> Shard:

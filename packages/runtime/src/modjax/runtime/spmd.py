@@ -24,7 +24,6 @@ import contextlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from modjax.tracecore import dtypes
 from modjax.tracecore.abstract import with_type_sharding
 from modjax.tracecore.jaxpr import Jaxpr
 
@@ -297,9 +296,6 @@ def type_out_shardings(
     typed = None if context is None else getattr(context, "_type_sharding", None)
     outs: list = []
     for aval in out_avals:
-        if isinstance(getattr(aval, "dtype", None), dtypes.ExtendedDType):
-            outs.append(None)  # a key array's data has more dimensions than its type
-            continue
         s = getattr(aval, "type_sharding", None)
         if s is None and typed is not None and hasattr(aval, "shape"):
             s = with_type_sharding(aval, typed).type_sharding

@@ -512,7 +512,9 @@ def physical_aval(aval: ShapedArray) -> ShapedArray:
         element = physical_element_avals[type(dtype)](dtype)
     except KeyError:
         raise TypeError(f"the extended dtype {dtype} has no physical representation") from None
-    return ShapedArray(aval.shape + element.shape, element.dtype)
+    out = ShapedArray(aval.shape + element.shape, element.dtype)
+    # The element's dimensions are whole on every device: the sharding pads with None.
+    return out if aval.type_sharding is None else with_type_sharding(out, aval.type_sharding)
 
 
 class ShapeDtypeStruct:
