@@ -365,6 +365,26 @@ def check_array_out_sharding_outside_a_mesh():
         raise AssertionError("JAX raises ValueError for an automatic axis")
 
 
+def check_out_sharding_on_the_empty_mesh_is_none():
+    # JAX 0.10.2: ``jax.typeof(x).sharding`` of an unsharded x is a NamedSharding on the
+    # empty AbstractMesh; given as out_sharding it means none (flax's Dropout passes it).
+    x = jnp.ones((2, 3))
+    none = jax.typeof(x).sharding
+    key = jax.random.key(0)
+    for make in (
+        lambda: jax.random.bernoulli(key, 0.5, (2, 3), out_sharding=none),
+        lambda: jnp.zeros((2, 3), out_sharding=none),
+        lambda: jnp.reshape(x.T, (2, 3), out_sharding=none),
+        lambda: jnp.einsum("ij,ij->ij", x, x, out_sharding=none),
+    ):
+        for r in (make(), jax.jit(make)()):
+            assert jax.typeof(r).str_short(short_dtypes=True) in ("f32[2,3]", "bool[2,3]"), r
+    np.testing.assert_array_equal(
+        jax.random.bernoulli(key, 0.5, (2, 3), out_sharding=none),
+        jax.random.bernoulli(key, 0.5, (2, 3)),
+    )
+
+
 def check_loop_carry_shardings_message():
     # JAX 0.10.2's whole message (recorded by hand): carries typed on the mesh compare
     # their shardings; a reshard to P() is typed on the mesh, so it differs too.
@@ -503,6 +523,7 @@ def check_out_sharding_parameters_of_lax_and_numpy():
 
 
 CHECKS = [
+    check_out_sharding_on_the_empty_mesh_is_none,
     check_cases_match_jax,
     check_values_made_under_set_mesh,
     check_loop_carry_shardings_message,

@@ -219,7 +219,7 @@ def operation_out_sharding(out_sharding, name: str, operand_avals=()):
     types have no mesh (host data, unsharded Arrays) outside a mesh context,
     whose results keep their unsharded type.
     """
-    if out_sharding is None:
+    if out_sharding is None or _on_empty_mesh(out_sharding):
         return None
     _check_out_sharding(out_sharding, name)
     if _no_mesh(operand_avals):
@@ -239,7 +239,7 @@ def placed_out_sharding(out_sharding, name: str, result, operand_avals=()):
     resharding, names the type). Under a trace it is kept: a jitted program may
     take its mesh from its other arguments, as JAX's does.
     """
-    if out_sharding is None:
+    if out_sharding is None or _on_empty_mesh(out_sharding):
         return None
     _check_out_sharding(out_sharding, name)
     if not _no_mesh(operand_avals):
@@ -279,6 +279,14 @@ def resharded_result(out, out_sharding, name: str, operand_avals=(), *, operatio
     else:
         sharding = placed_out_sharding(out_sharding, name, out, operand_avals)
     return out if sharding is None else reshard(out, sharding)
+
+
+def _on_empty_mesh(out_sharding) -> bool:
+    """A sharding on the empty mesh (``jax.typeof(x).sharding`` of an unsharded ``x``):
+    JAX reads it as no ``out_sharding`` at all."""
+    return isinstance(out_sharding, NamedSharding | AbstractNamedSharding) and (
+        out_sharding.mesh.empty
+    )
 
 
 def _check_out_sharding(out_sharding, name: str) -> None:
