@@ -546,6 +546,25 @@ def test_bwd_array_may_stand_for_an_argument_node_of_one_leaf():
         grad(h)((f32(2.0), f32(3.0)))
 
 
+def test_an_untransformed_custom_vjp_call_passes_pytrees_through_their_leaves():
+    # As JAX 0.10.2: the function gets new nodes rebuilt from the arguments' leaves and
+    # the caller new nodes rebuilt from the results' (flax's nnx.custom_vjp checks the
+    # Variables it gets back were made at the caller's trace level).
+    made = []
+
+    @custom_vjp
+    def f(box, static):
+        made.append(box)
+        return _Box(mul(box.value, 2.0)), static
+
+    f.defvjp(lambda b, s: (f(b, s), None), lambda r, g: (g[0], None))
+    given = _Box(f32(3.0))
+    out, static = f(given, "text")
+    assert made[0] is not given and isinstance(made[0], _Box)
+    assert isinstance(out, _Box) and static == "text"
+    np.testing.assert_allclose(out.value, 6.0)
+
+
 def test_under_grad_only_the_rules_run_so_python_control_flow_works():
     # As JAX 0.10.2: a JVP calls the jvp rule or fwd on the primal values, never tracing
     # the function; fwd may call the function itself on known values (jaxopt's pattern).

@@ -824,12 +824,18 @@ class custom_vjp:
                     "array-valued arguments should typically not be indicated as nondiff_argnums."
                 )
         trace = _trace_that_binds(tree_flatten(args)[0])
-        if trace is eval_trace:
-            with set_current_trace(eval_trace):  # nothing transforms this call: as custom_jvp's
-                return self.fun(*args)
         static_args = [args[i] for i in nondiff]
         dyn_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
         args_flat, in_tree = tree_flatten(dyn_args)
+        if trace is eval_trace:
+            # Nothing transforms this call; as JAX's, the function gets its arguments and
+            # gives its results through their leaves (new pytree nodes: flax's Variables
+            # made inside are not the ones returned).
+            dyn = iter(tree_unflatten(in_tree, args_flat))
+            full = [args[i] if i in nondiff else next(dyn) for i in range(len(args))]
+            with set_current_trace(eval_trace):
+                out_flat, out_tree = tree_flatten(self.fun(*full))
+            return tree_unflatten(out_tree, out_flat)
         out_tree_cell = []
 
         def fun_flat(*xs):
