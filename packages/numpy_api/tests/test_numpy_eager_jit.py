@@ -411,3 +411,18 @@ def test_functions_with_declared_statics_are_bare_pjit_functions():
     out, tangent = jvp(g, (x,), (jnp.ones_like(x),))
     np.testing.assert_array_equal(np.asarray(out), np.clip(X, 0, 1))
     np.testing.assert_array_equal(np.asarray(tangent), ((X > 0) & (X < 1)).astype(np.float32))
+
+
+def test_numpy_arrays_are_operands_of_the_one_program():
+    # As JAX's jitted mean takes a numpy where= mask: the same program, so the same bits
+    # as with the mask on the device (op by op the count and sums rounded otherwise).
+    x = jnp.asarray(np.random.default_rng(0).standard_normal((10, 5)).astype(np.float32))
+    mask = np.array([True, False, True, False, True])
+    for name in ("mean", "var", "sum", "std"):
+        f = getattr(jnp, name)
+        on_host = np.asarray(f(x, -1, keepdims=True, where=mask))
+        on_device = np.asarray(f(x, -1, keepdims=True, where=jnp.asarray(mask)))
+        np.testing.assert_array_equal(on_host, on_device, err_msg=name)
+    indices = np.array([2, 0], np.int32)
+    taken = jnp.take(x, indices, axis=1)
+    np.testing.assert_array_equal(np.asarray(taken), np.asarray(x)[:, [2, 0]])

@@ -74,6 +74,13 @@ def _operand(value: Any) -> bool:
     return type(value) in _NUMBERS
 
 
+def _host_operand(value: Any) -> bool:
+    """Whether ``value`` is a numeric numpy array: an operand of the program, as JAX's jit
+    takes it (a ``where=`` mask given as numpy computes as the same Array would; run op
+    by op instead, its count and sums rounded otherwise)."""
+    return type(value) is np.ndarray and value.dtype.kind in "biufc"
+
+
 def _positional_key(args: tuple, pattern: tuple) -> tuple:
     """The signature of a positional call: static values, operand types and avals."""
     return tuple(
@@ -190,7 +197,11 @@ def compiled_on_arrays(fn: Callable, values: str = "", statics: str | None = Non
         memo = True
         for i, value in enumerate(args):
             memo = memo and typed(value, i in value_positions)
-            if type(value) is Array or (i in value_positions and _operand(value)):
+            if (
+                type(value) is Array
+                or _host_operand(value)
+                or (i in value_positions and _operand(value))
+            ):
                 continue
             if type(value) in _PLAIN_STATICS or (
                 not isinstance(value, ARRAY_TYPES) and _static(value)
@@ -215,7 +226,11 @@ def compiled_on_arrays(fn: Callable, values: str = "", statics: str | None = Non
         static_names = []
         for name, value in kwargs.items():
             memo = memo and typed(value, name in value_names)
-            if type(value) is Array or (name in value_names and _operand(value)):
+            if (
+                type(value) is Array
+                or _host_operand(value)
+                or (name in value_names and _operand(value))
+            ):
                 continue
             if type(value) in _PLAIN_STATICS or (
                 not isinstance(value, ARRAY_TYPES) and _static(value)
