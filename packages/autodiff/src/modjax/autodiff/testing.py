@@ -36,7 +36,11 @@ _default_tolerance: dict[str, float] = {
 
 
 def _dtype(x) -> np.dtype:
-    return np.dtype(dtypes.dtype(x, canonicalize=True))
+    """The dtype the checks perturb ``x`` in, as JAX's: its own, uncanonicalized (a Python
+    float's is float64: the perturbed value reaches the function as a Python float)."""
+    if _is_python_scalar(x):
+        return np.dtype(type(x))
+    return np.dtype(dtypes.dtype(x))
 
 
 def _tolerance(dtype: np.dtype, tol) -> float:
@@ -93,14 +97,18 @@ def _rand_like(rng: np.random.RandomState, x):
 
 
 def _axpy(a: float, t, x):
-    """``x + a * t`` leaf by leaf, keeping ``x``'s dtype; integer leaves are left alone."""
+    """``x + a * t`` leaf by leaf, as JAX's: ``a * t`` in ``t``'s dtype, the sum in
+    ``x``'s; integer leaves are left alone, Python scalars stay Python scalars."""
 
     def leaf(xi, ti):
         if not _perturbable(xi):
             return xi
-        dt = _dtype(xi)
-        out = np.asarray(np.asarray(xi, dt) + np.asarray(a, dt) * np.asarray(ti, dt), dt)
-        return out.item() if _is_python_scalar(xi) else out
+        step_dtype = _dtype(ti)
+        step = np.multiply(ti, np.asarray(a, step_dtype), dtype=step_dtype)
+        if _is_python_scalar(ti):
+            step = step.item()
+        out = np.asarray(np.add(xi, step), _dtype(xi))
+        return out.item() if _is_python_scalar(xi) and _is_python_scalar(step) else out
 
     return tree_map(leaf, x, t)
 
@@ -122,17 +130,16 @@ def numerical_jvp(f: Callable, primals: Sequence, tangents: Sequence, eps: float
 
 
 def _inner_prod(xs, ys) -> np.ndarray:
-    # Accumulate in float64 but report in the operands' precision, so the dot-product
-    # test is held to the tolerance of the dtype being checked.
-    total, precision = 0.0, None
+    # As JAX's: each leaf's dot product in the leaves' dtype, summed leaf after leaf (so
+    # the dot-product test rounds as JAX's does); float0 leaves contribute nothing.
+    total = None
     for x, y in zip(tree_flatten(xs)[0], tree_flatten(ys)[0], strict=True):
         x, y = np.asarray(x), np.asarray(y)
         if x.dtype == dtypes.float0 or y.dtype == dtypes.float0:
             continue
-        total += float(np.real(np.dot(np.conj(x).reshape(-1), y.reshape(-1))))
-        real = np.real(np.zeros((), np.promote_types(x.dtype, y.dtype))).dtype
-        precision = real if precision is None else np.promote_types(precision, real)
-    return np.asarray(total, dtype=precision or np.float64)
+        term = np.real(np.dot(np.conj(x).reshape(-1), y.reshape(-1)))
+        total = term if total is None else np.add(total, term)
+    return np.asarray(0.0 if total is None else total)
 
 
 def check_jvp(f, f_jvp, args, atol=None, rtol=None, eps=EPS, err_msg: str = "") -> None:
