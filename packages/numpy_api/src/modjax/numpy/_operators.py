@@ -20,14 +20,7 @@ from modjax.tracecore.core import trace_state as _trace_state
 
 from . import _at, _indexing, _manipulation, _reductions, _selection, _ufuncs
 from ._ufunc_factories import _NUMBERS, INT_LIMIT
-from ._util import ARRAYLIKE, NUMBER_OPERAND_TYPE
-
-
-def _from_jax_array(other):
-    """The array an operand's ``__jax_array__`` gives (JAX's operators take such objects); None
-    for an operand without one, to which the operator answers NotImplemented."""
-    method = getattr(other, "__jax_array__", None)
-    return None if method is None else method()
+from ._util import ARRAYLIKE, NUMBER_OPERAND_TYPE, from_jax_array_protocol
 
 
 def _binary_operator(fn, reflected: bool = False):
@@ -38,8 +31,8 @@ def _binary_operator(fn, reflected: bool = False):
 
         def op(self, other):
             if not isinstance(other, ARRAYLIKE):
-                other = _from_jax_array(other)
-                if other is None:
+                other = from_jax_array_protocol(other)  # JAX's operators take such objects
+                if not isinstance(other, ARRAYLIKE):
                     return NotImplemented
             return fn(other, self)
 
@@ -47,8 +40,8 @@ def _binary_operator(fn, reflected: bool = False):
 
         def op(self, other):
             if not isinstance(other, ARRAYLIKE):
-                other = _from_jax_array(other)
-                if other is None:
+                other = from_jax_array_protocol(other)  # JAX's operators take such objects
+                if not isinstance(other, ARRAYLIKE):
                     return NotImplemented
             return fn(self, other)
 
@@ -85,8 +78,8 @@ def _compiled_operator(fn, fast, reflected: bool):
                 except Exception:
                     pass  # ``fn`` raises it as the user sees it
         if not isinstance(other, ARRAYLIKE):
-            other = _from_jax_array(other)
-            if other is None:
+            other = from_jax_array_protocol(other)  # JAX's operators take such objects
+            if not isinstance(other, ARRAYLIKE):
                 return NotImplemented
         return fn(other, self) if reflected else fn(self, other)
 
@@ -129,8 +122,8 @@ def _pow(self, other, modulo=None):
     if modulo is not None:
         raise NotImplementedError("pow() with a modulo argument is not supported")
     if not isinstance(other, ARRAYLIKE):
-        other = _from_jax_array(other)
-        if other is None:
+        other = from_jax_array_protocol(other)  # JAX's operators take such objects
+        if not isinstance(other, ARRAYLIKE):
             return NotImplemented
     return _ufuncs.power(self, other)
 

@@ -78,12 +78,7 @@ class ExtendedArray(_xla.Array):
         """The sharding of the logical array: its data's, without the spec's entries for
         the element's dimensions (as JAX's key arrays report it)."""
         sharding = self._base_array.sharding
-        spec = getattr(sharding, "spec", None)
-        n = len(self.aval.shape)
-        if spec is None or len(spec) <= n or any(e is not None for e in tuple(spec)[n:]):
-            return sharding
-        kept = tuple(getattr(spec, "partitions", spec))[:n]
-        return sharding.update(spec=spec.update(partitions=kept))
+        return _logical_sharding(sharding, len(self.aval.shape)) or sharding
 
     @property
     def _sharding(self):
@@ -211,12 +206,9 @@ def committed_key_sharding(x: ExtendedArray) -> Any:
     if not getattr(base, "_committed", False):
         return None
     sharding = base._sharding
-    spec = getattr(sharding, "spec", None)
-    if spec is None or getattr(sharding, "_sdy_mesh", None) is None:
+    if getattr(sharding, "_sdy_mesh", None) is None:
         return None  # no mesh to annotate it on (XLA's choice): left to XLA
-    if any(e is not None for e in tuple(spec)[len(x.aval.shape) :]):
-        return None  # the element's own dimensions are split: left to XLA
-    return sharding
+    return sharding if _logical_sharding(sharding, len(x.aval.shape)) is not None else None
 
 
 def logical_typed_aval(aval, data) -> Any:
@@ -232,15 +224,23 @@ def logical_typed_aval(aval, data) -> Any:
     key = (aval, data_sharding)
     out = _logical_typed.get(key)
     if out is None:
-        sharding = data_sharding
-        if sharding is not None:
-            spec = sharding.spec
-            kept = tuple(getattr(spec, "partitions", spec))[: len(aval.shape)]
-            sharding = sharding.update(
-                spec=spec.update(partitions=kept) if hasattr(spec, "update") else kept
-            )
+        sharding = data_sharding and _logical_sharding(data_sharding, len(aval.shape))
         out = _logical_typed[key] = with_type_sharding(aval, sharding)
     return out
+
+
+def _logical_sharding(sharding, ndim: int) -> Any:
+    """``sharding`` of a key array's data with its spec cut to the ``ndim`` logical
+    dimensions; None if it splits an element's own dimensions or has no spec."""
+    spec = getattr(sharding, "spec", None)
+    if spec is None:
+        return None
+    entries = tuple(getattr(spec, "partitions", spec))
+    if any(e is not None for e in entries[ndim:]):
+        return None
+    if len(entries) <= ndim:
+        return sharding
+    return sharding.update(spec=spec.update(partitions=entries[:ndim]))
 
 
 def _with_data(shard: Shard, data) -> Shard:
